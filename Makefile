@@ -1,0 +1,44 @@
+# evalkit: two commands from a fresh clone (Python 3.11 + pip).
+#   make demo   run the bundled demo suite and render its reports
+#   make test   install everything the tests need and run the whole suite
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+RUNS   ?= runs
+DEMO_RUN ?= demo-$(shell date +%Y%m%d-%H%M%S)
+
+.PHONY: demo test lint venv dev system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+venv: $(VENV)/.installed
+dev: $(VENV)/.installed-dev
+
+demo: $(VENV)/.installed
+	$(BIN)/evalkit run cases/demo --trials 3 --run-id $(DEMO_RUN) --runs-dir $(RUNS)
+	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
+
+# Everything the tests start for themselves: a headless browser for the report tests.
+system-deps:
+	@bash scripts/install-system-deps.sh
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check evalkit tests benchmarks
+	$(BIN)/mypy
+
+test: $(VENV)/.installed-dev system-deps lint
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

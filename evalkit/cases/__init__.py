@@ -1,0 +1,53 @@
+"""Suites, cases, skills and conditions: models, loader and content hashes."""
+
+from evalkit.cases._hashing import directory_hash, stable_hash
+from evalkit.cases._loader import SUITE_FILE, load_suite
+from evalkit.cases._models import (
+    DEFAULT_CONDITIONS,
+    LANES,
+    NO_SKILL,
+    SPLITS,
+    STANDARD_CONDITIONS,
+    AntiPatternRule,
+    Budgets,
+    Case,
+    CommandCheck,
+    Condition,
+    FileExistsCheck,
+    FileMatchesCheck,
+    JsonPathEqualsCheck,
+    Skill,
+    SuiteDefaults,
+    SuiteFile,
+    VerifierCheck,
+    WorkflowCheck,
+)
+from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
+
+__all__ = [
+    "DEFAULT_CONDITIONS",
+    "LANES",
+    "NO_SKILL",
+    "SPLITS",
+    "STANDARD_CONDITIONS",
+    "SUITE_FILE",
+    "AntiPatternRule",
+    "Budgets",
+    "Case",
+    "CommandCheck",
+    "Condition",
+    "FileExistsCheck",
+    "FileMatchesCheck",
+    "JsonPathEqualsCheck",
+    "Skill",
+    "SkillExposure",
+    "SkillTexts",
+    "Suite",
+    "SuiteDefaults",
+    "SuiteFile",
+    "VerifierCheck",
+    "WorkflowCheck",
+    "directory_hash",
+    "load_suite",
+    "stable_hash",
+]

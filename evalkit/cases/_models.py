@@ -1,0 +1,271 @@
+"""Pydantic models for suites, cases, skills and conditions (everything read from disk)."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+LANES = ("prompt", "execution", "evidence")
+SPLITS = ("dev", "holdout", "test")
+STANDARD_CONDITIONS = ("none", "self-load", "preloaded", "stale")
+NO_SKILL = "none"
+
+_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _check_regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+    return pattern
+
+
+Regex = Annotated[str, Field(min_length=1)]
+
+
+class Budgets(_Frozen):
+    """Time and step budgets of one work item."""
+
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Wall-clock limit of one agent invocation in seconds; past it the item is a timeout."""
+    max_steps: int | None = Field(default=None, gt=0)
+    """Ceiling on agent steps (turns / tool calls), passed to providers that support it."""
+
+
+class AntiPatternRule(_Frozen):
+    """A behaviour the agent must avoid, detected by a regex outside negation contexts."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    """Stable identifier of the rule, e.g. ``blind-sleep``."""
+    pattern: Regex
+    """Regular expression (case-insensitive) that detects the behaviour in the transcript."""
+    severity: Literal["error", "warning"] = "error"
+    """``error`` fails the item; ``warning`` only lowers the score."""
+    description: str = ""
+    """Why this is an anti-pattern, shown in reports."""
+
+    _validate_pattern = field_validator("pattern")(_check_regex)
+
+
+class WorkflowCheck(_Frozen):
+    """A partial-order check on the transcript: a step that must appear (after another)."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    """Stable identifier of the check, e.g. ``wait-before-snapshot``."""
+    pattern: Regex
+    """Regular expression (case-insensitive) that marks the step in the transcript."""
+    after: str | None = None
+    """Id of another check whose first match must come before this one's."""
+    description: str = ""
+    """What the step is, shown in reports."""
+
+    _validate_pattern = field_validator("pattern")(_check_regex)
+
+
+class CommandCheck(_Frozen):
+    """Run a shell command in the workspace; it passes on the expected exit code."""
+
+    kind: Literal["command"]
+    """Discriminator."""
+    run: str = Field(min_length=1)
+    """Shell command, run with ``bash -c`` in the workspace."""
+    expect_exit: int = 0
+    """Exit code that means success."""
+    timeout_s: float = Field(default=30.0, gt=0)
+    """Time limit of the command."""
+
+
+class FileExistsCheck(_Frozen):
+    """A file (or directory) must exist in the workspace."""
+
+    kind: Literal["file_exists"]
+    """Discriminator."""
+    path: str = Field(min_length=1)
+    """Path relative to the workspace."""
+
+
+class FileMatchesCheck(_Frozen):
+    """A workspace file's content must match a regular expression."""
+
+    kind: Literal["file_matches"]
+    """Discriminator."""
+    path: str = Field(min_length=1)
+    """Path relative to the workspace."""
+    pattern: Regex
+    """Regular expression searched (multiline) in the file's text."""
+
+    _validate_pattern = field_validator("pattern")(_check_regex)
+
+
+class JsonPathEqualsCheck(_Frozen):
+    """A value inside a JSON file, addressed by a dotted path, must equal an expected value."""
+
+    kind: Literal["json_path_equals"]
+    """Discriminator."""
+    path: str = Field(min_length=1)
+    """JSON file path relative to the workspace."""
+    json_path: str = Field(min_length=1)
+    """Dotted path with integer indices, e.g. ``services.0.port``."""
+    equals: Any
+    """The expected value (compared after JSON decoding)."""
+
+
+VerifierCheck = Annotated[
+    CommandCheck | FileExistsCheck | FileMatchesCheck | JsonPathEqualsCheck,
+    Field(discriminator="kind"),
+]
+
+
+class Case(_Frozen):
+    """One task with one clear end condition."""
+
+    id: str = Field(pattern=_ID_PATTERN)
+    """Unique id within the suite (letters, digits, ``_ . -``)."""
+    lane: Literal["prompt", "execution", "evidence"] = "prompt"
+    """``prompt``: plan-only answer scored on text; ``execution``: the agent acts in a
+    workspace and a verifier checks the end state; ``evidence``: execution plus artifacts."""
+    category: str = "general"
+    """Free-form category used to break results down (e.g. ``trigger``, ``anti-pattern``)."""
+    prompt: str = Field(min_length=1)
+    """What the agent is asked."""
+    expected_skill: str = NO_SKILL
+    """The skill that should trigger, or ``none`` for should-not-trigger cases."""
+    skills: tuple[str, ...] | None = None
+    """Skills in scope for injected conditions; default: the expected skill, or every suite
+    skill for should-not-trigger cases."""
+    context: str | None = None
+    """Extra context given to the agent with the prompt."""
+    reference: str | None = None
+    """A reference answer that satisfies the case (used by the simulated agent and judges;
+    ``cases validate`` checks that it passes the case's own scorers)."""
+    expected_patterns: tuple[Regex, ...] = ()
+    """Regexes (case-insensitive) a good answer matches, outside negation contexts."""
+    forbidden_patterns: tuple[Regex, ...] = ()
+    """Regexes a good answer does not recommend (``instead of tmux`` does not count)."""
+    rubric: tuple[str, ...] = ()
+    """Human-readable grading notes (for reviewers and judges; not scored deterministically)."""
+    workflow_checks: tuple[WorkflowCheck, ...] = ()
+    """Partial-order checks on the transcript."""
+    anti_patterns: tuple[AntiPatternRule, ...] = ()
+    """Case-specific anti-pattern rules (added to the suite's)."""
+    budgets: Budgets = Budgets()
+    """Time and step budgets."""
+    pass_threshold: float | None = Field(default=None, ge=0, le=1)
+    """Score needed to pass; default: the suite's."""
+    split: Literal["dev", "holdout", "test"] = "dev"
+    """Data split, for optimisation with a sealed test split."""
+    tags: tuple[str, ...] = ()
+    """Tags for selecting tiers (``smoke``, ``safety``, ...)."""
+    provenance: str | None = None
+    """Where the case came from (an incident, a user report, a seed document)."""
+    fixture: str | None = None
+    """Execution lanes: a directory (relative to the suite) copied into the workspace."""
+    setup: tuple[str, ...] = ()
+    """Execution lanes: shell commands run in the workspace before the agent starts."""
+    solution: tuple[str, ...] = ()
+    """Execution lanes: reference shell commands that solve the task (used by the simulated
+    agent, and by ``cases validate`` to check the verifier accepts a correct workspace)."""
+    verifier: tuple[VerifierCheck, ...] = ()
+    """Execution lanes: checks on the workspace after the agent ran; all must pass."""
+    artifacts_required: tuple[str, ...] = ()
+    """Evidence lane: files the agent must leave in the workspace."""
+
+    _validate_patterns = field_validator("expected_patterns", "forbidden_patterns")(
+        lambda v: tuple(_check_regex(p) for p in v)
+    )
+
+    @model_validator(mode="after")
+    def _check_lane_fields(self) -> Case:
+        if self.lane in ("execution", "evidence") and not self.verifier:
+            raise ValueError(f"lane '{self.lane}' needs a 'verifier' with at least one check")
+        if self.lane == "prompt" and (self.verifier or self.fixture or self.setup):
+            raise ValueError("prompt-lane cases take no 'verifier', 'fixture' or 'setup'")
+        if self.lane == "evidence" and not self.artifacts_required:
+            raise ValueError("lane 'evidence' needs 'artifacts_required'")
+        return self
+
+
+class CaseFile(_Frozen):
+    """A YAML case file: a list of cases under ``cases``."""
+
+    cases: tuple[Case, ...] = Field(min_length=1)
+    """The cases in this file."""
+
+
+class Skill(_Frozen):
+    """A skill with its variants (canonical, bootstrap, stale and any others)."""
+
+    description: str = Field(min_length=1)
+    """One-line trigger description, shown to agents in skill indexes (self-load)."""
+    path: str = Field(min_length=1)
+    """Canonical SKILL.md, relative to the suite."""
+    bootstrap: str | None = None
+    """What the agent discovers under self-load (a short pointer to the canonical skill);
+    default: the canonical file."""
+    variants: dict[str, str] = Field(default_factory=dict)
+    """Other named variants (e.g. ``stale``, ``candidate``) as paths relative to the suite."""
+
+
+class Condition(_Frozen):
+    """How skill text reaches the agent."""
+
+    mode: Literal["none", "self-load", "preloaded"]
+    """``none``: no skill; ``self-load``: discoverable, the agent decides to load it;
+    ``preloaded``: injected up front."""
+    variant: str = "canonical"
+    """Which skill variant the condition uses (``canonical``, ``stale``, or a suite variant)."""
+    description: str = ""
+    """What the condition tests."""
+
+
+DEFAULT_CONDITIONS: dict[str, Condition] = {
+    "none": Condition(mode="none", description="no skill: the raw baseline"),
+    "self-load": Condition(
+        mode="self-load", description="skill discoverable; the agent must decide to load it"
+    ),
+    "preloaded": Condition(mode="preloaded", description="canonical skill injected: the oracle"),
+    "stale": Condition(mode="preloaded", variant="stale", description="stale skill injected"),
+}
+
+
+class SuiteDefaults(_Frozen):
+    """Defaults applied to every run of the suite unless overridden."""
+
+    trials: int = Field(default=1, ge=1)
+    """Trials per (case, condition, provider)."""
+    conditions: tuple[str, ...] = STANDARD_CONDITIONS
+    """Conditions run by default."""
+    pass_threshold: float = Field(default=0.6, ge=0, le=1)
+    """Score needed to pass."""
+    provider: str = "simulated"
+    """Default provider."""
+    seed: int = 0
+    """Default seed."""
+
+
+class SuiteFile(_Frozen):
+    """The ``suite.yaml`` file."""
+
+    name: str = Field(pattern=_ID_PATTERN)
+    """Suite name, recorded in every result row."""
+    description: str = ""
+    """What the suite measures."""
+    skills: dict[str, Skill] = Field(default_factory=dict)
+    """Skills by name."""
+    conditions: dict[str, Condition] = Field(default_factory=dict)
+    """Extra or overriding conditions (the four standard ones are always defined)."""
+    defaults: SuiteDefaults = SuiteDefaults()
+    """Run defaults."""
+    cases: tuple[str, ...] = ("cases/**/*.yaml", "cases/**/*.yml")
+    """Glob patterns (relative to the suite) of case files."""
+    anti_patterns: tuple[AntiPatternRule, ...] = ()
+    """Anti-pattern rules applied to every case."""
+    providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Provider settings by provider name (overridden by ``--provider-opt``)."""

@@ -1,0 +1,182 @@
+"""A loaded suite: resolved skills, conditions, cases and their content hashes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from evalkit.cases._hashing import stable_hash
+from evalkit.cases._models import NO_SKILL, Case, Condition, SuiteFile
+from evalkit.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class SkillTexts:
+    """A skill's texts by variant, read from disk.
+
+    Attributes:
+        name: Skill name.
+        description: One-line trigger description (shown under self-load).
+        texts: Text of each variant: always ``canonical`` and ``bootstrap``, plus suite variants.
+    """
+
+    name: str
+    description: str
+    texts: dict[str, str]
+
+
+@dataclass(frozen=True)
+class SkillExposure:
+    """What one condition exposes of one skill to the agent for one case.
+
+    Attributes:
+        name: Skill name.
+        description: Trigger description.
+        mode: ``self-load`` (discoverable) or ``preloaded`` (injected).
+        text: The skill text injected, or loaded when the agent decides to load it.
+        bootstrap: What the agent discovers before loading (self-load only).
+    """
+
+    name: str
+    description: str
+    mode: str
+    text: str
+    bootstrap: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated suite, ready to plan runs from.
+
+    Attributes:
+        name: Suite name.
+        root: Suite directory.
+        spec: The parsed ``suite.yaml``.
+        skills: Skill texts by name.
+        conditions: Every defined condition (standard ones plus suite ones).
+        cases: Cases sorted by id.
+        case_files: Relative path of the file each case came from.
+        case_hashes: Content hash of each case (its fields plus its fixture tree).
+        dataset_version: Hash of every case's content.
+    """
+
+    name: str
+    root: Path
+    spec: SuiteFile
+    skills: dict[str, SkillTexts]
+    conditions: dict[str, Condition]
+    cases: tuple[Case, ...]
+    case_files: dict[str, str] = field(default_factory=dict)
+    case_hashes: dict[str, str] = field(default_factory=dict)
+    dataset_version: str = ""
+
+    def case(self, case_id: str) -> Case:
+        """Return the case with this id.
+
+        Raises:
+            ConfigError: No such case.
+        """
+        for case in self.cases:
+            if case.id == case_id:
+                return case
+        raise ConfigError(f"suite '{self.name}' has no case '{case_id}'")
+
+    def skills_in_scope(self, case: Case) -> tuple[str, ...]:
+        """Skills a condition exposes for ``case``.
+
+        The case's ``skills`` if given; else its expected skill; else (should-not-trigger cases)
+        every skill of the suite, so over-triggering can be measured.
+        """
+        if case.skills is not None:
+            return tuple(case.skills)
+        if case.expected_skill != NO_SKILL:
+            return (case.expected_skill,)
+        return tuple(sorted(self.skills))
+
+    def exposure(self, case: Case, condition: str) -> tuple[SkillExposure, ...]:
+        """What ``condition`` exposes to the agent for ``case``, one entry per skill.
+
+        Raises:
+            ConfigError: The condition is unknown or a skill lacks the variant it uses.
+        """
+        spec = self.conditions.get(condition)
+        if spec is None:
+            known = ", ".join(sorted(self.conditions))
+            raise ConfigError(
+                f"unknown condition '{condition}'; suite '{self.name}' defines: {known}"
+            )
+        if spec.mode == "none":
+            return ()
+        out = []
+        for name in self.skills_in_scope(case):
+            skill = self.skills[name]
+            if spec.variant not in skill.texts:
+                raise ConfigError(
+                    f"condition '{condition}' uses variant '{spec.variant}' but skill '{name}' "
+                    f"has none; add it under skills.{name}.variants in suite.yaml"
+                )
+            out.append(
+                SkillExposure(
+                    name=name,
+                    description=skill.description,
+                    mode=spec.mode,
+                    text=skill.texts[spec.variant],
+                    bootstrap=skill.texts["bootstrap"] if spec.mode == "self-load" else "",
+                )
+            )
+        return tuple(out)
+
+    def skill_hash(self, case: Case, condition: str) -> str:
+        """Hash of everything ``condition`` exposes for ``case`` (empty exposure included)."""
+        exposure = self.exposure(case, condition)
+        return stable_hash([[e.name, e.mode, e.description, e.text, e.bootstrap] for e in exposure])
+
+    def with_skill_text(self, skill: str, text: str, variant: str = "canonical") -> Suite:
+        """Return a copy whose ``skill`` variant text is replaced (for ``--skill NAME=PATH``).
+
+        Raises:
+            ConfigError: The skill does not exist.
+        """
+        if skill not in self.skills:
+            known = ", ".join(sorted(self.skills)) or "(none)"
+            raise ConfigError(
+                f"--skill: suite '{self.name}' has no skill '{skill}'; skills: {known}"
+            )
+        old = self.skills[skill]
+        texts = dict(old.texts)
+        if variant == "canonical" and texts.get("bootstrap") == texts.get("canonical"):
+            texts["bootstrap"] = text
+        texts[variant] = text
+        skills = dict(self.skills)
+        skills[skill] = replace(old, texts=texts)
+        return replace(self, skills=skills)
+
+    def select(
+        self,
+        *,
+        case_ids: tuple[str, ...] = (),
+        lanes: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        splits: tuple[str, ...] = (),
+    ) -> tuple[Case, ...]:
+        """Cases matching every given filter (an empty filter matches all).
+
+        Raises:
+            ConfigError: A requested case id does not exist.
+        """
+        known = {c.id for c in self.cases}
+        missing = [c for c in case_ids if c not in known]
+        if missing:
+            raise ConfigError(f"--case: suite '{self.name}' has no case(s): {', '.join(missing)}")
+        out = []
+        for case in self.cases:
+            if case_ids and case.id not in case_ids:
+                continue
+            if lanes and case.lane not in lanes:
+                continue
+            if tags and not set(tags) & set(case.tags):
+                continue
+            if splits and case.split not in splits:
+                continue
+            out.append(case)
+        return tuple(out)

@@ -1,0 +1,85 @@
+"""``evalkit cases validate`` and ``evalkit cases list``."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalkit.cases import load_suite
+from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.scorers import check_references
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit cases``."""
+    p = sub.add_parser("cases", help="validate or list a suite's cases")
+    cases_sub = p.add_subparsers(dest="cases_command", required=True, metavar="{validate,list}")
+    v = cases_sub.add_parser("validate", help="validate a suite (exit 2 with every problem)")
+    v.add_argument("suite", help="suite directory")
+    v.add_argument(
+        "--no-references",
+        action="store_true",
+        help="skip checking that reference answers and solutions pass their own scorers",
+    )
+    add_json_flag(v)
+    v.set_defaults(func=validate)
+    ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
+    ls.add_argument("suite", help="suite directory")
+    ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
+    add_json_flag(ls)
+    ls.set_defaults(func=list_cases)
+
+
+def validate(args: argparse.Namespace) -> int:
+    """Validate the suite; exit 1 if a reference answer fails its own case."""
+    suite = load_suite(args.suite)
+    failures = [] if args.no_references else check_references(suite)
+    if args.json:
+        print_json(
+            {
+                "suite": suite.name,
+                "valid": not failures,
+                "cases": len(suite.cases),
+                "dataset_version": suite.dataset_version,
+                "reference_failures": failures,
+            }
+        )
+    else:
+        lanes: dict[str, int] = {}
+        for case in suite.cases:
+            lanes[case.lane] = lanes.get(case.lane, 0) + 1
+        summary = ", ".join(f"{n} {lane}" for lane, n in sorted(lanes.items()))
+        print(
+            f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
+            f"{len(suite.skills)} skills, dataset_version {suite.dataset_version}"
+        )
+        for failure in failures:
+            eprint(f"reference check failed: {failure}")
+    return 1 if failures else 0
+
+
+def list_cases(args: argparse.Namespace) -> int:
+    """Print one case per line: id, lane, category, expected skill, split, tags."""
+    suite = load_suite(args.suite)
+    cases = suite.select(lanes=tuple(args.lane or ()))
+    if args.json:
+        print_json(
+            {
+                "suite": suite.name,
+                "cases": [
+                    {
+                        "id": c.id,
+                        "lane": c.lane,
+                        "category": c.category,
+                        "expected_skill": c.expected_skill,
+                        "split": c.split,
+                        "tags": list(c.tags),
+                    }
+                    for c in cases
+                ],
+            }
+        )
+        return 0
+    for c in cases:
+        tags = ",".join(c.tags) or "-"
+        print(f"{c.id}\t{c.lane}\t{c.category}\t{c.expected_skill}\t{c.split}\t{tags}")
+    return 0

@@ -1,0 +1,111 @@
+"""``evalkit run``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
+from evalkit.errors import ConfigError
+from evalkit.runner import RunConfig, SkillOverride, run
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit run``."""
+    p = sub.add_parser("run", help="run a suite's matrix (cases x conditions x trials)")
+    p.add_argument("suite", help="suite directory (holding suite.yaml)")
+    p.add_argument("--provider", help="provider name (default: the suite's, else simulated)")
+    p.add_argument("--model", help="model passed to the provider")
+    p.add_argument("--conditions", help="comma-separated conditions (default: the suite's)")
+    p.add_argument("--lane", action="append", help="only cases of this lane (repeatable)")
+    p.add_argument("--case", action="append", help="only this case id (repeatable)")
+    p.add_argument("--tags", help="comma-separated tags: only cases carrying any of them")
+    p.add_argument("--split", action="append", help="only cases of this split (repeatable)")
+    p.add_argument("--trials", type=int, help="trials per case and condition")
+    p.add_argument("--concurrency", type=int, default=2, help="work items in flight (default 2)")
+    p.add_argument(
+        "--backend",
+        default="loky",
+        choices=["loky", "threading", "dask", "ray"],
+        help="joblib backend (default loky)",
+    )
+    p.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://10.0.0.5:8786")
+    p.add_argument("--runs-dir", default="runs", help="where runs are written (default runs)")
+    p.add_argument("--run-id", help="run id (default: timestamp plus random suffix)")
+    p.add_argument("--seed", type=int, help="run seed (default: the suite's)")
+    p.add_argument(
+        "--provider-opt", action="append", metavar="KEY=VALUE", help="provider setting (repeatable)"
+    )
+    p.add_argument(
+        "--skill",
+        action="append",
+        metavar="NAME[:VARIANT]=PATH",
+        help="replace a skill's text for this run (repeatable)",
+    )
+    p.add_argument("--resume", action="store_true", help="continue a partial run (needs --run-id)")
+    p.add_argument("--no-cache", action="store_true", help="ignore cached outcomes")
+    p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-v", "--verbose", action="store_true", help="echo per-item logs to stderr")
+    add_json_flag(p)
+    p.set_defaults(func=main)
+
+
+def _skills(values: list[str] | None) -> tuple[SkillOverride, ...]:
+    out = []
+    for name, path in parse_key_values(values, "--skill").items():
+        skill, _, variant = name.partition(":")
+        out.append(SkillOverride(skill=skill, variant=variant or "canonical", path=Path(path)))
+    return tuple(out)
+
+
+def build_config(args: argparse.Namespace) -> RunConfig:
+    """Turn parsed arguments into a :class:`RunConfig`.
+
+    Raises:
+        ConfigError: Inconsistent options.
+    """
+    if args.resume and not args.run_id:
+        raise ConfigError("--resume needs --run-id (the run to continue)")
+    if args.trials is not None and args.trials < 1:
+        raise ConfigError(f"--trials must be at least 1, got {args.trials}")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    return RunConfig(
+        provider=args.provider,
+        provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
+        model=args.model,
+        conditions=split_csv(args.conditions) or None,
+        lanes=tuple(args.lane or ()),
+        case_ids=tuple(args.case or ()),
+        tags=split_csv(args.tags),
+        splits=tuple(args.split or ()),
+        trials=args.trials,
+        seed=args.seed,
+        skills=_skills(args.skill),
+        concurrency=args.concurrency,
+        backend=args.backend,
+        scheduler=args.scheduler,
+        runs_dir=Path(args.runs_dir),
+        run_id=args.run_id,
+        resume=args.resume,
+        use_cache=not args.no_cache,
+        retries=args.retries,
+        progress=not args.no_progress,
+        verbose=args.verbose,
+        command_line=shlex.join(["evalkit", *sys.argv[1:]]),
+    )
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the suite; print the summary (or the JSON object)."""
+    result = run(args.suite, build_config(args))
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    from evalkit.cli._summary import print_run_summary
+
+    print_run_summary(result)
+    return 0

@@ -1,0 +1,41 @@
+"""Human-readable run summary (stdout)."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from evalkit.results import read_run
+from evalkit.runner import RunResult
+from evalkit.stats import pass_rates
+
+
+def print_run_summary(result: RunResult) -> None:
+    """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
+    df = read_run(result.run_dir)
+    console = Console(highlight=False)
+    rates = pass_rates(df, by=("condition",), method="wilson")
+    table = Table(title=f"run {result.run_id}: pass rate by condition (95% Wilson interval)")
+    for column in ("condition", "cases", "items", "pass rate", "95% CI", "errors"):
+        table.add_column(column, justify="left" if column == "condition" else "right")
+    order = list(dict.fromkeys(result.manifest.get("conditions", {}))) or sorted(rates["condition"])
+    errors = df[df["status"] != "ok"].groupby("condition").size()
+    for condition in order:
+        row = rates[rates["condition"] == condition]
+        if row.empty:
+            continue
+        r = row.iloc[0]
+        table.add_row(
+            condition,
+            str(int(r["n_cases"])),
+            str(int(r["n"])),
+            f"{r['estimate']:.1%}",
+            f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]",
+            str(int(errors.get(condition, 0))),
+        )
+    console.print(table)
+    console.print(
+        f"{result.items} items, {result.ok} ok, {result.errors} errors/timeouts, "
+        f"{result.cache_hits} from cache"
+    )
+    console.print(f"run written to {result.run_dir}")

@@ -1,0 +1,95 @@
+"""Replay recorded transcripts (JSONL keyed by item key)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from evalkit.errors import ConfigError, ProviderError
+from evalkit.providers._protocol import AgentRequest, ProviderInfo
+from evalkit.providers._registry import parse_settings
+from evalkit.providers._transcript import AgentResponse
+
+
+class ReplaySettings(BaseModel):
+    """Settings of the replay provider."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: str
+    """JSONL file of recordings: one ``{"item_key", "response", "provider", "model"}`` per line."""
+    as_provider: str | None = None
+    """Provider name the recordings were made with (item keys embed it); default: the
+    recording's own provider name."""
+
+
+class ReplayProvider:
+    """Plays back recorded responses exactly; an unrecorded item is an error row."""
+
+    name = "replay"
+
+    def __init__(self, settings: ReplaySettings) -> None:
+        self.settings = settings
+        self.path = Path(settings.path)
+        if not self.path.is_file():
+            raise ConfigError(f"--provider-opt path: recording file not found: {self.path}")
+        self._lock = threading.Lock()
+        self._records: dict[str, dict[str, Any]] | None = None
+        self._content_hash = ""
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            if self._records is None:
+                records: dict[str, dict[str, Any]] = {}
+                for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines()):
+                    if not line.strip():
+                        continue
+                    try:
+                        row = json.loads(line)
+                        records[_unkeyed(row["item_key"])] = row
+                    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                        raise ConfigError(
+                            f"{self.path}: line {number + 1}: not a recording "
+                            f"({type(exc).__name__}: {exc}); expected JSON with item_key"
+                        ) from None
+                self._records = records
+            return self._records
+
+    def info(self) -> ProviderInfo:
+        """Identity: the model of the first recording."""
+        records = self._load()
+        first = next(iter(records.values()), {})
+        return ProviderInfo(self.name, str(first.get("model", "")), "replay-1")
+
+    def outcome_settings(self) -> dict[str, Any]:
+        """The recording file's content identifies the outcomes."""
+        from evalkit.cases import stable_hash
+
+        return {"recording": stable_hash(sorted(self._load()))}
+
+    def invoke(self, request: AgentRequest) -> AgentResponse:
+        """Return the recorded response for this item.
+
+        Raises:
+            ProviderError: No recording for this item.
+        """
+        row = self._load().get(_unkeyed(request.item_key))
+        if row is None:
+            raise ProviderError(f"no recording for {request.item_key} in {self.path}")
+        return AgentResponse.from_json(row["response"])
+
+
+def _unkeyed(item_key: str) -> str:
+    """Drop the provider part of an item key (recordings replay under another provider)."""
+    parts = item_key.split(":")
+    return ":".join(parts[:3] + parts[4:]) if len(parts) == 5 else item_key
+
+
+def create_replay(settings: Mapping[str, Any]) -> ReplayProvider:
+    """Build the replay provider from ``--provider-opt`` settings."""
+    return ReplayProvider(parse_settings(ReplaySettings, "replay", settings))

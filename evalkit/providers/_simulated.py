@@ -1,0 +1,247 @@
+"""The simulated agent: seeded, skill-sensitive, and judged by the real scorers.
+
+Each (case, condition) gets a latent pass probability from a logistic model:
+
+    logit p = difficulty(case) + lift * coverage(skill text) - harms
+
+``coverage`` is the share of the case's expected patterns that some line of the skill text the
+agent *uses* matches, so editing a SKILL.md really changes outcomes. Under ``self-load`` the
+agent decides per trial whether to load the skill (it routes well on trigger cases and rarely
+over-triggers otherwise). Stale skills carry bad advice (lines matching forbidden or
+anti-pattern rules) that the agent follows when it fails. About one case in eight is one where
+skill text hurts. Repeated trials disagree at a realistic rate (10-20 % flips).
+
+The agent never reports pass/fail: it writes a transcript composed from the case's reference
+answer and the skill lines it used, and in execution cases it runs (part of) the case's
+reference solution in the workspace, so the verifier decides.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit.cases import NO_SKILL, Case, stable_hash
+from evalkit.errors import ProviderTimeout, ServerError
+from evalkit.providers._protocol import AgentRequest, ProviderInfo
+from evalkit.providers._registry import parse_settings
+from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.scorers._negation import compile_pattern, find_affirmed
+from evalkit.scorers._verifiers import run_command
+
+SIMULATOR_VERSION = "1"
+
+
+class SimulatedSettings(BaseModel):
+    """Settings of the simulated agent (``--provider-opt KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = "sim-1"
+    """Model name; different names give different (but stable) case difficulties."""
+    latency_s: float = Field(default=0.0, ge=0)
+    """Seconds each invocation sleeps (for I/O-bound benchmarks); does not change outcomes."""
+    lift: float = 3.0
+    """Logit gain of a skill that covers all of a case's expected patterns."""
+    route_p: float = Field(default=0.7, gt=0, lt=1)
+    """Probability of loading the relevant skill under self-load (before case variation)."""
+    over_trigger_p: float = Field(default=0.08, ge=0, lt=1)
+    """Probability of loading an irrelevant skill under self-load."""
+    spread: float = Field(default=2.2, ge=0)
+    """Standard deviation of case difficulty on the logit scale (drives the flip rate)."""
+    hurt_share: float = Field(default=0.12, ge=0, le=1)
+    """Share of cases where injected skill text hurts."""
+    error_rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that an attempt fails with a retryable server error (fault injection)."""
+    crash_rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that an item crashes with a non-retryable exception (fault injection)."""
+    hang_rate: float = Field(default=0.0, ge=0, le=1)
+    """Probability that an item hangs until its timeout (fault injection)."""
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x))
+
+
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+class SimulatedProvider:
+    """A seeded simulated agent; the embedded default provider."""
+
+    name = "simulated"
+
+    def __init__(self, settings: SimulatedSettings) -> None:
+        self.settings = settings
+
+    def info(self) -> ProviderInfo:
+        """Identity: ``simulated``, the model name and the simulator version."""
+        return ProviderInfo(self.name, self.settings.model, f"simulated-{SIMULATOR_VERSION}")
+
+    def outcome_settings(self) -> dict[str, Any]:
+        """Every setting but ``latency_s`` changes outcomes."""
+        out = self.settings.model_dump(exclude={"latency_s"})
+        out["simulator"] = SIMULATOR_VERSION
+        return out
+
+    # -- latent model -------------------------------------------------------------------------
+
+    def _case_constants(self, case: Case) -> tuple[float, bool, float]:
+        rng = np.random.default_rng(int(stable_hash([self.settings.model, case.id]), 16))
+        if case.expected_skill == NO_SKILL:
+            difficulty = float(rng.normal(1.8, self.settings.spread * 0.7))
+        else:
+            difficulty = float(rng.normal(-0.6, self.settings.spread))
+        hurts = bool(rng.random() < self.settings.hurt_share)
+        route_bias = float(rng.normal(0.0, 1.0))
+        return difficulty, hurts, route_bias
+
+    def _used_skills(
+        self, request: AgentRequest, rng: np.random.Generator, route_bias: float
+    ) -> tuple[list[str], list[Event]]:
+        texts = [e.text for e in request.injected]
+        events: list[Event] = []
+        for skill in request.discoverable:
+            relevant = skill.name == request.case.expected_skill
+            p_load = (
+                _sigmoid(_logit(self.settings.route_p) + route_bias)
+                if relevant
+                else self.settings.over_trigger_p
+            )
+            if rng.random() < p_load:
+                events.append(Event("tool_call", skill.name, name="load_skill"))
+                events.append(Event("tool_result", skill.text[:2000], name="load_skill"))
+                texts.append(skill.text)
+        return texts, events
+
+    def _pass_probability(
+        self, case: Case, skill_lines: list[str], difficulty: float, hurts: bool, used: bool
+    ) -> tuple[float, list[str], list[str]]:
+        patterns = case.expected_patterns
+        helpful = [
+            line for line in skill_lines if any(compile_pattern(p).search(line) for p in patterns)
+        ]
+        covered = sum(1 for p in patterns if any(compile_pattern(p).search(x) for x in helpful))
+        coverage = covered / len(patterns) if patterns else (1.0 if used else 0.0)
+        bad_patterns = tuple(case.forbidden_patterns) + tuple(r.pattern for r in case.anti_patterns)
+        harmful = [
+            line for line in skill_lines if any(find_affirmed(p, line) for p in bad_patterns)
+        ]
+        logit = difficulty
+        if used:
+            logit += self.settings.lift * coverage
+            logit -= 1.5 if harmful else 0.0
+            logit -= 2.0 if hurts else 0.0
+            logit -= 0.4 if case.expected_skill == NO_SKILL else 0.0
+        return _sigmoid(logit), helpful, harmful
+
+    # -- invocation ---------------------------------------------------------------------------
+
+    def invoke(self, request: AgentRequest) -> AgentResponse:
+        """Simulate the agent on one work item (see the module docstring)."""
+        started = time.monotonic()
+        self._inject_faults(request)
+        if self.settings.latency_s:
+            if self.settings.latency_s > request.timeout_s:
+                time.sleep(request.timeout_s)
+                raise ProviderTimeout(f"simulated latency exceeded {request.timeout_s:g}s")
+            time.sleep(self.settings.latency_s)
+        case = request.case
+        rng = np.random.default_rng(request.seed)
+        difficulty, hurts, route_bias = self._case_constants(case)
+        texts, events = self._used_skills(request, rng, route_bias)
+        skill_lines = [line for text in texts for line in _lines(text)]
+        p, helpful, harmful = self._pass_probability(
+            case, skill_lines, difficulty, hurts, bool(texts)
+        )
+        success = bool(rng.random() < p)
+        prompt_text = case.prompt + ("\n" + case.context if case.context else "")
+        events.insert(0, Event("user", prompt_text))
+        if case.lane == "prompt":
+            events.append(Event("assistant", self._answer(case, success, helpful, harmful, rng)))
+        else:
+            events += self._act(request, success, harmful, rng)
+        output_chars = sum(len(e.content) for e in events if e.kind in ("assistant", "tool_call"))
+        input_tokens = (len(prompt_text) + sum(len(t) for t in texts)) // 4 + 50
+        output_tokens = output_chars // 4 + 10
+        return AgentResponse(
+            events=tuple(events),
+            model=self.settings.model,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            cost_usd=(input_tokens * 3.0 + output_tokens * 15.0) / 1e6,
+            n_steps=sum(1 for e in events if e.kind in ("assistant", "tool_call")),
+            extra={"latent_p": round(p, 4), "elapsed_s": round(time.monotonic() - started, 4)},
+        )
+
+    def _inject_faults(self, request: AgentRequest) -> None:
+        settings = self.settings
+        if not (settings.error_rate or settings.crash_rate or settings.hang_rate):
+            return
+        item_rng = np.random.default_rng([request.seed, 1])
+        if item_rng.random() < settings.crash_rate:
+            raise RuntimeError("simulated agent crashed")
+        if item_rng.random() < settings.hang_rate:
+            time.sleep(request.timeout_s)
+            raise ProviderTimeout(f"simulated agent hung past {request.timeout_s:g}s")
+        # a fresh draw per attempt, so retries can succeed
+        if np.random.default_rng().random() < settings.error_rate:
+            raise ServerError("simulated HTTP 503 from the model endpoint")
+
+    def _answer(
+        self,
+        case: Case,
+        success: bool,
+        helpful: list[str],
+        harmful: list[str],
+        rng: np.random.Generator,
+    ) -> str:
+        reference = _lines(case.reference or "")
+        patterns = [compile_pattern(p) for p in case.expected_patterns]
+        if success:
+            lines = reference or [f"Plan for: {case.prompt[:120]}"]
+            extra = [h for h in helpful if h not in lines][:2]
+            return "\n".join(lines + extra)
+        kept = [
+            line
+            for line in reference
+            if not any(p.search(line) for p in patterns) or rng.random() < 0.1
+        ]
+        lines = ["I would start by looking into this step by step."] + kept
+        lines += harmful[:2]
+        return "\n".join(lines)
+
+    def _act(
+        self,
+        request: AgentRequest,
+        success: bool,
+        harmful: list[str],
+        rng: np.random.Generator,
+    ) -> list[Event]:
+        case = request.case
+        steps = list(case.solution)
+        if not success and steps:
+            steps = steps[: int(rng.integers(0, len(steps)))]
+        events: list[Event] = []
+        for command in steps:
+            outcome = run_command(command, request.workspace, min(30.0, request.timeout_s))
+            events.append(Event("tool_call", command, name="bash"))
+            events.append(Event("tool_result", outcome.output[-1000:], name="bash"))
+        summary = _lines(case.reference or "") if success else harmful[:2]
+        events.append(Event("assistant", "\n".join(summary) or ("Done." if success else "Stuck.")))
+        return events
+
+
+def create_simulated(settings: Mapping[str, Any]) -> SimulatedProvider:
+    """Build the simulated provider from ``--provider-opt`` settings."""
+    return SimulatedProvider(parse_settings(SimulatedSettings, "simulated", settings))

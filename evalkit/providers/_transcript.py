@@ -1,0 +1,76 @@
+"""Transcripts: the normalized record of what an agent said and did."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+EventKind = Literal["system", "user", "assistant", "tool_call", "tool_result"]
+
+
+@dataclass(frozen=True)
+class Event:
+    """One transcript event.
+
+    Attributes:
+        kind: ``system``, ``user``, ``assistant`` (text), ``tool_call`` or ``tool_result``.
+        content: Text of the message, the tool call's input (e.g. the shell command), or the
+            tool's output.
+        name: Tool name for tool calls and results (``bash``, ``load_skill``, ``Read`` ...).
+    """
+
+    kind: EventKind
+    content: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class AgentResponse:
+    """What a provider returns for one work item.
+
+    Attributes:
+        events: The transcript, in order.
+        model: The model that answered (as reported by the provider).
+        input_tokens: Prompt tokens consumed.
+        output_tokens: Completion tokens produced.
+        cost_usd: Cost of the invocation.
+        n_steps: Agent steps (turns or tool calls).
+        skill_loaded: Whether the agent loaded a skill, when the provider knows for sure;
+            ``None`` lets the scorers infer it from the transcript.
+        extra: Provider-specific details kept with the transcript (never parsed by scorers).
+    """
+
+    events: tuple[Event, ...]
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    n_steps: int = 0
+    skill_loaded: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def final_text(self) -> str:
+        """Text of the assistant messages, joined by newlines."""
+        return "\n".join(e.content for e in self.events if e.kind == "assistant")
+
+    def scored_text(self) -> str:
+        """What text scorers read: assistant messages and tool-call inputs, in order."""
+        return "\n".join(e.content for e in self.events if e.kind in ("assistant", "tool_call"))
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (inverse of :meth:`from_json`)."""
+        out = asdict(self)
+        out["events"] = [asdict(e) for e in self.events]
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> AgentResponse:
+        """Rebuild a response written by :meth:`to_json`.
+
+        Raises:
+            KeyError: A required key is missing.
+            TypeError: A value has the wrong type.
+        """
+        events = tuple(Event(**e) for e in data["events"])
+        fields = {k: v for k, v in data.items() if k != "events"}
+        return cls(events=events, **fields)

@@ -1,0 +1,161 @@
+"""Reading and writing run directories."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalkit.errors import InputError, RunNotFoundError
+from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
+
+RESULTS_FILE = "results.parquet"
+SCORES_FILE = "scores.parquet"
+MANIFEST_FILE = "manifest.json"
+EVENTS_FILE = "events.jsonl"
+PARTS_DIR = "parts"
+
+
+def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs") -> Path:
+    """Find a run directory from a path or a run id.
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The run directory.
+
+    Raises:
+        RunNotFoundError: Neither a directory with ``results.parquet`` (or parts) nor a run id.
+    """
+    candidates = [Path(run), Path(runs_dir) / str(run)]
+    for path in candidates:
+        if path.is_dir() and ((path / RESULTS_FILE).exists() or (path / PARTS_DIR).is_dir()):
+            return path
+    raise RunNotFoundError(
+        f"run '{run}' not found: no {RESULTS_FILE} in '{candidates[0]}' or '{candidates[1]}'. "
+        "Pass a run directory or a run id under --runs-dir."
+    )
+
+
+def read_run(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> pd.DataFrame:
+    """Read a run's result table as a tidy DataFrame, one row per work item.
+
+    A run that is still partial (crashed or running) is read from its parts.
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The result table with the columns of ``RESULT_SCHEMA``, sorted by ``item_key``.
+
+    Raises:
+        RunNotFoundError: The run does not exist.
+    """
+    df: pd.DataFrame = read_table(
+        resolve_run_dir(run, runs_dir), RESULTS_FILE, RESULT_SCHEMA
+    ).to_pandas()
+    return df
+
+
+def read_scores(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> pd.DataFrame:
+    """Read a run's per-component score table (``scores.parquet``).
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        Columns ``item_key, component, value, max_value, passed, detail``.
+    """
+    df: pd.DataFrame = read_table(
+        resolve_run_dir(run, runs_dir), SCORES_FILE, SCORE_SCHEMA
+    ).to_pandas()
+    return df
+
+
+def read_manifest(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> dict[str, Any]:
+    """Read a run's ``manifest.json``.
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The manifest as a dict (empty when the run has none).
+    """
+    path = resolve_run_dir(run, runs_dir) / MANIFEST_FILE
+    if not path.exists():
+        return {}
+    try:
+        loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    return loaded
+
+
+def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
+    """Read a compacted table, or the union of its parts while the run is partial.
+
+    Args:
+        run_dir: The run directory.
+        name: ``results.parquet`` or ``scores.parquet``.
+        schema: The schema to cast to (new columns of older runs come back as nulls).
+
+    Returns:
+        The table, sorted by ``item_key`` and de-duplicated on it for results.
+    """
+    path = run_dir / name
+    stem = name.removesuffix(".parquet")
+    parts = (
+        sorted((run_dir / PARTS_DIR).glob(f"{stem}-*.parquet"))
+        if (run_dir / PARTS_DIR).is_dir()
+        else []
+    )
+    files = ([path] if path.exists() else []) + parts
+    tables = [conform(pq.read_table(f), schema) for f in files]
+    table = pa.concat_tables(tables) if tables else schema.empty_table()
+    if name == RESULTS_FILE and table.num_rows:
+        # A resumed run may hold an item twice (an error row later redone): keep the last.
+        df = table.to_pandas()
+        df = df.drop_duplicates("item_key", keep="last").sort_values("item_key", kind="stable")
+        table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    elif table.num_rows:
+        table = table.sort_by("item_key")
+    return table
+
+
+def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """Cast a table to ``schema``: add missing columns as nulls, order columns, keep extras.
+
+    Args:
+        table: A table read from disk or built in memory.
+        schema: The target schema.
+
+    Returns:
+        A table whose first columns follow ``schema`` exactly.
+    """
+    columns = []
+    for field in schema:
+        if field.name in table.column_names:
+            columns.append(table.column(field.name).cast(field.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, type=field.type))
+    extras = [n for n in table.column_names if n not in schema.names]
+    out = pa.Table.from_arrays(columns, schema=schema)
+    for name in extras:
+        out = out.append_column(name, table.column(name))
+    return out

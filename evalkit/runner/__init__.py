@@ -1,0 +1,17 @@
+"""The runner: execute a suite's matrix with joblib, all-settled, streaming results to disk."""
+
+from evalkit.runner._config import Backend, RunConfig, SkillOverride
+from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+from evalkit.runner._run import RunInterrupted, RunResult, run
+
+__all__ = [
+    "Backend",
+    "ItemOutcome",
+    "ItemTask",
+    "RunConfig",
+    "RunInterrupted",
+    "RunResult",
+    "SkillOverride",
+    "execute_item",
+    "run",
+]

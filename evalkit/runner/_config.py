@@ -1,0 +1,81 @@
+"""Run configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Backend = Literal["loky", "threading", "dask", "ray"]
+
+
+class SkillOverride(BaseModel):
+    """A skill variant's text replaced by a file (``--skill NAME[:VARIANT]=PATH``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str
+    """Skill name."""
+    variant: str = "canonical"
+    """Variant to replace."""
+    path: Path
+    """File holding the new text."""
+
+
+class RunConfig(BaseModel):
+    """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
+
+    Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
+    ``trials``, ``seed`` and ``skills`` can change outcomes; concurrency, backend, paths and
+    progress never do.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    provider: str | None = None
+    """Provider name (default: the suite's, else ``simulated``)."""
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+    """Provider settings (``--provider-opt KEY=VALUE``), over the suite's ``providers``."""
+    model: str | None = None
+    """Model override, passed to the provider as its ``model`` setting."""
+    conditions: tuple[str, ...] | None = None
+    """Conditions to run (default: the suite's)."""
+    lanes: tuple[str, ...] = ()
+    """Only cases of these lanes."""
+    case_ids: tuple[str, ...] = ()
+    """Only these cases."""
+    tags: tuple[str, ...] = ()
+    """Only cases carrying any of these tags."""
+    splits: tuple[str, ...] = ()
+    """Only cases of these splits."""
+    trials: int | None = Field(default=None, ge=1)
+    """Trials per (case, condition, provider) (default: the suite's)."""
+    seed: int | None = None
+    """Run seed (default: the suite's)."""
+    skills: tuple[SkillOverride, ...] = ()
+    """Skill texts replaced for this run only."""
+    concurrency: int = Field(default=2, ge=1)
+    """Work items in flight at once."""
+    backend: Backend = "loky"
+    """joblib backend: ``loky`` (processes), ``threading``, ``dask`` or ``ray``."""
+    scheduler: str | None = None
+    """Dask scheduler address (``tcp://host:port``) for ``backend="dask"``."""
+    runs_dir: Path = Path("runs")
+    """Where run directories and the cache live."""
+    run_id: str | None = None
+    """Run id (default: a timestamp plus a random suffix)."""
+    resume: bool = False
+    """Continue an existing partial run, keeping every finished item."""
+    use_cache: bool = True
+    """Reuse outcomes of identical items (same item hash) from earlier runs."""
+    retries: int = Field(default=2, ge=0)
+    """Retries of infrastructure errors (never of wrong answers)."""
+    retry_backoff_s: float = Field(default=1.0, ge=0)
+    """Base of the exponential backoff between retries (with jitter)."""
+    progress: bool = True
+    """Show a progress bar on stderr."""
+    verbose: bool = False
+    """Echo per-item logs (prefixed with the item key) to stderr."""
+    command_line: str = ""
+    """The command line that started the run (recorded in the manifest)."""

@@ -1,0 +1,196 @@
+"""Execute one work item in a worker: workspace, provider, scorers, a result row."""
+
+from __future__ import annotations
+
+import random
+import shutil
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalkit.cases import AntiPatternRule, Case, SkillExposure
+from evalkit.errors import InfraError, ProviderError, ProviderTimeout
+from evalkit.matrix import WorkItem
+from evalkit.providers import AgentRequest, AgentResponse, cached_provider
+from evalkit.scorers import score_item
+from evalkit.scorers._verifiers import run_command
+
+
+@dataclass(frozen=True)
+class ItemTask:
+    """Everything a worker needs to run one item (picklable).
+
+    Attributes:
+        item: The work item.
+        case: Its case.
+        exposure: Skill text its condition exposes.
+        provider_settings: Provider settings (the provider is built once per worker).
+        suite_root: Suite directory (fixtures are relative to it).
+        workspace_root: Directory under which the item's workspace is created.
+        pass_threshold: Suite pass threshold.
+        anti_patterns: Suite-wide anti-pattern rules.
+        retries: Retries of infrastructure errors.
+        retry_backoff_s: Backoff base.
+    """
+
+    item: WorkItem
+    case: Case
+    exposure: tuple[SkillExposure, ...]
+    provider_settings: tuple[tuple[str, Any], ...]
+    suite_root: str
+    workspace_root: str
+    pass_threshold: float
+    anti_patterns: tuple[AntiPatternRule, ...] = ()
+    retries: int = 2
+    retry_backoff_s: float = 1.0
+
+
+@dataclass
+class ItemOutcome:
+    """What a worker sends back: the row's outcome fields, score rows, transcript and logs.
+
+    Attributes:
+        key: Item key.
+        row: Outcome columns of the result row.
+        scores: Rows of ``scores.parquet``.
+        response: The transcript as JSON (``AgentResponse.to_json``), or None on error.
+        logs: Buffered log lines.
+    """
+
+    key: str
+    row: dict[str, Any]
+    scores: list[dict[str, Any]] = field(default_factory=list)
+    response: dict[str, Any] | None = None
+    logs: list[str] = field(default_factory=list)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _prepare_workspace(task: ItemTask, log: list[str]) -> Path:
+    workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=task.workspace_root))
+    case = task.case
+    if case.fixture:
+        shutil.copytree(Path(task.suite_root) / case.fixture, workspace, dirs_exist_ok=True)
+    for command in case.setup:
+        outcome = run_command(command, workspace, case.budgets.timeout_s)
+        log.append(f"setup `{command}` -> exit {outcome.exit_code}")
+        if outcome.exit_code != 0:
+            raise ProviderError(f"setup command failed (exit {outcome.exit_code}): {command}")
+    return workspace
+
+
+def _invoke(task: ItemTask, request: AgentRequest, log: list[str]) -> AgentResponse:
+    provider = cached_provider(task.item.provider, task.provider_settings)
+    rng = random.Random(task.item.seed)
+    for attempt in range(task.retries + 1):
+        try:
+            return provider.invoke(request)
+        except InfraError as exc:
+            if attempt == task.retries:
+                raise
+            delay = task.retry_backoff_s * (2**attempt) * (0.5 + rng.random())
+            log.append(
+                f"attempt {attempt + 1} failed ({exc.error_class}: {exc}); retry in {delay:.2f}s"
+            )
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def execute_item(task: ItemTask) -> ItemOutcome:
+    """Run one work item; never raises (all-settled): failures become rows.
+
+    Args:
+        task: The item and everything needed to run it.
+
+    Returns:
+        The outcome. ``status`` is ``ok``, ``error`` or ``timeout``; errors and timeouts have
+        ``passed=False`` and ``score=0``.
+    """
+    item, case = task.item, task.case
+    logs: list[str] = []
+    started = _now()
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {"started_at": started, "status": "ok"}
+    scores: list[dict[str, Any]] = []
+    response_json = None
+    workspace: Path | None = None
+    try:
+        workspace = _prepare_workspace(task, logs)
+        request = AgentRequest(
+            item_key=item.key,
+            case=case,
+            condition=item.condition,
+            exposure=task.exposure,
+            workspace=workspace,
+            seed=item.seed,
+            timeout_s=case.budgets.timeout_s,
+            max_steps=case.budgets.max_steps,
+            log=logs.append,
+        )
+        response = _invoke(task, request, logs)
+        latency = time.perf_counter() - t0
+        result = score_item(
+            case,
+            response,
+            workspace,
+            pass_threshold=task.pass_threshold,
+            suite_anti_patterns=task.anti_patterns,
+        )
+        response_json = response.to_json()
+        row.update(
+            passed=result.passed,
+            score=result.score,
+            inferred_skill=result.inferred_skill,
+            skill_loaded=result.skill_loaded,
+            model=response.model,
+            input_tokens=response.input_tokens,
+            output_tokens=response.output_tokens,
+            cost_usd=response.cost_usd,
+            n_steps=response.n_steps,
+            latency_s=latency,
+        )
+        scores = [
+            {
+                "item_key": item.key,
+                "component": c.component,
+                "value": float(c.value),
+                "max_value": float(c.max_value),
+                "passed": c.passed,
+                "detail": c.detail,
+            }
+            for c in result.components
+        ]
+        scores.append(
+            {
+                "item_key": item.key,
+                "component": "total",
+                "value": result.score,
+                "max_value": 1.0,
+                "passed": result.passed,
+                "detail": ", ".join(f"gate failed: {g}" for g in result.gate_failures),
+            }
+        )
+    except Exception as exc:  # noqa: BLE001 - all-settled: every failure becomes a row
+        status = "timeout" if isinstance(exc, ProviderTimeout) else "error"
+        error_class = getattr(exc, "error_class", type(exc).__name__)
+        if not isinstance(exc, ProviderError):
+            logs.append("".join(traceback.format_exception(exc)).rstrip())
+        row.update(
+            status=status,
+            error_class=error_class,
+            error_message=str(exc)[:2000],
+            passed=False,
+            score=0.0,
+            latency_s=time.perf_counter() - t0,
+        )
+    finally:
+        if workspace is not None:
+            shutil.rmtree(workspace, ignore_errors=True)
+    row["finished_at"] = _now()
+    return ItemOutcome(key=item.key, row=row, scores=scores, response=response_json, logs=logs)

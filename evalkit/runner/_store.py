@@ -1,0 +1,160 @@
+"""Crash-safe run storage: parquet parts, transcripts, events and an atomic manifest."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalkit.results._io import (
+    EVENTS_FILE,
+    MANIFEST_FILE,
+    PARTS_DIR,
+    RESULTS_FILE,
+    SCORES_FILE,
+    read_table,
+)
+from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
+
+TRANSCRIPTS_DIR = "transcripts"
+LOG_FILE = "items.log"
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` atomically (temporary file, fsync, rename)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=False, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one whole line with a single ``O_APPEND`` write (readers never see a torn line)."""
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def append_event(run_dir: Path, event: str, **fields: Any) -> None:
+    """Append an event to ``events.jsonl`` (``{"ts", "event", ...}``)."""
+    record = {"ts": round(time.time(), 3), "event": event, **fields}
+    append_line(run_dir / EVENTS_FILE, json.dumps(record, default=str, separators=(",", ":")))
+
+
+class PartWriter:
+    """Buffers finished items and writes them as numbered parquet parts.
+
+    Each flush writes the transcripts shard first, then the scores part, then the results part,
+    each through a temporary file and an atomic rename: a crash at any moment leaves only
+    whole parts, and a result row never points to a transcript that is not on disk.
+
+    Args:
+        run_dir: The run directory.
+        flush_rows: Rows buffered before a flush.
+        flush_seconds: Maximum age of the buffer before a flush.
+    """
+
+    def __init__(self, run_dir: Path, flush_rows: int = 1000, flush_seconds: float = 2.0) -> None:
+        self.run_dir = run_dir
+        self.parts = run_dir / PARTS_DIR
+        self.parts.mkdir(parents=True, exist_ok=True)
+        (run_dir / TRANSCRIPTS_DIR).mkdir(exist_ok=True)
+        self.flush_rows = flush_rows
+        self.flush_seconds = flush_seconds
+        existing = sorted(self.parts.glob("results-*.parquet"))
+        self.next_part = 1 + max((int(p.stem.split("-")[1]) for p in existing), default=0)
+        self.rows: list[dict[str, Any]] = []
+        self.scores: list[dict[str, Any]] = []
+        self.transcripts: list[str] = []
+        self.last_flush = time.monotonic()
+
+    def transcript_path(self) -> str:
+        """Relative path of the transcripts shard the buffered rows will be written to."""
+        return f"{TRANSCRIPTS_DIR}/part-{self.next_part:05d}.jsonl"
+
+    def add(
+        self, row: dict[str, Any], scores: Iterable[dict[str, Any]], response: dict[str, Any] | None
+    ) -> None:
+        """Buffer one finished item (flushing when the buffer is full or old)."""
+        if response is not None:
+            row["transcript_path"] = self.transcript_path()
+            record = {
+                "item_key": row["item_key"],
+                "provider": row.get("provider"),
+                "response": response,
+            }
+            self.transcripts.append(json.dumps(record, default=str, separators=(",", ":")))
+        self.rows.append(row)
+        self.scores.extend(scores)
+        if (
+            len(self.rows) >= self.flush_rows
+            or time.monotonic() - self.last_flush > self.flush_seconds
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the buffer as the next part."""
+        self.last_flush = time.monotonic()
+        if not self.rows:
+            return
+        number = f"{self.next_part:05d}"
+        if self.transcripts:
+            shard = self.run_dir / TRANSCRIPTS_DIR / f"part-{number}.jsonl"
+            tmp = shard.with_suffix(".tmp")
+            tmp.write_text("\n".join(self.transcripts) + "\n", encoding="utf-8")
+            os.replace(tmp, shard)
+        self._write(pa.Table.from_pylist(self.scores, schema=SCORE_SCHEMA), f"scores-{number}")
+        self._write(pa.Table.from_pylist(self.rows, schema=RESULT_SCHEMA), f"results-{number}")
+        self.next_part += 1
+        self.rows, self.scores, self.transcripts = [], [], []
+
+    def _write(self, table: pa.Table, stem: str) -> None:
+        tmp = self.parts / f".{stem}.tmp"
+        pq.write_table(table, tmp)
+        os.replace(tmp, self.parts / f"{stem}.parquet")
+
+    def finished_keys(self) -> set[str]:
+        """Keys of every item already on disk (for ``--resume``)."""
+        table = read_table(self.run_dir, RESULTS_FILE, RESULT_SCHEMA)
+        return set(table.column("item_key").to_pylist())
+
+
+def compact(run_dir: Path) -> tuple[pa.Table, pa.Table]:
+    """Merge the parts into ``results.parquet`` and ``scores.parquet``, then remove them.
+
+    Returns:
+        The final results and scores tables.
+    """
+    results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
+    scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA)
+    keep = set(results.column("item_key").to_pylist())
+    if scores.num_rows:
+        mask = pa.array([k in keep for k in scores.column("item_key").to_pylist()])
+        scores = scores.filter(mask)
+    for table, name in ((results, RESULTS_FILE), (scores, SCORES_FILE)):
+        tmp = run_dir / f".{name}.tmp"
+        pq.write_table(table, tmp)
+        os.replace(tmp, run_dir / name)
+    parts = run_dir / PARTS_DIR
+    if parts.is_dir():
+        for path in parts.iterdir():
+            path.unlink()
+        parts.rmdir()
+    return results, scores
+
+
+def manifest_path(run_dir: Path) -> Path:
+    """Path of the run's manifest."""
+    return run_dir / MANIFEST_FILE

@@ -1,0 +1,30 @@
+"""Deterministic scoring: patterns with negation context, anti-patterns, workflow, verifiers."""
+
+from evalkit.scorers._check import check_case, check_references
+from evalkit.scorers._negation import find_affirmed, is_negated
+from evalkit.scorers._score import (
+    COMPONENT_WEIGHTS,
+    SCORER_VERSION,
+    Component,
+    ScoreResult,
+    infer_skill,
+    score_item,
+)
+from evalkit.scorers._verifiers import CheckResult, CommandOutcome, run_check, run_command
+
+__all__ = [
+    "COMPONENT_WEIGHTS",
+    "SCORER_VERSION",
+    "CheckResult",
+    "CommandOutcome",
+    "Component",
+    "ScoreResult",
+    "check_case",
+    "check_references",
+    "find_affirmed",
+    "infer_skill",
+    "is_negated",
+    "run_check",
+    "run_command",
+    "score_item",
+]

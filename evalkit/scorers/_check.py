@@ -1,0 +1,72 @@
+"""Check that a suite's reference answers and solutions pass their own scorers."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from evalkit.cases import Case, Suite
+from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.scorers._score import score_item
+from evalkit.scorers._verifiers import run_check, run_command
+
+
+def _reference_response(case: Case) -> AgentResponse:
+    events = [Event("user", case.prompt)]
+    for command in case.solution:
+        events.append(Event("tool_call", command, name="bash"))
+    if case.reference:
+        events.append(Event("assistant", case.reference))
+    return AgentResponse(events=tuple(events))
+
+
+def check_case(suite: Suite, case: Case) -> list[str]:
+    """Problems with one case's reference: it must pass, and its fixture must not.
+
+    Args:
+        suite: The suite (for fixtures, thresholds and suite-wide anti-patterns).
+        case: The case.
+
+    Returns:
+        Human-readable problems (empty when the case is sound).
+    """
+    problems: list[str] = []
+    if case.lane == "prompt" and not case.reference:
+        return problems
+    workspace = Path(tempfile.mkdtemp(prefix="evalkit-check-"))
+    try:
+        if case.fixture:
+            shutil.copytree(suite.root / case.fixture, workspace, dirs_exist_ok=True)
+        for command in case.setup:
+            run_command(command, workspace, case.budgets.timeout_s)
+        if case.verifier and all(run_check(c, workspace).passed for c in case.verifier):
+            problems.append(f"{case.id}: the verifier already passes before the agent acts")
+        for command in case.solution:
+            run_command(command, workspace, case.budgets.timeout_s)
+        result = score_item(
+            case,
+            _reference_response(case),
+            workspace,
+            pass_threshold=suite.spec.defaults.pass_threshold,
+            suite_anti_patterns=suite.spec.anti_patterns,
+        )
+        if not result.passed:
+            failed = [f"{c.component} ({c.detail})" for c in result.components if not c.passed]
+            failed = [f for f in failed if not f.startswith("skill_trigger")]
+            problems.append(
+                f"{case.id}: the reference scores {result.score:.2f} and fails: "
+                + "; ".join(failed or result.gate_failures)
+            )
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+    return problems
+
+
+def check_references(suite: Suite) -> list[str]:
+    """Check every case of a suite (see :func:`check_case`).
+
+    Returns:
+        All problems found, in case order.
+    """
+    return [problem for case in suite.cases for problem in check_case(suite, case)]

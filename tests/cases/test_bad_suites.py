@@ -1,0 +1,251 @@
+"""Malformed suites: exit code 2 and a message naming the file, the field and the problem."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+
+Mutation = Callable[[Path], None]
+
+
+def _edit(rel: str, old: str, new: str) -> Mutation:
+    def apply(root: Path) -> None:
+        path = root / rel
+        text = path.read_text()
+        assert old in text, f"fixture drifted: {old!r} not in {rel}"
+        path.write_text(text.replace(old, new))
+
+    return apply
+
+
+def _write(rel: str, content: bytes | str) -> Mutation:
+    def apply(root: Path) -> None:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+
+    return apply
+
+
+def _remove(rel: str) -> Mutation:
+    def apply(root: Path) -> None:
+        target = root / rel
+        if target.is_dir():
+            import shutil
+
+            shutil.rmtree(target)
+        else:
+            target.unlink()
+
+    return apply
+
+
+# (name, mutation, expected file suffix in message, expected fragments in message)
+BAD_SUITES: list[tuple[str, Mutation, str, list[str]]] = [
+    (
+        "yaml-syntax",
+        _edit("cases/prompt.yaml", "  - id: wait-file", "  - id: [wait-file"),
+        "prompt.yaml",
+        ["YAML syntax error", "line"],
+    ),
+    ("empty-case-file", _write("cases/empty.yaml", "  \n"), "empty.yaml", ["empty file"]),
+    (
+        "binary-case-file",
+        _write("cases/blob.yaml", b"\x00\x01\x02binary"),
+        "blob.yaml",
+        ["binary file"],
+    ),
+    (
+        "unknown-field",
+        _edit(
+            "cases/prompt.yaml",
+            "    category: trigger\n    expected_skill: waiting\n    prompt: How",
+            "    category: trigger\n    expected_skil: waiting\n    prompt: How",
+        ),
+        "prompt.yaml",
+        ["cases[0].expected_skil", "unknown field"],
+    ),
+    (
+        "missing-prompt",
+        _edit(
+            "cases/prompt.yaml", "    prompt: What is the sum of the integers from 1 to 100?\n", ""
+        ),
+        "prompt.yaml",
+        ["cases[2].prompt", "required field is missing"],
+    ),
+    (
+        "wrong-type",
+        _edit("suite.yaml", "  trials: 2", "  trials: many"),
+        "suite.yaml",
+        ["defaults.trials", "integer"],
+    ),
+    (
+        "invalid-regex",
+        _edit("cases/prompt.yaml", "['5050']", "['50(50']"),
+        "prompt.yaml",
+        ["cases[2].expected_patterns", "invalid regular expression"],
+    ),
+    (
+        "duplicate-id",
+        _write(
+            "cases/more.yaml",
+            "- id: wait-server\n  prompt: again\n",
+        ),
+        "more.yaml",
+        ["duplicate case id 'wait-server'", "prompt.yaml"],
+    ),
+    (
+        "unknown-condition",
+        _edit("suite.yaml", "  trials: 2", "  trials: 2\n  conditions: [none, preloded]"),
+        "suite.yaml",
+        ["defaults.conditions[1]", "unknown condition 'preloded'"],
+    ),
+    (
+        "unknown-skill",
+        _edit(
+            "cases/prompt.yaml",
+            "expected_skill: waiting\n    prompt: A job",
+            "expected_skill: wating\n    prompt: A job",
+        ),
+        "prompt.yaml",
+        ["case 'wait-file'.expected_skill", "unknown skill 'wating'"],
+    ),
+    (
+        "missing-skill-file",
+        _remove("skills/waiting/stale.md"),
+        "suite.yaml",
+        ["skills.waiting.variants.stale", "skill file not found"],
+    ),
+    (
+        "missing-fixture",
+        _remove("fixtures/make-report"),
+        "execution.yaml",
+        ["case 'make-report'.fixture", "fixture directory not found"],
+    ),
+    (
+        "execution-without-verifier",
+        _edit("cases/execution.yaml", "  verifier:\n", "  verifier_checks:\n"),
+        "execution.yaml",
+        ["verifier_checks", "unknown field"],
+    ),
+    (
+        "bad-verifier-kind",
+        _edit("cases/execution.yaml", "kind: file_exists", "kind: file_present"),
+        "execution.yaml",
+        ["verifier[0]", "file_present"],
+    ),
+    (
+        "suite-not-a-mapping",
+        _write("suite.yaml", "- just\n- a list\n"),
+        "suite.yaml",
+        ["expected a mapping"],
+    ),
+    (
+        "missing-suite-yaml",
+        _remove("suite.yaml"),
+        "suite.yaml",
+        ["missing"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutation", "file_suffix", "fragments"),
+    [case[1:] for case in BAD_SUITES],
+    ids=[case[0] for case in BAD_SUITES],
+)
+def test_bad_suite_exits_2_naming_file_and_field(
+    tiny_suite: Path,
+    runs_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    mutation: Mutation,
+    file_suffix: str,
+    fragments: list[str],
+) -> None:
+    mutation(tiny_suite)
+    for argv in (
+        ["cases", "validate", str(tiny_suite)],
+        ["run", str(tiny_suite), "--runs-dir", str(runs_dir), "--no-progress"],
+    ):
+        assert main(argv) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        message = captured.err
+        assert file_suffix in message
+        for fragment in fragments:
+            assert fragment in message, message
+        assert "Traceback" not in message
+    assert not any(runs_dir.iterdir()), "a bad suite must not start a run"
+
+
+def test_all_problems_reported_at_once(
+    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for _, mutation, _, _ in (BAD_SUITES[1], BAD_SUITES[6], BAD_SUITES[9], BAD_SUITES[10]):
+        mutation(tiny_suite)
+    assert main(["cases", "validate", str(tiny_suite)]) == 2
+    err = capsys.readouterr().err
+    assert "4 problem(s)" in err
+    for fragment in (
+        "empty file",
+        "invalid regular expression",
+        "unknown skill",
+        "skill file not found",
+    ):
+        assert fragment in err
+
+
+def test_nonexistent_suite_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nope"
+    assert main(["cases", "validate", str(missing)]) == 2
+    assert f"{missing}: suite directory does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv_tail",
+    [
+        ["--conditions", "none,oracle"],
+        ["--case", "no-such-case"],
+        ["--provider", "nosuch"],
+        ["--provider-opt", "latency=1"],
+        ["--provider-opt", "latency_s=fast"],
+        ["--skill", "waiting=/no/such/file.md"],
+        ["--skill", "nosuch=README.md"],
+        ["--tags", "no-such-tag"],
+        ["--trials", "0"],
+    ],
+)
+def test_bad_run_options_exit_2(
+    argv_tail: list[str], runs_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.conftest import TINY
+
+    argv = ["run", str(TINY), "--runs-dir", str(runs_dir), "--no-progress", *argv_tail]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ")
+    assert "Traceback" not in err
+    flag = argv_tail[0]
+    assert flag in err or flag == "--tags" and "no cases match" in err
+
+
+def test_real_cli_binary_reports_without_traceback(tiny_suite: Path) -> None:
+    (tiny_suite / "cases" / "prompt.yaml").write_text("cases: [")
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalkit", "cases", "validate", str(tiny_suite)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "prompt.yaml" in proc.stderr and "YAML syntax error" in proc.stderr
+    assert "Traceback" not in proc.stderr

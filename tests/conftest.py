@@ -1,0 +1,28 @@
+"""Shared fixtures: paths to the bundled suites and a scratch runs directory."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+TINY = ROOT / "tests" / "fixtures" / "suites" / "tiny"
+DEMO = ROOT / "cases" / "demo"
+
+
+@pytest.fixture
+def tiny_suite(tmp_path: Path) -> Path:
+    """A writable copy of the tiny suite."""
+    dest = tmp_path / "tiny"
+    shutil.copytree(TINY, dest)
+    return dest
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Path) -> Path:
+    """An empty runs directory."""
+    path = tmp_path / "runs"
+    path.mkdir()
+    return path
