@@ -26,7 +26,7 @@ venv: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
 
 demo: $(VENV)/.installed
-	$(BIN)/evalkit run cases/demo --trials 3 --run-id $(DEMO_RUN) --runs-dir $(RUNS)
+	$(BIN)/evalkit run cases/demo --trials 3 --concurrency 4 --run-id $(DEMO_RUN) --runs-dir $(RUNS)
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
 
 # Everything the tests start for themselves: a headless browser for the report tests.

@@ -46,13 +46,13 @@ class SimulatedSettings(BaseModel):
     """Model name; different names give different (but stable) case difficulties."""
     latency_s: float = Field(default=0.0, ge=0)
     """Seconds each invocation sleeps (for I/O-bound benchmarks); does not change outcomes."""
-    lift: float = 3.0
+    lift: float = 4.5
     """Logit gain of a skill that covers all of a case's expected patterns."""
     route_p: float = Field(default=0.7, gt=0, lt=1)
     """Probability of loading the relevant skill under self-load (before case variation)."""
     over_trigger_p: float = Field(default=0.08, ge=0, lt=1)
     """Probability of loading an irrelevant skill under self-load."""
-    spread: float = Field(default=2.2, ge=0)
+    spread: float = Field(default=4.0, ge=0)
     """Standard deviation of case difficulty on the logit scale (drives the flip rate)."""
     hurt_share: float = Field(default=0.12, ge=0, le=1)
     """Share of cases where injected skill text hurts."""
@@ -99,9 +99,9 @@ class SimulatedProvider:
     def _case_constants(self, case: Case) -> tuple[float, bool, float]:
         rng = np.random.default_rng(int(stable_hash([self.settings.model, case.id]), 16))
         if case.expected_skill == NO_SKILL:
-            difficulty = float(rng.normal(1.8, self.settings.spread * 0.7))
+            difficulty = float(rng.normal(2.5, self.settings.spread * 0.75))
         else:
-            difficulty = float(rng.normal(-0.6, self.settings.spread))
+            difficulty = float(rng.normal(-0.8, self.settings.spread))
         hurts = bool(rng.random() < self.settings.hurt_share)
         route_bias = float(rng.normal(0.0, 1.0))
         return difficulty, hurts, route_bias
@@ -212,11 +212,7 @@ class SimulatedProvider:
             lines = reference or [f"Plan for: {case.prompt[:120]}"]
             extra = [h for h in helpful if h not in lines][:2]
             return "\n".join(lines + extra)
-        kept = [
-            line
-            for line in reference
-            if not any(p.search(line) for p in patterns) or rng.random() < 0.1
-        ]
+        kept = [line for line in reference if not any(p.search(line) for p in patterns)]
         lines = ["I would start by looking into this step by step."] + kept
         lines += harmful[:2]
         return "\n".join(lines)

@@ -66,7 +66,7 @@ class RunConfig(BaseModel):
     run_id: str | None = None
     """Run id (default: a timestamp plus a random suffix)."""
     resume: bool = False
-    """Continue an existing partial run, keeping every finished item."""
+    """Continue the run ``run_id``, keeping every finished item (starts it if it does not exist)."""
     use_cache: bool = True
     """Reuse outcomes of identical items (same item hash) from earlier runs."""
     retries: int = Field(default=2, ge=0)

@@ -17,7 +17,7 @@ from typing import Any
 
 import evalkit
 from evalkit.cases import Suite, load_suite, stable_hash
-from evalkit.errors import ConfigError, EvalkitError, RunNotFoundError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, create_provider
 from evalkit.runner._backends import parallel_map
@@ -264,9 +264,7 @@ def _resume_command(config: RunConfig, run_id: str) -> str:
 
 def _open_run_dir(config: RunConfig, run_id: str) -> Path:
     run_dir = Path(config.runs_dir) / run_id
-    if config.resume:
-        if not run_dir.is_dir():
-            raise RunNotFoundError(f"--resume: run '{run_id}' not found in {config.runs_dir}")
+    if config.resume and run_dir.is_dir():
         return run_dir
     Path(config.runs_dir).mkdir(parents=True, exist_ok=True)
     try:

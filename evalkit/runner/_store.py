@@ -141,8 +141,10 @@ def compact(run_dir: Path) -> tuple[pa.Table, pa.Table]:
     scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA)
     keep = set(results.column("item_key").to_pylist())
     if scores.num_rows:
-        mask = pa.array([k in keep for k in scores.column("item_key").to_pylist()])
-        scores = scores.filter(mask)
+        frame = scores.to_pandas()
+        frame = frame[frame["item_key"].isin(keep)]
+        frame = frame.drop_duplicates(["item_key", "component"], keep="last")
+        scores = pa.Table.from_pandas(frame, schema=SCORE_SCHEMA, preserve_index=False)
     for table, name in ((results, RESULTS_FILE), (scores, SCORES_FILE)):
         tmp = run_dir / f".{name}.tmp"
         pq.write_table(table, tmp)

@@ -40,7 +40,7 @@ def check_case(suite: Suite, case: Case) -> list[str]:
             shutil.copytree(suite.root / case.fixture, workspace, dirs_exist_ok=True)
         for command in case.setup:
             run_command(command, workspace, case.budgets.timeout_s)
-        if case.verifier and all(run_check(c, workspace).passed for c in case.verifier):
+        if case.verifier and all([run_check(c, workspace).passed for c in case.verifier]):
             problems.append(f"{case.id}: the verifier already passes before the agent acts")
         for command in case.solution:
             run_command(command, workspace, case.budgets.timeout_s)

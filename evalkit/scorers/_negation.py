@@ -20,7 +20,7 @@ _CUES = re.compile(
     r"|\breplac(?:e|es|ing)\b)",
     re.IGNORECASE,
 )
-_SENTENCE_BREAK = re.compile(r"[.!?;\n](?:\s|$)|\n")
+_SENTENCE_BREAK = re.compile(r"[.!?;]\s|\n")
 
 
 @lru_cache(maxsize=4096)

@@ -178,3 +178,8 @@ def test_reference_check_flags_a_case_whose_reference_fails() -> None:
     broken = suite.case("wait-server").model_copy(update={"reference": "Just wait."})
     problems = check_case(suite, broken)
     assert problems and "expected_patterns" in problems[0]
+
+
+def test_period_inside_a_call_is_not_a_sentence_break() -> None:
+    assert not find_affirmed(r"sleep\(\d+\)", "Never add time.sleep(5) to a test.")
+    assert find_affirmed(r"sleep\(\d+\)", "Fine. Add time.sleep(5) to the test.")
