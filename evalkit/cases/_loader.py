@@ -24,6 +24,9 @@ SUITE_FILE = "suite.yaml"
 
 M = TypeVar("M", bound=BaseModel)
 
+#: libyaml's safe loader when available (10x faster), else the pure-Python one.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 def load_suite(path: str | os.PathLike[str]) -> Suite:
     """Load and validate a suite directory.
@@ -110,7 +113,7 @@ def _read_yaml(path: Path, problems: list[Problem]) -> Any:
         problems.append(Problem(str(path), "", "empty file; expected a YAML mapping"))
         return None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 
 from evalkit.cases._hashing import stable_hash
@@ -76,10 +77,14 @@ class Suite:
         Raises:
             ConfigError: No such case.
         """
-        for case in self.cases:
-            if case.id == case_id:
-                return case
-        raise ConfigError(f"suite '{self.name}' has no case '{case_id}'")
+        case = self._by_id.get(case_id)
+        if case is None:
+            raise ConfigError(f"suite '{self.name}' has no case '{case_id}'")
+        return case
+
+    @cached_property
+    def _by_id(self) -> dict[str, Case]:
+        return {case.id: case for case in self.cases}
 
     def skills_in_scope(self, case: Case) -> tuple[str, ...]:
         """Skills a condition exposes for ``case``.
@@ -164,8 +169,7 @@ class Suite:
         Raises:
             ConfigError: A requested case id does not exist.
         """
-        known = {c.id for c in self.cases}
-        missing = [c for c in case_ids if c not in known]
+        missing = [c for c in case_ids if c not in self._by_id]
         if missing:
             raise ConfigError(f"--case: suite '{self.name}' has no case(s): {', '.join(missing)}")
         out = []

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import time
+from functools import lru_cache
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,6 +73,22 @@ def _logit(p: float) -> float:
     return math.log(p / (1.0 - p))
 
 
+@lru_cache(maxsize=65536)
+def _case_constants(
+    settings: SimulatedSettings, case_id: str, negative: bool
+) -> tuple[float, bool, float]:
+    """Latent constants of a case (same across trials and conditions): difficulty on the logit
+    scale, whether skill text hurts it, and how readily the agent routes to its skill."""
+    rng = np.random.default_rng(int(stable_hash([settings.model, case_id]), 16))
+    if negative:
+        difficulty = float(rng.normal(2.5, settings.spread * 0.75))
+    else:
+        difficulty = float(rng.normal(-0.8, settings.spread))
+    hurts = bool(rng.random() < settings.hurt_share)
+    route_bias = float(rng.normal(0.0, 1.0))
+    return difficulty, hurts, route_bias
+
+
 def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
@@ -80,6 +97,8 @@ class SimulatedProvider:
     """A seeded simulated agent; the embedded default provider."""
 
     name = "simulated"
+    #: Prompt-lane items never touch the workspace, so the runner need not create one.
+    needs_prompt_workspace = False
 
     def __init__(self, settings: SimulatedSettings) -> None:
         self.settings = settings
@@ -97,14 +116,7 @@ class SimulatedProvider:
     # -- latent model -------------------------------------------------------------------------
 
     def _case_constants(self, case: Case) -> tuple[float, bool, float]:
-        rng = np.random.default_rng(int(stable_hash([self.settings.model, case.id]), 16))
-        if case.expected_skill == NO_SKILL:
-            difficulty = float(rng.normal(2.5, self.settings.spread * 0.75))
-        else:
-            difficulty = float(rng.normal(-0.8, self.settings.spread))
-        hurts = bool(rng.random() < self.settings.hurt_share)
-        route_bias = float(rng.normal(0.0, 1.0))
-        return difficulty, hurts, route_bias
+        return _case_constants(self.settings, case.id, case.expected_skill == NO_SKILL)
 
     def _used_skills(
         self, request: AgentRequest, rng: np.random.Generator, route_bias: float

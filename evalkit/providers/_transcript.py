@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 EventKind = Literal["system", "user", "assistant", "tool_call", "tool_result"]
@@ -59,9 +59,16 @@ class AgentResponse:
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-serialisable dict (inverse of :meth:`from_json`)."""
-        out = asdict(self)
-        out["events"] = [asdict(e) for e in self.events]
-        return out
+        return {
+            "events": [{"kind": e.kind, "content": e.content, "name": e.name} for e in self.events],
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "n_steps": self.n_steps,
+            "skill_loaded": self.skill_loaded,
+            "extra": dict(self.extra),
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> AgentResponse:

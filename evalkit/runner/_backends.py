@@ -91,7 +91,9 @@ def parallel_map(
             n_jobs=concurrency,
             backend=backend,
             return_as="generator_unordered",
-            pre_dispatch="4*n_jobs",
+            pre_dispatch="2*n_jobs",
+            # I/O-bound items (agents, HTTP) must never be batched together behind one slot
+            batch_size=1 if backend == "threading" else "auto",
         )
     elif backend == "dask":
         stack = _dask_context(scheduler, concurrency)

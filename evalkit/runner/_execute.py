@@ -16,6 +16,7 @@ from evalkit.cases import AntiPatternRule, Case, SkillExposure
 from evalkit.errors import InfraError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
 from evalkit.providers import AgentRequest, AgentResponse, cached_provider
+from evalkit.runner._cache import OutcomeCache
 from evalkit.scorers import score_item
 from evalkit.scorers._verifiers import run_command
 
@@ -35,6 +36,7 @@ class ItemTask:
         anti_patterns: Suite-wide anti-pattern rules.
         retries: Retries of infrastructure errors.
         retry_backoff_s: Backoff base.
+        cache_root: Outcome cache to store a successful outcome in (None: no caching).
     """
 
     item: WorkItem
@@ -47,6 +49,7 @@ class ItemTask:
     anti_patterns: tuple[AntiPatternRule, ...] = ()
     retries: int = 2
     retry_backoff_s: float = 1.0
+    cache_root: str | None = None
 
 
 @dataclass
@@ -121,13 +124,15 @@ def execute_item(task: ItemTask) -> ItemOutcome:
     response_json = None
     workspace: Path | None = None
     try:
-        workspace = _prepare_workspace(task, logs)
+        provider = cached_provider(item.provider, task.provider_settings)
+        hermetic = case.lane != "prompt" or getattr(provider, "needs_prompt_workspace", True)
+        workspace = _prepare_workspace(task, logs) if hermetic else None
         request = AgentRequest(
             item_key=item.key,
             case=case,
             condition=item.condition,
             exposure=task.exposure,
-            workspace=workspace,
+            workspace=workspace or Path(task.workspace_root),
             seed=item.seed,
             timeout_s=case.budgets.timeout_s,
             max_steps=case.budgets.max_steps,
@@ -193,4 +198,14 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         if workspace is not None:
             shutil.rmtree(workspace, ignore_errors=True)
     row["finished_at"] = _now()
+    if task.cache_root is not None and row["status"] == "ok":
+        cached_row = dict(row)
+        for key in ("started_at", "finished_at"):
+            cached_row[key] = cached_row[key].isoformat()
+        entry = {
+            "row": cached_row,
+            "scores": [{k: v for k, v in s.items() if k != "item_key"} for s in scores],
+            "response": response_json,
+        }
+        OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
     return ItemOutcome(key=item.key, row=row, scores=scores, response=response_json, logs=logs)

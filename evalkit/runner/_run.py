@@ -16,7 +16,7 @@ from types import FrameType
 from typing import Any
 
 import evalkit
-from evalkit.cases import Suite, load_suite, stable_hash
+from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, create_provider
@@ -27,6 +27,7 @@ from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._store import (
     LOG_FILE,
+    EventLog,
     PartWriter,
     append_event,
     append_line,
@@ -294,7 +295,7 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     Examples:
         >>> from evalkit.runner import RunConfig
         >>> import tempfile
-        >>> config = RunConfig(case_ids=("fix-unquoted-vars",), trials=2, progress=False,
+        >>> config = RunConfig(case_ids=("shell-strict-mode-header",), trials=2, progress=False,
         ...                    runs_dir=tempfile.mkdtemp(), concurrency=1)
         >>> result = run("cases/demo", config)
         >>> result.items
@@ -407,21 +408,29 @@ def _execute_all(
         append_event(run_dir, "cache_hits", count=len(prep.items) - len(done) - len(pending))
 
     suite = prep.suite
+    suite_root = str(suite.root.resolve())
+    cases = {case.id: case for case in suite.cases}
+    exposures: dict[tuple[str, str], tuple[SkillExposure, ...]] = {}
+    cache_root = str(cache.root) if config.use_cache else None
 
     def tasks() -> Iterator[ItemTask]:
         for item in pending:
-            case = suite.case(item.case_id)
+            case = cases[item.case_id]
+            pair = (item.case_id, item.condition)
+            if pair not in exposures:
+                exposures[pair] = suite.exposure(case, item.condition)
             yield ItemTask(
                 item=item,
                 case=case,
-                exposure=suite.exposure(case, item.condition),
+                exposure=exposures[pair],
                 provider_settings=prep.settings,
-                suite_root=str(suite.root.resolve()),
+                suite_root=suite_root,
                 workspace_root=str(workspace_root),
                 pass_threshold=suite.spec.defaults.pass_threshold,
                 anti_patterns=suite.spec.anti_patterns,
                 retries=config.retries,
                 retry_backoff_s=config.retry_backoff_s,
+                cache_root=cache_root,
             )
 
     outcomes = parallel_map(
@@ -431,8 +440,14 @@ def _execute_all(
         concurrency=config.concurrency,
         scheduler=config.scheduler,
     )
-    for outcome in outcomes:
-        _record(outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, cache, bar)
+    events = EventLog(run_dir)
+    try:
+        for outcome in outcomes:
+            _record(
+                outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
+            )
+    finally:
+        events.close()
 
 
 def _record(
@@ -443,7 +458,7 @@ def _record(
     run_id: str,
     run_dir: Path,
     writer: PartWriter,
-    cache: OutcomeCache,
+    events: EventLog,
     bar: RunProgress,
 ) -> None:
     row = _base_row(item, prep, run_id) | outcome.row
@@ -454,16 +469,7 @@ def _record(
             for line in lines:
                 bar.log(line)
     writer.add(row, outcome.scores, outcome.response)
-    if row["status"] == "ok":
-        cached_row = {k: v for k, v in outcome.row.items()}
-        for key in ("started_at", "finished_at"):
-            cached_row[key] = cached_row[key].isoformat()
-        scores = [{k: v for k, v in s.items() if k != "item_key"} for s in outcome.scores]
-        cache.put(
-            item.item_hash, {"row": cached_row, "scores": scores, "response": outcome.response}
-        )
-    append_event(
-        run_dir,
+    events.emit(
         "item_finished",
         key=item.key,
         status=row["status"],

@@ -53,6 +53,27 @@ def append_event(run_dir: Path, event: str, **fields: Any) -> None:
     append_line(run_dir / EVENTS_FILE, json.dumps(record, default=str, separators=(",", ":")))
 
 
+class EventLog:
+    """``events.jsonl`` held open for a run: one ``os.write`` per whole line (``O_APPEND``).
+
+    Args:
+        run_dir: The run directory.
+    """
+
+    def __init__(self, run_dir: Path) -> None:
+        self._fd = os.open(run_dir / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Append one event line."""
+        record = {"ts": round(time.time(), 3), "event": event, **fields}
+        line = json.dumps(record, default=str, separators=(",", ":")) + "\n"
+        os.write(self._fd, line.encode("utf-8"))
+
+    def close(self) -> None:
+        """Close the file."""
+        os.close(self._fd)
+
+
 class PartWriter:
     """Buffers finished items and writes them as numbered parquet parts.
 
