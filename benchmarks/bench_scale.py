@@ -4,7 +4,7 @@ Usage:
     python benchmarks/bench_scale.py cache    [--items 10000]   # cache-hit rerun
     python benchmarks/bench_scale.py backends [--items 100000]  # loky vs 2-worker dask LocalCluster
     python benchmarks/bench_scale.py io       [--items 2000 --latency 0.1 --concurrency 64]
-    python benchmarks/bench_scale.py one      [--items 100000]  # one loky run (for /usr/bin/time -v)
+    python benchmarks/bench_scale.py one      [--items 100000]  # one loky run (/usr/bin/time -v)
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def bench_backends(items: int) -> None:
         loky, t_loky = _timed(suite, runs_dir=runs, use_cache=False, concurrency=2)
         dask, t_dask = _timed(suite, runs_dir=runs, use_cache=False, concurrency=2, backend="dask")
     for name, result, wall in (("loky", loky, t_loky), ("dask LocalCluster(2)", dask, t_dask)):
-        print(f"{name:>22}: {result.items} items in {wall:.1f} s = {wall / result.items * 1e3:.3f} ms/item")
+        per_item = wall / result.items * 1e3
+        print(f"{name:>22}: {result.items} items in {wall:.1f} s = {per_item:.3f} ms/item")
     print(f"dask/loky wall ratio: {t_dask / t_loky:.2f}")
 
 
@@ -77,7 +78,9 @@ def bench_one(items: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("what", choices=["cache", "backends", "io", "one"])
     parser.add_argument("--items", type=int)
     parser.add_argument("--latency", type=float, default=0.1)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import math
 import time
-from functools import lru_cache
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -77,8 +77,11 @@ def _logit(p: float) -> float:
 def _case_constants(
     settings: SimulatedSettings, case_id: str, negative: bool
 ) -> tuple[float, bool, float]:
-    """Latent constants of a case (same across trials and conditions): difficulty on the logit
-    scale, whether skill text hurts it, and how readily the agent routes to its skill."""
+    """Latent constants of a case, the same across trials and conditions.
+
+    Returns difficulty on the logit scale, whether skill text hurts the case, and how readily
+    the agent routes to its skill.
+    """
     rng = np.random.default_rng(int(stable_hash([settings.model, case_id]), 16))
     if negative:
         difficulty = float(rng.normal(2.5, settings.spread * 0.75))
