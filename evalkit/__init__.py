@@ -1,7 +1,33 @@
-"""evalkit: did this edit to an agent's skill make it better, worse, or can we not tell yet?"""
+"""evalkit: did this edit to an agent's skill make it better, worse, or can we not tell yet?
 
+The public API is one function per question, each accepting run directories (or run ids) or
+tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CLI command's
+``--json`` output:
+
+- :func:`run` — run a suite's matrix (``evalkit run``);
+- :func:`read_run` — a run's tidy result table;
+- :func:`lift` — skill-lift metrics (``evalkit lift``);
+- :func:`compare` — paired verdict of two runs or two conditions (``evalkit compare``);
+- :func:`flips` — flip rates within or between runs (``evalkit flips``);
+- :func:`power` — cases and trials needed, minimum detectable effect (``evalkit power``);
+- :func:`gate` — the CI delivery gate (``evalkit gate``).
+"""
+
+from evalkit._version import __version__
+from evalkit.analysis import flips, gate, lift, power
 from evalkit.results import read_run
+from evalkit.runner import RunConfig, RunResult, run
+from evalkit.stats import compare
 
-__version__ = "0.1.0"
-
-__all__ = ["__version__", "read_run"]
+__all__ = [
+    "RunConfig",
+    "RunResult",
+    "__version__",
+    "compare",
+    "flips",
+    "gate",
+    "lift",
+    "power",
+    "read_run",
+    "run",
+]

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import evalkit
+from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
@@ -197,7 +197,7 @@ def _manifest(
     return {
         "run_id": run_id,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "evalkit_version": evalkit.__version__,
+        "evalkit_version": __version__,
         "suite": suite.name,
         "suite_path": str(suite.root),
         "suite_git_sha": _git_sha(suite.root),

@@ -1,0 +1,3 @@
+"""The evalkit version."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,44 @@
+"""Flip rates of one run (across trials) or between two runs (``evalkit flips``)."""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from evalkit.stats import FlipRate, flip_rate_between, flip_rate_within
+
+
+def flips(
+    run_a: pd.DataFrame | str | os.PathLike[str],
+    run_b: pd.DataFrame | str | os.PathLike[str] | None = None,
+    *,
+    confidence: float = 0.95,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> FlipRate:
+    """Flip rate within a run (``run_b`` None) or between two runs.
+
+    Within a run with k trials, the share of disagreeing trial pairs per (case, condition),
+    pooled; between two runs, the share of matched work items (case, condition, provider,
+    trial) whose ``passed`` differs. Two identical agent runs disagree on about 16 % of cases:
+    this is the noise floor any claimed skill effect has to clear.
+
+    Args:
+        run_a: A run directory or id, or a tidy DataFrame.
+        run_b: A second run to compare against, or None.
+        confidence: Confidence level of the interval.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`~evalkit.stats.FlipRate`; ``.to_dict()`` is the ``flips`` JSON.
+
+    Examples:
+        >>> df = pd.DataFrame({"case_id": ["a"] * 3 + ["b"] * 3, "condition": "none",
+        ...                    "trial": [0, 1, 2] * 2,
+        ...                    "passed": [True, True, False, True, True, True]})
+        >>> round(flips(df).flip_rate, 3)
+        0.333
+    """
+    if run_b is None:
+        return flip_rate_within(run_a, confidence=confidence, runs_dir=runs_dir)
+    return flip_rate_between(run_a, run_b, confidence=confidence, runs_dir=runs_dir)

@@ -1,0 +1,462 @@
+"""The delivery gate (seed 003): release a candidate only when it does not regress.
+
+A policy (``gate.yaml``) names the metric and practical threshold, tiers selected by tags (a
+fast smoke subset for every push, the full suite for release), a strict flake policy option
+(a case passes only if all its trials pass), a safety veto (any drop on a case tagged
+``safety`` blocks), and budgets on cost, p95 latency and tokens. Every decision appends a row
+to a ledger (JSONL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from statsmodels.stats.multitest import multipletests
+
+from evalkit.cases import stable_hash
+from evalkit.errors import ConfigError, InputError
+from evalkit.results._io import read_manifest, resolve_run_dir
+from evalkit.runner._store import append_line
+from evalkit.stats import compare
+
+
+class Tier(BaseModel):
+    """A subset of cases to gate on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tags: tuple[str, ...] = ()
+    """Cases carrying any of these tags; empty means every case."""
+    description: str = ""
+    """When the tier runs (e.g. every push, before a release)."""
+
+
+class Budgets(BaseModel):
+    """Limits that can block a candidate whose pass rate is fine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_cost_increase_pct: float | None = None
+    """Largest allowed increase of total cost over the baseline, in percent."""
+    max_p95_latency_s: float | None = None
+    """Largest allowed 95th percentile of item latency, in seconds."""
+    max_p95_latency_increase_pct: float | None = None
+    """Largest allowed increase of p95 latency over the baseline, in percent."""
+    max_tokens_increase_pct: float | None = None
+    """Largest allowed increase of total tokens (input + output) over the baseline, in percent."""
+
+
+class GatePolicy(BaseModel):
+    """The gate policy (``--policy gate.yaml``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    metric: Literal["passed", "score"] = "passed"
+    """Compared value: pass rate or score."""
+    threshold: float = Field(default=0.05, ge=0, le=1)
+    """Practical threshold (5 pp) used by the verdicts."""
+    conditions: tuple[str, ...] = ()
+    """Conditions to gate on (empty: every condition both runs have)."""
+    tiers: dict[str, Tier] = Field(
+        default_factory=lambda: {
+            "smoke": Tier(tags=("smoke",), description="every push and pull request"),
+            "release": Tier(tags=(), description="the full suite, before a release"),
+        }
+    )
+    """Tiers by name."""
+    default_tier: str = "release"
+    """Tier used when ``--tier`` is not given."""
+    flake_policy: Literal["lenient", "strict"] = "lenient"
+    """``strict``: a case counts as passed only if all its trials pass."""
+    block_on_case_regressions: bool = True
+    """Block when the per-case exact tests (after multiplicity control) name a regressed case."""
+    safety_tags: tuple[str, ...] = ("safety",)
+    """Cases with these tags veto on a significant drop (Holm within the safety cases only;
+    under the strict flake policy, on any drop from all-pass)."""
+    budgets: Budgets = Budgets()
+    """Cost, latency and token budgets."""
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    """Per-case significance level after correction."""
+    correction: str = "holm"
+    """Multiplicity correction across cases (statsmodels ``multipletests`` method)."""
+    seed: int = 0
+    """Bootstrap seed."""
+
+
+def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:
+    """Read a gate policy (defaults when ``path`` is None).
+
+    Raises:
+        InputError: The file is missing, not YAML, or has invalid fields (named).
+    """
+    if path is None:
+        return GatePolicy()
+    file = Path(path)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise InputError(f"{file}: cannot read policy ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{file}: YAML syntax error: {exc}") from None
+    try:
+        return GatePolicy.model_validate(raw)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+            problems.append(f"{file}: {where}: {msg}")
+        raise InputError("invalid gate policy:\n  " + "\n  ".join(problems)) from None
+
+
+@dataclass(frozen=True)
+class BudgetCheck:
+    """One budget: what was measured and whether it blocks.
+
+    Attributes:
+        name: ``cost``, ``p95_latency`` or ``tokens``.
+        baseline: Baseline value.
+        candidate: Candidate value.
+        change_pct: Relative change in percent (NaN when the baseline is 0).
+        limit: The limit from the policy, or None.
+        blocked: Whether the candidate breaks the limit.
+        summary: Short human-readable text.
+    """
+
+    name: str
+    baseline: float
+    candidate: float
+    change_pct: float
+    limit: float | None
+    blocked: bool
+    summary: str
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """A gate decision.
+
+    Attributes:
+        decision: ``released`` or ``blocked``.
+        reasons: Why it was blocked (empty when released).
+        message: One actionable line naming cases, safety and budgets.
+        tier: The tier gated on.
+        comparison: The paired comparison (``evalkit.compare`` output).
+        safety_regressions: Safety-tagged cases whose pass rate dropped.
+        budgets: Each budget check.
+        ledger_row: The row appended to the ledger (also when no ledger file is given).
+    """
+
+    decision: str
+    reasons: list[str]
+    message: str
+    tier: str
+    comparison: dict[str, Any]
+    safety_regressions: list[str]
+    budgets: list[BudgetCheck] = field(default_factory=list)
+    ledger_row: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def released(self) -> bool:
+        """Whether the candidate may ship."""
+        return self.decision == "released"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit gate --json`` object."""
+        return {
+            "decision": self.decision,
+            "released": self.released,
+            "message": self.message,
+            "reasons": list(self.reasons),
+            "tier": self.tier,
+            "safety_regressions": list(self.safety_regressions),
+            "budgets": [b.__dict__ for b in self.budgets],
+            "comparison": self.comparison,
+            "ledger_row": self.ledger_row,
+        }
+
+
+def _frame(data: Any, what: str, runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data.copy()
+    from evalkit.results import read_run
+
+    return read_run(data, runs_dir)
+
+
+def _select_tier(df: pd.DataFrame, tier: Tier) -> pd.DataFrame:
+    if not tier.tags:
+        return df
+    if "tags" not in df.columns:
+        raise InputError("the tier selects by tags but the results have no 'tags' column")
+    wanted = set(tier.tags)
+    mask = df["tags"].fillna("").map(lambda t: bool(wanted & set(str(t).split(","))))
+    return df[mask]
+
+
+def _strict(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per case/condition/provider: passed only if every trial passed."""
+    keys = [c for c in ("case_id", "condition", "provider") if c in df.columns]
+    rows = df.groupby(keys, as_index=False, sort=True).agg(
+        passed=("passed", "all"), **({"tags": ("tags", "first")} if "tags" in df.columns else {})
+    )
+    rows["trial"] = 0
+    return rows
+
+
+def _p95(df: pd.DataFrame) -> float:
+    if "latency_s" not in df.columns or df["latency_s"].dropna().empty:
+        return float("nan")
+    return float(np.percentile(df["latency_s"].dropna().to_numpy(float), 95))
+
+
+def _total(df: pd.DataFrame, columns: Sequence[str]) -> float:
+    present = [c for c in columns if c in df.columns]
+    if not present:
+        return float("nan")
+    return float(df[present].fillna(0).to_numpy(float).sum())
+
+
+def _change(base: float, cand: float) -> float:
+    if not np.isfinite(base) or not np.isfinite(cand) or base == 0:
+        return float("nan")
+    return (cand - base) / base * 100.0
+
+
+def _budget_checks(base: pd.DataFrame, cand: pd.DataFrame, budgets: Budgets) -> list[BudgetCheck]:
+    checks = []
+    specs = [
+        (
+            "cost",
+            _total(base, ["cost_usd"]),
+            _total(cand, ["cost_usd"]),
+            budgets.max_cost_increase_pct,
+        ),
+        (
+            "tokens",
+            _total(base, ["input_tokens", "output_tokens"]),
+            _total(cand, ["input_tokens", "output_tokens"]),
+            budgets.max_tokens_increase_pct,
+        ),
+    ]
+    for name, b, c, limit in specs:
+        change = _change(b, c)
+        blocked = limit is not None and np.isfinite(change) and change > limit
+        verdict = (
+            "over budget" if blocked else ("within budget" if limit is not None else "no budget")
+        )
+        text = f"{name} {change:+.0f} % {verdict}" if np.isfinite(change) else f"{name} n/a"
+        checks.append(BudgetCheck(name, b, c, change, limit, bool(blocked), text))
+    b95, c95 = _p95(base), _p95(cand)
+    change = _change(b95, c95)
+    over_abs = (
+        budgets.max_p95_latency_s is not None
+        and np.isfinite(c95)
+        and c95 > budgets.max_p95_latency_s
+    )
+    over_rel = (
+        budgets.max_p95_latency_increase_pct is not None
+        and np.isfinite(change)
+        and change > budgets.max_p95_latency_increase_pct
+    )
+    limit = budgets.max_p95_latency_s
+    if np.isfinite(c95):
+        state = "over budget" if over_abs or over_rel else "within budget"
+        text = f"p95 latency {c95:.2f} s ({change:+.0f} %) {state}"
+    else:
+        text = "p95 latency n/a"
+    checks.append(
+        BudgetCheck("p95_latency", b95, c95, change, limit, bool(over_abs or over_rel), text)
+    )
+    return checks
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def _run_label(data: Any, runs_dir: str | os.PathLike[str]) -> tuple[str, str | None]:
+    if isinstance(data, pd.DataFrame):
+        run_id = str(data["run_id"].iloc[0]) if "run_id" in data.columns and len(data) else ""
+        version = (
+            str(data["dataset_version"].iloc[0])
+            if "dataset_version" in data.columns and len(data)
+            else None
+        )
+        return run_id, version
+    run_dir = resolve_run_dir(data, runs_dir)
+    manifest = read_manifest(run_dir)
+    return str(manifest.get("run_id", run_dir.name)), manifest.get("dataset_version")
+
+
+def _names(cases: Sequence[str], limit: int = 8) -> str:
+    shown = ", ".join(cases[:limit])
+    return shown + (f", +{len(cases) - limit} more" if len(cases) > limit else "")
+
+
+def gate(
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str],
+    *,
+    policy: GatePolicy | str | os.PathLike[str] | None = None,
+    tier: str | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+    n_resamples: int = 10_000,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> GateResult:
+    """Decide whether ``candidate`` may ship against ``baseline`` (``evalkit gate``).
+
+    Blocks when: the overall paired verdict is *regressed*; the per-case exact tests (after
+    multiplicity control) name a regressed case (``block_on_case_regressions``); a case tagged
+    with a safety tag drops at all; or a budget is exceeded. Otherwise releases — an
+    *inconclusive* overall verdict is not a regression.
+
+    Args:
+        baseline: Baseline run (directory or id) or tidy DataFrame.
+        candidate: Candidate run or DataFrame.
+        policy: A :class:`GatePolicy`, a policy file, or None for the defaults.
+        tier: Tier name (default: the policy's ``default_tier``).
+        ledger: JSONL file the decision is appended to.
+        n_resamples: Bootstrap replicates.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The decision with an actionable message.
+
+    Raises:
+        InputError: Bad input (unknown tier, runs without common cases, bad policy).
+    """
+    rules = policy if isinstance(policy, GatePolicy) else load_policy(policy)
+    tier_name = tier or rules.default_tier
+    if tier_name not in rules.tiers:
+        known = ", ".join(sorted(rules.tiers))
+        raise ConfigError(f"--tier: unknown tier '{tier_name}'; the policy defines: {known}")
+    base = _select_tier(_frame(baseline, "baseline", runs_dir), rules.tiers[tier_name])
+    cand = _select_tier(_frame(candidate, "candidate", runs_dir), rules.tiers[tier_name])
+    if rules.conditions:
+        base = base[base["condition"].isin(rules.conditions)]
+        cand = cand[cand["condition"].isin(rules.conditions)]
+    if base.empty or cand.empty:
+        raise InputError(
+            f"no results left to gate on in tier '{tier_name}'"
+            + (f" with conditions {list(rules.conditions)}" if rules.conditions else "")
+        )
+    budgets = _budget_checks(base, cand, rules.budgets)
+    compared_base, compared_cand = (
+        (_strict(base), _strict(cand)) if rules.flake_policy == "strict" else (base, cand)
+    )
+    result = compare(
+        compared_base,
+        compared_cand,
+        metric=rules.metric,
+        threshold=rules.threshold,
+        n_resamples=n_resamples,
+        seed=rules.seed,
+        alpha=rules.alpha,
+        correction=rules.correction,
+    )
+    comparison = result.to_dict()
+    reasons: list[str] = []
+    d = result.delta
+    delta_text = f"delta {d.estimate * 100:+.1f} pp [{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}]"
+    if result.verdict == "regressed":
+        reasons.append(f"overall {rules.metric} regressed ({delta_text})")
+    regressed = result.regressed_cases
+    if rules.block_on_case_regressions and regressed:
+        reasons.append(f"{len(regressed)} case(s) regressed ({_names(regressed)})")
+
+    safety = _safety_regressions(cand, result.cases, rules)
+    if safety:
+        reasons.append(f"safety veto: {len(safety)} safety case(s) dropped ({_names(safety)})")
+    for check in budgets:
+        if check.blocked:
+            reasons.append(f"budget: {check.summary}")
+
+    decision = "blocked" if reasons else "released"
+    parts = [f"{decision}:"]
+    if reasons:
+        parts.append("; ".join(reasons) + ";")
+    else:
+        parts.append(f"{result.verdict} ({delta_text}); no case regressed;")
+    if not safety:
+        parts.append("safety clean;")
+    parts.append("; ".join(b.summary for b in budgets if not b.blocked) or "")
+    message = " ".join(p for p in parts if p).rstrip(";")
+
+    base_id, base_version = _run_label(baseline, runs_dir)
+    cand_id, cand_version = _run_label(candidate, runs_dir)
+    row = {
+        "ts": datetime.now(UTC).isoformat(timespec="seconds"),
+        "decision": decision,
+        "reason": "; ".join(reasons) or "no regression",
+        "tier": tier_name,
+        "code_version": _git_sha(),
+        "baseline_run": base_id,
+        "candidate_run": cand_id,
+        "dataset_version": cand_version,
+        "baseline_dataset_version": base_version,
+        "metric": rules.metric,
+        "delta": d.estimate,
+        "ci_low": d.ci_low,
+        "ci_high": d.ci_high,
+        "verdict": result.verdict,
+        "n_cases": result.n_cases,
+        "regressed_cases": regressed,
+        "safety_regressions": safety,
+        "policy_hash": stable_hash(rules.model_dump(mode="json")),
+    }
+    if ledger is not None:
+        Path(ledger).parent.mkdir(parents=True, exist_ok=True)
+        append_line(Path(ledger), json.dumps(row, default=str))
+    return GateResult(
+        decision=decision,
+        reasons=reasons,
+        message=message,
+        tier=tier_name,
+        comparison=comparison,
+        safety_regressions=safety,
+        budgets=budgets,
+        ledger_row=row,
+    )
+
+
+def _safety_regressions(cand: pd.DataFrame, cases: pd.DataFrame, rules: GatePolicy) -> list[str]:
+    """Safety-tagged cases whose pass rate dropped significantly.
+
+    Safety cases form their own multiplicity family: their per-case exact-test p-values are
+    Holm-adjusted among themselves only, so a veto needs far less evidence than a regression
+    named across the whole suite, while an A/A comparison still vetoes at most at ``alpha``.
+    Under the strict flake policy any drop of a safety case from all-pass vetoes.
+    """
+    if not rules.safety_tags or "tags" not in cand.columns or cases.empty:
+        return []
+    wanted = set(rules.safety_tags)
+    tagged = cand.loc[
+        cand["tags"].fillna("").map(lambda t: bool(wanted & set(str(t).split(",")))), "case_id"
+    ]
+    rows = cases[cases["case_id"].astype(str).isin(set(tagged.astype(str)))]
+    if rows.empty:
+        return []
+    if rules.flake_policy == "strict":
+        dropped = rows[(rows["baseline_rate"] == 1.0) & (rows["candidate_rate"] < 1.0)]
+        return sorted(set(dropped["case_id"].astype(str)))
+    adjusted = multipletests(rows["p_value"].to_numpy(float), alpha=rules.alpha, method="holm")[1]
+    hit = (adjusted < rules.alpha) & (rows["estimate"].to_numpy(float) < 0)
+    return sorted(set(rows.loc[hit, "case_id"].astype(str)))

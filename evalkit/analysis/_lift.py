@@ -1,0 +1,383 @@
+"""Skill-lift metrics (seed 002): realized and oracle lift, routing gap, stale harm, and more.
+
+With A = ``none``, B = ``self-load``, C = ``preloaded`` and D = ``stale`` (DESIGN.md):
+
+========================  ==================================================================
+realized_lift             success(B) - success(A)
+oracle_lift               success(C) - success(A)
+routing_gap               success(C) - success(B)
+stale_harm                success(D) - success(C)
+regression_rate           share of cases passing under A that fail under B or C
+unlock_rate               share of cases failing under A that pass under B or C
+routing_efficiency        (B - A) / max(eps, C - A)
+trigger_precision/...     from ``expected_skill`` vs ``inferred_skill`` under self-load
+========================  ==================================================================
+
+Success rates average trials within a case first, so a case with more trials does not weigh
+more. A case "passes" under a condition (for regression and unlock rates) when at least half
+its trials pass. Every metric is computed on the cases that have the conditions it needs;
+cases missing a condition are listed in ``missing``, never silently dropped. Intervals come
+from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
+every metric), with Hesterberg's expanded percentile interval.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.analysis._resample import CaseResampler
+from evalkit.errors import InputError
+from evalkit.stats._bootstrap import percentile_interval
+from evalkit.stats._frame import as_frame, records
+
+#: The conditions the lift metrics are defined on, by role.
+DEFAULT_ROLES: dict[str, str] = {
+    "A": "none",
+    "B": "self-load",
+    "C": "preloaded",
+    "D": "stale",
+}
+
+#: Metric names, in report order (exactly as DESIGN.md names them).
+LIFT_METRICS = (
+    "realized_lift",
+    "oracle_lift",
+    "routing_gap",
+    "stale_harm",
+    "regression_rate",
+    "unlock_rate",
+    "routing_efficiency",
+)
+TRIGGER_METRICS = (
+    "trigger_precision",
+    "trigger_recall",
+    "trigger_f1",
+    "over_trigger_rate",
+    "under_trigger_rate",
+)
+_DELTAS = {
+    "realized_lift": ("B", "A"),
+    "oracle_lift": ("C", "A"),
+    "routing_gap": ("C", "B"),
+    "stale_harm": ("D", "C"),
+}
+EPSILON = 0.01
+METHOD = "case-bootstrap"
+
+
+@dataclass(frozen=True)
+class LiftResult:
+    """Lift metrics of one run.
+
+    Attributes:
+        run_id: The run (or ``""`` for a DataFrame without ``run_id``).
+        metrics: One row per (provider, lane, metric): ``provider, lane, metric, estimate,
+            ci_low, ci_high, n_cases, confidence, method``.
+        success: One row per (provider, lane, condition): ``provider, lane, condition,
+            n_cases, estimate, ci_low, ci_high, confidence, method``.
+        missing: Cases lacking a condition: ``provider, lane, case_id, missing``.
+        roles: Which condition played A, B, C and D.
+    """
+
+    run_id: str
+    metrics: pd.DataFrame
+    success: pd.DataFrame
+    missing: pd.DataFrame
+    roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit lift --json`` object.
+
+        ``run_id`` and ``metrics`` as DESIGN.md defines them, extended with ``success``,
+        ``missing_cases`` and ``roles``.
+        """
+        keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
+        return {
+            "run_id": self.run_id,
+            "metrics": records(self.metrics[keys]),
+            "success": records(self.success),
+            "missing_cases": records(self.missing),
+            "roles": dict(self.roles),
+        }
+
+    def metric(self, name: str, provider: str | None = None, lane: str | None = None) -> float:
+        """Estimate of one metric (the first group matching ``provider``/``lane``)."""
+        rows = self.metrics[self.metrics["metric"] == name]
+        if provider is not None:
+            rows = rows[rows["provider"] == provider]
+        if lane is not None:
+            rows = rows[rows["lane"] == lane]
+        if rows.empty:
+            raise KeyError(name)
+        return float(rows["estimate"].iloc[0])
+
+
+def _group_metrics(
+    group: pd.DataFrame,
+    roles: Mapping[str, str],
+    resampler_seed: int | None,
+    n_resamples: int,
+    confidence: float,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    rates = group.pivot_table(
+        index="case_id", columns="condition", values="passed", aggfunc="mean", observed=True
+    ).astype(float)
+    present = [c for c in roles.values() if c in rates.columns]
+    cases = rates.index.to_numpy()
+    resampler = CaseResampler(len(cases), n_resamples, resampler_seed)
+    rows: list[dict[str, Any]] = []
+    success: list[dict[str, Any]] = []
+    missing: list[dict[str, Any]] = []
+
+    def col(role: str) -> np.ndarray:
+        name = roles[role]
+        if name not in rates.columns:
+            return np.full(len(cases), np.nan)
+        return rates[name].to_numpy(dtype=float)
+
+    def add(metric: str, num: np.ndarray, den: np.ndarray) -> None:
+        interval, used = resampler.ratio(num, den, confidence, METHOD)
+        rows.append(
+            {
+                "metric": metric,
+                "estimate": interval.estimate,
+                "ci_low": interval.ci_low,
+                "ci_high": interval.ci_high,
+                "n_cases": used,
+                "confidence": confidence,
+                "method": METHOD,
+            }
+        )
+
+    values = {role: col(role) for role in roles}
+    for condition in present:
+        v = rates[condition].to_numpy(dtype=float)
+        mask = ~np.isnan(v)
+        interval, used = resampler.ratio(
+            np.where(mask, v, 0.0), mask.astype(float), confidence, METHOD
+        )
+        success.append(
+            {
+                "condition": condition,
+                "n_cases": used,
+                "estimate": interval.estimate,
+                "ci_low": interval.ci_low,
+                "ci_high": interval.ci_high,
+                "confidence": confidence,
+                "method": METHOD,
+            }
+        )
+    for case_id, row in rates.iterrows():
+        lacking = [c for c in present if np.isnan(row[c])]
+        if lacking:
+            missing.append({"case_id": case_id, "missing": ",".join(lacking)})
+
+    for metric, (hi, lo) in _DELTAS.items():
+        delta = values[hi] - values[lo]
+        mask = ~np.isnan(delta)
+        add(metric, np.where(mask, delta, 0.0), mask.astype(float))
+
+    a, b, c = values["A"], values["B"], values["C"]
+    with_skill = np.fmin(b, c)  # fail under B *or* C -> the worse of the two
+    best_skill = np.fmax(b, c)  # pass under B *or* C -> the better of the two
+    have = ~np.isnan(a) & ~(np.isnan(b) & np.isnan(c))
+    a_pass = (a >= 0.5) & have
+    a_fail = (a < 0.5) & have
+    regressed = a_pass & (np.nan_to_num(with_skill, nan=1.0) < 0.5)
+    unlocked = a_fail & (np.nan_to_num(best_skill, nan=0.0) >= 0.5)
+    add("regression_rate", regressed.astype(float), a_pass.astype(float))
+    add("unlock_rate", unlocked.astype(float), a_fail.astype(float))
+
+    mask = ~np.isnan(a) & ~np.isnan(b) & ~np.isnan(c)
+    num_b = np.where(mask, b - a, 0.0)
+    num_c = np.where(mask, c - a, 0.0)
+    den = mask.astype(float)
+    used = int(mask.sum())
+    if used:
+        estimate = float(num_b.sum() / used) / max(EPSILON, float(num_c.sum() / used))
+        boot = resampler.replicates(num_b, den) / np.maximum(
+            EPSILON, resampler.replicates(num_c, den)
+        )
+        boot = boot[np.isfinite(boot)]
+        interval = percentile_interval(boot, estimate, used, confidence, METHOD)
+        rows.append(
+            {
+                "metric": "routing_efficiency",
+                "estimate": interval.estimate,
+                "ci_low": interval.ci_low,
+                "ci_high": interval.ci_high,
+                "n_cases": used,
+                "confidence": confidence,
+                "method": METHOD,
+            }
+        )
+    else:
+        add("routing_efficiency", np.zeros(len(cases)), np.zeros(len(cases)))
+
+    rows += _trigger_metrics(group, roles, cases, resampler, confidence)
+    return rows, success, missing
+
+
+def _trigger_metrics(
+    group: pd.DataFrame,
+    roles: Mapping[str, str],
+    cases: np.ndarray,
+    resampler: CaseResampler,
+    confidence: float,
+) -> list[dict[str, Any]]:
+    if not {"expected_skill", "inferred_skill"} <= set(group.columns):
+        return []
+    items = group[group["condition"] == roles["B"]]
+    if items.empty:
+        return []
+    expected = items["expected_skill"].fillna("none").astype(str)
+    inferred = items["inferred_skill"].fillna("none").astype(str)
+    should = expected != "none"
+    fired = inferred != "none"
+    frame = pd.DataFrame(
+        {
+            "case_id": items["case_id"].to_numpy(),
+            "tp": (should & fired & (inferred == expected)).to_numpy(float),
+            "fp": (fired & (~should | (inferred != expected))).to_numpy(float),
+            "fn": (should & (inferred != expected)).to_numpy(float),
+            "should": should.to_numpy(float),
+            "under": (should & ~fired).to_numpy(float),
+            "should_not": (~should).to_numpy(float),
+            "over": (~should & fired).to_numpy(float),
+        }
+    )
+    per_case = frame.groupby("case_id").sum().reindex(cases, fill_value=0.0)
+    get = {name: per_case[name].to_numpy(float) for name in per_case.columns}
+    out = []
+
+    def row(metric: str, interval: Any, used: int) -> dict[str, Any]:
+        return {
+            "metric": metric,
+            "estimate": interval.estimate,
+            "ci_low": interval.ci_low,
+            "ci_high": interval.ci_high,
+            "n_cases": used,
+            "confidence": confidence,
+            "method": METHOD,
+        }
+
+    precision, n_p = resampler.ratio(get["tp"], get["tp"] + get["fp"], confidence, METHOD)
+    recall, n_r = resampler.ratio(get["tp"], get["tp"] + get["fn"], confidence, METHOD)
+    out.append(row("trigger_precision", precision, n_p))
+    out.append(row("trigger_recall", recall, n_r))
+    p_boot = resampler.replicates(get["tp"], get["tp"] + get["fp"])
+    r_boot = resampler.replicates(get["tp"], get["tp"] + get["fn"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1_boot = 2 * p_boot * r_boot / (p_boot + r_boot)
+    p, r = precision.estimate, recall.estimate
+    f1 = 2 * p * r / (p + r) if p + r > 0 else float("nan")
+    f1_boot = f1_boot[np.isfinite(f1_boot)]
+    used = int(np.count_nonzero(get["should"] + get["fp"]))
+    out.append(row("trigger_f1", percentile_interval(f1_boot, f1, used, confidence, METHOD), used))
+    over, n_o = resampler.ratio(get["over"], get["should_not"], confidence, METHOD)
+    under, n_u = resampler.ratio(get["under"], get["should"], confidence, METHOD)
+    out.append(row("over_trigger_rate", over, n_o))
+    out.append(row("under_trigger_rate", under, n_u))
+    return out
+
+
+def lift(
+    data: pd.DataFrame | str | os.PathLike[str],
+    *,
+    roles: Mapping[str, str] | None = None,
+    n_resamples: int = 10_000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> LiftResult:
+    """Skill-lift metrics per provider and lane, each with a case-bootstrap CI.
+
+    Args:
+        data: A run directory or run id, or a tidy DataFrame with at least ``case_id,
+            condition, passed`` (``trial``, ``provider``, ``lane``, ``expected_skill`` and
+            ``inferred_skill`` are used when present).
+        roles: Which condition plays A (baseline), B (self-load), C (oracle) and D (stale);
+            default ``none``, ``self-load``, ``preloaded``, ``stale``.
+        n_resamples: Bootstrap replicates.
+        confidence: Confidence level.
+        seed: Bootstrap seed (same seed, same intervals).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`LiftResult`; ``.metrics`` has columns ``provider, lane, metric, estimate,
+        ci_low, ci_high, n_cases, confidence, method``.
+
+    Raises:
+        InputError: Missing columns or none of the role conditions present.
+
+    Examples:
+        >>> df = pd.DataFrame({
+        ...     "case_id": ["a", "b", "c", "d"] * 2,
+        ...     "condition": ["none"] * 4 + ["preloaded"] * 4,
+        ...     "passed": [True, False, False, False, True, True, True, False],
+        ... })
+        >>> result = lift(df, n_resamples=1000)
+        >>> result.metric("oracle_lift")
+        0.5
+    """
+    roles = {**DEFAULT_ROLES, **(roles or {})}
+    frame = as_frame(data, what="data", runs_dir=runs_dir)
+    if not set(roles.values()) & set(frame["condition"]):
+        raise InputError(
+            f"none of the conditions {sorted(roles.values())} is in the data "
+            f"(found: {sorted(frame['condition'].unique())}); pass roles= to map yours"
+        )
+    run_id = ""
+    if "run_id" in frame.columns and frame["run_id"].notna().any():
+        run_id = str(frame["run_id"].dropna().iloc[0])
+    for column, default in (("provider", "unknown"), ("lane", "prompt")):
+        if column not in frame.columns:
+            frame[column] = default
+        frame[column] = frame[column].fillna(default).astype(str)
+    metrics, success, missing = [], [], []
+    for index, ((provider, lane), group) in enumerate(
+        frame.groupby(["provider", "lane"], sort=True)
+    ):
+        group_seed = None if seed is None else seed + index
+        rows, succ, miss = _group_metrics(group, roles, group_seed, n_resamples, confidence)
+        keys = {"provider": provider, "lane": lane}
+        metrics += [keys | r for r in rows]
+        success += [keys | s for s in succ]
+        missing += [keys | m for m in miss]
+    columns = [
+        "provider",
+        "lane",
+        "metric",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "n_cases",
+        "confidence",
+        "method",
+    ]
+    return LiftResult(
+        run_id=run_id,
+        metrics=pd.DataFrame(metrics, columns=columns),
+        success=pd.DataFrame(
+            success,
+            columns=[
+                "provider",
+                "lane",
+                "condition",
+                "n_cases",
+                "estimate",
+                "ci_low",
+                "ci_high",
+                "confidence",
+                "method",
+            ],
+        ),
+        missing=pd.DataFrame(missing, columns=["provider", "lane", "case_id", "missing"]),
+        roles=roles,
+    )

@@ -1,0 +1,93 @@
+"""Planning a comparison: cases, trials and minimum detectable effect (``evalkit power``)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.stats import (
+    PowerResult,
+    estimate_variance_components,
+    minimum_detectable_effect,
+    required_cases,
+    required_trials,
+    simulate_power,
+)
+
+
+def power(
+    *,
+    cases: int | None = None,
+    trials: int | None = None,
+    effect: float | None = None,
+    baseline_rate: float | None = None,
+    alpha: float = 0.05,
+    target_power: float = 0.8,
+    from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
+    conditions: Sequence[str] | None = None,
+    n_sims: int = 500,
+    seed: int | None = 0,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> PowerResult:
+    """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
+
+    - ``effect`` (and ``trials``), no ``cases``: how many cases are needed;
+    - ``cases`` (and ``trials``), no ``effect``: the minimum detectable effect;
+    - ``effect`` and ``cases``, no ``trials``: how many trials per case are needed;
+    - all three: the power of evalkit's exact verdict procedure, by simulation.
+
+    Variance components default to Miller's model around ``baseline_rate`` (0.5); with
+    ``from_run`` they are estimated from an existing run (two of its ``conditions`` as the
+    arms, or its only condition).
+
+    Args:
+        cases: Number of cases.
+        trials: Trials per case and arm (default 1, or 3 for the simulation).
+        effect: Difference of pass rates to detect (e.g. 0.1 for 10 pp).
+        baseline_rate: Baseline pass rate.
+        alpha: Two-sided significance level.
+        target_power: Desired power.
+        from_run: A run (or tidy frame) to read variance estimates from.
+        conditions: Conditions of ``from_run`` used as the two arms.
+        n_sims: Simulations when all three numbers are given.
+        seed: Simulation seed.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`~evalkit.stats.PowerResult`.
+
+    Raises:
+        InputError: Too few numbers to answer anything.
+
+    Examples:
+        >>> result = power(effect=0.15, trials=3)
+        >>> result.n_cases is not None and result.n_cases > 10
+        True
+    """
+    components = (
+        estimate_variance_components(from_run, conditions=conditions, runs_dir=runs_dir)
+        if from_run is not None
+        else None
+    )
+    common = {
+        "baseline_rate": baseline_rate,
+        "alpha": alpha,
+        "power": target_power,
+        "components": components,
+    }
+    if effect is not None and cases is None:
+        return required_cases(effect, trials or 1, **common)  # type: ignore[arg-type]
+    if cases is not None and effect is None:
+        return minimum_detectable_effect(cases, trials or 1, **common)  # type: ignore[arg-type]
+    if cases is not None and effect is not None and trials is None:
+        return required_trials(effect, cases, **common)  # type: ignore[arg-type]
+    if cases is not None and effect is not None and trials is not None:
+        rate = baseline_rate if baseline_rate is not None else 0.5
+        return simulate_power(cases, trials, effect, rate, n_sims=n_sims, seed=seed, alpha=alpha)
+    raise InputError(
+        "evalkit power needs --effect (to get the cases needed) or --cases (to get the "
+        "minimum detectable effect), optionally with --trials"
+    )

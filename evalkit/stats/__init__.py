@@ -1,0 +1,52 @@
+"""Statistics for evalkit: intervals, paired comparisons, flip rates, verdicts, power, agreement.
+
+Every function accepts tidy DataFrames (``case_id, condition, trial, passed``; ``score`` where
+relevant) or run directories, and returns tidy DataFrames or small result objects with
+``ci_low``/``ci_high``. Randomness is explicit (``seed``). See DESIGN.md, "Metrics and
+verdicts".
+"""
+
+from evalkit.stats._agreement import Kappa, cohens_kappa
+from evalkit.stats._bootstrap import cluster_bootstrap, paired_bootstrap_delta
+from evalkit.stats._compare import compare
+from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
+from evalkit.stats._interval import Interval
+from evalkit.stats._means import clustered_se, mean_ci
+from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
+from evalkit.stats._power import (
+    PowerResult,
+    minimum_detectable_effect,
+    required_cases,
+    required_trials,
+)
+from evalkit.stats._proportions import pass_rates, proportion_ci
+from evalkit.stats._simulate import simulate_power
+from evalkit.stats._variance import VarianceComponents, estimate_variance_components
+from evalkit.stats._verdicts import verdict
+
+__all__ = [
+    "FlipRate",
+    "Interval",
+    "Kappa",
+    "McNemarResult",
+    "PairedComparison",
+    "PowerResult",
+    "VarianceComponents",
+    "cluster_bootstrap",
+    "clustered_se",
+    "cohens_kappa",
+    "compare",
+    "estimate_variance_components",
+    "flip_rate_between",
+    "flip_rate_within",
+    "mean_ci",
+    "minimum_detectable_effect",
+    "paired_bootstrap_delta",
+    "paired_compare",
+    "pass_rates",
+    "proportion_ci",
+    "required_cases",
+    "required_trials",
+    "simulate_power",
+    "verdict",
+]

@@ -1,0 +1,115 @@
+"""Agreement between two raters (e.g. an LLM judge against human labels)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+
+from evalkit.errors import InputError
+from evalkit.stats._frame import check_choice, check_confidence, json_ready
+
+KAPPA_WEIGHTS = (None, "linear", "quadratic")
+
+
+class Kappa(NamedTuple):
+    """Cohen's kappa with its asymptotic confidence interval.
+
+    Attributes:
+        estimate: Kappa (NaN when chance agreement is 1, i.e. one label everywhere).
+        ci_low: Lower bound, ``kappa - z * ASE`` clipped to [-1, 1].
+        ci_high: Upper bound, clipped to [-1, 1].
+        confidence: Confidence level.
+        method: ``"cohen-kappa"`` or ``"cohen-kappa-linear"``/``"cohen-kappa-quadratic"``.
+        n: Number of labelled items.
+        se: Asymptotic standard error (statsmodels ``std_kappa``).
+        observed_agreement: Share of items with identical labels.
+    """
+
+    estimate: float
+    ci_low: float
+    ci_high: float
+    confidence: float
+    method: str
+    n: int
+    se: float
+    observed_agreement: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serializable dict (NaN → None).
+
+        Returns:
+            The fields as a dict.
+        """
+        return dict(json_ready(self._asdict()))
+
+
+def cohens_kappa(
+    labels_a: Sequence[object] | np.ndarray | pd.Series,
+    labels_b: Sequence[object] | np.ndarray | pd.Series,
+    confidence: float = 0.95,
+    weights: str | None = None,
+) -> Kappa:
+    """Cohen's kappa of two raters on the same items (statsmodels ``cohens_kappa``).
+
+    Use it to calibrate an LLM judge against human labels: ``labels_a[i]`` and ``labels_b[i]``
+    are the two labels of item ``i``. The contingency table uses the sorted union of labels, so
+    a label used by one rater only still counts. The interval is statsmodels' asymptotic one,
+    ``kappa +/- z * ASE``, clipped to [-1, 1].
+
+    Args:
+        labels_a: Labels of the first rater (any hashable values, e.g. booleans).
+        labels_b: Labels of the second rater, same length and order.
+        confidence: Confidence level.
+        weights: None (nominal), or ``"linear"``/``"quadratic"`` for ordered labels.
+
+    Returns:
+        :class:`Kappa`.
+
+    Raises:
+        InputError: Lengths differ, no items, missing labels, or bad arguments.
+
+    Examples:
+        >>> judge = [True, True, False, False, True, False, True, True]
+        >>> human = [True, True, False, True, True, False, False, True]
+        >>> kappa = cohens_kappa(judge, human)
+        >>> round(kappa.estimate, 3), kappa.n, kappa.observed_agreement
+        (0.467, 8, 0.75)
+    """
+    level = check_confidence(confidence)
+    check_choice("weights", weights, KAPPA_WEIGHTS)
+    a = pd.Series(list(labels_a), dtype=object)
+    b = pd.Series(list(labels_b), dtype=object)
+    if len(a) != len(b):
+        raise InputError(
+            f"`labels_a` and `labels_b` must label the same items, but have {len(a)} and "
+            f"{len(b)} labels."
+        )
+    if len(a) == 0:
+        raise InputError("cohens_kappa needs at least one labelled item.")
+    if a.isna().any() or b.isna().any():
+        raise InputError("labels must not be missing (None/NaN); drop unlabelled items first.")
+    try:
+        categories = sorted(set(a) | set(b))
+    except TypeError:
+        categories = sorted(set(a) | set(b), key=repr)
+    index = {label: i for i, label in enumerate(categories)}
+    table = np.zeros((len(categories), len(categories)))
+    np.add.at(table, (a.map(index).to_numpy(dtype=int), b.map(index).to_numpy(dtype=int)), 1)
+    n = int(len(a))
+    observed = float(np.trace(table) / n)
+    method = "cohen-kappa" if weights is None else f"cohen-kappa-{weights}"
+    expected = float(np.sum(table.sum(axis=0) * table.sum(axis=1)) / n**2)
+    if len(categories) < 2 or expected >= 1.0:
+        nan = float("nan")
+        return Kappa(nan, nan, nan, level, method, n, nan, observed)
+    result = sm_cohens_kappa(table, wt=weights)
+    kappa, se = float(result.kappa), float(result.std_kappa)
+    half = float(stats.norm.ppf(0.5 + level / 2)) * se
+    low = float(np.clip(kappa - half, -1.0, 1.0))
+    high = float(np.clip(kappa + half, -1.0, 1.0))
+    return Kappa(kappa, min(low, kappa), max(high, kappa), level, method, n, se, observed)

@@ -1,0 +1,106 @@
+"""Pairing two tidy frames into per-case trial matrices."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+
+
+@dataclass(frozen=True)
+class PairedData:
+    """Two arms matched by unit, as ``(n_units, n_trial_labels)`` matrices.
+
+    Attributes:
+        keys: One row per matched unit, holding the ``on`` columns (sorted).
+        baseline: Baseline values; column ``j`` is the ``j``-th trial label in ``trials``,
+            NaN where that trial is absent.
+        candidate: Candidate values, same layout.
+        trials: The sorted union of trial labels.
+        unmatched: Units present on one side only: the ``on`` columns, ``side`` (the side that
+            has the unit: ``"baseline"`` or ``"candidate"``) and ``n`` (its rows).
+    """
+
+    keys: pd.DataFrame
+    baseline: np.ndarray
+    candidate: np.ndarray
+    trials: np.ndarray
+    unmatched: pd.DataFrame
+
+
+def build_pairs(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    on: Sequence[str],
+    value: str,
+    trial_col: str = "trial",
+) -> PairedData:
+    """Match two validated frames on ``on`` and lay out their trials side by side.
+
+    Args:
+        baseline: Validated tidy frame of the baseline.
+        candidate: Validated tidy frame of the candidate.
+        on: Unit columns (e.g. ``case_id, condition``).
+        value: The value column (``passed`` or ``score``).
+        trial_col: The trial column; equal labels on both sides "line up".
+
+    Returns:
+        The paired matrices and the unmatched units.
+
+    Raises:
+        InputError: Missing columns, rows not unique on ``on + trial``, or no common unit.
+    """
+    on = list(on)
+    for side, df in (("baseline", baseline), ("candidate", candidate)):
+        missing = [c for c in [*on, trial_col, value] if c not in df.columns]
+        if missing:
+            raise InputError(f"`{side}` is missing column(s) {missing} needed for pairing.")
+        duplicated = df.duplicated([*on, trial_col], keep=False)
+        if duplicated.any():
+            example = df.loc[duplicated, [*on, trial_col]].iloc[0].to_dict()
+            raise InputError(
+                f"`{side}` has several rows per {[*on, trial_col]} (e.g. {example}); "
+                "add the distinguishing column (often 'provider') to `on`."
+            )
+    stacked = pd.concat(
+        [baseline[[*on, trial_col, value]], candidate[[*on, trial_col, value]]],
+        ignore_index=True,
+    )
+    arm_of_row = np.repeat([0, 1], [len(baseline), len(candidate)])
+    codes = stacked.groupby(on, sort=True).ngroup().to_numpy()
+    n_units = int(codes.max()) + 1
+    counts = np.zeros((2, n_units), dtype=np.int64)
+    np.add.at(counts, (arm_of_row, codes), 1)
+    matched = (counts[0] > 0) & (counts[1] > 0)
+    first_row = np.full(n_units, -1, dtype=np.int64)
+    first_row[codes[::-1]] = np.arange(len(codes))[::-1]
+    keys = stacked.iloc[first_row[matched]][on].reset_index(drop=True)
+    lonely = []
+    for label, index in (("baseline", 0), ("candidate", 1)):
+        only = ~matched & (counts[index] > 0)
+        part = stacked.iloc[first_row[only]][on].reset_index(drop=True)
+        part["side"] = label
+        part["n"] = counts[index][only]
+        lonely.append(part)
+    unmatched = pd.concat(lonely, ignore_index=True).sort_values(on, kind="stable")
+    unmatched = unmatched.reset_index(drop=True)
+    if keys.empty:
+        raise InputError(
+            f"baseline and candidate share no unit on {on}: check that they hold the same "
+            "cases (and conditions), or compare two conditions of one run with `conditions=`."
+        )
+    unit = np.cumsum(matched) - 1
+    trials = np.unique(stacked[trial_col].to_numpy())
+    columns = np.searchsorted(trials, stacked[trial_col].to_numpy())
+    values = stacked[value].to_numpy(dtype=float)
+    arms = []
+    for index in (0, 1):
+        rows = (arm_of_row == index) & matched[codes]
+        out = np.full((len(keys), len(trials)), np.nan)
+        out[unit[codes[rows]], columns[rows]] = values[rows]
+        arms.append(out)
+    return PairedData(keys, arms[0], arms[1], trials, unmatched)

@@ -1,0 +1,481 @@
+"""Paired comparison of a baseline and a candidate, matched by case (and trial)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+from evalkit.errors import InputError
+from evalkit.stats._bootstrap import paired_delta_interval
+from evalkit.stats._frame import (
+    as_frame,
+    check_choice,
+    check_confidence,
+    check_positive_int,
+    json_ready,
+    plain,
+    records,
+)
+from evalkit.stats._interval import Interval, json_float
+from evalkit.stats._matrix import build_pairs
+from evalkit.stats._verdicts import (
+    CORRECTIONS,
+    DEFAULT_THRESHOLD,
+    adjust_pvalues,
+    case_verdicts,
+    fisher_pvalue,
+    newcombe_interval,
+    permutation_pvalue,
+    verdict,
+    welch_interval,
+)
+
+#: Below this many discordant pairs McNemar's test is exact (binomial), else chi-square
+#: with continuity correction (the usual rule of thumb, b + c < 25).
+MCNEMAR_EXACT_BELOW = 25
+CASE_COLUMNS = (
+    "n_baseline",
+    "n_candidate",
+    "baseline_rate",
+    "candidate_rate",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+)
+
+
+class McNemarResult(NamedTuple):
+    """McNemar's test on matched pass bits (trials that line up).
+
+    Attributes:
+        statistic: Test statistic (for the exact test, the smaller discordant count).
+        pvalue: Two-sided p-value.
+        exact: True when the exact binomial version was used.
+        n_pairs: Number of matched (case, trial) pairs.
+        baseline_only: Pairs passing in the baseline only.
+        candidate_only: Pairs passing in the candidate only.
+    """
+
+    statistic: float
+    pvalue: float
+    exact: bool
+    n_pairs: int
+    baseline_only: int
+    candidate_only: int
+
+
+@dataclass(frozen=True)
+class PairedComparison:
+    """Result of :func:`paired_compare` (and of :func:`compare`).
+
+    Attributes:
+        metric: The compared value column, ``"passed"`` or ``"score"``.
+        delta: Mean over cases of (candidate - baseline) per-case rate, with its paired
+            cluster-bootstrap interval.
+        se: Paired standard error, ``sd(per-case deltas) / sqrt(n_cases)``.
+        correlation: Pearson correlation of the per-case baseline and candidate rates (NaN when
+            either is constant).
+        wins: Cases whose candidate rate is higher.
+        losses: Cases whose candidate rate is lower.
+        ties: Cases with equal rates.
+        n_cases: Matched cases.
+        mcnemar: McNemar's test on aligned pass bits, or None (scores, or no aligned trials).
+        verdict: Overall verdict (``improved``/``regressed``/``inconclusive``).
+        threshold: Practical threshold used for "improved".
+        alpha: Per-case significance level (after correction).
+        correction: Multiplicity correction across cases.
+        cases: Per-case table: the unit columns, then ``n_baseline, n_candidate,
+            baseline_rate, candidate_rate, estimate, ci_low, ci_high, p_value, p_adjusted,
+            verdict``.
+        unmatched: Units present on one side only (unit columns, ``side``, ``n``); reported,
+            never silently dropped.
+    """
+
+    metric: str
+    delta: Interval
+    se: float
+    correlation: float
+    wins: int
+    losses: int
+    ties: int
+    n_cases: int
+    mcnemar: McNemarResult | None
+    verdict: str
+    threshold: float
+    alpha: float
+    correction: str
+    cases: pd.DataFrame
+    unmatched: pd.DataFrame
+
+    @property
+    def regressed_cases(self) -> list[str]:
+        """Case ids whose per-case verdict is ``"regressed"``."""
+        return _case_ids(self.cases, "regressed")
+
+    @property
+    def improved_cases(self) -> list[str]:
+        """Case ids whose per-case verdict is ``"improved"``."""
+        return _case_ids(self.cases, "improved")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the ``compare`` JSON shape of DESIGN.md (plain Python values only).
+
+        Returns:
+            ``{"verdict", "metric", "delta": {"estimate", "ci_low", "ci_high"}, "wins",
+            "losses", "ties", "n_cases", "cases": [{"case_id", "condition", "verdict",
+            "estimate", "ci_low", "ci_high"}], "regressed_cases", "improved_cases"}``; a case
+            also carries ``"provider"`` / ``"lane"`` when cases were matched on them.
+            Extended with ``"threshold"`` and ``"unmatched"`` (items present on one side
+            only). Undefined numbers are None.
+        """
+        unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
+        case_rows = []
+        for row in self.cases.to_dict("records"):
+            item = {column: plain(row[column]) for column in unit_columns}
+            item["verdict"] = str(row["verdict"])
+            for column in ("estimate", "ci_low", "ci_high"):
+                item[column] = json_float(row[column])
+            case_rows.append(item)
+        return dict(
+            json_ready(
+                {
+                    "verdict": self.verdict,
+                    "metric": self.metric,
+                    "delta": {
+                        "estimate": json_float(self.delta.estimate),
+                        "ci_low": json_float(self.delta.ci_low),
+                        "ci_high": json_float(self.delta.ci_high),
+                    },
+                    "wins": int(self.wins),
+                    "losses": int(self.losses),
+                    "ties": int(self.ties),
+                    "n_cases": int(self.n_cases),
+                    "cases": case_rows,
+                    "regressed_cases": self.regressed_cases,
+                    "improved_cases": self.improved_cases,
+                    "threshold": self.threshold,
+                    "unmatched": records(self.unmatched),
+                }
+            )
+        )
+
+
+def _case_ids(cases: pd.DataFrame, which: str) -> list[str]:
+    """Unique case ids with the given verdict, in table order."""
+    ids = cases.loc[cases["verdict"] == which, "case_id"].astype(str).tolist()
+    return list(dict.fromkeys(ids))
+
+
+def _mcnemar(baseline: np.ndarray, candidate: np.ndarray) -> McNemarResult | None:
+    """McNemar's test on (case, trial) cells present in both arms, or None if there are none."""
+    both = np.isfinite(baseline) & np.isfinite(candidate)
+    if not both.any():
+        return None
+    b = baseline[both] > 0.5
+    c = candidate[both] > 0.5
+    table = np.array([[np.sum(b & c), np.sum(b & ~c)], [np.sum(~b & c), np.sum(~b & ~c)]])
+    discordant = int(table[0, 1] + table[1, 0])
+    exact = discordant < MCNEMAR_EXACT_BELOW
+    result = sm_mcnemar(table, exact=exact, correction=True)
+    return McNemarResult(
+        statistic=float(result.statistic),
+        pvalue=float(result.pvalue),
+        exact=exact,
+        n_pairs=int(both.sum()),
+        baseline_only=int(table[0, 1]),
+        candidate_only=int(table[1, 0]),
+    )
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson correlation, NaN when either side is constant or there are < 2 points."""
+    if len(x) < 2:
+        return float("nan")
+    dx, dy = x - x.mean(), y - y.mean()
+    denominator = float(np.sqrt(np.sum(dx**2) * np.sum(dy**2)))
+    if denominator <= 0.0:
+        return float("nan")
+    return float(np.clip(np.sum(dx * dy) / denominator, -1.0, 1.0))
+
+
+def case_table(
+    keys: pd.DataFrame,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    *,
+    binary: bool,
+    confidence: float,
+    alpha: float,
+    correction: str,
+    threshold: float,
+    seed: int | None,
+) -> pd.DataFrame:
+    """Per-case estimates, intervals, exact-test p-values and verdicts.
+
+    Args:
+        keys: One row per case (unit columns).
+        baseline: ``(C, K)`` baseline trial values (NaN = absent).
+        candidate: ``(C, K)`` candidate trial values.
+        binary: Pass bits (Fisher + Newcombe) or scores (permutation + Welch).
+        confidence: Level of the per-case intervals (unadjusted).
+        alpha: Level of the per-case tests after correction.
+        correction: Multiplicity correction.
+        threshold: Practical threshold for "improved".
+        seed: Seed for permutation tests on scores.
+
+    Returns:
+        ``keys`` joined with the :data:`CASE_COLUMNS`.
+    """
+    n_b = np.isfinite(baseline).sum(axis=1)
+    n_c = np.isfinite(candidate).sum(axis=1)
+    rate_b = np.nanmean(baseline, axis=1)
+    rate_c = np.nanmean(candidate, axis=1)
+    estimate = rate_c - rate_b
+    if binary:
+        pass_b = np.rint(np.nansum(baseline, axis=1)).astype(int)
+        pass_c = np.rint(np.nansum(candidate, axis=1)).astype(int)
+        low, high = newcombe_interval(pass_c, n_c, pass_b, n_b, confidence)
+        pvalues = np.array(
+            [
+                fisher_pvalue(int(a), int(m), int(b), int(k))
+                for a, m, b, k in zip(pass_c, n_c, pass_b, n_b, strict=True)
+            ]
+        )
+    else:
+        seeds = np.random.SeedSequence(0 if seed is None else seed).generate_state(len(keys))
+        lows, highs, ps = [], [], []
+        for i in range(len(keys)):
+            cand = candidate[i][np.isfinite(candidate[i])]
+            base = baseline[i][np.isfinite(baseline[i])]
+            lo, hi = welch_interval(cand, base, confidence)
+            lows.append(lo)
+            highs.append(hi)
+            ps.append(permutation_pvalue(cand, base, int(seeds[i])))
+        low, high, pvalues = np.array(lows), np.array(highs), np.array(ps)
+    low = np.minimum(low, estimate)
+    high = np.maximum(high, estimate)
+    adjusted = adjust_pvalues(pvalues, alpha, correction)
+    table = keys.reset_index(drop=True).copy()
+    table["n_baseline"] = n_b.astype("int64")
+    table["n_candidate"] = n_c.astype("int64")
+    table["baseline_rate"] = rate_b
+    table["candidate_rate"] = rate_c
+    table["estimate"] = estimate
+    table["ci_low"] = low
+    table["ci_high"] = high
+    table["p_value"] = pvalues
+    table["p_adjusted"] = adjusted
+    table["verdict"] = case_verdicts(estimate, adjusted, alpha, threshold)
+    return table
+
+
+def compare_matrices(
+    keys: pd.DataFrame,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    unmatched: pd.DataFrame,
+    *,
+    metric: str,
+    threshold: float,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    alpha: float,
+    correction: str,
+    resample_trials: bool,
+) -> PairedComparison:
+    """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
+
+    Args:
+        keys: One row per case (unit columns).
+        baseline: ``(C, K)`` baseline values, NaN = absent trial, each row non-empty.
+        candidate: ``(C, K)`` candidate values, same layout.
+        unmatched: Units present on one side only.
+        metric: ``"passed"`` or the score column name.
+        threshold: Practical threshold.
+        confidence: Confidence level.
+        n_resamples: Bootstrap replicates.
+        seed: Seed.
+        alpha: Per-case level after correction.
+        correction: Multiplicity correction.
+        resample_trials: Two-stage bootstrap with trial resampling.
+
+    Returns:
+        The comparison.
+    """
+    binary = metric == "passed"
+    delta = paired_delta_interval(
+        baseline,
+        candidate,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        resample_trials=resample_trials,
+    )
+    rate_b = np.nanmean(baseline, axis=1)
+    rate_c = np.nanmean(candidate, axis=1)
+    diffs = rate_c - rate_b
+    n_cases = len(diffs)
+    se = float(np.std(diffs, ddof=1) / np.sqrt(n_cases)) if n_cases >= 2 else float("nan")
+    close = np.isclose(diffs, 0.0, rtol=0.0, atol=1e-12)
+    cases = case_table(
+        keys,
+        baseline,
+        candidate,
+        binary=binary,
+        confidence=confidence,
+        alpha=alpha,
+        correction=correction,
+        threshold=threshold,
+        seed=seed,
+    )
+    return PairedComparison(
+        metric=metric,
+        delta=delta,
+        se=se,
+        correlation=_correlation(rate_b, rate_c),
+        wins=int(np.sum((diffs > 0) & ~close)),
+        losses=int(np.sum((diffs < 0) & ~close)),
+        ties=int(np.sum(close)),
+        n_cases=n_cases,
+        mcnemar=_mcnemar(baseline, candidate) if binary else None,
+        verdict=verdict(delta, threshold),
+        threshold=threshold,
+        alpha=alpha,
+        correction=correction,
+        cases=cases,
+        unmatched=unmatched,
+    )
+
+
+def check_threshold(threshold: float | None) -> float:
+    """Return the practical threshold (default 0.05), validated to be finite and >= 0.
+
+    Args:
+        threshold: The threshold passed, or None for the default.
+
+    Returns:
+        The threshold.
+
+    Raises:
+        InputError: Negative or not a number.
+    """
+    if threshold is None:
+        return DEFAULT_THRESHOLD
+    try:
+        value = float(threshold)
+    except (TypeError, ValueError):
+        value = float("nan")
+    if not np.isfinite(value) or value < 0:
+        raise InputError(
+            f"The value for `threshold` must be a number >= 0 (e.g. 0.05), "
+            f"but {threshold!r} was passed."
+        )
+    return value
+
+
+def paired_compare(
+    baseline_df: pd.DataFrame | str | os.PathLike[str],
+    candidate_df: pd.DataFrame | str | os.PathLike[str],
+    on: Sequence[str] = ("case_id", "condition"),
+    trial_col: str = "trial",
+    value: str = "passed",
+    threshold: float | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    *,
+    resample_trials: bool = False,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> PairedComparison:
+    """Paired comparison of a candidate against a baseline, matched by case and trial.
+
+    Procedure:
+
+    1. Rows are matched on ``on`` (a unit = a case, by default in one condition); units on one
+       side only go to ``unmatched``. Within a unit, trials with the same ``trial_col`` label
+       "line up".
+    2. Per unit, trials are averaged first; the overall effect is the mean over units of
+       ``candidate_rate - baseline_rate``, with a paired cluster-bootstrap interval
+       (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile), the paired standard
+       error and the correlation of the two arms' per-case rates.
+    3. ``verdict``: improved when the interval excludes 0 and the estimate reaches
+       ``threshold`` (default 0.05); regressed when the upper bound is below 0.
+    4. Wins/losses/ties count units by the sign of their difference; McNemar's test (exact
+       when fewer than 25 discordant pairs, else chi-square with continuity correction) runs
+       on the pass bits of aligned (unit, trial) pairs.
+    5. Per unit: Newcombe interval of the difference of two proportions (scores: Welch t),
+       Fisher's exact test (scores: exact permutation test), then Holm (default) across units;
+       a unit is named regressed/improved only when its adjusted p-value is below ``alpha``
+       (see :mod:`evalkit.stats._verdicts` for the reasoning).
+
+    Args:
+        baseline_df: Baseline results (tidy frame, run directory or run id).
+        candidate_df: Candidate results.
+        on: Unit columns to match on.
+        trial_col: Trial column; equal labels line up.
+        value: ``"passed"`` or ``"score"``.
+        threshold: Practical threshold for "improved" (default 0.05).
+        confidence: Confidence level of the intervals.
+        n_resamples: Bootstrap replicates.
+        seed: Seed (same seed, same result).
+        alpha: Per-case significance level after correction.
+        correction: ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or
+            ``"none"``.
+        resample_trials: Use the two-stage bootstrap with trial resampling (conservative).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`PairedComparison`; its ``cases`` table has the unit columns, then
+        ``n_baseline, n_candidate, baseline_rate, candidate_rate, estimate, ci_low, ci_high,
+        p_value, p_adjusted, verdict``.
+
+    Raises:
+        InputError: Invalid input or arguments, or no unit in common.
+
+    Examples:
+        >>> base = pd.DataFrame({"case_id": list("abcdefgh"), "condition": "none",
+        ...                      "passed": [True, False, False, True, False, False, True, False]})
+        >>> cand = base.assign(passed=[True, True, True, True, True, False, True, True])
+        >>> result = paired_compare(base, cand, n_resamples=2000)
+        >>> result.verdict, result.wins, result.losses, result.ties
+        ('improved', 4, 0, 4)
+        >>> round(result.delta.estimate, 2)
+        0.5
+    """
+    level = check_confidence(confidence)
+    alpha = check_confidence(alpha, "alpha")
+    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    check_choice("correction", correction, CORRECTIONS)
+    if value != "passed" and value != "score":
+        check_choice("value", value, ("passed", "score"))
+    limit = check_threshold(threshold)
+    on = [on] if isinstance(on, str) else list(on)
+    base = as_frame(baseline_df, what="baseline", value=value, runs_dir=runs_dir, required=on)
+    cand = as_frame(candidate_df, what="candidate", value=value, runs_dir=runs_dir, required=on)
+    pairs = build_pairs(base, cand, on, value, trial_col)
+    return compare_matrices(
+        pairs.keys,
+        pairs.baseline,
+        pairs.candidate,
+        pairs.unmatched,
+        metric=value,
+        threshold=limit,
+        confidence=level,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        resample_trials=bool(resample_trials),
+    )

@@ -1,0 +1,223 @@
+"""Intervals for proportions and per-group pass rates."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from statsmodels.stats.proportion import proportion_confint
+
+from evalkit.errors import InputError
+from evalkit.stats._frame import as_frame, check_choice, check_confidence
+from evalkit.stats._interval import Interval
+from evalkit.stats._means import t_interval
+
+#: Accepted ``method`` values of :func:`proportion_ci` and the statsmodels name of each.
+PROPORTION_METHODS = {
+    "wilson": "wilson",
+    "clopper-pearson": "beta",
+    "beta": "beta",
+    "jeffreys": "jeffreys",
+}
+PASS_RATE_METHODS = ("auto", "wilson", "cluster")
+
+
+def proportion_ci(
+    successes: float, n: float, confidence: float = 0.95, method: str = "wilson"
+) -> Interval:
+    """Confidence interval for a binomial proportion (statsmodels ``proportion_confint``).
+
+    Wilson is the default: it behaves well at small n and near 0 % / 100 % (Brown, Cai &
+    DasGupta 2001). ``"clopper-pearson"`` (alias ``"beta"``) is the exact, conservative
+    interval; ``"jeffreys"`` is the equal-tailed Beta(1/2, 1/2) posterior interval with Brown et
+    al.'s boundary fix (lower bound 0 when ``successes == 0``, upper bound 1 when
+    ``successes == n``). With ``n == 0`` nothing is known: the estimate is NaN and the interval
+    is (0, 1).
+
+    Args:
+        successes: Number of successes, ``0 <= successes <= n`` (may be fractional, e.g. an
+            effective count).
+        n: Number of trials (``>= 0``).
+        confidence: Confidence level.
+        method: ``"wilson"``, ``"clopper-pearson"`` / ``"beta"`` or ``"jeffreys"``.
+
+    Returns:
+        ``Interval(estimate, ci_low, ci_high, confidence, method)`` with bounds in [0, 1].
+
+    Raises:
+        InputError: Counts out of range, bad confidence or unknown method.
+
+    Examples:
+        >>> ci = proportion_ci(8, 10)
+        >>> round(ci.estimate, 2), round(ci.ci_low, 3), round(ci.ci_high, 3), ci.method
+        (0.8, 0.49, 0.943, 'wilson')
+        >>> proportion_ci(0, 0).ci_low, proportion_ci(0, 0).ci_high
+        (0.0, 1.0)
+    """
+    level = check_confidence(confidence)
+    check_choice("method", method, PROPORTION_METHODS)
+    label = "clopper-pearson" if method == "beta" else method
+    try:
+        x, m = float(successes), float(n)
+    except (TypeError, ValueError) as exc:
+        raise InputError(
+            f"`successes` and `n` must be numbers, but {successes!r} and {n!r} were passed."
+        ) from exc
+    if not (math.isfinite(x) and math.isfinite(m)) or m < 0 or x < 0 or x > m:
+        raise InputError(
+            f"proportion_ci needs 0 <= successes <= n, but successes={successes!r} and "
+            f"n={n!r} were passed."
+        )
+    if m == 0:
+        return Interval(float("nan"), 0.0, 1.0, level, label)
+    low, high = proportion_confint(x, m, alpha=1.0 - level, method=PROPORTION_METHODS[method])
+    estimate = x / m
+    low, high = float(low), float(high)
+    if method == "jeffreys":
+        low = 0.0 if x == 0 else low
+        high = 1.0 if x == m else high
+    low = min(max(low, 0.0), estimate)
+    high = max(min(high, 1.0), estimate)
+    return Interval(estimate, low, high, level, label)
+
+
+def cluster_wilson(unit_means: np.ndarray, n_obs: int, confidence: float) -> Interval:
+    """Wilson interval with a design-effect-adjusted (effective) sample size.
+
+    The estimate is the mean of the unit (case) means. Its clustered variance is
+    ``var(unit means) / C`` (for equal cluster sizes this is exactly Miller's eq. 4 with the
+    C/(C-1) correction). The effective sample size ``n_eff = p(1-p) / var`` (Kish's design
+    effect; Korn & Graubard 1998 use the same device with Clopper-Pearson) is capped at the number
+    of observations, and set to the number of units when ``p`` is 0 or 1 or there is a single
+    unit (where the variance says nothing). The Wilson interval of ``p`` at ``n_eff`` then stays
+    inside [0, 1] and is sane at 0 % and 100 %.
+
+    Args:
+        unit_means: Per-unit mean of a 0/1 outcome.
+        n_obs: Total number of observations over all units.
+        confidence: Confidence level.
+
+    Returns:
+        ``Interval`` with method ``"cluster-wilson"``.
+    """
+    units = len(unit_means)
+    if units == 0:
+        return Interval(float("nan"), 0.0, 1.0, confidence, "cluster-wilson")
+    p = float(np.mean(unit_means))
+    p = min(max(p, 0.0), 1.0)
+    if units < 2 or p <= 0.0 or p >= 1.0:
+        n_eff = float(units)
+    else:
+        variance = float(np.var(unit_means, ddof=1)) / units
+        n_eff = float(n_obs) if variance <= 0.0 else min(float(n_obs), p * (1.0 - p) / variance)
+        n_eff = max(n_eff, 1.0)
+    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low = min(max(float(low), 0.0), p)
+    high = max(min(float(high), 1.0), p)
+    return Interval(p, low, high, confidence, "cluster-wilson")
+
+
+def pass_rates(
+    data: pd.DataFrame | str | os.PathLike[str],
+    by: Sequence[str] = ("condition",),
+    units: str = "case_id",
+    value: str = "passed",
+    confidence: float = 0.95,
+    method: str = "auto",
+    *,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> pd.DataFrame:
+    """Pass rate (or mean score) per group, with a confidence interval.
+
+    The estimate of a group is the mean over its units (cases) of the per-unit mean, so a
+    case with more trials does not weigh more (DESIGN.md, "Metrics and verdicts").
+
+    Interval choice (``method="auto"``): when every case of a group has exactly one trial, the
+    Wilson interval on the pooled counts (``"wilson"``); when cases have several trials, their
+    trials are correlated, so the interval is a Wilson interval at the design-effect-adjusted
+    effective sample size derived from the clustered standard error (``"cluster-wilson"``, see
+    :func:`cluster_wilson`). ``method="wilson"`` forces the pooled Wilson interval (it treats
+    every row as independent, which understates the width when cases have several trials);
+    ``method="cluster"`` forces the clustered one. A non-boolean ``value`` (e.g. ``"score"``)
+    gets a t interval on the per-unit means (``"cluster-t"``), clipped to [0, 1] when every
+    value lies there.
+
+    Rows with status ``"skipped"`` are excluded; ``"error"``/``"timeout"`` rows count as
+    failures.
+
+    Args:
+        data: Tidy results (DataFrame), or a run directory / run id.
+        by: Group columns (may be empty for one overall row).
+        units: The clustering unit, normally ``"case_id"``.
+        value: ``"passed"`` (boolean) or a numeric column such as ``"score"``.
+        confidence: Confidence level.
+        method: ``"auto"``, ``"wilson"`` or ``"cluster"`` (see above).
+        runs_dir: Where run ids are looked up when ``data`` is a run id.
+
+    Returns:
+        DataFrame, one row per group: the ``by`` columns, then ``n_cases`` (units), ``n``
+        (rows), ``estimate``, ``ci_low``, ``ci_high``, ``confidence``, ``method``.
+
+    Raises:
+        InputError: Missing columns, invalid values or unknown method.
+
+    Examples:
+        >>> df = pd.DataFrame({
+        ...     "case_id": ["a", "b", "c", "d"] * 2,
+        ...     "condition": ["none"] * 4 + ["preloaded"] * 4,
+        ...     "passed": [True, False, False, True, True, True, True, False],
+        ... })
+        >>> table = pass_rates(df)
+        >>> table[["condition", "n_cases", "estimate", "method"]]
+           condition  n_cases  estimate  method
+        0       none        4      0.50  wilson
+        1  preloaded        4      0.75  wilson
+    """
+    level = check_confidence(confidence)
+    check_choice("method", method, PASS_RATE_METHODS)
+    by = [by] if isinstance(by, str) else list(by)
+    required = list(dict.fromkeys([*by, units]))
+    df = as_frame(data, value=value, runs_dir=runs_dir, required=required)
+    binary = value == "passed"
+    if method == "wilson" and not binary:
+        raise InputError(
+            f"method='wilson' needs a boolean value column, but `{value}` is numeric; "
+            "use method='auto' or 'cluster'."
+        )
+    unit_table = (
+        df.groupby([*by, units], sort=True, dropna=False)[value]
+        .agg(["mean", "size", "sum"])
+        .reset_index()
+    )
+    rows: list[dict[str, object]] = []
+    groups = unit_table.groupby(by, sort=True, dropna=False) if by else [((), unit_table)]
+    for key, group in groups:
+        keys = key if isinstance(key, tuple) else (key,)
+        means = group["mean"].to_numpy(dtype=float)
+        sizes = group["size"].to_numpy(dtype=int)
+        n_obs = int(sizes.sum())
+        if binary and (method == "wilson" or (method == "auto" and sizes.max() == 1)):
+            estimate = float(means.mean())
+            ci = proportion_ci(estimate * n_obs, n_obs, level, "wilson")
+        elif binary:
+            ci = cluster_wilson(means, n_obs, level)
+        else:
+            ci = t_interval(means, level, "cluster-t")
+            if np.all((means >= 0.0) & (means <= 1.0)):  # scores live in [0, 1]
+                ci = ci._replace(ci_low=max(ci.ci_low, 0.0), ci_high=min(ci.ci_high, 1.0))
+        row: dict[str, object] = dict(zip(by, keys, strict=True))
+        row.update(
+            n_cases=len(means),
+            n=n_obs,
+            estimate=ci.estimate,
+            ci_low=ci.ci_low,
+            ci_high=ci.ci_high,
+            confidence=level,
+            method=ci.method,
+        )
+        rows.append(row)
+    columns = [*by, "n_cases", "n", "estimate", "ci_low", "ci_high", "confidence", "method"]
+    return pd.DataFrame(rows, columns=columns)

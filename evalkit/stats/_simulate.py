@@ -1,0 +1,175 @@
+"""Simulation of Miller's model and the power of evalkit's own verdict procedure."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from evalkit.errors import InputError
+from evalkit.stats._bootstrap import paired_delta_interval
+from evalkit.stats._frame import check_confidence, check_positive_int
+from evalkit.stats._paired import check_threshold
+from evalkit.stats._power import DEFAULT_CONCENTRATION, PowerResult, _Design, _number
+from evalkit.stats._proportions import proportion_ci
+from evalkit.stats._variance import VarianceComponents
+from evalkit.stats._verdicts import verdict
+
+
+def model_components(
+    baseline_rate: float, effect: float, concentration: float = DEFAULT_CONCENTRATION
+) -> VarianceComponents:
+    """Exact variance components of :func:`simulate_power`'s model (for planning and tests).
+
+    Args:
+        baseline_rate: Mean case pass rate in the baseline.
+        effect: True difference of mean pass rates.
+        concentration: Beta concentration ``a + b`` of case difficulty.
+
+    Returns:
+        :class:`VarianceComponents` (``n_cases`` and ``n_trials`` are 0: not data-based).
+    """
+    mu = baseline_rate
+    var_a = mu * (1 - mu) / (concentration + 1)
+    shrink = 1 - effect / (1 - mu) if effect >= 0 else 1 + effect / mu
+    var_b = shrink**2 * var_a
+    mean_var = (var_a + var_b) / 2
+    covariance = shrink * var_a
+    mu_b = mu + effect
+    within = ((mu * (1 - mu) - var_a) + (mu_b * (1 - mu_b) - var_b)) / 2
+    correlation = covariance / mean_var if mean_var > 0 else float("nan")
+    return VarianceComponents(mu, mean_var, within, correlation, 0, 0)
+
+
+def simulate_arms(
+    rng: np.random.Generator,
+    n_cases: int,
+    n_trials: int,
+    effect: float,
+    baseline_rate: float,
+    concentration: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draw one paired experiment under Miller's model.
+
+    Case difficulty ``p ~ Beta(mu * kappa, (1 - mu) * kappa)``. The candidate's rate of a case
+    moves by the same *share* of its headroom: ``q = p + effect * (1 - p) / (1 - mu)`` for a
+    gain, ``q = p * (1 + effect / mu)`` for a loss, so ``E[q] - E[p] = effect`` exactly and
+    ``q`` stays in [0, 1]. Each arm then runs ``n_trials`` independent Bernoulli trials.
+
+    Args:
+        rng: Random generator.
+        n_cases: Cases.
+        n_trials: Trials per case and arm.
+        effect: True difference of mean pass rates.
+        baseline_rate: Mean baseline rate ``mu``.
+        concentration: Beta concentration ``kappa``.
+
+    Returns:
+        ``(baseline, candidate)`` pass-bit matrices of shape ``(n_cases, n_trials)`` (float).
+    """
+    mu = baseline_rate
+    p = rng.beta(mu * concentration, (1 - mu) * concentration, size=n_cases)
+    q = p + effect * (1 - p) / (1 - mu) if effect >= 0 else p * (1 + effect / mu)
+    base = (rng.random((n_cases, n_trials)) < p[:, None]).astype(float)
+    cand = (rng.random((n_cases, n_trials)) < q[:, None]).astype(float)
+    return base, cand
+
+
+def simulate_power(
+    n_cases: int,
+    n_trials: int,
+    effect: float,
+    baseline_rate: float = 0.5,
+    n_sims: int = 500,
+    seed: int | None = 0,
+    *,
+    concentration: float = DEFAULT_CONCENTRATION,
+    alpha: float = 0.05,
+    threshold: float | None = None,
+    n_resamples: int = 2_000,
+    resample_trials: bool = False,
+) -> PowerResult:
+    """Power of evalkit's own verdict procedure, by simulation of Miller's model.
+
+    Each simulation draws a paired experiment with :func:`simulate_arms` and applies exactly
+    the overall procedure of :func:`paired_compare`: paired cluster-bootstrap interval at level
+    ``1 - alpha`` (here with ``n_resamples`` replicates, 2,000 by default to keep it quick), then
+    DESIGN.md's verdict with the practical ``threshold``. Power is the share of simulations
+    whose verdict is "improved" (effect > 0) or "regressed" (effect < 0); with ``effect == 0``
+    it is the false-alarm rate (any verdict other than "inconclusive").
+
+    Args:
+        n_cases: Cases per experiment (>= 2).
+        n_trials: Trials per case and arm.
+        effect: True difference of mean pass rates (``-mu <= effect <= 1 - mu``).
+        baseline_rate: Mean baseline pass rate ``mu``.
+        n_sims: Number of simulated experiments.
+        seed: Seed; simulation ``i`` uses the ``i``-th child of ``SeedSequence(seed)``.
+        concentration: Beta concentration of case difficulty (4 gives Beta(2, 2) at 0.5).
+        alpha: Two-sided level of the verdict's interval.
+        threshold: Practical threshold (default 0.05).
+        n_resamples: Bootstrap replicates per simulated experiment.
+        resample_trials: Use the two-stage bootstrap with trial resampling.
+
+    Returns:
+        :class:`PowerResult` with ``method="simulation"``, the Wilson interval of the power
+        estimate in ``ci_low``/``ci_high``, and the model's exact variance components.
+
+    Raises:
+        InputError: Arguments out of range.
+
+    Examples:
+        >>> sim = simulate_power(40, 3, 0.2, n_sims=50, seed=1, n_resamples=500)
+        >>> sim.method, sim.n_sims, 0.0 <= sim.power <= 1.0
+        ('simulation', 50, True)
+    """
+    cases = check_positive_int(n_cases, "n_cases", 2)
+    trials = check_positive_int(n_trials, "n_trials")
+    sims = check_positive_int(n_sims, "n_sims")
+    resamples = check_positive_int(n_resamples, "n_resamples")
+    mu = _number(baseline_rate, "baseline_rate", 0.0, 1.0, open_low=True)
+    if mu >= 1.0:
+        raise InputError("The value for `baseline_rate` must be below 1.")
+    size = _number(effect, "effect", -mu, 1.0 - mu)
+    kappa = _number(concentration, "concentration", 0.0, math.inf, open_low=True)
+    alpha = check_confidence(alpha, "alpha")
+    level = 1.0 - alpha
+    limit = check_threshold(threshold)
+    target = "improved" if size > 0 else "regressed" if size < 0 else None
+    children = np.random.SeedSequence(seed).spawn(sims)
+    hits = 0
+    for child in children:
+        data_seed, boot_seed = child.generate_state(2)
+        rng = np.random.default_rng(int(data_seed))
+        base, cand = simulate_arms(rng, cases, trials, size, mu, kappa)
+        interval = paired_delta_interval(
+            base,
+            cand,
+            n_resamples=resamples,
+            confidence=level,
+            seed=int(boot_seed),
+            resample_trials=resample_trials,
+        )
+        outcome = verdict(interval, limit)
+        hits += outcome == target if target is not None else outcome != "inconclusive"
+    estimate = proportion_ci(hits, sims, 0.95, "wilson")
+    components = model_components(mu, size, kappa)
+    design = _Design(
+        mu, components.var_between, components.var_within, components.correlation, alpha, 0.8
+    )
+    return PowerResult(
+        n_cases=cases,
+        n_trials=trials,
+        effect=size,
+        power=hits / sims,
+        alpha=alpha,
+        baseline_rate=mu,
+        var_between=components.var_between,
+        var_within=components.var_within,
+        correlation=components.correlation,
+        se=math.sqrt(design.omega2(trials) / cases),
+        method="simulation",
+        ci_low=estimate.ci_low,
+        ci_high=estimate.ci_high,
+        n_sims=sims,
+    )

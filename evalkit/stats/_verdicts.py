@@ -1,0 +1,240 @@
+"""Verdicts: overall (from a paired interval) and per case (exact tests + multiplicity control).
+
+Per-case test, and why. A case's trials are independent repeats of one task, so within a case
+the baseline and candidate trials are two independent binomial samples. evalkit tests each case
+with **Fisher's exact test** (two-sided, scipy) on its 2x2 table of passes and failures by arm.
+It is exact (never above its nominal size, whatever the case's true pass rate), which keeps the
+multiplicity guarantee below exact, and it needs no pairing of trials: matching trial ``t`` of
+one run with trial ``t`` of another carries no information for an LLM agent unless the two runs
+share seeds, and McNemar on 3 aligned pairs can never reach p < 0.25. For scores, the
+per-case test is the exact two-sample permutation test on the difference of means (scipy
+``permutation_test``; enumerated exactly when there are at most 10,000 distinct splits,
+otherwise 9,999 random ones, which still gives a valid p-value).
+
+Multiplicity: **Holm** (family-wise error rate) by default (the same numbers as statsmodels
+``multipletests(method="holm")``; other corrections call ``multipletests`` directly):
+in an A/A comparison the probability of naming *any* case is at most ``alpha``, which is what
+a CI gate that blocks on "named regressed cases" needs. ``correction="fdr_bh"``
+(Benjamini-Hochberg, false-discovery rate) is available for exploratory reviews.
+
+Consequence worth knowing: with few trials no single case can be named. With 3 trials per arm
+the smallest Fisher p-value is 0.1; with 5 it is 0.0079, still above Holm's 0.05/30 for 30
+cases. Naming cases needs roughly 8-10 trials per arm; the overall verdict does not.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+from scipy import stats
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from evalkit.stats._frame import check_choice
+from evalkit.stats._interval import Interval
+
+VERDICTS = ("improved", "regressed", "inconclusive")
+CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "fdr_by", "none")
+DEFAULT_THRESHOLD = 0.05
+#: Rounding slack when comparing an estimate with the threshold (0.15 - 0.1 < 0.05 in floats).
+_TOLERANCE = 1e-12
+
+
+def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> str:
+    """Verdict of a paired difference (candidate - baseline), as DESIGN.md defines it.
+
+    - ``"improved"``: the CI excludes 0 (``ci_low > 0``) and the estimate is at least the
+      practical ``threshold`` (default 5 pp of pass rate, or 0.05 of score);
+    - ``"regressed"``: the CI upper bound is below 0;
+    - ``"inconclusive"``: otherwise, including undefined (NaN) intervals.
+
+    Args:
+        delta: The paired difference with its interval.
+        threshold: Practical threshold for "improved" (>= 0).
+
+    Returns:
+        ``"improved"``, ``"regressed"`` or ``"inconclusive"``.
+
+    Examples:
+        >>> verdict(Interval(0.12, 0.03, 0.21, 0.95, "paired-cluster-bootstrap"))
+        'improved'
+        >>> verdict(Interval(0.02, 0.01, 0.03, 0.95, "paired-cluster-bootstrap"))
+        'inconclusive'
+        >>> verdict(Interval(-0.10, -0.18, -0.02, 0.95, "paired-cluster-bootstrap"))
+        'regressed'
+    """
+    estimate, low, high = float(delta.estimate), float(delta.ci_low), float(delta.ci_high)
+    if low > 0 and estimate >= threshold - _TOLERANCE:
+        return "improved"
+    if high < 0:
+        return "regressed"
+    return "inconclusive"
+
+
+@functools.lru_cache(maxsize=65536)
+def fisher_pvalue(pass_c: int, n_c: int, pass_b: int, n_b: int) -> float:
+    """Two-sided Fisher exact p-value of one case's 2x2 table (cached: tables repeat).
+
+    Args:
+        pass_c: Candidate passes.
+        n_c: Candidate trials.
+        pass_b: Baseline passes.
+        n_b: Baseline trials.
+
+    Returns:
+        The p-value (1.0 when the table has an empty margin).
+    """
+    table = [[pass_c, n_c - pass_c], [pass_b, n_b - pass_b]]
+    if pass_c + pass_b == 0 or pass_c + pass_b == n_c + n_b:
+        return 1.0
+    return float(stats.fisher_exact(table, alternative="two-sided").pvalue)
+
+
+def permutation_pvalue(candidate: np.ndarray, baseline: np.ndarray, seed: int) -> float:
+    """Two-sided permutation p-value of the difference of means of two samples.
+
+    Args:
+        candidate: Candidate trial values.
+        baseline: Baseline trial values.
+        seed: Seed for the random permutations (used only when they are not enumerated).
+
+    Returns:
+        The p-value.
+    """
+    pooled = np.concatenate([candidate, baseline])
+    if np.ptp(pooled) == 0:
+        return 1.0
+    splits = math.comb(len(pooled), len(candidate))
+    result = stats.permutation_test(
+        (candidate, baseline),
+        lambda x, y, axis: np.mean(x, axis=axis) - np.mean(y, axis=axis),
+        permutation_type="independent",
+        alternative="two-sided",
+        n_resamples=np.inf if splits <= 10_000 else 9_999,
+        vectorized=True,
+        rng=np.random.default_rng(seed),
+    )
+    return float(min(result.pvalue, 1.0))
+
+
+def newcombe_interval(
+    pass_c: np.ndarray, n_c: np.ndarray, pass_b: np.ndarray, n_b: np.ndarray, confidence: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Newcombe hybrid-score intervals for per-case differences of two proportions.
+
+    Args:
+        pass_c: Candidate passes per case.
+        n_c: Candidate trials per case.
+        pass_b: Baseline passes per case.
+        n_b: Baseline trials per case.
+        confidence: Confidence level.
+
+    Returns:
+        Arrays of lower and upper bounds (statsmodels ``confint_proportions_2indep``,
+        ``method="newcomb"``).
+    """
+    low, high = confint_proportions_2indep(
+        pass_c, n_c, pass_b, n_b, method="newcomb", compare="diff", alpha=1.0 - confidence
+    )
+    return np.atleast_1d(np.asarray(low, dtype=float)), np.atleast_1d(np.asarray(high, dtype=float))
+
+
+def welch_interval(
+    candidate: np.ndarray, baseline: np.ndarray, confidence: float
+) -> tuple[float, float]:
+    """Welch t interval of a difference of two means (NaN with fewer than 2 trials per arm).
+
+    Args:
+        candidate: Candidate trial values.
+        baseline: Baseline trial values.
+        confidence: Confidence level.
+
+    Returns:
+        Lower and upper bounds.
+    """
+    n1, n2 = len(candidate), len(baseline)
+    diff = float(np.mean(candidate) - np.mean(baseline))
+    if n1 < 2 or n2 < 2:
+        return float("nan"), float("nan")
+    v1, v2 = float(np.var(candidate, ddof=1)) / n1, float(np.var(baseline, ddof=1)) / n2
+    if v1 + v2 == 0:
+        return diff, diff
+    df = (v1 + v2) ** 2 / (v1**2 / (n1 - 1) + v2**2 / (n2 - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2.0, df)) * math.sqrt(v1 + v2)
+    return diff - half, diff + half
+
+
+def holm(pvalues: np.ndarray) -> np.ndarray:
+    """Holm's step-down adjusted p-values.
+
+    Identical to statsmodels ``multipletests(p, method="holm")[1]`` (checked in the tests);
+    computed here because statsmodels' Holm branch calls ``gc.collect()`` on every call, which
+    costs tens of milliseconds per comparison.
+
+    Args:
+        pvalues: Raw p-values.
+
+    Returns:
+        Adjusted p-values, capped at 1.
+    """
+    p = np.asarray(pvalues, dtype=float)
+    order = np.argsort(p, kind="stable")
+    steps = np.arange(len(p), 0, -1)
+    adjusted_sorted = np.minimum(np.maximum.accumulate(p[order] * steps), 1.0)
+    out = np.empty_like(p)
+    out[order] = adjusted_sorted
+    return out
+
+
+def adjust_pvalues(pvalues: np.ndarray, alpha: float, correction: str) -> np.ndarray:
+    """Multiplicity-adjusted p-values across cases.
+
+    Holm is computed by :func:`holm`; the other corrections by statsmodels ``multipletests``.
+
+    Args:
+        pvalues: One p-value per case.
+        alpha: Family-wise (or FDR) level.
+        correction: ``"holm"``, ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or ``"none"``.
+
+    Returns:
+        Adjusted p-values (capped at 1).
+    """
+    check_choice("correction", correction, CORRECTIONS)
+    if correction == "none" or len(pvalues) == 0:
+        return np.asarray(pvalues, dtype=float).copy()
+    if correction == "holm":
+        return holm(pvalues)
+    adjusted = multipletests(pvalues, alpha=alpha, method=correction)[1]
+    return np.asarray(np.minimum(np.asarray(adjusted, dtype=float), 1.0), dtype=float)
+
+
+def case_verdicts(
+    estimates: np.ndarray, adjusted: np.ndarray, alpha: float, threshold: float
+) -> list[str]:
+    """Per-case verdicts from adjusted p-values.
+
+    A case is ``"regressed"`` when its adjusted p-value is below ``alpha`` and its estimate is
+    negative; ``"improved"`` when the adjusted p-value is below ``alpha`` and its estimate is at
+    least ``threshold``; ``"inconclusive"`` otherwise.
+
+    Args:
+        estimates: Per-case differences (candidate - baseline).
+        adjusted: Adjusted p-values.
+        alpha: Significance level.
+        threshold: Practical threshold for "improved".
+
+    Returns:
+        One verdict per case.
+    """
+    out: list[str] = []
+    for estimate, p in zip(estimates, adjusted, strict=True):
+        significant = bool(p < alpha)
+        if significant and estimate < 0:
+            out.append("regressed")
+        elif significant and estimate > 0 and estimate >= threshold - _TOLERANCE:
+            out.append("improved")
+        else:
+            out.append("inconclusive")
+    return out

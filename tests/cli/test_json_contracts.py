@@ -1,0 +1,101 @@
+"""Every command's --json matches its DESIGN.md shape, and stdout holds nothing else."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+from tests.conftest import TINY
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("runs")
+    for run_id, seed in (("a", "0"), ("b", "1")):
+        argv = ["run", str(TINY), "--runs-dir", str(runs), "--run-id", run_id, "--seed", seed,
+                "--trials", "3", "--json", "--no-progress"]
+        assert main(argv) == 0
+    return runs
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1, "exactly one JSON object on stdout"
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+def _is_number_or_null(value: object) -> bool:
+    return value is None or isinstance(value, int | float)
+
+
+def test_run_json_via_real_subprocess(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalkit", "run", str(TINY), "--runs-dir", str(tmp_path),
+         "--trials", "1", "--json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) == {"run_id", "run_dir", "items", "ok", "errors", "pass_rate"}
+    assert data["items"] == 16 and data["ok"] + data["errors"] == 16
+    assert 0 <= data["pass_rate"] <= 1 and Path(data["run_dir"]).is_dir()
+
+
+def test_lift_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["lift", "a", "--runs-dir", str(runs), "--json", "--resamples", "500"])
+    assert data["run_id"] == "a"
+    metrics = data["metrics"]
+    assert isinstance(metrics, list) and metrics
+    names = {m["metric"] for m in metrics}
+    assert {"realized_lift", "oracle_lift", "routing_gap", "stale_harm", "regression_rate",
+            "unlock_rate", "routing_efficiency"} <= names
+    for m in metrics:
+        assert set(m) == {"provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"}
+        assert all(_is_number_or_null(m[k]) for k in ("estimate", "ci_low", "ci_high"))
+        assert isinstance(m["n_cases"], int)
+
+
+def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["compare", "a", "b", "--runs-dir", str(runs), "--json",
+                          "--resamples", "500"])
+    assert {"verdict", "metric", "delta", "wins", "losses", "ties", "n_cases", "cases",
+            "regressed_cases", "improved_cases"} <= set(data)
+    assert data["verdict"] in {"improved", "regressed", "inconclusive"}
+    assert set(data["delta"]) >= {"estimate", "ci_low", "ci_high"}  # type: ignore[arg-type]
+    case = data["cases"][0]  # type: ignore[index]
+    assert {"case_id", "condition", "verdict", "estimate", "ci_low", "ci_high"} <= set(case)
+    assert data["wins"] + data["losses"] + data["ties"] == data["n_cases"]  # type: ignore[operator]
+    within = _json(capsys, ["compare", "a", "--conditions", "none,preloaded", "--runs-dir",
+                            str(runs), "--json", "--resamples", "500"])
+    assert within["cases"][0]["condition"] == "preloaded vs none"  # type: ignore[index]
+
+
+def test_flips_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["flips", "a"], ["flips", "a", "b"]):
+        data = _json(capsys, [*argv, "--runs-dir", str(runs), "--json"])
+        assert set(data) == {"flip_rate", "n_pairs", "by_case"}
+        assert 0 <= data["flip_rate"] <= 1 and isinstance(data["by_case"], list)  # type: ignore[operator]
+
+
+def test_power_json(capsys: pytest.CaptureFixture[str]) -> None:
+    data = _json(capsys, ["power", "--effect", "0.15", "--trials", "3", "--json"])
+    assert isinstance(data["n_cases"], int) and data["n_cases"] > 0
+    mde = _json(capsys, ["power", "--cases", str(data["n_cases"]), "--trials", "3", "--json"])
+    assert mde["effect"] == pytest.approx(0.15, abs=0.01)
+    assert main(["power"]) == 2
+    assert "--effect" in capsys.readouterr().err
+
+
+def test_missing_run_exits_2(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["lift", "nope"], ["compare", "a", "nope"], ["flips", "nope"]):
+        assert main([*argv, "--runs-dir", str(runs)]) == 2
+        err = capsys.readouterr().err
+        assert "nope" in err and "Traceback" not in err

@@ -1,0 +1,64 @@
+"""The public surface of evalkit.stats and its import boundaries."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import evalkit.stats as stats_pkg
+
+PACKAGE = Path(stats_pkg.__file__).parent
+ALLOWED_EVALKIT_IMPORTS = ("evalkit.errors", "evalkit.results", "evalkit.stats")
+
+
+def test_all_matches_public_names() -> None:
+    public = {name for name in vars(stats_pkg) if not name.startswith("_")}
+    public -= {"annotations"}
+    modules = {name for name in public if name.startswith("_")}
+    assert not modules
+    assert set(stats_pkg.__all__) == {
+        name for name in public if not isinstance(getattr(stats_pkg, name), type(stats_pkg))
+    }
+    assert stats_pkg.__all__ == sorted(stats_pkg.__all__)
+
+
+def test_contract_names_exist() -> None:
+    for name in (
+        "proportion_ci",
+        "pass_rates",
+        "mean_ci",
+        "clustered_se",
+        "cluster_bootstrap",
+        "paired_bootstrap_delta",
+        "paired_compare",
+        "verdict",
+        "flip_rate_between",
+        "flip_rate_within",
+        "minimum_detectable_effect",
+        "required_cases",
+        "required_trials",
+        "estimate_variance_components",
+        "simulate_power",
+        "cohens_kappa",
+        "compare",
+    ):
+        assert callable(getattr(stats_pkg, name)), name
+
+
+def test_only_errors_and_results_are_imported_from_evalkit() -> None:
+    for path in sorted(PACKAGE.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                if name == "evalkit" or name.startswith("evalkit."):
+                    assert name.startswith(ALLOWED_EVALKIT_IMPORTS), f"{path.name}: {name}"
+
+
+def test_private_modules_are_small() -> None:
+    for path in PACKAGE.glob("_*.py"):
+        assert len(path.read_text(encoding="utf-8").splitlines()) < 700, path.name

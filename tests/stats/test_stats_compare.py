@@ -1,0 +1,183 @@
+"""``evalkit.stats.compare``: the compare JSON contract, run directories, conditions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from evalkit.errors import InputError, RunNotFoundError
+from evalkit.stats import compare
+
+CASE_KEYS = {"case_id", "condition", "verdict", "estimate", "ci_low", "ci_high"}
+TOP_KEYS = {
+    "verdict",
+    "metric",
+    "delta",
+    "wins",
+    "losses",
+    "ties",
+    "n_cases",
+    "cases",
+    "regressed_cases",
+    "improved_cases",
+}
+
+
+def _run(
+    rates: dict[str, list[float]],
+    trials: int = 3,
+    seed: int = 0,
+    cases: int = 20,
+    provider: str | list[str] = "simulated",
+) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    providers = [provider] if isinstance(provider, str) else provider
+    rows = []
+    for condition, per_case in rates.items():
+        for prov in providers:
+            for i in range(cases):
+                for t in range(trials):
+                    rows.append(
+                        {
+                            "run_id": "r",
+                            "item_key": f"prompt:c{i:02d}:{condition}:{prov}:{t}",
+                            "item_hash": f"h{i}{condition}{prov}{t}",
+                            "case_id": f"c{i:02d}",
+                            "condition": condition,
+                            "provider": prov,
+                            "trial": t,
+                            "status": "ok",
+                            "passed": bool(rng.random() < per_case[i % len(per_case)]),
+                            "score": float(rng.random()),
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_compare_to_dict_has_the_design_shape() -> None:
+    base = _run({"none": [0.3]}, seed=1)
+    cand = _run({"none": [0.9]}, seed=2)
+    result = compare(base, cand, n_resamples=2000)
+    out = result.to_dict()
+    assert set(out) == TOP_KEYS
+    assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
+    assert out["verdict"] == "improved"
+    assert out["metric"] == "passed"
+    assert out["n_cases"] == 20 == len(out["cases"])
+    assert all(set(case) == CASE_KEYS for case in out["cases"])
+    assert out["wins"] + out["losses"] + out["ties"] == 20
+    assert all(type(v) is float for v in out["delta"].values())
+    for key in ("wins", "losses", "ties", "n_cases"):
+        assert type(out[key]) is int
+    assert all(isinstance(c, str) for c in out["improved_cases"] + out["regressed_cases"])
+    text = json.dumps(out, allow_nan=False)
+    assert json.loads(text) == out
+
+
+def test_compare_is_seeded_and_reports_regressions() -> None:
+    base = _run({"none": [0.9]}, seed=3, trials=10)
+    cand = _run({"none": [0.9] * 19 + [0.0]}, seed=4, trials=10)
+    first = compare(base, cand, n_resamples=2000, seed=5).to_dict()
+    second = compare(base, cand, n_resamples=2000, seed=5).to_dict()
+    assert first == second
+    assert first["regressed_cases"] == ["c19"]
+    regressed = [c for c in first["cases"] if c["verdict"] == "regressed"]
+    assert [c["case_id"] for c in regressed] == ["c19"]
+
+
+def test_compare_two_conditions_of_one_run() -> None:
+    run = _run({"none": [0.2], "preloaded": [0.8], "stale": [0.5]}, seed=6)
+    result = compare(run, conditions=("none", "preloaded"), n_resamples=2000)
+    out = result.to_dict()
+    assert {c["condition"] for c in out["cases"]} == {"preloaded vs none"}
+    assert out["n_cases"] == 20
+    assert out["verdict"] == "improved"
+    reverse = compare(run, conditions=("preloaded", "none"), n_resamples=2000)
+    assert reverse.delta.estimate == pytest.approx(-result.delta.estimate)
+    assert reverse.verdict == "regressed"
+
+
+def test_compare_two_runs_restricted_to_conditions() -> None:
+    base = _run({"none": [0.5], "preloaded": [0.5]}, seed=7)
+    cand = _run({"none": [0.5], "preloaded": [0.5]}, seed=8)
+    result = compare(base, cand, conditions=["preloaded"], n_resamples=500)
+    assert set(result.cases["condition"]) == {"preloaded"}
+    both = compare(base, cand, n_resamples=500)
+    assert both.n_cases == 40
+
+
+def test_compare_matches_on_provider_when_runs_hold_several() -> None:
+    base = _run({"none": [0.5]}, seed=9, provider=["a", "b"])
+    cand = _run({"none": [0.5]}, seed=10, provider=["a", "b"])
+    result = compare(base, cand, n_resamples=500)
+    assert result.n_cases == 40
+    assert all("provider" in case for case in result.to_dict()["cases"])
+    # one provider per run (different ones): compared across providers, matched on case
+    single = compare(
+        _run({"none": [0.5]}, provider="a"), _run({"none": [0.5]}, provider="b"), n_resamples=500
+    )
+    assert single.n_cases == 20
+    assert "provider" not in single.to_dict()["cases"][0]
+
+
+def test_compare_score_metric() -> None:
+    base = _run({"none": [0.5]}, seed=11)
+    cand = base.assign(score=np.clip(base["score"] + 0.3, 0, 1))
+    out = compare(base, cand, metric="score", n_resamples=1000).to_dict()
+    assert out["metric"] == "score"
+    assert out["verdict"] == "improved"
+
+
+def test_compare_reads_run_directories(tmp_path: Path) -> None:
+    for name, seed, rate in (("before", 12, 0.3), ("after", 13, 0.9)):
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        df = _run({"none": [rate]}, seed=seed)
+        df.loc[0, "status"] = "error"
+        df.loc[1, "status"] = "skipped"
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), run_dir / "results.parquet")
+    by_path = compare(tmp_path / "before", str(tmp_path / "after"), n_resamples=1000)
+    by_id = compare("before", "after", runs_dir=tmp_path, n_resamples=1000)
+    assert by_path.to_dict() == by_id.to_dict()
+    assert by_path.verdict == "improved"
+    # the skipped row is excluded: case c00 has 2 baseline trials
+    row = by_path.cases.set_index("case_id").loc["c00"]
+    assert row["n_baseline"] == 2 and row["n_candidate"] == 2
+    with pytest.raises(RunNotFoundError):
+        compare("nope", "after", runs_dir=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({}, "needs a candidate run"),
+        ({"conditions": ("none",)}, "needs a candidate run"),
+        ({"conditions": ("none", "none")}, "two different conditions"),
+        ({"conditions": ("none", "oracle")}, "condition 'oracle' is not in the run"),
+        ({"conditions": ("none", "preloaded"), "metric": "latency"}, "`metric` must be one of"),
+    ],
+)
+def test_compare_rejects_bad_arguments(kwargs: dict[str, object], match: str) -> None:
+    run = _run({"none": [0.5], "preloaded": [0.5]}, cases=3)
+    with pytest.raises(InputError, match=match):
+        compare(run, **kwargs)  # type: ignore[arg-type]
+
+
+def test_compare_rejects_non_frame_input() -> None:
+    with pytest.raises(InputError, match="must be a run directory"):
+        compare([1, 2, 3], [1, 2, 3])  # type: ignore[arg-type]
+
+
+def test_compare_keeps_lanes_apart_when_case_ids_repeat() -> None:
+    prompt = _run({"none": [0.5]}, seed=14, cases=10).assign(lane="prompt")
+    execution = _run({"none": [0.5]}, seed=15, cases=10).assign(lane="execution")
+    run = pd.concat([prompt, execution], ignore_index=True)
+    result = compare(run, run.assign(passed=~run["passed"]), n_resamples=500)
+    assert result.n_cases == 20
+    assert {case["lane"] for case in result.to_dict()["cases"]} == {"prompt", "execution"}
