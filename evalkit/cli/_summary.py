@@ -14,8 +14,12 @@ def print_run_summary(result: RunResult) -> None:
     """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
     df = read_run(result.run_dir)
     console = Console(highlight=False)
-    rates = pass_rates(df, by=("condition",), method="wilson")
-    table = Table(title=f"run {result.run_id}: pass rate by condition (95% Wilson interval)")
+    rates = pass_rates(df, by=("condition",))
+    table = Table(
+        title=f"run {result.run_id}: pass rate by condition",
+        caption="95% Wilson intervals; with several trials per case, at the effective sample "
+        "size of the case-clustered standard error",
+    )
     for column in ("condition", "cases", "items", "pass rate", "95% CI", "errors"):
         table.add_column(column, justify="left" if column == "condition" else "right")
     order = list(dict.fromkeys(result.manifest.get("conditions", {}))) or sorted(rates["condition"])

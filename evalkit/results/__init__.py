@@ -8,6 +8,7 @@ from evalkit.results._io import (
     read_manifest,
     read_run,
     read_scores,
+    read_transcripts,
     resolve_run_dir,
 )
 from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
@@ -24,5 +25,6 @@ __all__ = [
     "read_manifest",
     "read_run",
     "read_scores",
+    "read_transcripts",
     "resolve_run_dir",
 ]

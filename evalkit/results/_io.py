@@ -159,3 +159,33 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     for name in extras:
         out = out.append_column(name, table.column(name))
     return out
+
+
+def read_transcripts(
+    run: str | os.PathLike[str],
+    item_keys: list[str] | None = None,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> dict[str, dict[str, Any]]:
+    """Read transcripts of a run, keyed by item key.
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        item_keys: Only these items (default: all).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        ``{item_key: response}`` where ``response`` is ``AgentResponse.to_json()`` (``events``
+        with ``kind``, ``content``, ``name``; ``model``; token and cost fields).
+    """
+    run_dir = resolve_run_dir(run, runs_dir)
+    wanted = set(item_keys) if item_keys is not None else None
+    out: dict[str, dict[str, Any]] = {}
+    for shard in sorted((run_dir / "transcripts").glob("*.jsonl")):
+        for line in shard.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            key = record.get("item_key")
+            if wanted is None or key in wanted:
+                out[key] = record.get("response", {})
+    return out

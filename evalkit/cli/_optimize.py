@@ -1,0 +1,138 @@
+"""``evalkit optimize``: hill-climb a skill against a validation gate."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalkit.cli._common import add_json_flag, eprint, parse_key_values, print_json, split_csv
+from evalkit.errors import ConfigError
+from evalkit.optimize import OptimizeConfig, SealError, TamperError, optimize
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit optimize``."""
+    p = sub.add_parser(
+        "optimize",
+        help="hill-climb a skill: propose, gate on validation, unseal the test split once",
+        description=(
+            "--parallel N proposes N siblings from the same champion and commits them one at "
+            "a time: a breadth-first search, not a faster serial run (N=1 is depth-first). "
+            "Each sibling costs a full validation evaluation."
+        ),
+    )
+    p.add_argument("suite", help="suite directory")
+    p.add_argument(
+        "--skill",
+        required=True,
+        metavar="NAME[=PATH]",
+        help="skill to optimise, optionally with a starting text file",
+    )
+    p.add_argument(
+        "--optimizer",
+        required=True,
+        help="command:CMD | python:module:function | provider:claude_code",
+    )
+    p.add_argument(
+        "--optimizer-opt",
+        action="append",
+        metavar="KEY=VALUE",
+        help="setting of a provider: optimizer (repeatable)",
+    )
+    p.add_argument(
+        "--condition", default="preloaded", help="condition evaluated (default preloaded)"
+    )
+    p.add_argument("--trials", type=int, default=3)
+    p.add_argument("--provider", help="provider of the evaluated agent")
+    p.add_argument("--provider-opt", action="append", metavar="KEY=VALUE")
+    p.add_argument("--max-iterations", type=int, default=10)
+    p.add_argument("--stall", type=int, default=5, help="stop after N consecutive rejects")
+    p.add_argument("--max-metric-calls", type=int, help="work items to spend at most")
+    p.add_argument("--max-usd", type=float, help="money to spend at most")
+    p.add_argument("--parallel", type=int, default=1, help="siblings per round (breadth-first)")
+    p.add_argument("--threshold", type=float, default=0.05)
+    p.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="family-wise chance of accepting noise over the run",
+    )
+    p.add_argument(
+        "--derive-splits",
+        metavar="DEV,HOLDOUT,TEST",
+        help="derive splits from a seeded hash, e.g. 0.6,0.2,0.2",
+    )
+    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--concurrency", type=int, default=2)
+    p.add_argument("--backend", default="loky", choices=["loky", "threading", "dask", "ray"])
+    p.add_argument("--runs-dir", default="runs")
+    p.add_argument("--run-id")
+    p.add_argument("--resume", action="store_true")
+    add_json_flag(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the optimisation; exit 1 on an honesty violation."""
+    name, _, path = args.skill.partition("=")
+    derive = None
+    if args.derive_splits:
+        try:
+            shares = tuple(float(x) for x in split_csv(args.derive_splits))
+        except ValueError:
+            raise ConfigError("--derive-splits expects three numbers, e.g. 0.6,0.2,0.2") from None
+        if len(shares) != 3:
+            raise ConfigError("--derive-splits expects three numbers, e.g. 0.6,0.2,0.2")
+        derive = (shares[0], shares[1], shares[2])
+    if args.resume and not args.run_id:
+        raise ConfigError("--resume needs --run-id")
+    config = OptimizeConfig(
+        skill=name,
+        seed_skill=Path(path) if path else None,
+        optimizer=args.optimizer,
+        optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
+        condition=args.condition,
+        trials=args.trials,
+        provider=args.provider,
+        provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
+        max_iterations=args.max_iterations,
+        stall=args.stall,
+        max_metric_calls=args.max_metric_calls,
+        max_usd=args.max_usd,
+        parallel=args.parallel,
+        threshold=args.threshold,
+        alpha=args.alpha,
+        derive_splits=derive,
+        split_seed=args.split_seed,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        backend=args.backend,
+        runs_dir=Path(args.runs_dir),
+        run_id=args.run_id,
+        resume=args.resume,
+    )
+    try:
+        result = optimize(args.suite, config)
+    except (TamperError, SealError) as exc:
+        eprint(f"error: {exc}")
+        return 1
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    s = result.state
+    print(
+        f"optimisation {s['run_id']}: {s['iterations']} candidates, "
+        f"{len(result.accepted)} accepted ({', '.join(result.accepted) or 'none'}); "
+        f"champion {result.champion}; {s['metric_calls']} work items, ${s['usd']:.2f}; "
+        f"{s['holdout_looks']} validation looks"
+    )
+    test = s["test"]
+    if test:
+        print(
+            f"sealed test (evaluated once): champion {test['champion_rate']:.1%} vs seed "
+            f"{test['seed_rate']:.1%}, delta {test['delta'] * 100:+.1f} pp "
+            f"[{test['ci_low'] * 100:+.1f}, {test['ci_high'] * 100:+.1f}] -> {test['verdict']}"
+        )
+    print(f"written to {result.run_dir}")
+    return 0

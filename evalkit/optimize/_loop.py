@@ -1,0 +1,563 @@
+"""The hill-climb loop: propose, evaluate on validation, gate, commit; unseal the test once.
+
+Serial (``parallel=1``) is a depth-first hill climb: each candidate is proposed from the
+champion as of the previous decision. ``parallel=N`` proposes N siblings from the *same*
+champion and commits them one at a time, each re-gated against the champion as of its own
+commit: a breadth-first search, not a faster serial run. On an objective where progress is
+cumulative (each accepted edit enables the next), N siblings forked from one parent are N
+variations of one step, so on the same budget ``parallel=N`` can end strictly worse than
+serial (``docs/optimize.md`` measures it). What parallelism preserves is honesty: a sibling
+forked from a superseded champion is compared with the new champion, never banked blindly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalkit.cases import Suite, load_suite, stable_hash
+from evalkit.errors import ConfigError
+from evalkit.optimize._guard import SealError, TamperError, check_unchanged, protected_state
+from evalkit.optimize._optimizers import (
+    FAILURES_DIR,
+    INSTRUCTIONS,
+    INSTRUCTIONS_FILE,
+    SKILL_FILE,
+    Optimizer,
+    OptimizerContext,
+    Proposal,
+    load_optimizer,
+)
+from evalkit.optimize._splits import Splits, assign_splits
+from evalkit.results import read_run, read_transcripts
+from evalkit.runner import Backend, RunConfig, SkillOverride, run
+from evalkit.runner._store import append_event, write_json_atomic
+from evalkit.stats import compare
+
+STATE_FILE = "optimize.json"
+SPLITS_FILE = "splits.json"
+SEED_ID = "seed"
+_HONESTY_ERRORS = (TamperError, SealError)
+
+
+class OptimizeConfig(BaseModel):
+    """Options of an optimisation run."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str
+    """Name of the suite skill whose canonical text is optimised."""
+    optimizer: str
+    """``command:CMD``, ``python:module:function`` or ``provider:NAME``."""
+    optimizer_settings: dict[str, Any] = Field(default_factory=dict)
+    """Settings of a ``provider:`` optimizer."""
+    seed_skill: Path | None = None
+    """Starting text (default: the suite's canonical text of ``skill``)."""
+    condition: str = "preloaded"
+    """Condition the skill text is evaluated under."""
+    trials: int = Field(default=3, ge=1)
+    """Trials per case in every evaluation."""
+    provider: str | None = None
+    """Provider of the evaluated agent (default: the suite's)."""
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+    """Settings of that provider."""
+    max_iterations: int | None = Field(default=10, ge=1)
+    """Candidates to propose at most."""
+    stall: int | None = Field(default=5, ge=1)
+    """Stop after this many consecutive rejects."""
+    max_metric_calls: int | None = Field(default=None, ge=1)
+    """Work items (evaluations of one case trial) to spend at most."""
+    max_usd: float | None = Field(default=None, gt=0)
+    """Money to spend at most (evaluations plus optimizer)."""
+    parallel: int = Field(default=1, ge=1)
+    """Sibling candidates per round (a breadth-first search when > 1)."""
+    threshold: float = Field(default=0.05, ge=0)
+    """Practical threshold of the paired gate."""
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    """Family-wise chance of accepting at least one noise-only candidate over the whole run:
+    each gate uses a one-sided level of ``alpha / max_iterations`` (Bonferroni), because a hill
+    climb tests many candidates and would otherwise bank noise sooner or later."""
+    derive_splits: tuple[float, float, float] | None = None
+    """Derive dev/holdout/test from a seeded hash with these shares instead of case fields."""
+    split_seed: int = 0
+    """Seed of derived splits."""
+    seed: int = 0
+    """Base seed of evaluations (each evaluation gets its own, derived from it)."""
+    runs_dir: Path = Path("runs")
+    """Where the optimisation run directory is created."""
+    run_id: str | None = None
+    """Run id (default: ``opt-`` plus a timestamp)."""
+    resume: bool = False
+    """Continue an interrupted optimisation run."""
+    concurrency: int = Field(default=2, ge=1)
+    """Work items in flight during evaluations."""
+    backend: Backend = "loky"
+    """joblib backend of evaluations."""
+    n_resamples: int = Field(default=2000, ge=100)
+    """Bootstrap replicates of the gate."""
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """Outcome of an optimisation run.
+
+    Attributes:
+        run_dir: The optimisation run directory.
+        state: The final record (``optimize.json``): history, budgets spent, test result.
+    """
+
+    run_dir: Path
+    state: dict[str, Any]
+
+    @property
+    def champion(self) -> str:
+        """Id of the final champion (``seed`` when nothing was accepted)."""
+        return str(self.state["champion"])
+
+    @property
+    def accepted(self) -> list[str]:
+        """Ids of accepted candidates, in order."""
+        return [h["candidate"] for h in self.state["history"] if h["accepted"]]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON summary (``evalkit optimize --json``)."""
+        s = self.state
+        return {
+            "run_id": s["run_id"],
+            "run_dir": str(self.run_dir),
+            "status": s["status"],
+            "champion": s["champion"],
+            "iterations": s["iterations"],
+            "accepted": self.accepted,
+            "metric_calls": s["metric_calls"],
+            "usd": s["usd"],
+            "holdout_looks": s["holdout_looks"],
+            "validation": s["champion_val_rate"],
+            "test": s["test"],
+        }
+
+
+def _rate(df: pd.DataFrame) -> float:
+    return float(df.groupby("case_id")["passed"].mean().mean()) if len(df) else float("nan")
+
+
+class _Optimisation:
+    """One optimisation run (state on disk, so a killed run resumes)."""
+
+    def __init__(self, suite: Suite, config: OptimizeConfig) -> None:
+        self.suite = suite
+        self.config = config
+        self.optimizer: Optimizer = load_optimizer(config.optimizer, config.optimizer_settings)
+        if config.skill not in suite.skills:
+            known = ", ".join(sorted(suite.skills)) or "(none)"
+            raise ConfigError(
+                f"--skill: suite '{suite.name}' has no skill '{config.skill}'; {known}"
+            )
+        if config.condition not in suite.conditions:
+            raise ConfigError(f"--condition: unknown condition '{config.condition}'")
+        run_id = config.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S")
+        self.dir = Path(config.runs_dir) / run_id
+        self.skills_dir = self.dir / "skills"
+        self.gate = {
+            "metric": "passed",
+            "threshold": config.threshold,
+            "confidence": self.gate_confidence,
+            "condition": config.condition,
+            "trials": config.trials,
+            "provider": config.provider,
+            "provider_options": config.provider_options,
+            "n_resamples": config.n_resamples,
+        }
+        if config.resume and (self.dir / STATE_FILE).exists():
+            self.state = json.loads((self.dir / STATE_FILE).read_text(encoding="utf-8"))
+            self.splits = Splits.read(self.dir / SPLITS_FILE)
+            check_unchanged(self.state["protected"], self._protected())
+        else:
+            self._start(run_id)
+        self._failures: dict[str, list[dict[str, Any]]] = {}
+        self._val: dict[str, pd.DataFrame] = {}
+
+    @property
+    def gate_confidence(self) -> float:
+        """Two-sided confidence of each gate's interval (one-sided ``alpha / K`` per side)."""
+        comparisons = self.config.max_iterations or 20
+        return 1.0 - 2.0 * self.config.alpha / comparisons
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _start(self, run_id: str) -> None:
+        try:
+            self.dir.mkdir(parents=True)
+        except FileExistsError:
+            raise ConfigError(
+                f"optimisation run '{run_id}' already exists; pass --resume or another --run-id"
+            ) from None
+        self.skills_dir.mkdir()
+        case_ids = tuple(c.id for c in self.suite.cases)
+        self.splits = assign_splits(
+            self.suite, case_ids, derive=self.config.derive_splits, seed=self.config.split_seed
+        )
+        digest = self.splits.write(self.dir / SPLITS_FILE)
+        if self.config.seed_skill is not None:
+            seed_text = Path(self.config.seed_skill).read_text(encoding="utf-8")
+        else:
+            seed_text = self.suite.skills[self.config.skill].texts["canonical"]
+        (self.skills_dir / f"{SEED_ID}.md").write_text(seed_text, encoding="utf-8")
+        self.state = {
+            "run_id": run_id,
+            "status": "running",
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "suite": self.suite.name,
+            "skill": self.config.skill,
+            "optimizer": self.optimizer.name,
+            "config": self.config.model_dump(mode="json"),
+            "splits_sha256": digest,
+            "split_sizes": {s: len(self.splits.cases(s)) for s in ("dev", "holdout", "test")},
+            "protected": {},
+            "champion": SEED_ID,
+            "champion_val_rate": None,
+            "iterations": 0,
+            "stall": 0,
+            "metric_calls": 0,
+            "usd": 0.0,
+            "optimizer_usd": 0.0,
+            "holdout_looks": 0,
+            "history": [],
+            "test_unsealed": False,
+            "test": None,
+        }
+        self.state["protected"] = self._protected()
+        self._event("optimize_started", splits_sha256=digest, sizes=self.state["split_sizes"])
+        self._save()
+
+    def _protected(self) -> dict[str, str]:
+        return protected_state(self.suite.root, self.dir / SPLITS_FILE, self.gate)
+
+    def _save(self) -> None:
+        write_json_atomic(self.dir / STATE_FILE, self.state)
+
+    def _event(self, event: str, **fields: Any) -> None:
+        append_event(self.dir, event, **fields)
+
+    def _guard(self) -> None:
+        try:
+            check_unchanged(self.state["protected"], self._protected())
+        except TamperError as exc:
+            self.state["status"] = "aborted"
+            self.state["abort_reason"] = str(exc)
+            self._event("honesty_violation", changed={k: list(v) for k, v in exc.changed.items()})
+            self._save()
+            raise
+
+    def _text(self, candidate: str) -> str:
+        return (self.skills_dir / f"{candidate}.md").read_text(encoding="utf-8")
+
+    # -- evaluation ---------------------------------------------------------------------------
+
+    def _evaluate(self, candidate: str, split: str) -> pd.DataFrame:
+        self._guard()
+        label = f"{candidate}-{split}"
+        seed = int(stable_hash([self.config.seed, label]), 16) % 2**31
+        config = RunConfig(
+            provider=self.config.provider,
+            provider_options=self.config.provider_options,
+            conditions=(self.config.condition,),
+            case_ids=self.splits.cases(split),
+            trials=self.config.trials,
+            seed=seed,
+            skills=(
+                SkillOverride(skill=self.config.skill, path=self.skills_dir / f"{candidate}.md"),
+            ),
+            runs_dir=self.dir / "evals",
+            run_id=label,
+            resume=True,
+            progress=False,
+            concurrency=self.config.concurrency,
+            backend=self.config.backend,
+        )
+        result = run(self.suite, config)
+        df = read_run(result.run_dir)
+        spent = float(df["cost_usd"].fillna(0).sum())
+        self.state["metric_calls"] += result.items
+        self.state["usd"] += spent
+        if split == "holdout":
+            self.state["holdout_looks"] += 1
+        self._event(
+            "evaluation",
+            candidate=candidate,
+            split=split,
+            items=result.items,
+            pass_rate=_rate(df),
+            usd=spent,
+        )
+        return df
+
+    def _validation(self, candidate: str) -> pd.DataFrame:
+        if candidate not in self._val:
+            self._val[candidate] = self._evaluate(candidate, "holdout")
+        return self._val[candidate]
+
+    def _train_failures(self, candidate: str) -> list[dict[str, Any]]:
+        if candidate in self._failures:
+            return self._failures[candidate]
+        df = self._evaluate(candidate, "dev")
+        failing = df[~df["passed"].astype(bool)]
+        worst = failing.sort_values(["case_id", "score"]).drop_duplicates("case_id")
+        transcripts = read_transcripts(
+            self.dir / "evals" / f"{candidate}-dev", list(worst["item_key"])
+        )
+        failures = []
+        rates = df.groupby("case_id")["passed"].mean()
+        for _, row in worst.iterrows():
+            case = self.suite.case(str(row["case_id"]))
+            events = transcripts.get(str(row["item_key"]), {}).get("events", [])
+            said = "\n".join(
+                e["content"] for e in events if e["kind"] in ("assistant", "tool_call")
+            )
+            failures.append(
+                {
+                    "case_id": case.id,
+                    "prompt": case.prompt,
+                    "expected_patterns": list(case.expected_patterns),
+                    "forbidden_patterns": list(case.forbidden_patterns),
+                    "rubric": list(case.rubric),
+                    "pass_rate": float(rates[case.id]),
+                    "score": float(row["score"]),
+                    "transcript": said[-3000:],
+                }
+            )
+        self._failures[candidate] = failures
+        return failures
+
+    # -- proposals ----------------------------------------------------------------------------
+
+    def _propose(self, candidate: str, parent: str, failures: list[dict[str, Any]]) -> Proposal:
+        workspace = Path(tempfile.mkdtemp(prefix=f"evalkit-{candidate}-"))
+        try:
+            parent_text = self._text(parent)
+            (workspace / SKILL_FILE).write_text(parent_text, encoding="utf-8")
+            (workspace / INSTRUCTIONS_FILE).write_text(INSTRUCTIONS, encoding="utf-8")
+            (workspace / FAILURES_DIR).mkdir()
+            for failure in failures:
+                lines = [f"# {failure['case_id']}", "", "## Task", failure["prompt"], ""]
+                lines += ["## A good answer contains (regular expressions)"]
+                lines += [f"- `{p}`" for p in failure["expected_patterns"]] + [""]
+                lines += ["## What the agent did", failure["transcript"], ""]
+                (workspace / FAILURES_DIR / f"{failure['case_id']}.md").write_text(
+                    "\n".join(lines), encoding="utf-8"
+                )
+            context = OptimizerContext(
+                workspace=workspace,
+                skill_path=workspace / SKILL_FILE,
+                champion_text=parent_text,
+                failures=failures,
+                candidate_id=candidate,
+                iteration=self.state["iterations"],
+                seed=int(stable_hash([self.config.seed, candidate]), 16) % 2**31,
+            )
+            try:
+                return self.optimizer.propose(context)
+            except _HONESTY_ERRORS:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a failed proposal is a wasted iteration
+                return Proposal(text="", error=f"{type(exc).__name__}: {exc}")
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+    # -- budgets ------------------------------------------------------------------------------
+
+    def headroom(self) -> int:
+        """How many candidates the next round may propose (0: a budget is exhausted).
+
+        Every cap is converted to a number of candidates and floored at 1 while any budget
+        remains: like the serial loop, a round never stops mid-candidate, so at any
+        parallelism a cap is overshot by at most the one candidate in flight.
+        """
+        s, c = self.state, self.config
+        limits = [c.parallel]
+        if c.max_iterations is not None:
+            limits.append(c.max_iterations - s["iterations"])
+        if c.stall is not None:
+            limits.append(c.stall - s["stall"])
+        if c.max_metric_calls is not None:
+            left = c.max_metric_calls - s["metric_calls"]
+            per = len(self.splits.cases("holdout")) * c.trials
+            limits.append(0 if left <= 0 else max(1, left // per))
+        if c.max_usd is not None:
+            left_usd = c.max_usd - s["usd"]
+            per_usd = s["usd"] / s["iterations"] if s["iterations"] else 0.0
+            if left_usd <= 0:
+                limits.append(0)
+            elif per_usd <= 0:
+                limits.append(1)  # no observed spend per candidate yet: one at a time
+            else:
+                limits.append(max(1, int(left_usd // per_usd)))
+        return max(0, min(limits))
+
+    # -- the loop -----------------------------------------------------------------------------
+
+    def run(self) -> OptimizeResult:
+        if self.state["status"] == "complete":
+            return OptimizeResult(self.dir, self.state)
+        champion = self.state["champion"]
+        champion_val = self._validation(champion)
+        self.state["champion_val_rate"] = _rate(champion_val)
+        self._save()
+        while not self.state["test_unsealed"]:
+            n = self.headroom()
+            if n == 0:
+                break
+            parent = self.state["champion"]
+            failures = self._train_failures(parent)
+            first = self.state["iterations"] + 1
+            ids = [f"cand-{first + j:04d}" for j in range(n)]
+            for cid in ids:
+                self._event("proposal", candidate=cid, parent=parent, failures=len(failures))
+            if n == 1:
+                proposals = [self._propose(ids[0], parent, failures)]
+            else:
+                with ThreadPoolExecutor(n) as pool:
+                    futures = [pool.submit(self._propose, c, parent, failures) for c in ids]
+                    proposals = [f.result() for f in futures]
+            for cid, proposal in zip(ids, proposals, strict=True):
+                self._commit(cid, parent, proposal)
+        self._unseal()
+        self.state["status"] = "complete"
+        self._save()
+        self._event("optimize_finished", champion=self.state["champion"])
+        return OptimizeResult(self.dir, self.state)
+
+    def _commit(self, candidate: str, parent: str, proposal: Proposal) -> None:
+        """The serialized commit point: gate one candidate against the current champion."""
+        s = self.state
+        s["iterations"] += 1
+        s["usd"] += proposal.cost_usd
+        s["optimizer_usd"] += proposal.cost_usd
+        champion = s["champion"]
+        record: dict[str, Any] = {
+            "candidate": candidate,
+            "parent": parent,
+            "champion_at_commit": champion,
+            "accepted": False,
+            "optimizer_usd": proposal.cost_usd,
+        }
+        self._guard()
+        if proposal.error is not None or not proposal.text.strip():
+            record["reason"] = f"failed proposal: {proposal.error or 'empty skill text'}"
+        elif proposal.text == self._text(champion):
+            record["reason"] = "no change from the champion"
+        else:
+            (self.skills_dir / f"{candidate}.md").write_text(proposal.text, encoding="utf-8")
+            candidate_val = self._validation(candidate)
+            self._guard()
+            result = compare(
+                self._validation(champion),
+                candidate_val,
+                threshold=self.config.threshold,
+                confidence=self.gate_confidence,
+                n_resamples=self.config.n_resamples,
+                seed=self.config.seed,
+            )
+            d = result.delta
+            record.update(
+                verdict=result.verdict,
+                delta=d.estimate,
+                ci_low=d.ci_low,
+                ci_high=d.ci_high,
+                val_rate=_rate(candidate_val),
+            )
+            if result.verdict == "improved":
+                record["accepted"] = True
+                record["reason"] = "improved on validation"
+                diff = difflib.unified_diff(
+                    self._text(champion).splitlines(keepends=True),
+                    proposal.text.splitlines(keepends=True),
+                    fromfile=f"{champion}.md",
+                    tofile=f"{candidate}.md",
+                )
+                (self.skills_dir / f"{candidate}.diff").write_text("".join(diff), encoding="utf-8")
+                s["champion"] = candidate
+                s["champion_val_rate"] = record["val_rate"]
+            else:
+                record["reason"] = f"gate: {result.verdict}"
+        s["stall"] = 0 if record["accepted"] else s["stall"] + 1
+        record.update(metric_calls=s["metric_calls"], usd=s["usd"])
+        s["history"].append(record)
+        self._event("decision", **record)
+        self._save()
+
+    def _unseal(self) -> None:
+        """Evaluate the sealed test split exactly once: the seed and the champion."""
+        s = self.state
+        if s["test"] is not None:
+            raise SealError(f"the test split of '{s['run_id']}' was already unsealed")
+        if not s["test_unsealed"]:
+            s["test_unsealed"] = True
+            s["test_champion"] = s["champion"]
+            s["unsealed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+            self._event("unseal", champion=s["champion"])
+            self._save()
+        champion = s["test_champion"]  # a resumed unseal finishes the same single evaluation
+        seed_test = self._evaluate(SEED_ID, "test")
+        champ_test = seed_test if champion == SEED_ID else self._evaluate(champion, "test")
+        result = compare(
+            seed_test,
+            champ_test,
+            threshold=self.config.threshold,
+            n_resamples=self.config.n_resamples,
+            seed=self.config.seed,
+        )
+        d = result.delta
+        s["test"] = {
+            "champion": champion,
+            "seed_rate": _rate(seed_test),
+            "champion_rate": _rate(champ_test),
+            "delta": d.estimate,
+            "ci_low": d.ci_low,
+            "ci_high": d.ci_high,
+            "verdict": result.verdict,
+            "n_cases": result.n_cases,
+        }
+        self._event("test_result", **result_record(s["test"]))
+        self._save()
+
+
+def result_record(record: dict[str, Any] | None) -> dict[str, Any]:
+    """A copy of a record for an event (empty when None)."""
+    return dict(record or {})
+
+
+def optimize(suite: str | Path | Suite, config: OptimizeConfig) -> OptimizeResult:
+    """Hill-climb a skill against a validation gate and report an honest test number.
+
+    The optimizer sees failing *train* (``dev``) cases; each candidate is evaluated on the
+    *validation* (``holdout``) split, paired against the champion with :func:`evalkit.compare`,
+    and accepted only when the verdict is *improved*. The *test* split is sealed: evaluated
+    exactly once, at the end, for the seed skill and the champion. Cases, scorers, the split
+    file and the gate are hash-checked before every evaluation; a change aborts the run
+    (:class:`TamperError`), on the serial and the parallel path alike.
+
+    Args:
+        suite: Suite directory or loaded suite.
+        config: Optimisation options.
+
+    Returns:
+        The final record (also in ``<run_dir>/optimize.json``).
+
+    Raises:
+        TamperError: A protected file changed.
+        SealError: The test split was already unsealed.
+        evalkit.errors.InputError: Bad options.
+    """
+    loaded = suite if isinstance(suite, Suite) else load_suite(suite)
+    return _Optimisation(loaded, config).run()

@@ -1,0 +1,226 @@
+"""Optimizers: what proposes a new skill text (a command, a Python callable, an agent)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from evalkit.errors import ConfigError
+
+SKILL_FILE = "SKILL.md"
+INSTRUCTIONS_FILE = "INSTRUCTIONS.md"
+FAILURES_DIR = "failures"
+
+INSTRUCTIONS = """# Improve the skill
+
+`SKILL.md` in this directory is the current skill text. Agents given this skill failed the
+cases described in `failures/` (one file per case: the task, what a good answer contains, and
+what the agent did). Edit `SKILL.md` so that an agent following it would do better on tasks
+like these — general guidance, not answers to these exact prompts.
+
+Rules: edit only `SKILL.md`; do not touch anything outside this directory. Your edit is
+evaluated on held-out cases you cannot see and accepted only if it improves them significantly.
+"""
+
+
+@dataclass(frozen=True)
+class OptimizerContext:
+    """What an optimizer is told about one proposal.
+
+    Attributes:
+        workspace: Hermetic directory holding ``SKILL.md`` (edit it), ``INSTRUCTIONS.md`` and
+            ``failures/``.
+        skill_path: ``workspace / "SKILL.md"``.
+        champion_text: The current champion's text (the starting point).
+        failures: Failing train cases: ``case_id, prompt, expected_patterns, rubric,
+            score, transcript`` (dicts).
+        candidate_id: Id of the candidate being proposed.
+        iteration: Candidates proposed before this one.
+        seed: A seed for stochastic optimizers (differs between siblings).
+    """
+
+    workspace: Path
+    skill_path: Path
+    champion_text: str
+    failures: list[dict[str, Any]]
+    candidate_id: str
+    iteration: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """An optimizer's output.
+
+    Attributes:
+        text: The candidate skill text (read back from ``SKILL.md``).
+        cost_usd: What the optimizer reported spending.
+        error: Why the proposal failed (the iteration is wasted, not fatal).
+        log: Optimizer output worth keeping.
+    """
+
+    text: str
+    cost_usd: float = 0.0
+    error: str | None = None
+    log: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Optimizer(Protocol):
+    """Proposes a new skill text by editing ``context.skill_path``."""
+
+    name: str
+
+    def propose(self, context: OptimizerContext) -> Proposal:
+        """Edit the workspace's ``SKILL.md`` and report."""
+        ...
+
+
+class CommandOptimizer:
+    """An external command run in the workspace (``command:CMD``).
+
+    The command runs with ``bash -c`` in the workspace, stdin from /dev/null, environment
+    ``EVALKIT_SKILL_PATH``, ``EVALKIT_INSTRUCTIONS``, ``EVALKIT_FAILURES_DIR``,
+    ``EVALKIT_CANDIDATE_ID`` and ``EVALKIT_SEED``; a JSON object printed on its last stdout line
+    may report ``{"cost_usd": ...}``. A timeout kills its process group.
+    """
+
+    def __init__(self, command: str, timeout_s: float = 600.0) -> None:
+        self.name = f"command:{command}"
+        self.command = command
+        self.timeout_s = timeout_s
+
+    def propose(self, context: OptimizerContext) -> Proposal:
+        """Run the command; a non-zero exit is a failed proposal."""
+        env = {k: os.environ[k] for k in ("PATH", "LANG", "HOME") if k in os.environ}
+        env.update(
+            EVALKIT_SKILL_PATH=str(context.skill_path),
+            EVALKIT_INSTRUCTIONS=str(context.workspace / INSTRUCTIONS_FILE),
+            EVALKIT_FAILURES_DIR=str(context.workspace / FAILURES_DIR),
+            EVALKIT_CANDIDATE_ID=context.candidate_id,
+            EVALKIT_SEED=str(context.seed),
+        )
+        proc = subprocess.Popen(
+            ["bash", "-c", self.command],
+            cwd=context.workspace,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            out, _ = proc.communicate(timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            out, _ = proc.communicate()
+            return Proposal(text="", error=f"optimizer timed out after {self.timeout_s:g}s")
+        log = out.decode("utf-8", "replace")[-4000:]
+        if proc.returncode != 0:
+            return Proposal(text="", error=f"optimizer exited {proc.returncode}", log=log)
+        cost = 0.0
+        lines = log.strip().splitlines()
+        if lines:
+            try:
+                report = json.loads(lines[-1])
+                cost = float(report.get("cost_usd", 0.0)) if isinstance(report, dict) else 0.0
+            except (ValueError, TypeError):
+                cost = 0.0
+        return Proposal(text=_read(context.skill_path), cost_usd=cost, log=log)
+
+
+class CallableOptimizer:
+    """A Python callable ``module:function(context) -> str | dict | None`` (``python:...``).
+
+    It may edit ``context.skill_path`` and return None, return the new text, or return a dict
+    ``{"text": ..., "cost_usd": ...}``.
+    """
+
+    def __init__(self, spec: str, func: Callable[[OptimizerContext], Any]) -> None:
+        self.name = f"python:{spec}"
+        self.func = func
+
+    def propose(self, context: OptimizerContext) -> Proposal:
+        """Call the function."""
+        result = self.func(context)
+        cost = 0.0
+        if isinstance(result, dict):
+            cost = float(result.get("cost_usd", 0.0))
+            result = result.get("text")
+        if isinstance(result, str):
+            context.skill_path.write_text(result, encoding="utf-8")
+        return Proposal(text=_read(context.skill_path), cost_usd=cost)
+
+
+class ProviderOptimizer:
+    """An agent provider (``provider:claude_code``, ``provider:codex``) editing the workspace."""
+
+    def __init__(self, provider: str, settings: dict[str, Any]) -> None:
+        self.name = f"provider:{provider}"
+        self.provider = provider
+        self.settings = settings
+
+    def propose(self, context: OptimizerContext) -> Proposal:
+        """Ask the agent to follow ``INSTRUCTIONS.md``; the edited ``SKILL.md`` is the proposal."""
+        from evalkit.cases import Case
+        from evalkit.providers import AgentRequest, create_provider
+
+        agent = create_provider(self.provider, self.settings)
+        case = Case.model_validate(
+            {
+                "id": f"optimize-{context.candidate_id}",
+                "lane": "execution",
+                "prompt": (context.workspace / INSTRUCTIONS_FILE).read_text(encoding="utf-8"),
+                "verifier": [{"kind": "file_exists", "path": SKILL_FILE}],
+                "budgets": {"timeout_s": 900},
+            }
+        )
+        request = AgentRequest(
+            item_key=f"optimize:{context.candidate_id}",
+            case=case,
+            condition="none",
+            exposure=(),
+            workspace=context.workspace,
+            seed=context.seed,
+            timeout_s=900.0,
+        )
+        response = agent.invoke(request)
+        return Proposal(text=_read(context.skill_path), cost_usd=response.cost_usd)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def load_optimizer(spec: str, settings: dict[str, Any] | None = None) -> Optimizer:
+    """Build an optimizer from ``command:CMD``, ``python:module:function`` or ``provider:NAME``.
+
+    Raises:
+        ConfigError: Unknown kind, or a callable that cannot be imported.
+    """
+    kind, _, rest = spec.partition(":")
+    if kind == "command" and rest:
+        return CommandOptimizer(rest)
+    if kind == "python" and ":" in rest:
+        module_name, _, attr = rest.partition(":")
+        try:
+            func = getattr(importlib.import_module(module_name), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"--optimizer: cannot import '{rest}': {exc}") from None
+        return CallableOptimizer(rest, func)
+    if kind == "provider" and rest:
+        return ProviderOptimizer(rest, dict(settings or {}))
+    raise ConfigError(
+        f"--optimizer: '{spec}' is not one of command:CMD, python:module:function, "
+        "provider:NAME (e.g. provider:claude_code)"
+    )

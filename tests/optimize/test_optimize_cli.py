@@ -1,0 +1,71 @@
+"""evalkit optimize from the command line: JSON, a real external optimizer, kill and resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import ROOT
+from tests.optimize.probes import write_monotone_suite
+
+SLOW_MARKER = "command:sleep 0.4; echo '[X]' >> SKILL.md"
+
+
+def _optimize(suite: Path, runs: Path, *extra: str) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "evalkit", "optimize", str(suite), "--skill", "probe",
+            "--optimizer", SLOW_MARKER, "--trials", "1", "--max-iterations", "6", "--stall", "9",
+            "--backend", "threading", "--runs-dir", str(runs), "--run-id", "k", "--json", *extra]
+    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+
+
+def test_killed_optimisation_resumes_without_duplicates(tmp_path: Path) -> None:
+    suite = write_monotone_suite(tmp_path / "suite")
+    runs = tmp_path / "runs"
+    proc = _optimize(suite, runs)
+    events = runs / "k" / "events.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if events.exists() and events.read_text().count('"decision"') >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    state = json.loads((runs / "k" / "optimize.json").read_text())
+    assert state["status"] == "running" and 2 <= state["iterations"] < 6
+    resumed = _optimize(suite, runs, "--resume")
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "complete" and summary["iterations"] == 6
+    assert summary["accepted"] == [f"cand-{i:04d}" for i in range(1, 7)]
+    assert summary["validation"] == 1.0
+    assert summary["test"]["delta"] == 1.0  # 6 markers unlock all 60 test cases; seed none
+    state = json.loads((runs / "k" / "optimize.json").read_text())
+    ids = [h["candidate"] for h in state["history"]]
+    assert ids == sorted(set(ids)), "no candidate banked twice"
+    kinds = [json.loads(line)["event"] for line in events.read_text().splitlines()]
+    assert kinds.count("unseal") == 1
+
+
+def test_cli_bad_input_and_tamper_exit_codes(tmp_path: Path) -> None:
+    suite = write_monotone_suite(tmp_path / "suite")
+    base = [sys.executable, "-m", "evalkit", "optimize", str(suite), "--runs-dir",
+            str(tmp_path / "runs"), "--backend", "threading", "--trials", "1"]
+    bad = subprocess.run([*base, "--skill", "nope", "--optimizer", "python:x:y"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert "cannot import 'x:y'" in bad.stderr
+    cases = suite / "cases" / "cases.yaml"
+    tamper = subprocess.run(
+        [*base, "--skill", "probe", "--optimizer",
+         f"command:echo '[X]' >> SKILL.md; sed -i s/PASS/P/ {cases}", "--max-iterations", "2"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert tamper.returncode == 1
+    assert "honesty violation" in tamper.stderr and "cases.yaml" in tamper.stderr
