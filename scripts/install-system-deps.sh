@@ -1,5 +1,12 @@
 #!/usr/bin/env bash
-# Install what the test suite starts for itself and pip cannot provide.
-# Idempotent: does nothing when everything is already there.
+# Install what the test suite starts for itself and pip cannot provide: a headless Chromium
+# (report tests) and the real agent CLIs at pinned versions (provider tests).
+# Each step is idempotent and quick when its tool is already installed.
 set -euo pipefail
-echo "system dependencies: nothing to install"
+cd "$(dirname "$0")"
+for step in install-chromium.sh install-agent-clis.sh; do
+    if [[ -x "$step" ]]; then
+        echo "== $step"
+        "./$step"
+    fi
+done

@@ -112,3 +112,12 @@ def test_ledger_rows_and_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFi
     assert main([*argv, "--policy", str(bad_policy)]) == 2
     assert "treshold: unknown field" in capsys.readouterr().err
     assert main(["gate", "--baseline", "nope", "--candidate", "cand", "--runs-dir", str(runs)]) == 2
+
+
+def test_documented_example_policy_is_valid() -> None:
+    from evalkit.analysis import load_policy
+    from tests.conftest import ROOT
+
+    policy = load_policy(ROOT / "docs" / "examples" / "gate.yaml")
+    assert policy.tiers["smoke"].tags == ("smoke",)
+    assert policy.budgets.max_cost_increase_pct == 20
