@@ -28,6 +28,11 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--backend", default="loky")
+    parser.add_argument(
+        "--inspect-python",
+        help="a python with inspect-ai: also measure Inspect AI's mockllm baseline, same session",
+    )
+    parser.add_argument("--inspect-items", type=int, default=1000)
     args = parser.parse_args()
     n_cases = max(1, args.items // (4 * args.trials))
     with tempfile.TemporaryDirectory() as tmp:
@@ -49,6 +54,36 @@ def main() -> None:
     print(f"{'concurrency':>11} {'items':>7} {'wall s':>8} {'ms/item':>8}")
     for concurrency, items, wall, per_item in rows:
         print(f"{concurrency:>11} {items:>7} {wall:>8.2f} {per_item:>8.3f}")
+    if args.inspect_python:
+        import json
+        import subprocess
+
+        script = Path(__file__).resolve().parent / "bench_inspect_baseline.py"
+        epochs = 5
+        out = (
+            subprocess.run(
+                [
+                    args.inspect_python,
+                    str(script),
+                    "--samples",
+                    str(args.inspect_items // epochs),
+                    "--epochs",
+                    str(epochs),
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
+        baseline = json.loads(out)
+        best = min(r[3] for r in rows)
+        print(
+            f"baseline Inspect AI mockllm: {baseline['items']} items, "
+            f"{baseline['wall_s']:.1f} s, {baseline['ms_per_item']:.2f} ms/item; "
+            f"evalkit is {baseline['ms_per_item'] / best:.0f}x lower per item"
+        )
 
 
 if __name__ == "__main__":
