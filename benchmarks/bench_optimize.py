@@ -38,23 +38,42 @@ def main() -> None:
         mono = write_monotone_suite(base / "mono")
         slow = "command:sleep 0.3; echo '[X]' >> SKILL.md"
         for n in (1, 6):
-            state, wall = _run(mono, base / "runs", f"mono{n}", skill="probe", optimizer=slow,
-                               trials=1, max_iterations=6, stall=None, parallel=n,
-                               backend="threading")
+            state, wall = _run(
+                mono,
+                base / "runs",
+                f"mono{n}",
+                skill="probe",
+                optimizer=slow,
+                trials=1,
+                max_iterations=6,
+                stall=None,
+                parallel=n,
+                backend="threading",
+            )
             rows.append(("monotone probe", n, state, wall))
         topics = write_topic_suite(base / "topics")
         for n in (1, 3):
-            state, wall = _run(topics, base / "runs", f"topics{n}", skill="guide",
-                               optimizer=f"python:{PROBES}:learn_topics", trials=2,
-                               max_iterations=6, stall=None, parallel=n,
-                               provider_options={"spread": "1.0"})
+            state, wall = _run(
+                topics,
+                base / "runs",
+                f"topics{n}",
+                skill="guide",
+                optimizer=f"python:{PROBES}:learn_topics",
+                trials=2,
+                max_iterations=6,
+                stall=None,
+                parallel=n,
+                provider_options={"spread": "1.0"},
+            )
             rows.append(("8 topics, simulated", n, state, wall))
     print(f"{'objective':<22}{'N':>3}{'accepted':>10}{'val':>7}{'test delta':>12}{'wall s':>8}")
     for name, n, state, wall in rows:
         accepted = sum(h["accepted"] for h in state["history"])  # type: ignore[union-attr]
         test = state["test"]
-        print(f"{name:<22}{n:>3}{accepted:>10}{state['champion_val_rate']:>7.3f}"
-              f"{test['delta']:>+12.3f}{wall:>8.1f}")  # type: ignore[index]
+        print(
+            f"{name:<22}{n:>3}{accepted:>10}{state['champion_val_rate']:>7.3f}"
+            f"{test['delta']:>+12.3f}{wall:>8.1f}"
+        )  # type: ignore[index]
 
 
 if __name__ == "__main__":

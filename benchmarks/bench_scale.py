@@ -41,9 +41,11 @@ def bench_cache(items: int) -> None:
         runs = Path(tmp) / "runs"
         first, cold = _timed(suite, runs_dir=runs)
         second, warm = _timed(suite, runs_dir=runs)
-    print(f"items {first.items}: cold run {cold:.2f} s; cache-hit rerun {warm:.2f} s "
-          f"({second.cache_hits} hits, {second.items - second.cache_hits} provider calls); "
-          f"ratio cold/warm {cold / warm:.1f}x")
+    print(
+        f"items {first.items}: cold run {cold:.2f} s; cache-hit rerun {warm:.2f} s "
+        f"({second.cache_hits} hits, {second.items - second.cache_hits} provider calls); "
+        f"ratio cold/warm {cold / warm:.1f}x"
+    )
 
 
 def bench_backends(items: int) -> None:
@@ -62,12 +64,18 @@ def bench_io(items: int, latency: float, concurrency: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         suite = _suite(Path(tmp), items)
         result, wall = _timed(
-            suite, runs_dir=Path(tmp) / "runs", use_cache=False, concurrency=concurrency,
-            backend="threading", provider_options={"latency_s": latency},
+            suite,
+            runs_dir=Path(tmp) / "runs",
+            use_cache=False,
+            concurrency=concurrency,
+            backend="threading",
+            provider_options={"latency_s": latency},
         )
     ideal = result.items * latency / concurrency
-    print(f"{result.items} items x {latency} s at concurrency {concurrency} (threading): "
-          f"wall {wall:.2f} s, ideal {ideal:.2f} s, efficiency {ideal / wall:.1%}")
+    print(
+        f"{result.items} items x {latency} s at concurrency {concurrency} (threading): "
+        f"wall {wall:.2f} s, ideal {ideal:.2f} s, efficiency {ideal / wall:.1%}"
+    )
 
 
 def bench_one(items: int) -> None:

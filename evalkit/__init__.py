@@ -10,11 +10,12 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`compare` — paired verdict of two runs or two conditions (``evalkit compare``);
 - :func:`flips` — flip rates within or between runs (``evalkit flips``);
 - :func:`power` — cases and trials needed, minimum detectable effect (``evalkit power``);
-- :func:`gate` — the CI delivery gate (``evalkit gate``).
+- :func:`gate` — the CI delivery gate (``evalkit gate``);
+- :func:`import_results` — results from other harnesses (``evalkit import``).
 """
 
 from evalkit._version import __version__
-from evalkit.analysis import flips, gate, lift, power
+from evalkit.analysis import flips, gate, import_results, lift, power
 from evalkit.results import read_run
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.stats import compare
@@ -26,6 +27,7 @@ __all__ = [
     "compare",
     "flips",
     "gate",
+    "import_results",
     "lift",
     "power",
     "read_run",

@@ -28,5 +28,5 @@ def test_all_matches_public_names(name: str) -> None:
 
 
 def test_top_level_functions_return_objects_with_to_dict() -> None:
-    for name in ("run", "compare", "lift", "flips", "power", "gate"):
+    for name in ("run", "compare", "lift", "flips", "power", "gate", "import_results"):
         assert callable(getattr(evalkit, name))

@@ -1,0 +1,355 @@
+"""Import results produced elsewhere (CSV, JSONL, Inspect AI, promptfoo) as an evalkit run."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalkit._version import __version__
+from evalkit.analysis._import_common import ParsedSource, SourceRow, expand_paths
+from evalkit.analysis._import_inspect import SUFFIXES as INSPECT_SUFFIXES
+from evalkit.analysis._import_inspect import read_inspect
+from evalkit.analysis._import_promptfoo import SUFFIXES as PROMPTFOO_SUFFIXES
+from evalkit.analysis._import_promptfoo import read_promptfoo
+from evalkit.analysis._import_tables import read_table
+from evalkit.cases import stable_hash
+from evalkit.errors import ConfigError, InputError
+from evalkit.matrix import item_key
+from evalkit.results._io import MANIFEST_FILE, RESULTS_FILE, SCORES_FILE, conform
+from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
+from evalkit.runner._store import append_event, write_json_atomic
+
+#: The formats ``evalkit import`` reads.
+IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "inspect", "promptfoo")
+
+_SUFFIXES = {
+    "csv": (".csv",),
+    "jsonl": (".jsonl", ".ndjson"),
+    "inspect": INSPECT_SUFFIXES,
+    "promptfoo": PROMPTFOO_SUFFIXES,
+}
+_WHAT = {
+    "csv": "CSV files",
+    "jsonl": "JSONL files",
+    "inspect": "Inspect AI logs (.eval or .json)",
+    "promptfoo": "promptfoo results (.json)",
+}
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """Summary of an import.
+
+    Attributes:
+        run_id: The new run's id.
+        run_dir: The new run directory.
+        items: Rows imported (one per work item).
+        ok: Rows with status ``ok``.
+        errors: Rows with status ``error`` or ``timeout``.
+        pass_rate: Share of rows that passed (errors and timeouts count as failures).
+        format: ``csv``, ``jsonl``, ``inspect`` or ``promptfoo``.
+        source: The path imported (a file or directory; the common directory of several).
+        warnings: Things worth knowing that are not errors (ignored columns, skipped files).
+        manifest: The run's manifest.
+    """
+
+    run_id: str
+    run_dir: Path
+    items: int
+    ok: int
+    errors: int
+    pass_rate: float
+    format: str
+    source: str
+    warnings: tuple[str, ...] = ()
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit import --json`` object (the ``run`` keys plus format and source)."""
+        return {
+            "run_id": self.run_id,
+            "run_dir": str(self.run_dir),
+            "items": self.items,
+            "ok": self.ok,
+            "errors": self.errors,
+            "pass_rate": self.pass_rate,
+            "format": self.format,
+            "source": self.source,
+        }
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _source(format: str, given: list[Path], files: list[Path]) -> dict[str, Any]:
+    hashes = [{"path": str(f), "sha256": _sha256(f)} for f in files]
+    if len(given) == 1:
+        path = str(given[0])
+    else:
+        try:
+            path = os.path.commonpath([str(p) for p in given]) or "."
+        except ValueError:  # absolute and relative paths mixed
+            path = os.path.commonpath([str(p.resolve()) for p in given])
+    if len(hashes) == 1:
+        combined = hashes[0]["sha256"]
+    else:
+        lines = sorted(f"{h['path']}\0{h['sha256']}\n" for h in hashes)
+        combined = hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return {"format": format, "path": path, "sha256": combined, "files": hashes}
+
+
+def _finalize(
+    parsed: ParsedSource, format: str, run_id: str, suite: str | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Assign keys, hashes and defaults; reject two rows with one key."""
+    if not parsed.rows:
+        raise InputError("nothing to import: the input holds no result rows")
+    case_ids = sorted({str(r.values["case_id"]) for r in parsed.rows})
+    dataset_version = stable_hash(parsed.dataset if parsed.dataset is not None else case_ids)
+    seen: dict[str, SourceRow] = {}
+    rows: list[dict[str, Any]] = []
+    scores: list[dict[str, Any]] = []
+    for row in parsed.rows:
+        values = dict(row.values)
+        provider = values.get("provider")
+        key = item_key(
+            values["lane"], values["case_id"], values["condition"], provider or "", values["trial"]
+        )
+        if key in seen:
+            first = seen[key]
+            raise InputError(
+                f"{first.file}: {first.where} and {row.file}: {row.where} are the same work "
+                f"item (case {values['case_id']!r}, condition {values['condition']!r}, provider "
+                f"{provider!r}, trial {values['trial']}); {parsed.duplicate_hint}"
+            )
+        seen[key] = row
+        if values.get("status", "ok") not in STATUSES:
+            raise row.problem(f"status must be one of {', '.join(STATUSES)}")
+        passed = bool(values["passed"])
+        score = values.get("score")
+        values.update(
+            run_id=run_id,
+            item_key=key,
+            item_hash=stable_hash({"format": format, "item": row.identity}),
+            suite=suite or values.get("suite") or parsed.suite,
+            dataset_version=dataset_version,
+            status=values.get("status") or "ok",
+            passed=passed,
+            score=float(passed) if score is None else float(score),
+            cache_hit=bool(values.get("cache_hit", False)),
+        )
+        rows.append(values)
+        scores += [{**s, "item_key": key} for s in row.scores]
+    rows.sort(key=lambda r: str(r["item_key"]))
+    scores.sort(key=lambda s: (str(s["item_key"]), str(s["component"])))
+    return rows, scores
+
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    status = Counter(str(r["status"]) for r in rows)
+    return {
+        "items": len(rows),
+        "ok": status["ok"],
+        "error": status["error"],
+        "timeout": status["timeout"],
+        "skipped": status["skipped"],
+        "passed": sum(bool(r["passed"]) for r in rows),
+        "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
+    }
+
+
+def _manifest(
+    rows: list[dict[str, Any]],
+    parsed: ParsedSource,
+    run_id: str,
+    source: dict[str, Any],
+    counts: dict[str, int],
+) -> dict[str, Any]:
+    conditions: dict[str, dict[str, Any]] = {}
+    providers: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for row in sorted(rows, key=lambda r: (r["condition"], r["case_id"], r["trial"])):
+        conditions.setdefault(row["condition"], {"items": 0, "passed": 0})
+        conditions[row["condition"]]["items"] += 1
+        conditions[row["condition"]]["passed"] += int(row["passed"])
+        providers.setdefault(
+            (row.get("provider"), row.get("model")),
+            {
+                "name": row.get("provider"),
+                "model": row.get("model"),
+                "version": row.get("provider_version") or parsed.tool,
+            },
+        )
+    suites = list(dict.fromkeys(str(r["suite"]) for r in rows))
+    return {
+        "run_id": run_id,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "evalkit_version": __version__,
+        "suite": suites[0] if len(suites) == 1 else ",".join(suites),
+        "dataset_version": rows[0]["dataset_version"],
+        "conditions": conditions,
+        "providers": list(providers.values()),
+        "trials": 1 + max(int(r["trial"]) for r in rows),
+        "status": "complete",
+        "counts": counts,
+        "source": source,
+        "tool": parsed.tool,
+        "warnings": parsed.warnings,
+    }
+
+
+def _write(
+    run_dir: Path,
+    rows: list[dict[str, Any]],
+    scores: list[dict[str, Any]],
+    manifest: dict[str, Any],
+    counts: dict[str, int],
+) -> None:
+    """Write the run into a hidden temporary directory, then rename it into place."""
+    results = conform(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), RESULT_SCHEMA)
+    score_table = conform(pa.Table.from_pylist(scores, schema=SCORE_SCHEMA), SCORE_SCHEMA)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.import-", dir=run_dir.parent))
+    try:
+        tmp.chmod(0o755)
+        source = manifest["source"]
+        append_event(
+            tmp,
+            "run_started",
+            run_id=manifest["run_id"],
+            items=len(rows),
+            imported_from=source["path"],
+            format=source["format"],
+        )
+        pq.write_table(results, tmp / RESULTS_FILE)
+        pq.write_table(score_table, tmp / SCORES_FILE)
+        write_json_atomic(tmp / MANIFEST_FILE, manifest)
+        append_event(tmp, "run_finished", **counts)
+        try:
+            os.rename(tmp, run_dir)
+        except OSError:
+            raise ConfigError(
+                f"run '{run_dir.name}' already exists in {run_dir.parent}; choose another --run-id"
+            ) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def import_results(
+    path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+    format: str,
+    run_id: str,
+    runs_dir: str | os.PathLike[str] = "runs",
+    condition_from: str | None = None,
+    scorer: str | None = None,
+    lane: str = "prompt",
+    suite: str | None = None,
+) -> ImportResult:
+    r"""Create a run directory from results produced by another harness.
+
+    Writes ``runs_dir/run_id/`` with ``results.parquet`` (one row per work item, cast to the
+    result schema), ``scores.parquet`` (each scorer's or assertion's value, where the source
+    has them), ``manifest.json`` (with ``source: {format, path, sha256, files}``) and
+    ``events.jsonl``, so every analysis (``lift``, ``compare``, ``flips``, reports) applies.
+    The directory appears whole or not at all.
+
+    Args:
+        path: A file, a directory (its files with the format's suffixes, recursively), or a
+            list of them (e.g. one Inspect log per model).
+        format: ``csv`` or ``jsonl`` (columns ``case_id, condition, passed`` and optionally
+            ``trial, provider, model, lane, score, latency_s, cost_usd, input_tokens,
+            output_tokens, split, category, status``), ``inspect`` (Inspect AI ``.eval``/``.json``
+            logs: one row per sample x epoch) or ``promptfoo`` (``promptfoo eval -o
+            results.json``: one row per result, repeats as trials).
+        run_id: Id of the new run; an existing run is never overwritten.
+        runs_dir: Where the run directory is created.
+        condition_from: Where the condition comes from: Inspect ``model`` (default),
+            ``task_arg:NAME`` or ``metadata:NAME``; promptfoo ``prompt`` (the prompt label,
+            default) or ``provider``. Not used for CSV/JSONL (their ``condition`` column).
+        scorer: Inspect only: the scorer whose value gives ``passed`` and ``score`` (default:
+            the log's first scorer).
+        lane: Lane of rows that do not carry one (default ``prompt``).
+        suite: Suite name recorded in the rows (default: the Inspect task, the promptfoo
+            description, or the file name).
+
+    Returns:
+        An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
+
+    Raises:
+        InputError: Unknown format, missing or malformed file (the message names the file, the
+            line or field, and the fix), or two rows for one work item.
+        ConfigError: The run id exists or is not a plain name, or an option does not apply.
+
+    Examples:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> tmp = Path(tempfile.mkdtemp())
+        >>> rows = ["case_id,condition,passed", "a,none,fail", "a,skill,pass"]
+        >>> _ = (tmp / "r.csv").write_text("\n".join(rows))
+        >>> result = import_results(tmp / "r.csv", "csv", "ext", runs_dir=tmp / "runs")
+        >>> result.items, result.pass_rate
+        (2, 0.5)
+    """
+    if format not in IMPORT_FORMATS:
+        raise InputError(
+            f"The value for `format` must be one of {list(IMPORT_FORMATS)}, but {format!r} "
+            "was passed."
+        )
+    if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
+        raise ConfigError(
+            f"run id {run_id!r} must be a plain name (letters, digits, '.', '_', '-'), "
+            "e.g. --run-id inspect-baseline"
+        )
+    if condition_from is not None and format in ("csv", "jsonl"):
+        raise ConfigError(
+            "--condition-from applies to inspect and promptfoo imports; a CSV/JSONL gives the "
+            "condition in its 'condition' column"
+        )
+    if scorer is not None and format != "inspect":
+        raise ConfigError("--scorer applies to inspect imports only")
+    run_dir = Path(runs_dir) / run_id
+    if run_dir.exists():
+        raise ConfigError(f"run '{run_id}' already exists in {runs_dir}; choose another --run-id")
+    given = [Path(path)] if isinstance(path, str | os.PathLike) else [Path(p) for p in path]
+    files, listed = expand_paths(given, _SUFFIXES[format], _WHAT[format])
+    if format in ("csv", "jsonl"):
+        parsed = read_table(files, format, lane)
+    elif format == "inspect":
+        parsed = read_inspect(files, listed, condition_from, scorer, lane)
+    else:
+        parsed = read_promptfoo(files, listed, condition_from, lane)
+    rows, scores = _finalize(parsed, format, run_id, suite)
+    counts = _counts(rows)
+    source = _source(format, given, parsed.files or files)
+    manifest = _manifest(rows, parsed, run_id, source, counts)
+    Path(runs_dir).mkdir(parents=True, exist_ok=True)
+    _write(run_dir, rows, scores, manifest, counts)
+    return ImportResult(
+        run_id=run_id,
+        run_dir=run_dir,
+        items=counts["items"],
+        ok=counts["ok"],
+        errors=counts["error"] + counts["timeout"],
+        pass_rate=counts["passed"] / counts["items"],
+        format=format,
+        source=source["path"],
+        warnings=tuple(parsed.warnings),
+        manifest=manifest,
+    )

@@ -1,0 +1,74 @@
+"""``evalkit import``: turn results produced elsewhere into an evalkit run."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalkit.analysis import IMPORT_FORMATS, ImportResult, import_results
+from evalkit.cli._common import add_json_flag, eprint, print_json
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit import``."""
+    p = sub.add_parser(
+        "import",
+        help="create a run from CSV/JSONL, Inspect AI logs or promptfoo results",
+        description=(
+            "Create a run directory from results produced by another harness, so lift, "
+            "compare, flips and reports apply to them. See docs/import.md."
+        ),
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="result file(s) or a directory of them (e.g. one Inspect log per model)",
+    )
+    p.add_argument("--format", required=True, choices=IMPORT_FORMATS, help="input format")
+    p.add_argument("--run-id", required=True, help="id of the new run (never overwritten)")
+    p.add_argument("--runs-dir", default="runs", help="where the run is written (default runs)")
+    p.add_argument(
+        "--condition-from",
+        metavar="SOURCE",
+        help="inspect: model (default), task_arg:NAME or metadata:NAME; "
+        "promptfoo: prompt (default) or provider",
+    )
+    p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
+    p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
+    p.add_argument("--suite", help="suite name to record (default: task, description or file)")
+    add_json_flag(p)
+    p.set_defaults(func=main)
+
+
+def _summary(result: ImportResult) -> None:
+    files = len(result.manifest.get("source", {}).get("files", []))
+    plural = "s" if files != 1 else ""
+    print(
+        f"imported {result.items} items from {files} {result.format} file{plural} "
+        f"into {result.run_dir}: {result.ok} ok, {result.errors} error(s), "
+        f"pass rate {result.pass_rate:.1%}"
+    )
+    for name, info in result.manifest.get("conditions", {}).items():
+        rate = info["passed"] / info["items"] if info["items"] else 0.0
+        print(f"  {name}: {info['items']} items, {rate:.1%} passed")
+
+
+def main(args: argparse.Namespace) -> int:
+    """Import the files; print a summary (or the JSON object)."""
+    result = import_results(
+        args.files,
+        args.format,
+        args.run_id,
+        runs_dir=args.runs_dir,
+        condition_from=args.condition_from,
+        scorer=args.scorer,
+        lane=args.lane,
+        suite=args.suite,
+    )
+    for warning in result.warnings:
+        eprint(f"warning: {warning}")
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        _summary(result)
+    return 0
