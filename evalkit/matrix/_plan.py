@@ -65,7 +65,8 @@ def item_key(lane: str, case_id: str, condition: str, provider: str, trial: int)
         >>> item_key("prompt", "blind-sleep", "none", "simulated", 2)
         'prompt:blind-sleep:none:simulated:2'
     """
-    return f"{lane}:{case_id}:{condition}:{provider}:{trial}"
+    # a 'package.module:factory' provider keeps the key at five ':'-separated parts
+    return f"{lane}:{case_id}:{condition}:{provider.replace(':', '.')}:{trial}"
 
 
 def item_seed(run_seed: int, key: str) -> int:

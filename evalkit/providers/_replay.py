@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict
 
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
+from evalkit.providers._recording import restore_workspace
 from evalkit.providers._registry import parse_settings
 from evalkit.providers._transcript import AgentResponse
 
@@ -81,7 +82,10 @@ class ReplayProvider:
         row = self._load().get(_unkeyed(request.item_key))
         if row is None:
             raise ProviderError(f"no recording for {request.item_key} in {self.path}")
-        return AgentResponse.from_json(row["response"])
+        response = AgentResponse.from_json(row["response"])
+        if request.case.lane != "prompt":
+            restore_workspace(response, request.workspace)  # files the recording kept
+        return response
 
 
 def _unkeyed(item_key: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -166,7 +167,15 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     trials = config.trials or defaults.trials
     seed = config.seed if config.seed is not None else defaults.seed
     outcome = tuple(sorted(provider.outcome_settings().items()))
-    spec = ProviderSpec(provider_name, info.model, tuple(sorted(settings.items())), outcome)
+    frozen = {
+        k: tuple(v)
+        if isinstance(v, list)
+        else json.dumps(v, sort_keys=True)
+        if isinstance(v, dict)
+        else v
+        for k, v in settings.items()
+    }
+    spec = ProviderSpec(provider_name, info.model, tuple(sorted(frozen.items())), outcome)
     items = build_plan(
         suite,
         case_ids=[c.id for c in cases],

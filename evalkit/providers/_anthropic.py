@@ -1,0 +1,127 @@
+"""``anthropic``: Claude over the Anthropic Messages API (``POST {base_url}/v1/messages``).
+
+Non-streaming requests with ``x-api-key`` and ``anthropic-version`` headers; the agent loop,
+skills index, ``load_skill`` and ``bash`` tools are shared with the other API providers
+(:mod:`evalkit.providers._http`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import Field
+
+from evalkit.errors import ServerError
+from evalkit.providers._http import (
+    Conversation,
+    HttpProvider,
+    HttpSettings,
+    ModelTurn,
+    Poster,
+    parse_arguments,
+)
+from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
+from evalkit.providers._registry import parse_settings
+
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+class AnthropicSettings(HttpSettings):
+    """Settings of ``anthropic`` (see :class:`HttpSettings` for the shared ones)."""
+
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """Environment variable holding the key."""
+    max_tokens: int | None = Field(default=4096, ge=1)
+    """Output token limit per request (the Messages API requires one)."""
+
+
+class _Messages:
+    """A Messages API conversation."""
+
+    def __init__(self, provider: AnthropicProvider, post: Poster, system: str, user: str,
+                 tools: list[ToolSpec]) -> None:
+        self.provider = provider
+        self.post = post
+        self.system = system
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+        self.tools = [
+            {"name": t.name, "description": t.description, "input_schema": t.parameters}
+            for t in tools
+        ]
+        self._last: list[dict[str, Any]] = []
+
+    def call(self, deadline: float) -> ModelTurn:
+        settings = self.provider.settings
+        body: dict[str, Any] = {
+            "model": self.provider.model,
+            "max_tokens": settings.max_tokens or 4096,
+            "system": self.system,
+            "messages": self.messages,
+        }
+        if self.tools:
+            body["tools"] = self.tools
+        if settings.temperature is not None:
+            body["temperature"] = settings.temperature
+        if settings.effort:
+            body["output_config"] = {"effort": settings.effort}
+        data = self.post(self.provider.messages_path, body, deadline)
+        content = data.get("content")
+        if not isinstance(content, list):
+            raise ServerError("anthropic: malformed response: no content list")
+        self._last = [block for block in content if isinstance(block, dict)]
+        texts = [str(b.get("text", "")) for b in self._last if b.get("type") == "text"]
+        uses = tuple(
+            ToolUse(str(b.get("id", "")), str(b.get("name", "")), parse_arguments(b.get("input")))
+            for b in self._last
+            if b.get("type") == "tool_use"
+        )
+        usage = data.get("usage") or {}
+        prompt_tokens = sum(
+            int(usage.get(k) or 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        return ModelTurn(
+            text="\n".join(t for t in texts if t),
+            tool_uses=uses,
+            input_tokens=prompt_tokens,
+            output_tokens=int(usage.get("output_tokens") or 0),
+            model=str(data.get("model") or ""),
+            stop_reason=str(data.get("stop_reason") or ""),
+        )
+
+    def add_results(self, turn: ModelTurn, results: list[tuple[ToolUse, str]]) -> None:
+        self.messages.append({"role": "assistant", "content": self._last})
+        self.messages.append({
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": use.id, "content": output}
+                for use, output in results
+            ],
+        })
+
+
+class AnthropicProvider(HttpProvider):
+    """An agent on the Anthropic Messages API."""
+
+    name = "anthropic"
+    default_base_url = "https://api.anthropic.com"
+    settings: AnthropicSettings
+
+    @property
+    def messages_path(self) -> str:
+        """``/v1/messages``, or ``/messages`` when the base URL already ends in ``/v1``."""
+        return "/messages" if self.base_url.endswith("/v1") else "/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        """``x-api-key`` and ``anthropic-version``."""
+        return {"x-api-key": self.api_key, "anthropic-version": ANTHROPIC_VERSION}
+
+    def conversation(self, post: Poster, system: str, user: str, toolbox: Toolbox) -> Conversation:
+        """A Messages API conversation."""
+        return _Messages(self, post, system, user, toolbox.specs)
+
+
+def create_anthropic(settings: Mapping[str, Any]) -> AnthropicProvider:
+    """Build the ``anthropic`` provider from ``--provider-opt`` settings."""
+    return AnthropicProvider(parse_settings(AnthropicSettings, "anthropic", settings))

@@ -1,0 +1,429 @@
+"""``claude_code``: the Claude Code CLI (``claude -p ... --output-format stream-json``).
+
+Per work item the CLI runs in the item's workspace with a private ``HOME``,
+``CLAUDE_CONFIG_DIR`` and ``TMPDIR`` and an allowlisted environment (telemetry, error
+reporting, auto-update and other non-essential traffic switched off). Skill conditions:
+
+- ``none``: the private config directory has no skills;
+- ``self-load``: ``<config>/skills/<name>/SKILL.md`` is installed, so Claude Code lists the
+  skill (name and description) and the agent may load it with its ``Skill`` tool or read the
+  file (a ``Read`` permission rule for that directory is granted);
+- ``preloaded``/``stale``: the skill text is appended to the system prompt
+  (``--append-system-prompt-file``).
+
+Permissions are the least that let a lane work: the prompt lane runs in the default permission
+mode (reads inside the workspace, nothing else); execution lanes add ``--permission-mode
+acceptEdits`` (file edits in the workspace) and ``--allowedTools Bash``.
+``--dangerously-skip-permissions`` is never used unless ``dangerously_skip_permissions=true``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import field_validator
+
+from evalkit.errors import (
+    ConfigError,
+    ConnectionFailed,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+    ServerError,
+)
+from evalkit.providers._http import Limiter
+from evalkit.providers._prompting import injected_text, install_skills, skill_in, user_prompt
+from evalkit.providers._protocol import AgentRequest, ProviderInfo
+from evalkit.providers._redact import redact_response
+from evalkit.providers._registry import parse_settings
+from evalkit.providers._subprocess import (
+    AgentCrashed,
+    CliResult,
+    CliSettings,
+    agent_dirs,
+    binary_version,
+    cli_env,
+    find_binary,
+    run_cli,
+    split_list,
+    version_number,
+)
+from evalkit.providers._transcript import AgentResponse, Event
+
+#: Environment switches that keep Claude Code off the network except for model requests.
+QUIET_ENV = {
+    "DISABLE_AUTOUPDATER": "1",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    "DISABLE_TELEMETRY": "1",
+    "DISABLE_ERROR_REPORTING": "1",
+    "DISABLE_BUG_COMMAND": "1",
+    "NO_COLOR": "1",
+}
+
+
+#: Result texts that mean the model server could not be reached.
+_UNREACHABLE = ("ECONNREFUSED", "Connection refused", "ENOTFOUND", "Unable to connect")
+
+
+class ClaudeCodeSettings(CliSettings):
+    """Settings of ``claude_code`` (see :class:`CliSettings` for the shared ones)."""
+
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """Environment variable holding the key; passed to the CLI as ``ANTHROPIC_API_KEY``."""
+    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    """``--effort`` (default: the CLI's)."""
+    permission_mode: str | None = None
+    """``--permission-mode`` (default: ``default`` for the prompt lane, ``acceptEdits``
+    for execution lanes)."""
+    allowed_tools: tuple[str, ...] | None = None
+    """``--allowedTools`` rules (default: none for the prompt lane, ``Bash`` for execution
+    lanes); a ``Read`` rule for the installed skills is always added under self-load."""
+    disallowed_tools: tuple[str, ...] = ()
+    """``--disallowedTools`` rules."""
+    scrub_subprocess_env: bool = False
+    """Set ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1``: the agent's commands run in Claude Code's
+    sandbox without the API key in their environment (needs bubblewrap and socat)."""
+    dangerously_skip_permissions: bool = False
+    """Pass ``--dangerously-skip-permissions`` (and ``IS_SANDBOX=1``, which it needs as
+    root). Only inside an external sandbox."""
+
+    _tool_lists = field_validator("allowed_tools", "disallowed_tools", mode="before")(
+        split_list
+    )
+
+
+@dataclass
+class _Stream:
+    """What a stream-json transcript says, normalized."""
+
+    events: list[Event] = field(default_factory=list)
+    model: str = ""
+    result: dict[str, Any] | None = None
+    api_error: dict[str, Any] = field(default_factory=dict)
+    denials: list[dict[str, Any]] = field(default_factory=list)
+    loaded: list[str] = field(default_factory=list)
+    bad_lines: int = 0
+    json_lines: int = 0
+    calls: dict[str, Event] = field(default_factory=dict)
+
+
+def _flatten(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(part.get("text", "")) if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else json.dumps(content)
+
+
+def tool_call_content(name: str, tool_input: Mapping[str, Any]) -> str:
+    """The normalized ``tool_call`` content of a Claude Code tool use.
+
+    ``Bash`` gives the command; ``Read`` the file path; ``Write`` the path and the text;
+    ``Skill`` the skill name and ``skills/<name>/SKILL.md`` (so skill inference sees it);
+    any other tool its JSON input.
+
+    Examples:
+        >>> tool_call_content("Skill", {"skill": "waiting"})
+        'waiting (skills/waiting/SKILL.md)'
+        >>> tool_call_content("Bash", {"command": "wc -l < data.txt", "description": "x"})
+        'wc -l < data.txt'
+    """
+    if name == "Bash":
+        return str(tool_input.get("command", ""))
+    if name == "Read":
+        return str(tool_input.get("file_path", ""))
+    if name == "Write":
+        return f"{tool_input.get('file_path', '')}\n{tool_input.get('content', '')}"
+    if name == "Skill":
+        skill = str(tool_input.get("skill", ""))
+        return f"{skill} (skills/{skill}/SKILL.md)"
+    return json.dumps(dict(tool_input), sort_keys=True, ensure_ascii=False)
+
+
+def parse_stream(lines: list[str]) -> _Stream:
+    """Normalize Claude Code's ``stream-json`` lines into transcript events.
+
+    Args:
+        lines: Stdout lines.
+
+    Returns:
+        Events, the init model, the result object, API error details, permission denials and
+        skills loaded.
+    """
+    out = _Stream()
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            out.bad_lines += 1
+            continue
+        if not isinstance(msg, dict):
+            out.bad_lines += 1
+            continue
+        out.json_lines += 1
+        kind = msg.get("type")
+        if kind == "system" and msg.get("subtype") == "init":
+            out.model = str(msg.get("model", ""))
+        elif kind == "system" and msg.get("subtype") == "permission_denied":
+            out.denials.append({k: msg.get(k) for k in ("tool_name", "message")})
+        elif kind == "assistant":
+            _assistant(out, msg)
+        elif kind == "user":
+            _user(out, msg)
+        elif kind == "result":
+            out.result = msg
+    return out
+
+
+def _assistant(out: _Stream, msg: dict[str, Any]) -> None:
+    if msg.get("is_api_error_message") or msg.get("error"):
+        out.api_error = {k: msg.get(k) for k in ("error", "api_error_status")}
+        return
+    for block in (msg.get("message") or {}).get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            out.events.append(Event("assistant", str(block["text"])))
+        elif block.get("type") == "tool_use":
+            name = str(block.get("name", ""))
+            raw_input = block.get("input")
+            tool_input: dict[str, Any] = raw_input if isinstance(raw_input, dict) else {}
+            event = Event("tool_call", tool_call_content(name, tool_input), name)
+            out.events.append(event)
+            out.calls[str(block.get("id", ""))] = event
+
+
+def _user(out: _Stream, msg: dict[str, Any]) -> None:
+    content = (msg.get("message") or {}).get("content")
+    if isinstance(content, str) or msg.get("isSynthetic"):
+        # harness-injected text, e.g. the body of a skill the Skill tool loaded
+        out.events.append(Event("system", _flatten(content)))
+        return
+    for block in content or []:
+        if not isinstance(block, dict) or block.get("type") != "tool_result":
+            continue
+        call = out.calls.get(str(block.get("tool_use_id", "")))
+        name = call.name if call else ""
+        out.events.append(Event("tool_result", _flatten(block.get("content")), name))
+        skill = skill_in(call.content) if call else None
+        if skill and not block.get("is_error"):
+            out.loaded.append(skill)
+
+
+def classify_failure(stream: _Stream, run: CliResult, timeout_s: float) -> ProviderError | None:
+    """The exception for a failed invocation, or ``None`` when the agent produced a result.
+
+    A result that is an answer (right or wrong, or the turn limit reached) is never a failure.
+    """
+    if run.timed_out:
+        return ProviderTimeout(
+            f"claude_code: no result within {timeout_s:g}s; its process group was killed"
+        )
+    result = stream.result
+    if result is None:
+        tail = run.stderr.strip()[-500:]
+        if stream.json_lines == 0 and run.returncode not in (0, None):
+            return AgentCrashed(f"claude_code exited {run.returncode} before any output: {tail}")
+        if stream.bad_lines and stream.json_lines == 0:
+            return ServerError(f"claude_code: malformed output stream: {tail}")
+        return ServerError(
+            f"claude_code: stream ended without a result (exit {run.returncode}): {tail}"
+        )
+    if not result.get("is_error") or str(result.get("subtype", "")).startswith("error_max"):
+        return None
+    text = str(result.get("result") or result.get("subtype") or "unknown error")[:1000]
+    status = result.get("api_error_status") or stream.api_error.get("api_error_status")
+    kind = str(stream.api_error.get("error") or "")
+    message = f"claude_code: {text}"
+    if status == 429 or kind == "rate_limit":
+        return RateLimited(message)
+    if any(s in text for s in _UNREACHABLE):
+        return ConnectionFailed(message)
+    if "timed out" in text.lower() or "ETIMEDOUT" in text:
+        return ProviderTimeout(message)
+    if kind in ("authentication_failed", "invalid_request", "billing_error") or (
+        isinstance(status, int) and 400 <= status < 500 and status not in (408, 409)
+    ):
+        return ProviderError(message)
+    return ServerError(message)
+
+
+class ClaudeCodeProvider:
+    """Claude Code as an evalkit agent (see the module docstring)."""
+
+    name = "claude_code"
+
+    def __init__(self, settings: ClaudeCodeSettings) -> None:
+        self.settings = settings
+        self.binary = find_binary(settings.binary, "EVALKIT_CLAUDE_BIN", "claude", self.name)
+        if settings.api_key_env and not _env(settings.api_key_env):
+            raise ConfigError(
+                f"'claude_code' reads its API key from the environment variable "
+                f"{settings.api_key_env}, which is not set; export it (or name another "
+                "variable with --provider-opt api_key_env=NAME)"
+            )
+        self.limiter = Limiter(settings.max_concurrency, settings.requests_per_minute)
+        self._version = ""
+
+    @property
+    def version(self) -> str:
+        """The CLI's version number (``claude --version``, detected once)."""
+        if not self._version:
+            self._version = version_number(binary_version(self.binary))
+        return self._version
+
+    def info(self) -> ProviderInfo:
+        """Identity: ``claude_code``, the model setting (or ``default``) and the CLI version."""
+        return ProviderInfo(self.name, self.settings.model or "default", self.version)
+
+    def outcome_settings(self) -> dict[str, Any]:
+        """Model, effort, turns, server, permissions, extra arguments and the CLI version."""
+        s = self.settings
+        out = s.model_dump(
+            include={
+                "model", "effort", "max_turns", "base_url", "permission_mode", "allowed_tools",
+                "disallowed_tools", "dangerously_skip_permissions", "scrub_subprocess_env",
+                "extra_args",
+            }
+        )
+        out["cli_version"] = self.version
+        return out
+
+    def argv(self, request: AgentRequest, skills_dir: Path, prompt_file: Path | None) -> list[str]:
+        """The command line for one item."""
+        s = self.settings
+        argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
+                "--no-session-persistence"]
+        if s.model:
+            argv += ["--model", s.model]
+        if s.effort:
+            argv += ["--effort", s.effort]
+        turns = [t for t in (s.max_turns, request.max_steps) if t]
+        if turns:
+            argv += ["--max-turns", str(min(turns))]
+        if prompt_file is not None:
+            argv += ["--append-system-prompt-file", str(prompt_file)]
+        execution = request.case.lane != "prompt"
+        if s.dangerously_skip_permissions:
+            argv.append("--dangerously-skip-permissions")
+        else:
+            mode = s.permission_mode or ("acceptEdits" if execution else "default")
+            argv += ["--permission-mode", mode]
+        allowed = list(s.allowed_tools if s.allowed_tools is not None else
+                       (("Bash",) if execution else ()))
+        if request.discoverable:
+            allowed.append(f"Read(/{skills_dir}/**)")
+        if allowed:
+            argv += ["--allowedTools", *allowed]
+        if s.disallowed_tools:
+            argv += ["--disallowedTools", *s.disallowed_tools]
+        return [*argv, *s.extra_args, "--", user_prompt(request.case)]
+
+    def env(self, home: Path, config: Path, tmp: Path) -> dict[str, str]:
+        """The CLI's allowlisted environment."""
+        s = self.settings
+        own = {
+            "HOME": str(home),
+            "CLAUDE_CONFIG_DIR": str(config),
+            "TMPDIR": str(tmp),
+            "CLAUDE_CODE_MAX_RETRIES": str(s.cli_retries),
+            **QUIET_ENV,
+        }
+        if s.api_key_env:
+            own["ANTHROPIC_API_KEY"] = _env(s.api_key_env)
+        if s.base_url:
+            own["ANTHROPIC_BASE_URL"] = s.base_url
+        if s.dangerously_skip_permissions:
+            own["IS_SANDBOX"] = "1"
+        if s.scrub_subprocess_env:
+            own["CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"] = "1"
+        return cli_env(own, s.pass_env)
+
+    def invoke(self, request: AgentRequest) -> AgentResponse:
+        """Run Claude Code on one work item.
+
+        Raises:
+            ProviderTimeout: No result before the item's deadline (the process group is
+                killed).
+            RateLimited: The API answered 429.
+            ServerError: 5xx, a malformed stream, or a stream without a result.
+            ConnectionFailed: The model server could not be reached.
+            AgentCrashed: The CLI died before printing anything.
+            ProviderError: A non-retryable API error (bad key, bad request).
+        """
+        started = time.monotonic()
+        deadline = started + request.timeout_s
+        injected = injected_text(request.injected)
+        state_dir = self.settings.state_dir
+        with self.limiter.slot(deadline), agent_dirs("evalkit-claude-", state_dir) as d:
+            skills_dir = d.config / "skills"
+            install_skills(request.discoverable, skills_dir)
+            prompt_file = None
+            if injected:
+                prompt_file = d.root / "append-system-prompt.md"
+                prompt_file.write_text(injected, encoding="utf-8")
+            remaining = max(0.1, deadline - time.monotonic())
+            run = run_cli(
+                self.argv(request, skills_dir, prompt_file),
+                cwd=request.workspace,
+                env=self.env(d.home, d.config, d.tmp),
+                timeout_s=remaining,
+            )
+        stream = parse_stream(run.lines)
+        failure = classify_failure(stream, run, request.timeout_s)
+        if failure is not None:
+            raise failure
+        return redact_response(self._response(request, stream, run, injected, started),
+                               [self.settings.api_key_env])
+
+    def _response(
+        self, request: AgentRequest, stream: _Stream, run: CliResult, injected: str,
+        started: float,
+    ) -> AgentResponse:
+        result = stream.result or {}
+        usage = result.get("usage") or {}
+        prompt_tokens = sum(
+            int(usage.get(k) or 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
+        head = [Event("system", injected)] if injected else []
+        head.append(Event("user", user_prompt(request.case)))
+        return AgentResponse(
+            events=(*head, *stream.events),
+            model=stream.model or self.settings.model or "default",
+            input_tokens=prompt_tokens,
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cost_usd=float(result.get("total_cost_usd") or 0.0),
+            n_steps=int(result.get("num_turns") or 0),
+            skill_loaded=bool(stream.loaded),
+            extra={
+                "cli_version": self.version,
+                "stop_reason": str(result.get("subtype") or ""),
+                "terminal_reason": str(result.get("terminal_reason") or ""),
+                "num_turns": int(result.get("num_turns") or 0),
+                "duration_api_ms": result.get("duration_api_ms"),
+                "permission_denials": stream.denials,
+                "skills_loaded": stream.loaded,
+                "exit_code": run.returncode,
+                "elapsed_s": round(time.monotonic() - started, 3),
+            },
+        )
+
+
+def _env(name: str) -> str:
+    return os.environ.get(name, "")
+
+
+def create_claude_code(settings: Mapping[str, Any]) -> ClaudeCodeProvider:
+    """Build the ``claude_code`` provider from ``--provider-opt`` settings."""
+    return ClaudeCodeProvider(parse_settings(ClaudeCodeSettings, "claude_code", settings))
