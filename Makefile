@@ -27,14 +27,17 @@ dev: $(VENV)/.installed-dev
 
 demo: $(VENV)/.installed
 	$(BIN)/evalkit run cases/demo --trials 3 --concurrency 4 --run-id $(DEMO_RUN) --runs-dir $(RUNS)
+	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) -o reports/$(DEMO_RUN)/run.html
+	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) --kind compare --conditions none,preloaded -o reports/$(DEMO_RUN)/compare-none-preloaded.html
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
+	@echo "reports:  reports/$(DEMO_RUN)/run.html  reports/$(DEMO_RUN)/compare-none-preloaded.html"
 
 # Everything the tests start for themselves: a headless browser for the report tests.
 system-deps:
 	@bash scripts/install-system-deps.sh
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check evalkit tests benchmarks
+	$(BIN)/ruff check evalkit tests benchmarks scripts
 	$(BIN)/mypy
 
 test: $(VENV)/.installed-dev system-deps lint

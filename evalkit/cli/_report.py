@@ -1,0 +1,78 @@
+"""``evalkit report``: render a reviewer-facing HTML report of a run."""
+
+from __future__ import annotations
+
+import argparse
+
+from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.errors import InputError
+from evalkit.report import KINDS, ReportError, report
+from evalkit.report._params import parse_assignments
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit report``."""
+    p = sub.add_parser(
+        "report",
+        help="render a self-contained HTML report (papermill notebook + nbconvert)",
+        description=(
+            "Execute the report notebook of --kind with papermill and render it to one "
+            "self-contained HTML page; the executed notebook is kept beside it (FILE.ipynb). "
+            "Prints the HTML path on stdout."
+        ),
+    )
+    p.add_argument("run", help="run directory or run id (for --kind trend: a runs directory)")
+    p.add_argument(
+        "--baseline", help="baseline run: the other side of compare, or a second run for flips"
+    )
+    p.add_argument("--kind", default="run", choices=list(KINDS), help="report kind (default run)")
+    p.add_argument("-o", "--output", help="HTML file to write (default reports/<run>-<kind>.html)")
+    p.add_argument(
+        "--conditions",
+        help="A,B: with --kind compare and no --baseline, the two conditions compared",
+    )
+    p.add_argument(
+        "-p",
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="notebook parameter (repeatable); checked against the notebook's parameters cell",
+    )
+    p.add_argument("--runs-dir", default="runs", help="where run ids are looked up")
+    p.add_argument(
+        "--timeout", type=float, default=600.0, help="per-cell timeout in seconds (default 600)"
+    )
+    add_json_flag(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Render the report; print its path (or the JSON object) on stdout.
+
+    Returns:
+        0 when the page was written, 1 when a notebook cell failed (the message names the
+        cell; the executed notebook is kept), 2 when it stopped on bad input. Bad arguments
+        raise ``InputError`` (exit 2).
+    """
+    parameters: dict[str, object] = dict(parse_assignments(args.param))
+    if args.conditions:
+        parameters["conditions"] = args.conditions
+    try:
+        result = report(
+            args.run,
+            baseline=args.baseline,
+            kind=args.kind,
+            output=args.output,
+            runs_dir=args.runs_dir,
+            parameters=parameters,
+            timeout=args.timeout if args.timeout > 0 else None,
+        )
+    except ReportError as exc:
+        eprint(f"error: {exc}")
+        return 2 if isinstance(exc, InputError) else 1
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.html_path)
+        eprint(f"executed notebook: {result.notebook_path}")
+    return 0

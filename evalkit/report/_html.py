@@ -1,0 +1,164 @@
+"""HTML safety and navigation for rendered reports: an allowlist sanitizer and the contents.
+
+Values from transcripts and case files are escaped where the notebooks build their HTML
+(:mod:`evalkit.report._tables`); the sanitizer applied by the template to every HTML output is
+a second line of defence: only an allowlist of tags and attributes survives, images must be
+PNG or JPEG data URIs, and anything else (scripts, event handlers, styles, external URLs) is
+escaped or dropped.
+"""
+
+from __future__ import annotations
+
+import html
+from html.parser import HTMLParser
+
+TOC_MARKER = "<!--evalkit:toc-->"
+
+ALLOWED_TAGS = frozenset(
+    {
+        "a", "abbr", "article", "b", "blockquote", "br", "caption", "code", "col", "colgroup",
+        "dd", "div", "dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5",
+        "h6", "hr", "i", "img", "li", "mark", "ol", "p", "pre", "section", "small", "span",
+        "strong", "sub", "summary", "details", "sup", "table", "tbody", "td", "tfoot", "th",
+        "thead", "tr", "ul",
+    }
+)  # fmt: skip
+_GLOBAL_ATTRIBUTES = frozenset({"class", "id", "title", "role", "aria-label", "lang"})
+_TAG_ATTRIBUTES = {
+    "img": frozenset({"src", "alt", "width", "height"}),
+    "a": frozenset({"href"}),
+    "td": frozenset({"colspan", "rowspan"}),
+    "th": frozenset({"colspan", "rowspan", "scope"}),
+    "details": frozenset({"open"}),
+    "col": frozenset({"span"}),
+    "ol": frozenset({"start"}),
+}
+_IMAGE_PREFIXES = ("data:image/png;base64,", "data:image/jpeg;base64,")
+
+
+def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    if name in _GLOBAL_ATTRIBUTES:
+        return True
+    if name not in _TAG_ATTRIBUTES.get(tag, frozenset()):
+        return False
+    if tag == "img" and name == "src":
+        return value.startswith(_IMAGE_PREFIXES)
+    if tag == "a" and name == "href":
+        return value.startswith(("#", "https://"))
+    return True
+
+
+def sanitize_html(markup: str) -> str:
+    """Keep only allowlisted tags and attributes of an HTML fragment (bleach).
+
+    Disallowed tags are escaped (shown as text, so a hostile ``<script>`` stays visible and
+    inert); comments are dropped; ``img`` sources must be PNG/JPEG data URIs and links must be
+    in-page anchors or ``https``.
+
+    Args:
+        markup: An HTML fragment (a notebook's ``text/html`` output).
+
+    Returns:
+        The cleaned fragment.
+
+    Examples:
+        >>> sanitize_html('<p onclick="x()">hi<script>alert(1)</script></p>')
+        '<p>hi&lt;script&gt;alert(1)&lt;/script&gt;</p>'
+        >>> sanitize_html('<img src="https://example.com/t.png" alt="t">')
+        '<img alt="t">'
+    """
+    import bleach  # type: ignore[import-untyped]  # nbconvert's sanitizer dependency
+
+    cleaned: str = bleach.clean(
+        markup,
+        tags=ALLOWED_TAGS,
+        attributes=_allowed_attribute,
+        protocols=["data", "https"],
+        strip=False,
+        strip_comments=True,
+    )
+    return cleaned
+
+
+class _Headings(HTMLParser):
+    """Collect ``h2``/``h3`` headings that carry an ``id`` (nbconvert gives Markdown ones ids)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[tuple[int, str, str]] = []
+        self._current: tuple[int, str] | None = None
+        self._text: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("h2", "h3"):
+            anchor = dict(attrs).get("id")
+            if anchor:
+                self._current = (int(tag[1]), anchor)
+                self._text = []
+        elif tag == "a" and self._current is not None:
+            if "anchor-link" in (dict(attrs).get("class") or ""):
+                self._skip += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a" and self._skip:
+            self._skip -= 1
+        elif tag in ("h2", "h3") and self._current is not None:
+            level, anchor = self._current
+            text = " ".join("".join(self._text).split())
+            if text:
+                self.found.append((level, anchor, text))
+            self._current = None
+
+    def handle_data(self, data: str) -> None:
+        if self._current is not None and not self._skip:
+            self._text.append(data)
+
+
+def headings(page: str) -> list[tuple[int, str, str]]:
+    """The ``(level, id, text)`` of every ``h2``/``h3`` with an id, in page order.
+
+    Examples:
+        >>> headings('<h2 id="a">Pass rates<a class="anchor-link" href="#a">¶</a></h2>')
+        [(2, 'a', 'Pass rates')]
+    """
+    parser = _Headings()
+    parser.feed(page)
+    parser.close()
+    return parser.found
+
+
+def add_toc(page: str) -> str:
+    """Fill the contents placeholder of a rendered page with links to its sections.
+
+    Args:
+        page: The HTML page (holding :data:`TOC_MARKER` once, in the navigation).
+
+    Returns:
+        The page with a nested ``<ol>`` of ``h2``/``h3`` links in place of the marker.
+
+    Examples:
+        >>> page = '<nav><!--evalkit:toc--></nav><h2 id="x">A &lt;b&gt;</h2>'
+        >>> print(add_toc(page))
+        <nav><ol><li><a href="#x">A &lt;b&gt;</a></li></ol></nav><h2 id="x">A &lt;b&gt;</h2>
+    """
+    if TOC_MARKER not in page:
+        return page
+    items: list[str] = []
+    open_sub = False
+    for level, anchor, text in headings(page):
+        link = f'<a href="#{html.escape(anchor, quote=True)}">{html.escape(text)}</a>'
+        if level == 3 and items:
+            if not open_sub:
+                items[-1] = items[-1].removesuffix("</li>") + "<ol>"
+                open_sub = True
+            items.append(f"<li>{link}</li>")
+            continue
+        if open_sub:
+            items.append("</ol></li>")
+            open_sub = False
+        items.append(f"<li>{link}</li>")
+    if open_sub:
+        items.append("</ol></li>")
+    toc = "<ol>" + "".join(items) + "</ol>" if items else ""
+    return page.replace(TOC_MARKER, toc, 1)

@@ -1,0 +1,420 @@
+"""``report``: execute a report notebook with papermill, render it to HTML with nbconvert."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalkit._version import __version__
+from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.report._html import add_toc, sanitize_html
+from evalkit.report._params import validate_parameters
+from evalkit.results import RESULTS_FILE, resolve_run_dir
+
+#: Report kinds and the notebook that renders each.
+NOTEBOOKS: Mapping[str, str] = {
+    "run": "run_report.ipynb",
+    "compare": "compare.ipynb",
+    "lift": "lift.ipynb",
+    "flips": "flips.ipynb",
+    "trend": "trend.ipynb",
+}
+KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
+TEMPLATE = "evalkit"
+#: Default per-cell execution timeout, in seconds.
+CELL_TIMEOUT_S = 600.0
+
+
+class ReportError(EvalkitError):
+    """A report notebook failed while executing; the executed notebook was kept.
+
+    Attributes:
+        notebook: The report notebook (source).
+        executed_path: Where the executed notebook (with the error output) was written.
+        cell_index: Index of the failing cell in the source notebook (None if unknown).
+        execution_count: Its ``In [n]`` number in the executed notebook (None if unknown).
+        source_line: The first non-empty line of the failing cell.
+        ename: Exception class raised in the kernel.
+        evalue: Exception message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        notebook: Path,
+        executed_path: Path,
+        cell_index: int | None = None,
+        execution_count: int | None = None,
+        source_line: str = "",
+        ename: str = "",
+        evalue: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.notebook = notebook
+        self.executed_path = executed_path
+        self.cell_index = cell_index
+        self.execution_count = execution_count
+        self.source_line = source_line
+        self.ename = ename
+        self.evalue = evalue
+
+
+class ReportInputError(ReportError, InputError):
+    """A report notebook stopped on bad input: evalkit raised an ``InputError`` in the kernel.
+
+    For example an unknown condition in ``conditions``: the CLI exits with code 2, as for any
+    other bad input, and the executed notebook is kept like for any failed cell.
+    """
+
+
+def _input_error_names() -> set[str]:
+    names: set[str] = set()
+    pending: list[type[BaseException]] = [InputError]
+    while pending:
+        cls = pending.pop()
+        names.add(cls.__name__)
+        pending.extend(cls.__subclasses__())
+    return names
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """A rendered report.
+
+    Attributes:
+        kind: ``run``, ``compare``, ``lift``, ``flips`` or ``trend``.
+        html_path: The self-contained HTML page.
+        notebook_path: The executed notebook, kept beside the page.
+        notebook: The report notebook that was executed.
+        parameters: The parameters it was executed with.
+        execute_s: Seconds spent executing (kernel start included).
+        render_s: Seconds spent rendering HTML.
+    """
+
+    kind: str
+    html_path: Path
+    notebook_path: Path
+    notebook: Path
+    parameters: dict[str, Any] = field(default_factory=dict)
+    execute_s: float = 0.0
+    render_s: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit report --json`` object.
+
+        Returns:
+            ``{"kind", "html_path", "notebook_path", "notebook", "parameters", "execute_s",
+            "render_s"}`` with paths as strings.
+        """
+        return {
+            "kind": self.kind,
+            "html_path": str(self.html_path),
+            "notebook_path": str(self.notebook_path),
+            "notebook": str(self.notebook),
+            "parameters": dict(self.parameters),
+            "execute_s": round(self.execute_s, 3),
+            "render_s": round(self.render_s, 3),
+        }
+
+
+def resource_dir(name: str) -> Path:
+    """Find the ``notebooks`` or ``templates`` directory.
+
+    Looked up in a source checkout (or editable install) beside the ``evalkit`` package, then
+    in ``<prefix>/share/evalkit/`` (where a wheel installs them as shared data).
+
+    Args:
+        name: ``"notebooks"`` or ``"templates"``.
+
+    Returns:
+        The directory.
+
+    Raises:
+        ConfigError: Neither location exists.
+    """
+    candidates = [
+        Path(__file__).resolve().parents[2] / name,
+        Path(sys.prefix) / "share" / "evalkit" / name,
+    ]
+    for path in candidates:
+        if path.is_dir():
+            return path
+    raise ConfigError(
+        f"evalkit's report {name} were not found (looked in {', '.join(map(str, candidates))}); "
+        "reinstall evalkit or run from a source checkout."
+    )
+
+
+def _default_output(kind: str, name: str, baseline: str | None) -> Path:
+    stem = f"{name}-{kind}" if not baseline else f"{baseline}-vs-{name}-{kind}"
+    return Path("reports") / f"{stem}.html"
+
+
+def _first_line(source: str) -> str:
+    for line in source.splitlines():
+        if line.strip():
+            text = line.strip()
+            return text if len(text) <= 120 else text[:117] + "..."
+    return ""
+
+
+def _source_index(notebook: Path, executed_cell: Mapping[str, Any]) -> int | None:
+    """Index of the executed cell in the source notebook (matched by cell id, then source)."""
+    import nbformat
+
+    source = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
+    cell_id = executed_cell.get("id")
+    for index, cell in enumerate(source.cells):
+        if cell_id and cell.get("id") == cell_id:
+            return index
+    for index, cell in enumerate(source.cells):
+        if cell.get("source") == executed_cell.get("source"):
+            return index
+    return None
+
+
+def _cell_error(notebook: Path, executed: Path, exc: Any) -> ReportError:
+    """Turn papermill's execution error into a :class:`ReportError` naming the cell."""
+    import nbformat
+
+    source_line = _first_line(str(getattr(exc, "source", "") or ""))
+    index: int | None = None
+    try:
+        nb = nbformat.read(executed, as_version=4)  # type: ignore[no-untyped-call]
+        cells = [
+            c for c in nb.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])
+        ]
+        position = int(exc.cell_index)
+        if 0 <= position < len(cells):
+            index = _source_index(notebook, cells[position])
+    except (OSError, ValueError, TypeError, AttributeError):
+        index = None
+    count = getattr(exc, "exec_count", None)
+    ename = str(getattr(exc, "ename", "") or "Error")
+    evalue = str(getattr(exc, "evalue", "") or "").strip()
+    where = f"cell {index}" if index is not None else "a cell"
+    if count is not None:
+        where += f" (In [{count}])"
+    message = (
+        f"report notebook '{notebook.name}' failed in {where}: `{source_line}` raised "
+        f"{ename}: {evalue.rstrip('.')}. The executed notebook is kept at '{executed}'."
+    )
+    kind = ReportInputError if ename in _input_error_names() else ReportError
+    return kind(
+        message,
+        notebook=notebook,
+        executed_path=executed,
+        cell_index=index,
+        execution_count=count if isinstance(count, int) else None,
+        source_line=source_line,
+        ename=ename,
+        evalue=evalue,
+    )
+
+
+def execute(
+    notebook: Path, executed: Path, parameters: Mapping[str, Any], *, timeout: float | None
+) -> None:
+    """Execute a notebook with papermill into ``executed`` (saved after every cell).
+
+    Args:
+        notebook: The source notebook.
+        executed: Where the executed notebook goes.
+        parameters: Validated parameters.
+        timeout: Per-cell timeout in seconds (None: no limit).
+
+    Raises:
+        ReportError: A cell failed, timed out, or the kernel died.
+    """
+    import papermill
+    from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
+
+    try:
+        papermill.execute_notebook(
+            str(notebook),
+            str(executed),
+            parameters=dict(parameters),
+            kernel_name="python3",
+            progress_bar=False,
+            log_output=False,
+            request_save_on_cell_execute=True,
+            cwd=str(executed.parent),
+            execution_timeout=timeout,
+            # IPC sockets: no TCP port opened, no "unencrypted TCP" kernel warning.
+            config=Config({"KernelManager": {"transport": "ipc"}}),
+            # The kernel's own log (e.g. a KeyboardInterrupt at shutdown) is not the report's.
+            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+        )
+    except PapermillExecutionError as exc:
+        raise _cell_error(notebook, executed, exc) from None
+    except Exception as exc:  # kernel death, cell timeout, kernel start failure
+        raise ReportError(
+            f"report notebook '{notebook.name}' could not be executed: "
+            f"{type(exc).__name__}: {exc}. Whatever ran is kept at '{executed}'.",
+            notebook=notebook,
+            executed_path=executed,
+            ename=type(exc).__name__,
+            evalue=str(exc),
+        ) from exc
+
+
+def render_html(
+    executed: Path,
+    html_path: Path,
+    *,
+    title: str,
+    kind: str,
+    notebook: Path,
+) -> None:
+    """Render an executed notebook as a self-contained, code-free HTML page.
+
+    Args:
+        executed: The executed notebook.
+        html_path: Where the page goes.
+        title: Page title (escaped by the template).
+        kind: Report kind (a CSS class on the page).
+        notebook: The source notebook (named in the footer).
+    """
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(executed, as_version=4)  # type: ignore[no-untyped-call]
+    nb.metadata["title"] = title
+    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
+        template_name=TEMPLATE,
+        extra_template_basedirs=[str(resource_dir("templates"))],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        filters={"evalkit_sanitize": sanitize_html},
+    )
+    resources = {
+        "evalkit": {
+            "version": __version__,
+            "kind": kind,
+            "notebook": notebook.name,
+            "executed": executed.name,
+            "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        }
+    }
+    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    html_path.write_text(add_toc(body), encoding="utf-8")
+
+
+def _runs_root(run: str | os.PathLike[str]) -> Path:
+    root = Path(run)
+    if not root.is_dir():
+        raise InputError(f"--kind trend takes a runs directory, but '{root}' is not a directory.")
+    if not any(root.glob(f"*/{RESULTS_FILE}")):
+        raise InputError(
+            f"--kind trend found no run in '{root}': it needs '{root}/<run>/{RESULTS_FILE}'."
+        )
+    return root
+
+
+def report(
+    run: str | os.PathLike[str],
+    *,
+    baseline: str | os.PathLike[str] | None = None,
+    kind: str = "run",
+    output: str | os.PathLike[str] | None = None,
+    runs_dir: str | os.PathLike[str] = "runs",
+    parameters: Mapping[str, Any] | None = None,
+    timeout: float | None = CELL_TIMEOUT_S,
+) -> ReportResult:
+    """Render a reviewer-facing HTML report of a run (``evalkit report``).
+
+    The kind's notebook (``notebooks/<kind>.ipynb``) is executed by papermill with the run
+    (and baseline) as parameters, then rendered by nbconvert with the ``templates/evalkit``
+    template: one self-contained page (no script, no code, a table of contents). The
+    executed notebook is kept beside the page (``FILE.ipynb``), also when a cell fails.
+
+    Args:
+        run: Run directory or run id; for ``kind="trend"``, a runs directory.
+        baseline: Baseline run: the other side of ``compare`` (without it, ``compare``
+            compares two conditions of ``run``: pass ``parameters={"conditions": "A,B"}``),
+            or a second run for between-run ``flips``.
+        kind: ``"run"``, ``"compare"``, ``"lift"``, ``"flips"`` or ``"trend"``.
+        output: The HTML file (default ``reports/<run>-<kind>.html``).
+        runs_dir: Where run ids are looked up.
+        parameters: More notebook parameters, checked against the notebook's parameters
+            cell (``papermill.inspect_notebook``); unknown names are an error.
+        timeout: Per-cell timeout in seconds (None: none).
+
+    Returns:
+        A :class:`ReportResult` with the HTML and executed-notebook paths.
+
+    Raises:
+        InputError: Unknown kind, run or parameter, or a parameter of the wrong type.
+        ReportError: A notebook cell failed (the message names the cell; the executed
+            notebook is kept); a :class:`ReportInputError` (also an ``InputError``) when the
+            cell stopped on bad input, e.g. an unknown condition.
+    """
+    if kind not in NOTEBOOKS:
+        raise ConfigError(
+            f"The value for `kind` must be one of {list(KINDS)}, but {kind!r} was passed."
+        )
+    given = dict(parameters or {})
+    values: dict[str, Any] = {}
+    if kind == "trend":
+        if baseline:
+            raise ConfigError("--baseline is not used by --kind trend (it reads every run).")
+        root = _runs_root(run)
+        values["runs_dir"] = str(root.resolve())
+        name, base_name = root.resolve().name, None
+        title = f"Trend — {name}"
+    else:
+        run_dir = resolve_run_dir(run, runs_dir)
+        values["run"] = str(run_dir.resolve())
+        name, base_name = run_dir.name, None
+        if baseline:
+            if kind not in ("compare", "flips"):
+                raise ConfigError(
+                    f"--baseline is used by --kind compare and flips, not by --kind {kind}."
+                )
+            base_dir = resolve_run_dir(baseline, runs_dir)
+            values["baseline"] = str(base_dir.resolve())
+            base_name = base_dir.name
+        title = {
+            "run": f"Run report — {name}",
+            "compare": f"Comparison — {base_name} → {name}"
+            if base_name
+            else f"Comparison — {name}",
+            "lift": f"Skill lift — {name}",
+            "flips": f"Flip rates — {name}",
+        }[kind]
+    clash = sorted(set(given) & set(values))
+    if clash:
+        raise ConfigError(
+            f"parameter(s) {clash} are set from the command's arguments (RUN, --baseline); "
+            "do not pass them again as notebook parameters."
+        )
+    notebook = resource_dir("notebooks") / NOTEBOOKS[kind]
+    checked = validate_parameters(notebook, {**values, **given})
+    html_path = Path(output) if output is not None else _default_output(kind, name, base_name)
+    if html_path.suffix.lower() not in (".html", ".htm"):
+        raise ConfigError(f"the report output must be an .html file, not '{html_path}'.")
+    html_path.parent.mkdir(parents=True, exist_ok=True)
+    executed = html_path.with_suffix(".ipynb")
+    start = time.perf_counter()
+    execute(notebook, executed.resolve(), checked, timeout=timeout)
+    middle = time.perf_counter()
+    render_html(executed, html_path, title=title, kind=kind, notebook=notebook)
+    end = time.perf_counter()
+    return ReportResult(
+        kind=kind,
+        html_path=html_path,
+        notebook_path=executed,
+        notebook=notebook,
+        parameters=checked,
+        execute_s=middle - start,
+        render_s=end - middle,
+    )

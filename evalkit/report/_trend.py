@@ -1,0 +1,329 @@
+"""The trend across every run of a runs directory: a DuckDB query, then evalkit.stats per period.
+
+DuckDB reads ``RUNS_DIR/*/results.parquet`` in one query with ``union_by_name`` (runs written
+by older evalkit versions lack newer columns; without it DuckDB would silently use the first
+file's schema). Each run is placed in the period (week by default) of its first item; items of
+several runs in one period are pooled, so a case run twice in a week counts once as a cluster
+with more trials. The pass rates per period come from :func:`evalkit.stats.pass_rates` and the
+lift per period from :func:`evalkit.analysis.lift`: nothing is computed here by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit.analysis import lift
+from evalkit.errors import InputError
+from evalkit.results import MANIFEST_FILE, RESULTS_FILE, read_manifest
+from evalkit.stats import pass_rates
+
+#: Columns the trend reads (others are never loaded).
+TREND_COLUMNS = (
+    "run_id",
+    "suite",
+    "dataset_version",
+    "provider",
+    "lane",
+    "case_id",
+    "condition",
+    "trial",
+    "status",
+    "passed",
+    "expected_skill",
+    "inferred_skill",
+    "started_at",
+)
+PERIODS = ("run", "day", "week", "month")
+TREND_LIFT_METRICS = ("realized_lift", "oracle_lift", "routing_gap", "stale_harm")
+
+_QUERY = """
+WITH items AS (
+    SELECT {columns}, filename
+    FROM read_parquet($glob, union_by_name = true, filename = true)
+),
+starts AS (
+    SELECT filename, min(started_at) AS run_start FROM items GROUP BY filename
+)
+SELECT items.* EXCLUDE (trial),
+       items.trial AS run_trial,
+       starts.run_start,
+       row_number() OVER (
+           PARTITION BY items.case_id, items.condition, items.provider
+           ORDER BY starts.run_start NULLS LAST, items.filename, items.trial
+       ) - 1 AS trial
+FROM items JOIN starts USING (filename)
+"""
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Pass rate and lift per period across the runs of a directory.
+
+    Attributes:
+        period: ``run``, ``day``, ``week`` or ``month``.
+        runs: One row per run: ``run_dir, run_id, suite, run_start, period, dataset_version,
+            providers, conditions, items``.
+        pass_rates: ``suite, provider, period, condition, n_cases, n, estimate, ci_low,
+            ci_high, confidence, method`` (:func:`evalkit.stats.pass_rates`).
+        overall: The same without the condition split (all conditions pooled).
+        lift: ``suite, period, provider, lane, metric, estimate, ci_low, ci_high, n_cases,
+            confidence, method`` (:func:`evalkit.analysis.lift`, lanes pooled as
+            ``"all lanes"``).
+        versions: ``suite, period, dataset_versions, changed``: ``changed`` is True where the
+            set of dataset versions differs from the suite's previous period.
+        partial: Run directories skipped because they have no ``results.parquet`` yet.
+    """
+
+    period: str
+    runs: pd.DataFrame
+    pass_rates: pd.DataFrame
+    overall: pd.DataFrame
+    lift: pd.DataFrame
+    versions: pd.DataFrame
+    partial: list[str] = field(default_factory=list)
+
+    def changes(self, suite: str | None = None) -> list[pd.Timestamp]:
+        """Periods where the dataset version changed (optionally for one suite).
+
+        Args:
+            suite: Restrict to this suite.
+
+        Returns:
+            The periods, sorted.
+        """
+        rows = self.versions[self.versions["changed"]]
+        if suite is not None:
+            rows = rows[rows["suite"] == suite]
+        return sorted(pd.Timestamp(p) for p in rows["period"].unique())
+
+
+def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
+    """Every item of every run under ``runs_dir``, via one DuckDB query (``union_by_name``).
+
+    Args:
+        runs_dir: A directory whose subdirectories are runs.
+
+    Returns:
+        The :data:`TREND_COLUMNS` (missing ones as nulls), plus ``run_dir`` (the run's
+        directory name), ``run_start`` (its first ``started_at``; the manifest's
+        ``created_at`` when items carry no time), ``run_trial`` (the trial within its run) and
+        ``trial`` renumbered so items of different runs never collide.
+
+    Raises:
+        InputError: Not a directory, or no run in it.
+    """
+    import duckdb
+
+    root = Path(runs_dir)
+    if not root.is_dir():
+        raise InputError(f"runs directory '{root}' does not exist (the trend reads RUNS_DIR/*/).")
+    files = sorted(root.glob(f"*/{RESULTS_FILE}"))
+    if not files:
+        raise InputError(
+            f"no run under '{root}': the trend needs at least one '{root}/<run>/{RESULTS_FILE}'."
+        )
+    glob = str(root.resolve() / "*" / RESULTS_FILE)
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute("SET TimeZone = 'UTC'")
+        available = {
+            row[0]
+            for row in con.execute(
+                "DESCRIBE SELECT * FROM read_parquet($glob, union_by_name = true)",
+                {"glob": glob},
+            ).fetchall()
+        }
+        select = ", ".join(f'"{c}"' if c in available else f'NULL AS "{c}"' for c in TREND_COLUMNS)
+        items = con.execute(_QUERY.format(columns=select), {"glob": glob}).df()
+    finally:
+        con.close()
+    items["run_dir"] = items.pop("filename").map(lambda f: Path(str(f)).parent.name)
+    missing = items["run_start"].isna()
+    if missing.any():
+        starts = {
+            name: _manifest_time(root / name) for name in items.loc[missing, "run_dir"].unique()
+        }
+        items.loc[missing, "run_start"] = items.loc[missing, "run_dir"].map(starts)
+    for column in ("suite", "provider", "lane", "dataset_version"):
+        items[column] = items[column].astype("object").where(items[column].notna(), "unknown")
+    items["run_id"] = (
+        items["run_id"].astype("object").where(items["run_id"].notna(), items["run_dir"])
+    )
+    return items
+
+
+def _manifest_time(run_dir: Path) -> pd.Timestamp:
+    created = (
+        read_manifest(run_dir).get("created_at") if (run_dir / MANIFEST_FILE).exists() else None
+    )
+    if created:
+        stamp = pd.Timestamp(created)
+        return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+    mtime = (run_dir / RESULTS_FILE).stat().st_mtime
+    return pd.Timestamp(mtime, unit="s", tz="UTC")
+
+
+def _period(starts: pd.Series, period: str) -> pd.Series:
+    stamps = pd.to_datetime(starts, utc=True)
+    if period == "run":
+        return stamps
+    day = stamps.dt.floor("D")
+    if period == "day":
+        return day
+    if period == "week":
+        return day - pd.to_timedelta(day.dt.day_of_week, unit="D")
+    naive = day.dt.tz_localize(None)
+    return (naive - pd.to_timedelta(naive.dt.day - 1, unit="D")).dt.tz_localize("UTC")
+
+
+def trend(
+    runs_dir: str | os.PathLike[str],
+    *,
+    period: str = "week",
+    suite: str | None = None,
+    n_resamples: int = 2000,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+) -> Trend:
+    """Pass rate and lift per period, by suite and provider, across every run of a directory.
+
+    Args:
+        runs_dir: The runs directory.
+        period: ``"week"`` (ISO weeks, Monday start, UTC), ``"day"``, ``"month"`` or ``"run"``
+            (one point per run).
+        suite: Only this suite (default: all).
+        n_resamples: Bootstrap replicates of the lift intervals.
+        confidence: Confidence level.
+        seed: Bootstrap seed.
+
+    Returns:
+        The :class:`Trend`.
+
+    Raises:
+        InputError: Unknown period, no run, or no run of ``suite``.
+    """
+    if period not in PERIODS:
+        raise InputError(
+            f"The value for `period` must be one of {list(PERIODS)}, but {period!r} was passed."
+        )
+    items = load_items(runs_dir)
+    if suite:
+        items = items[items["suite"] == suite]
+        if items.empty:
+            raise InputError(f"no run of suite {suite!r} under '{runs_dir}'.")
+    items = items.assign(period=_period(items["run_start"], period))
+    runs = (
+        items.groupby("run_dir", sort=False)
+        .agg(
+            run_id=("run_id", "first"),
+            suite=("suite", "first"),
+            run_start=("run_start", "min"),
+            period=("period", "first"),
+            dataset_version=("dataset_version", _joined),
+            providers=("provider", _joined),
+            conditions=("condition", _joined),
+            items=("case_id", "size"),
+        )
+        .reset_index()
+        .sort_values(["run_start", "run_dir"], kind="stable")
+        .reset_index(drop=True)
+    )
+    rates = pass_rates(
+        items, by=["suite", "provider", "period", "condition"], confidence=confidence
+    )
+    overall = pass_rates(items, by=["suite", "provider", "period"], confidence=confidence)
+    lifts: list[pd.DataFrame] = []
+    for (suite_name, when), part in items.groupby(["suite", "period"], sort=True):
+        if not set(part["condition"]) & {"none", "self-load", "preloaded", "stale"}:
+            continue
+        result = lift(
+            part.assign(lane="all lanes"),
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
+        metrics = result.metrics.copy()
+        metrics["suite"] = str(suite_name)
+        metrics["period"] = pd.Timestamp(str(when))
+        lifts.append(metrics)
+    lift_columns = [
+        "suite",
+        "period",
+        "provider",
+        "lane",
+        "metric",
+        "estimate",
+        "ci_low",
+        "ci_high",
+        "n_cases",
+        "confidence",
+        "method",
+    ]
+    lift_table = (
+        pd.concat(lifts, ignore_index=True)[lift_columns]
+        if lifts
+        else pd.DataFrame(columns=lift_columns)
+    )
+    versions = (
+        items.groupby(["suite", "period"], sort=True)["dataset_version"]
+        .agg(_joined)
+        .rename("dataset_versions")
+        .reset_index()
+    )
+    previous = versions.groupby("suite")["dataset_versions"].shift()
+    versions["changed"] = previous.notna() & (previous != versions["dataset_versions"])
+    root = Path(runs_dir)
+    partial = sorted(
+        p.name
+        for p in root.iterdir()
+        if p.is_dir() and (p / "parts").is_dir() and not (p / RESULTS_FILE).exists()
+    )
+    return Trend(period, runs, rates, overall, lift_table, versions, partial)
+
+
+def _joined(values: pd.Series) -> str:
+    return ", ".join(sorted(str(v) for v in pd.unique(values.dropna())))
+
+
+def lift_trend(table: pd.DataFrame, metrics: tuple[str, ...] = TREND_LIFT_METRICS) -> pd.DataFrame:
+    """The rows of :attr:`Trend.lift` for some metrics, labelled ``provider · metric``.
+
+    Args:
+        table: :attr:`Trend.lift`.
+        metrics: Metrics kept.
+
+    Returns:
+        The rows with a ``series`` column.
+    """
+    part = table[table["metric"].isin(metrics)]
+    return part.assign(series=part["metric"].astype(str))
+
+
+def describe_trend(trend_result: Trend) -> dict[str, Any]:
+    """Counts for the report header: runs, suites, providers, periods, first and last run.
+
+    Args:
+        trend_result: A :class:`Trend`.
+
+    Returns:
+        ``{label: value}``.
+    """
+    runs = trend_result.runs
+    return {
+        "runs": len(runs),
+        "suites": ", ".join(sorted(runs["suite"].astype(str).unique())),
+        "providers": ", ".join(
+            sorted({p for value in runs["providers"] for p in str(value).split(", ") if p})
+        ),
+        "period": trend_result.period,
+        "periods": runs["period"].nunique(),
+        "first run": str(runs["run_start"].min()),
+        "last run": str(runs["run_start"].max()),
+        "dataset versions": trend_result.versions["dataset_versions"].nunique(),
+        "partial runs skipped": ", ".join(trend_result.partial) or None,
+    }

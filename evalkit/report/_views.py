@@ -1,0 +1,614 @@
+"""Small read-only views of a run for the report notebooks (selections and counts, no statistics).
+
+The statistics come from :mod:`evalkit.stats` and :mod:`evalkit.analysis`; what is here picks
+rows (slowest items, failing items, the items behind a regressed case), counts them (errors by
+class, the trigger confusion matrix) or calls those libraries once per group so that a
+notebook cell stays one line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit.analysis import LiftResult
+from evalkit.errors import InputError
+from evalkit.report._tables import (
+    Fragment,
+    html_table,
+    interval,
+    key_values,
+    note,
+    pct,
+    pp,
+    rows_of,
+    seconds,
+    stat_cards,
+    usd,
+)
+from evalkit.results import read_run, resolve_run_dir
+from evalkit.stats import (
+    FlipRate,
+    PairedComparison,
+    compare,
+    flip_rate_between,
+    flip_rate_within,
+)
+
+ITEM_COLUMNS = ("case_id", "lane", "condition", "provider", "trial", "status")
+
+
+def run_facts(rows: pd.DataFrame, manifest: Mapping[str, Any]) -> Fragment:
+    """Key facts of a run: id, suite, dataset version, dates, matrix shape and outcomes.
+
+    Args:
+        rows: The run's result rows.
+        manifest: The run's manifest (may be empty).
+
+    Returns:
+        A definition list.
+    """
+    status = rows["status"].value_counts() if "status" in rows else pd.Series(dtype=int)
+
+    def unique(column: str) -> str | None:
+        if column not in rows:
+            return None
+        values = sorted(rows[column].dropna().astype(str).unique())
+        return ", ".join(values) if values else None
+
+    started = rows["started_at"].min() if "started_at" in rows else None
+    finished = rows["finished_at"].max() if "finished_at" in rows else None
+    return key_values(
+        {
+            "run": manifest.get("run_id") or unique("run_id"),
+            "suite": manifest.get("suite") or unique("suite"),
+            "dataset version": unique("dataset_version"),
+            "created": manifest.get("created_at"),
+            "started / finished": (
+                f"{_stamp(started)} / {_stamp(finished)}" if pd.notna(started) else None
+            ),
+            "status": manifest.get("status"),
+            "items": f"{len(rows):,}",
+            "cases": f"{rows['case_id'].nunique():,}",
+            "conditions": unique("condition"),
+            "providers": unique("provider"),
+            "models": unique("model"),
+            "lanes": unique("lane"),
+            "trials per cell": str(rows["trial"].nunique()) if "trial" in rows else None,
+            "outcomes": ", ".join(f"{k} {v:,}" for k, v in status.items()),
+            "evalkit": manifest.get("evalkit_version"),
+        }
+    )
+
+
+def _stamp(value: Any) -> str:
+    if value is None or pd.isna(value):
+        return "n/a"
+    stamp = pd.Timestamp(value)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if stamp.tzinfo is not None else "")
+
+
+def summary_cards(rows: pd.DataFrame, overall: pd.DataFrame) -> Fragment:
+    """Headline cards of a run: items, cases, pass rate with its interval, failures, cost, time.
+
+    Args:
+        rows: The run's result rows.
+        overall: :func:`evalkit.stats.pass_rates` with ``by=[]`` (one row).
+
+    Returns:
+        The cards.
+    """
+    status = rows["status"].astype(str)
+    failed = int((status != "ok").sum())
+    rate = overall.iloc[0] if len(overall) else None
+    cards = [
+        ("work items", f"{len(rows):,}", f"{rows['case_id'].nunique():,} cases"),
+        (
+            "pass rate",
+            pct(rate["estimate"]) if rate is not None else "n/a",
+            (
+                f"{rate['confidence']:.0%} CI {pct(rate['ci_low'])} to {pct(rate['ci_high'])}"
+                if rate is not None
+                else ""
+            ),
+        ),
+        (
+            "errors and timeouts",
+            f"{failed:,}",
+            f"{int((status == 'timeout').sum()):,} timeouts" if failed else "every item finished",
+        ),
+    ]
+    if "cost_usd" in rows and rows["cost_usd"].notna().any():
+        cards.append(("total cost", usd(rows["cost_usd"].sum()), "sum over items"))
+    if "latency_s" in rows and rows["latency_s"].notna().any():
+        cards.append(
+            ("median latency", seconds(rows["latency_s"].median()), "per item (wall clock)")
+        )
+    return stat_cards(cards)
+
+
+_KIND = {
+    "realized_lift": "pp",
+    "oracle_lift": "pp",
+    "routing_gap": "pp",
+    "stale_harm": "pp",
+    "routing_efficiency": "num",
+}
+
+
+def metrics_table(
+    metrics: pd.DataFrame,
+    names: Sequence[str] | None = None,
+    *,
+    caption: str | None = None,
+    table_id: str | None = None,
+) -> Fragment:
+    """Lift metrics as a table: differences in pp, rates in %, routing efficiency as a ratio.
+
+    Args:
+        metrics: :attr:`evalkit.analysis.LiftResult.metrics`.
+        names: Metrics to show (default: all).
+        caption: Caption.
+        table_id: ``id`` of the table.
+
+    Returns:
+        The table (``provider, lane, metric, estimate [CI], n_cases``).
+    """
+    part = metrics if names is None else metrics[metrics["metric"].isin(list(names))]
+    level = part["confidence"].iloc[0] if len(part) else 0.95
+    shown = part.assign(
+        value=[
+            interval(e, lo, hi, _KIND.get(str(m), "pct"))
+            for m, e, lo, hi in zip(
+                part["metric"], part["estimate"], part["ci_low"], part["ci_high"], strict=True
+            )
+        ]
+    )
+    return html_table(
+        shown,
+        columns={
+            "provider": "provider",
+            "lane": "lane",
+            "metric": "metric",
+            "value": f"estimate [{level:.0%} CI]",
+            "n_cases": "cases",
+        },
+        numeric=["value"],
+        caption=caption,
+        table_id=table_id,
+        empty="no metric could be computed (the conditions it needs are missing)",
+    )
+
+
+def missing_cases(result: LiftResult) -> Fragment:
+    """The cases that lack a condition (reported, never silently dropped), or a note.
+
+    Args:
+        result: A lift result.
+
+    Returns:
+        A note, and the table when some cases lack a condition.
+    """
+    if result.missing.empty:
+        return note("Every case has every condition of its group.", "ok")
+    return note(
+        f"{len(result.missing)} case(s) lack a condition: each metric uses only the cases "
+        "that have the conditions it needs.",
+        "warn",
+    ) + html_table(result.missing, table_id="missing-cases")
+
+
+def errors_by_class(rows: pd.DataFrame) -> pd.DataFrame:
+    """Errors and timeouts by status and error class, with an example message.
+
+    Args:
+        rows: Result rows.
+
+    Returns:
+        ``status, error_class, n, share, cases, example`` (``share`` of all items), most
+        frequent first; empty when every item is ``ok``.
+    """
+    bad = rows[rows["status"].astype(str) != "ok"]
+    columns = ["status", "error_class", "n", "share", "cases", "example"]
+    if bad.empty:
+        return pd.DataFrame(columns=columns)
+    bad = bad.assign(
+        error_class=bad["error_class"].fillna("unknown").astype(str),
+        error_message=bad["error_message"].fillna("").astype(str),
+    )
+    table = (
+        bad.groupby(["status", "error_class"], sort=True)
+        .agg(
+            n=("item_key", "size"), cases=("case_id", "nunique"), example=("error_message", "first")
+        )
+        .reset_index()
+    )
+    table["share"] = table["n"] / len(rows)
+    return table.sort_values("n", ascending=False, kind="stable")[columns].reset_index(drop=True)
+
+
+def status_by(rows: pd.DataFrame, by: str = "condition") -> pd.DataFrame:
+    """Counts of each status per value of ``by`` (a contingency table).
+
+    Args:
+        rows: Result rows.
+        by: Column to break down by.
+
+    Returns:
+        One row per value of ``by``, one count column per status, then ``total``.
+    """
+    table = pd.crosstab(rows[by].astype(str), rows["status"].astype(str))
+    table["total"] = table.sum(axis=1)
+    table.columns.name = None
+    return table.reset_index()
+
+
+def top_items(rows: pd.DataFrame, column: str, n: int = 10) -> pd.DataFrame:
+    """The ``n`` items with the largest ``column`` (e.g. ``latency_s``, ``cost_usd``).
+
+    Args:
+        rows: Result rows.
+        column: Column to rank by.
+        n: Number of items.
+
+    Returns:
+        The item columns plus ``latency_s, cost_usd, input_tokens, output_tokens``.
+    """
+    keep = [c for c in ITEM_COLUMNS if c in rows]
+    keep += [
+        c
+        for c in ("latency_s", "cost_usd", "input_tokens", "output_tokens")
+        if c in rows and c not in keep
+    ]
+    if column not in rows:
+        raise InputError(f"the result table has no column {column!r} to rank items by.")
+    return rows.nlargest(n, column, keep="first")[keep].reset_index(drop=True)
+
+
+def trigger_confusion(rows: pd.DataFrame, condition: str = "self-load") -> pd.DataFrame:
+    """Expected skill x skill the agent loaded, counted over one condition's items.
+
+    Args:
+        rows: Result rows with ``expected_skill`` and ``inferred_skill``.
+        condition: The condition where the agent decides (``self-load``).
+
+    Returns:
+        One row per expected skill (``expected_skill``), one count column per inferred skill,
+        then ``total``; empty when the condition is absent.
+    """
+    part = rows[rows["condition"].astype(str) == condition]
+    if part.empty or not {"expected_skill", "inferred_skill"} <= set(part.columns):
+        return pd.DataFrame(columns=["expected_skill", "total"])
+    expected = part["expected_skill"].fillna("none").astype(str).rename("expected_skill")
+    inferred = part["inferred_skill"].fillna("none").astype(str).rename("inferred_skill")
+    table = pd.crosstab(expected, inferred)
+    table["total"] = table.sum(axis=1)
+    table.columns.name = None
+    return table.reset_index()
+
+
+def failing_items(rows: pd.DataFrame, n: int = 6) -> pd.DataFrame:
+    """Up to ``n`` failing items, one per case first (wrong answers before errors and timeouts).
+
+    Args:
+        rows: Result rows.
+        n: Most items returned.
+
+    Returns:
+        The selected rows.
+    """
+    failed = rows[~rows["passed"].fillna(False).astype(bool)]
+    if failed.empty:
+        return failed
+    failed = failed.assign(_infra=(failed["status"].astype(str) != "ok"))
+    failed = failed.sort_values(["_infra", "case_id", "condition", "trial"], kind="stable")
+    first = failed.drop_duplicates("case_id")
+    rest = failed.drop(first.index)
+    return pd.concat([first, rest]).head(n).drop(columns="_infra")
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    """A comparison with what a report needs around it.
+
+    Attributes:
+        comparison: The :class:`~evalkit.stats.PairedComparison`.
+        mode: ``"runs"`` (two runs) or ``"conditions"`` (two conditions of one run).
+        baseline_label: How the baseline is named in the report.
+        candidate_label: How the candidate is named.
+        baseline_run: Directory of the baseline run.
+        candidate_run: Directory of the candidate run.
+        baseline_rows: Result rows of the baseline arm.
+        candidate_rows: Result rows of the candidate arm.
+        conditions: ``(baseline, candidate)`` conditions in ``"conditions"`` mode.
+    """
+
+    comparison: PairedComparison
+    mode: str
+    baseline_label: str
+    candidate_label: str
+    baseline_run: Path
+    candidate_run: Path
+    baseline_rows: pd.DataFrame
+    candidate_rows: pd.DataFrame
+    conditions: tuple[str, str] | None = None
+
+
+def compare_view(
+    run: str | os.PathLike[str],
+    baseline: str | os.PathLike[str] | None = None,
+    conditions: Sequence[str] | str | None = None,
+    *,
+    runs_dir: str | os.PathLike[str] = "runs",
+    **options: Any,
+) -> ComparisonView:
+    """Compare ``run`` against ``baseline`` (two runs), or two conditions of ``run``.
+
+    Args:
+        run: Candidate run (directory or id).
+        baseline: Baseline run; None or ``""`` to compare two conditions of ``run``.
+        conditions: ``"A,B"`` / ``(A, B)``: with a baseline, a filter on conditions; without,
+            the baseline and candidate conditions (default ``none`` vs ``preloaded``).
+        runs_dir: Where run ids are looked up.
+        **options: Passed to :func:`evalkit.stats.compare` (``threshold``, ``n_resamples``...).
+
+    Returns:
+        The :class:`ComparisonView`.
+    """
+    if isinstance(conditions, str):
+        conditions = [c.strip() for c in conditions.split(",") if c.strip()]
+    wanted = tuple(conditions or ())
+    candidate_dir = resolve_run_dir(run, runs_dir)
+    candidate_rows = read_run(candidate_dir)
+    if baseline:
+        baseline_dir = resolve_run_dir(baseline, runs_dir)
+        baseline_rows = read_run(baseline_dir)
+        result = compare(
+            baseline_rows, candidate_rows, conditions=wanted or None, runs_dir=runs_dir, **options
+        )
+        if wanted:
+            baseline_rows = baseline_rows[baseline_rows["condition"].isin(wanted)]
+            candidate_rows = candidate_rows[candidate_rows["condition"].isin(wanted)]
+        return ComparisonView(
+            result,
+            "runs",
+            baseline_dir.name,
+            candidate_dir.name,
+            baseline_dir,
+            candidate_dir,
+            baseline_rows,
+            candidate_rows,
+        )
+    pair = wanted or ("none", "preloaded")
+    if len(pair) != 2:
+        raise InputError(
+            f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
+        )
+    result = compare(candidate_rows, conditions=pair, runs_dir=runs_dir, **options)
+    first, second = pair
+    return ComparisonView(
+        result,
+        "conditions",
+        f"{candidate_dir.name} · {first}",
+        f"{candidate_dir.name} · {second}",
+        candidate_dir,
+        candidate_dir,
+        candidate_rows[candidate_rows["condition"] == first],
+        candidate_rows[candidate_rows["condition"] == second],
+        (str(first), str(second)),
+    )
+
+
+def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
+    """Headline and detail lines of the verdict banner.
+
+    Args:
+        view: The comparison.
+
+    Returns:
+        ``(headline, details)``.
+    """
+    c = view.comparison
+    what = "pass rate" if c.metric == "passed" else "score"
+    headline = (
+        f"{view.candidate_label} vs {view.baseline_label}: change in {what} "
+        f"{interval(c.delta.estimate, c.delta.ci_low, c.delta.ci_high, 'pp')} "
+        f"({c.delta.confidence:.0%} {c.delta.method} interval) over {c.n_cases} matched cases."
+    )
+    details = [
+        f"wins {c.wins}, losses {c.losses}, ties {c.ties}",
+        f"improved needs the interval above 0 and an effect of at least {pp(c.threshold)}; "
+        "regressed needs the upper bound below 0",
+        f"per-case verdicts: exact tests, {c.correction} correction at alpha {c.alpha:g}; "
+        f"{len(c.regressed_cases)} regressed, {len(c.improved_cases)} improved",
+    ]
+    if c.mcnemar is not None:
+        details.append(
+            f"McNemar on {c.mcnemar.n_pairs} aligned trials: p = {c.mcnemar.pvalue:.3g} "
+            f"({c.mcnemar.baseline_only} baseline-only passes, "
+            f"{c.mcnemar.candidate_only} candidate-only)"
+        )
+    if not c.unmatched.empty:
+        details.append(f"{len(c.unmatched)} unit(s) present on one side only (listed below)")
+    return headline, details
+
+
+def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
+    """Wins, losses and ties per condition, from a comparison's per-case table.
+
+    Args:
+        cases: :attr:`PairedComparison.cases`.
+
+    Returns:
+        ``condition, wins, losses, ties, cases, regressed, improved``.
+    """
+    sign = cases["estimate"].fillna(0.0)
+    table = cases.assign(
+        wins=(sign > 1e-12).astype(int),
+        losses=(sign < -1e-12).astype(int),
+        ties=(sign.abs() <= 1e-12).astype(int),
+        regressed=(cases["verdict"] == "regressed").astype(int),
+        improved=(cases["verdict"] == "improved").astype(int),
+    )
+    out = (
+        table.groupby("condition", sort=True)[["wins", "losses", "ties", "regressed", "improved"]]
+        .sum()
+        .reset_index()
+    )
+    out.insert(4, "cases", out[["wins", "losses", "ties"]].sum(axis=1))
+    return out
+
+
+def case_pairs(
+    view: ComparisonView, verdict: str, max_cases: int = 5
+) -> list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]]:
+    """For each case with the given verdict, one baseline item and one candidate item.
+
+    For a regressed case the baseline item is a passing one and the candidate item a failing
+    one when such items exist (the other way round for an improved case), preferring the same
+    trial number, so the pair shows the change.
+
+    Args:
+        view: The comparison.
+        verdict: ``"regressed"`` or ``"improved"``.
+        max_cases: Most pairs returned.
+
+    Returns:
+        ``(caption, baseline row, candidate row)`` triples.
+    """
+    cases = view.comparison.cases
+    chosen = cases[cases["verdict"] == verdict].head(max_cases)
+    want_base = verdict == "regressed"
+    out: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
+    for case in rows_of(chosen):
+        base = _arm(view.baseline_rows, case, view, baseline=True)
+        cand = _arm(view.candidate_rows, case, view, baseline=False)
+        b_pick = base[base["passed"].astype(bool) == want_base]
+        c_pick = cand[cand["passed"].astype(bool) != want_base]
+        common = sorted(set(b_pick["trial"]) & set(c_pick["trial"])) if "trial" in base else []
+        if common:
+            b_pick = b_pick[b_pick["trial"] == common[0]]
+            c_pick = c_pick[c_pick["trial"] == common[0]]
+        b_row = rows_of((b_pick if not b_pick.empty else base).head(1))
+        c_row = rows_of((c_pick if not c_pick.empty else cand).head(1))
+        caption = (
+            f"{verdict}: case {case['case_id']} ({case.get('condition', '')}) — "
+            f"{pct(case['baseline_rate'], 0)} → {pct(case['candidate_rate'], 0)}"
+        )
+        out.append((caption, b_row[0] if b_row else None, c_row[0] if c_row else None))
+    return out
+
+
+def _arm(
+    rows: pd.DataFrame, case: Mapping[str, Any], view: ComparisonView, *, baseline: bool
+) -> pd.DataFrame:
+    mask = rows["case_id"].astype(str) == str(case["case_id"])
+    if view.mode == "runs" and "condition" in case:
+        mask &= rows["condition"].astype(str) == str(case["condition"])
+    if "provider" in case and "provider" in rows:
+        mask &= rows["provider"].astype(str) == str(case["provider"])
+    return rows[mask].sort_values("trial", kind="stable")
+
+
+def flip_overview(
+    rows: pd.DataFrame,
+    baseline_rows: pd.DataFrame | None = None,
+    *,
+    run_label: str = "run",
+    baseline_label: str = "baseline",
+    confidence: float = 0.95,
+) -> pd.DataFrame:
+    """Flip rates within the run (and the baseline), and between them, overall and per condition.
+
+    Each number is one call of :func:`evalkit.stats.flip_rate_within` (trial pairs of a case,
+    condition and provider) or :func:`evalkit.stats.flip_rate_between` (matched items).
+
+    Args:
+        rows: The run's result rows.
+        baseline_rows: A second run's rows, or None.
+        run_label: Name of the run in the ``scope`` column.
+        baseline_label: Name of the second run.
+        confidence: Confidence level.
+
+    Returns:
+        ``scope, condition, flip_rate, ci_low, ci_high, n_pairs, n_flips, method`` with
+        ``condition = "all"`` for the pooled rows.
+    """
+    records: list[dict[str, Any]] = []
+
+    def add(scope: str, condition: str, result: Any) -> None:
+        records.append(
+            {
+                "scope": scope,
+                "condition": condition,
+                "flip_rate": result.flip_rate,
+                "ci_low": result.ci_low,
+                "ci_high": result.ci_high,
+                "n_pairs": result.n_pairs,
+                "n_flips": result.n_flips,
+                "method": result.method,
+            }
+        )
+
+    arms = [(f"within {run_label}", rows)]
+    if baseline_rows is not None:
+        arms.append((f"within {baseline_label}", baseline_rows))
+    for scope, frame in arms:
+        by = (
+            ["case_id", "condition", "provider"]
+            if "provider" in frame
+            else ["case_id", "condition"]
+        )
+        add(scope, "all", flip_rate_within(frame, by=by, confidence=confidence))
+        for condition, part in frame.groupby("condition", sort=True):
+            add(scope, str(condition), flip_rate_within(part, by=by, confidence=confidence))
+    if baseline_rows is not None:
+        scope = f"between {baseline_label} and {run_label}"
+        add(scope, "all", flip_rate_between(baseline_rows, rows, confidence=confidence))
+        shared = sorted(set(rows["condition"]) & set(baseline_rows["condition"]))
+        for condition in shared:
+            add(
+                scope,
+                str(condition),
+                flip_rate_between(
+                    baseline_rows[baseline_rows["condition"] == condition],
+                    rows[rows["condition"] == condition],
+                    confidence=confidence,
+                ),
+            )
+    columns = ["scope", "condition", "flip_rate", "ci_low", "ci_high", "n_pairs", "n_flips"]
+    return pd.DataFrame(records, columns=[*columns, "method"])
+
+
+def within_flips(rows: pd.DataFrame, confidence: float = 0.95) -> FlipRate:
+    """Flip rate between the trials of each case, condition (and provider) of one run.
+
+    Args:
+        rows: The run's result rows.
+        confidence: Confidence level.
+
+    Returns:
+        :func:`evalkit.stats.flip_rate_within` grouped by case, condition and provider.
+    """
+    by = ["case_id", "condition", "provider"] if "provider" in rows else ["case_id", "condition"]
+    return flip_rate_within(rows, by=by, confidence=confidence)
+
+
+def unstable_cases(by_case: pd.DataFrame, n: int = 20) -> pd.DataFrame:
+    """The ``n`` (case, condition) groups with the highest flip rate, most pairs first on ties.
+
+    Args:
+        by_case: A :class:`~evalkit.stats.FlipRate` ``by_case`` table.
+        n: Most rows.
+
+    Returns:
+        The rows, sorted.
+    """
+    table = by_case.dropna(subset=["estimate"])
+    table = table[table["flips"] > 0]
+    return table.sort_values(["estimate", "n"], ascending=[False, False], kind="stable").head(n)
