@@ -915,12 +915,66 @@ evalkit report runs --kind trend -o reports/trend.html
     ),
 ]
 
+OPTIMIZE: list[Cell] = [
+    md(
+        """
+# Skill optimisation
+
+A hill climb over a skill's text (`evalkit optimize`): each candidate was proposed from failing
+*train* cases, evaluated on the *validation* split, and accepted only when the paired gate said
+*improved*. The *test* split stayed sealed until the end and was evaluated exactly once, for the
+seed skill and the champion: that comparison is the honest number.
+"""
+    ),
+    code(
+        """
+optimization: str = ""  # the optimisation run directory (holding optimize.json)
+""",
+        "parameters",
+    ),
+    setup(package=False),
+    code(
+        """
+opt = rk.load_optimization(optimization)
+verdict, headline, details = rk.test_summary(opt)
+display(rk.verdict_banner(verdict, headline, details))
+display(rk.key_values(rk.optimization_facts(opt)))
+"""
+    ),
+    md("## Validation trajectory"),
+    code(
+        """
+display(rk.figure_html(rk.trajectory_plot(opt), "trajectory",
+                       "Validation pass rate of every candidate; the line is the champion."))
+display(rk.figure_html(rk.gate_plot(opt), "gate",
+                       "Paired validation delta of each evaluated candidate vs its champion, "
+                       "with the gate's interval."))
+"""
+    ),
+    md("## Accepts and rejects"),
+    code(
+        """
+display(rk.html_table(opt.history, table_id="history", caption="Every candidate, in order"))
+"""
+    ),
+    md("## Cost"),
+    code(
+        """
+display(rk.figure_html(rk.cost_plot(opt), "cost",
+                       "Work items and money spent after each candidate."))
+"""
+    ),
+    md("## Skill diff (seed to champion)"),
+    code("display(rk.skill_diff(opt))"),
+]
+
 NOTEBOOKS: dict[str, list[Cell]] = {
     "run_report": RUN_REPORT,
     "compare": COMPARE,
     "flips": FLIPS,
     "lift": LIFT,
     "trend": TREND,
+    "optimize": OPTIMIZE,
     "tutorial": TUTORIAL,
 }
 

@@ -8,6 +8,16 @@ statistic: intervals and verdicts come from :mod:`evalkit.stats` and :mod:`evalk
 """
 
 from evalkit.report._html import sanitize_html
+from evalkit.report._optimize import (
+    Optimization,
+    cost_plot,
+    gate_plot,
+    load_optimization,
+    optimization_facts,
+    skill_diff,
+    test_summary,
+    trajectory_plot,
+)
 from evalkit.report._params import declared_parameters, validate_parameters
 from evalkit.report._plots import (
     CONDITION_COLORS,
@@ -80,6 +90,7 @@ __all__ = [
     "NOTEBOOKS",
     "ComparisonView",
     "Fragment",
+    "Optimization",
     "ReportError",
     "ReportInputError",
     "ReportResult",
@@ -88,6 +99,7 @@ __all__ = [
     "compare_view",
     "condition_color",
     "condition_palette",
+    "cost_plot",
     "declared_parameters",
     "describe_trend",
     "errors_by_class",
@@ -96,6 +108,7 @@ __all__ = [
     "figure_html",
     "flip_overview",
     "forest_plot",
+    "gate_plot",
     "heatmap",
     "html_table",
     "interval",
@@ -105,10 +118,12 @@ __all__ = [
     "lift_plot",
     "lift_trend",
     "load_items",
+    "load_optimization",
     "metrics_table",
     "missing_cases",
     "note",
     "num",
+    "optimization_facts",
     "order_conditions",
     "paired_excerpts",
     "pct",
@@ -121,10 +136,13 @@ __all__ = [
     "sanitize_html",
     "seconds",
     "side_by_side",
+    "skill_diff",
     "stat_cards",
     "status_by",
     "summary_cards",
+    "test_summary",
     "top_items",
+    "trajectory_plot",
     "transcript_html",
     "trend",
     "trend_plot",

@@ -24,6 +24,7 @@ NOTEBOOKS: Mapping[str, str] = {
     "lift": "lift.ipynb",
     "flips": "flips.ipynb",
     "trend": "trend.ipynb",
+    "optimize": "optimize.ipynb",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -364,7 +365,21 @@ def report(
         )
     given = dict(parameters or {})
     values: dict[str, Any] = {}
-    if kind == "trend":
+    if kind == "optimize":
+        if baseline:
+            raise ConfigError("--baseline is not used by --kind optimize.")
+        from evalkit.report._optimize import is_optimization
+
+        opt_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / str(run)
+        if not is_optimization(opt_dir):
+            raise InputError(
+                f"--kind optimize takes an optimisation run directory (with optimize.json), "
+                f"but '{run}' is not one."
+            )
+        values["optimization"] = str(opt_dir.resolve())
+        name, base_name = opt_dir.resolve().name, None
+        title = f"Optimisation — {name}"
+    elif kind == "trend":
         if baseline:
             raise ConfigError("--baseline is not used by --kind trend (it reads every run).")
         root = _runs_root(run)

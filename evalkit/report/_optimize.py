@@ -1,0 +1,205 @@
+"""Views and figures of an optimisation run (``evalkit report --kind optimize``)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.report._plots import _new_figure, _style
+from evalkit.report._tables import Fragment, esc
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+STATE_FILE = "optimize.json"
+
+
+@dataclass(frozen=True)
+class Optimization:
+    """An optimisation run as a report sees it.
+
+    Attributes:
+        run_dir: The optimisation run directory.
+        state: ``optimize.json``.
+        history: One row per candidate: ``candidate, parent, champion_at_commit, accepted,
+            reason, verdict, delta, ci_low, ci_high, val_rate, metric_calls, usd``.
+        seed_text: The seed skill text.
+        champion_text: The final champion's text.
+    """
+
+    run_dir: Path
+    state: dict[str, Any]
+    history: pd.DataFrame
+    seed_text: str
+    champion_text: str
+
+
+def is_optimization(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an optimisation run directory (it holds ``optimize.json``)."""
+    return (Path(path) / STATE_FILE).is_file()
+
+
+def load_optimization(path: str | os.PathLike[str]) -> Optimization:
+    """Read an optimisation run directory.
+
+    Raises:
+        InputError: ``path`` holds no ``optimize.json``.
+    """
+    run_dir = Path(path)
+    if not is_optimization(run_dir):
+        raise InputError(f"'{run_dir}' is not an optimisation run (no {STATE_FILE})")
+    state = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
+    columns = ["candidate", "parent", "champion_at_commit", "accepted", "reason", "verdict",
+               "delta", "ci_low", "ci_high", "val_rate", "metric_calls", "usd"]
+    history = pd.DataFrame(state.get("history", []))
+    for column in columns:
+        if column not in history.columns:
+            history[column] = np.nan
+    skills = run_dir / "skills"
+    seed = (skills / "seed.md").read_text(encoding="utf-8") if (skills / "seed.md").exists() else ""
+    champion_file = skills / f"{state.get('champion', 'seed')}.md"
+    champion = champion_file.read_text(encoding="utf-8") if champion_file.exists() else seed
+    return Optimization(run_dir, state, history[columns], seed, champion)
+
+
+def optimization_facts(opt: Optimization) -> dict[str, Any]:
+    """Key facts for the report header."""
+    s = opt.state
+    accepted = int(opt.history["accepted"].fillna(False).astype(bool).sum())
+    test = s.get("test") or {}
+    return {
+        "run": s.get("run_id"),
+        "suite / skill": f"{s.get('suite')} / {s.get('skill')}",
+        "optimizer": s.get("optimizer"),
+        "status": s.get("status"),
+        "candidates": s.get("iterations"),
+        "accepted": accepted,
+        "champion": s.get("champion"),
+        "validation looks": s.get("holdout_looks"),
+        "work items spent": s.get("metric_calls"),
+        "money spent": f"${float(s.get('usd') or 0):.2f}",
+        "split sizes (dev / holdout / test)": " / ".join(
+            str(s.get("split_sizes", {}).get(k, "?")) for k in ("dev", "holdout", "test")
+        ),
+        "splits sha256": s.get("splits_sha256"),
+        "test unsealed": "yes, once" if s.get("test_unsealed") else "no",
+        "test verdict": test.get("verdict"),
+    }
+
+
+def trajectory_plot(opt: Optimization) -> Figure:
+    """Validation pass rate per candidate (accepted filled) and the champion's level."""
+    h = opt.history
+    fig = _new_figure(8.0, 3.6)
+    ax = fig.add_subplot(1, 1, 1)
+    _style(ax)
+    x = np.arange(1, len(h) + 1)
+    seed_rate = _seed_rate(opt)
+    champion = [seed_rate]
+    for _, row in h.iterrows():
+        champion.append(row["val_rate"] if bool(row["accepted"]) else champion[-1])
+    ax.step(np.arange(0, len(h) + 1), champion, where="post", color="#2e7d32", linewidth=2,
+            label="champion")
+    rates = pd.to_numeric(h["val_rate"], errors="coerce").to_numpy(float)
+    accepted = h["accepted"].fillna(False).astype(bool).to_numpy()
+    ax.scatter(x[~accepted], rates[~accepted], color="#9e9e9e", label="rejected", zorder=3)
+    ax.scatter(x[accepted], rates[accepted], color="#2e7d32", label="accepted", zorder=4)
+    ax.set_xlabel("candidate")
+    ax.set_ylabel("validation pass rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(-0.2, max(len(h), 1) + 0.5)
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title("Validation trajectory", fontsize=11)
+    return fig
+
+
+def _seed_rate(opt: Optimization) -> float:
+    first = opt.history["val_rate"].dropna()
+    s = opt.state
+    # the seed's validation rate is the champion level before any accept
+    if not opt.history["accepted"].fillna(False).astype(bool).any():
+        return float(s.get("champion_val_rate") or np.nan)
+    deltas = opt.history.dropna(subset=["delta", "val_rate"])
+    if len(deltas):
+        row = deltas.iloc[0]
+        return float(row["val_rate"] - row["delta"])
+    return float(first.iloc[0]) if len(first) else float("nan")
+
+
+def gate_plot(opt: Optimization) -> Figure:
+    """Paired validation delta of every evaluated candidate vs its champion, with CIs."""
+    h = opt.history.dropna(subset=["delta"]).reset_index(drop=True)
+    fig = _new_figure(8.0, 0.9 + 0.28 * max(len(h), 1))
+    ax = fig.add_subplot(1, 1, 1)
+    _style(ax)
+    if h.empty:
+        ax.text(0.5, 0.5, "no candidate was evaluated", ha="center", va="center")
+        ax.set_axis_off()
+        return fig
+    y = np.arange(len(h))[::-1]
+    est = h["delta"].to_numpy(float) * 100
+    low = h["ci_low"].to_numpy(float) * 100
+    high = h["ci_high"].to_numpy(float) * 100
+    colors = ["#2e7d32" if a else "#9e9e9e" for a in h["accepted"].astype(bool)]
+    ax.hlines(y, low, high, colors=colors, linewidth=1.5)
+    ax.scatter(est, y, color=colors, zorder=3)
+    ax.axvline(0, color="#616161", linewidth=1)
+    ax.set_yticks(y, [str(c) for c in h["candidate"]])  # drawn into a PNG: inert
+    ax.set_xlabel("validation delta vs champion (pp), gate interval")
+    ax.set_title("Gate decisions (green: accepted)", fontsize=11)
+    return fig
+
+
+def cost_plot(opt: Optimization) -> Figure:
+    """Cumulative work items and money after each candidate."""
+    h = opt.history
+    fig = _new_figure(8.0, 3.0)
+    ax = fig.add_subplot(1, 1, 1)
+    _style(ax)
+    x = np.arange(1, len(h) + 1)
+    ax.plot(x, pd.to_numeric(h["metric_calls"], errors="coerce"), marker="o", color="#1565c0")
+    ax.set_xlabel("candidate")
+    ax.set_ylabel("work items spent", color="#1565c0")
+    other = ax.twinx()
+    other.plot(x, pd.to_numeric(h["usd"], errors="coerce"), marker="s", color="#c62828")
+    other.set_ylabel("USD spent", color="#c62828")
+    other.spines["top"].set_visible(False)
+    ax.set_title("Budget spent", fontsize=11)
+    return fig
+
+
+def skill_diff(opt: Optimization) -> Fragment:
+    """Unified diff of the seed skill vs the champion, escaped, in a ``<pre>`` block."""
+    lines = difflib.unified_diff(
+        opt.seed_text.splitlines(keepends=True),
+        opt.champion_text.splitlines(keepends=True),
+        fromfile="seed.md",
+        tofile=f"{opt.state.get('champion', 'seed')}.md",
+    )
+    text = "".join(lines) or "(the champion is the seed: no change)"
+    return Fragment(f'<pre class="ek-diff" id="skill-diff">{esc(text)}</pre>')
+
+
+def test_summary(opt: Optimization) -> tuple[str, str, list[str]]:
+    """Verdict, headline and detail lines of the sealed test comparison."""
+    test = opt.state.get("test")
+    if not test:
+        return "inconclusive", "the test split has not been unsealed", []
+    headline = (
+        f"champion {test['champion_rate']:.1%} vs seed {test['seed_rate']:.1%} on the sealed "
+        f"test split: {test['delta'] * 100:+.1f} pp "
+        f"[{test['ci_low'] * 100:+.1f}, {test['ci_high'] * 100:+.1f}]"
+    )
+    details = [
+        f"{test['n_cases']} test cases, evaluated exactly once, after the search ended",
+        f"champion {test['champion']}",
+    ]
+    return str(test["verdict"]), headline, details
