@@ -35,6 +35,7 @@ from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import percentile_interval
 from evalkit.stats._frame import as_frame, records
+from evalkit.stats._interval import Interval
 
 #: The conditions the lift metrics are defined on, by role.
 DEFAULT_ROLES: dict[str, str] = {
@@ -118,6 +119,19 @@ class LiftResult:
         return float(rows["estimate"].iloc[0])
 
 
+def _metric_row(metric: str, interval: Interval, used: int) -> dict[str, Any]:
+    """One row of the tidy metrics table."""
+    return {
+        "metric": metric,
+        "estimate": interval.estimate,
+        "ci_low": interval.ci_low,
+        "ci_high": interval.ci_high,
+        "n_cases": used,
+        "confidence": interval.confidence,
+        "method": METHOD,
+    }
+
+
 def _group_metrics(
     group: pd.DataFrame,
     roles: Mapping[str, str],
@@ -143,17 +157,7 @@ def _group_metrics(
 
     def add(metric: str, num: np.ndarray, den: np.ndarray) -> None:
         interval, used = resampler.ratio(num, den, confidence, METHOD)
-        rows.append(
-            {
-                "metric": metric,
-                "estimate": interval.estimate,
-                "ci_low": interval.ci_low,
-                "ci_high": interval.ci_high,
-                "n_cases": used,
-                "confidence": confidence,
-                "method": METHOD,
-            }
-        )
+        rows.append(_metric_row(metric, interval, used))
 
     values = {role: col(role) for role in roles}
     for condition in present:
@@ -206,17 +210,7 @@ def _group_metrics(
         )
         boot = boot[np.isfinite(boot)]
         interval = percentile_interval(boot, estimate, used, confidence, METHOD)
-        rows.append(
-            {
-                "metric": "routing_efficiency",
-                "estimate": interval.estimate,
-                "ci_low": interval.ci_low,
-                "ci_high": interval.ci_high,
-                "n_cases": used,
-                "confidence": confidence,
-                "method": METHOD,
-            }
-        )
+        rows.append(_metric_row("routing_efficiency", interval, used))
     else:
         add("routing_efficiency", np.zeros(len(cases)), np.zeros(len(cases)))
 
@@ -256,16 +250,7 @@ def _trigger_metrics(
     get = {name: per_case[name].to_numpy(float) for name in per_case.columns}
     out = []
 
-    def row(metric: str, interval: Any, used: int) -> dict[str, Any]:
-        return {
-            "metric": metric,
-            "estimate": interval.estimate,
-            "ci_low": interval.ci_low,
-            "ci_high": interval.ci_high,
-            "n_cases": used,
-            "confidence": confidence,
-            "method": METHOD,
-        }
+    row = _metric_row
 
     precision, n_p = resampler.ratio(get["tp"], get["tp"] + get["fp"], confidence, METHOD)
     recall, n_r = resampler.ratio(get["tp"], get["tp"] + get["fn"], confidence, METHOD)
