@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalkit.errors import InputError, RunNotFoundError
@@ -128,7 +129,10 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
     files = ([path] if path.exists() else []) + parts
     tables = [conform(pq.read_table(f), schema) for f in files]
     table = pa.concat_tables(tables) if tables else schema.empty_table()
-    if name == RESULTS_FILE and table.num_rows:
+    unique = table.num_rows == 0 or pc.count_distinct(table.column("item_key")).as_py() == (
+        table.num_rows
+    )
+    if name == RESULTS_FILE and not unique:
         # A resumed run may hold an item twice (an error row later redone): keep the last.
         df = table.to_pandas()
         df = df.drop_duplicates("item_key", keep="last").sort_values("item_key", kind="stable")

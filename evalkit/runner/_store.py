@@ -160,8 +160,12 @@ def compact(run_dir: Path) -> tuple[pa.Table, pa.Table]:
     """
     results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA)
-    keep = set(results.column("item_key").to_pylist())
-    if scores.num_rows:
+    keys = scores.select(["item_key", "component"]) if scores.num_rows else None
+    if keys is not None and keys.group_by(["item_key", "component"]).aggregate([]).num_rows != (
+        scores.num_rows
+    ):
+        # items redone after a resume: keep the scores of the surviving rows only, once
+        keep = set(results.column("item_key").to_pylist())
         frame = scores.to_pandas()
         frame = frame[frame["item_key"].isin(keep)]
         frame = frame.drop_duplicates(["item_key", "component"], keep="last")
