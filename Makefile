@@ -37,7 +37,7 @@ system-deps:
 	@bash scripts/install-system-deps.sh
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check evalkit tests benchmarks scripts
+	$(BIN)/ruff check .
 	$(BIN)/mypy
 
 test: $(VENV)/.installed-dev system-deps lint
