@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -24,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from statsmodels.stats.multitest import multipletests
 
+from evalkit._git import git_sha
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results._io import read_manifest, resolve_run_dir
@@ -282,16 +282,6 @@ def _budget_checks(base: pd.DataFrame, cand: pd.DataFrame, budgets: Budgets) -> 
     return checks
 
 
-def _git_sha() -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
-
-
 def _run_label(data: Any, runs_dir: str | os.PathLike[str]) -> tuple[str, str | None]:
     if isinstance(data, pd.DataFrame):
         run_id = str(data["run_id"].iloc[0]) if "run_id" in data.columns and len(data) else ""
@@ -407,7 +397,7 @@ def gate(
         "decision": decision,
         "reason": "; ".join(reasons) or "no regression",
         "tier": tier_name,
-        "code_version": _git_sha(),
+        "code_version": git_sha(),
         "baseline_run": base_id,
         "candidate_run": cand_id,
         "dataset_version": cand_version,

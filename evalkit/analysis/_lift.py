@@ -250,12 +250,10 @@ def _trigger_metrics(
     get = {name: per_case[name].to_numpy(float) for name in per_case.columns}
     out = []
 
-    row = _metric_row
-
     precision, n_p = resampler.ratio(get["tp"], get["tp"] + get["fp"], confidence, METHOD)
     recall, n_r = resampler.ratio(get["tp"], get["tp"] + get["fn"], confidence, METHOD)
-    out.append(row("trigger_precision", precision, n_p))
-    out.append(row("trigger_recall", recall, n_r))
+    out.append(_metric_row("trigger_precision", precision, n_p))
+    out.append(_metric_row("trigger_recall", recall, n_r))
     p_boot = resampler.replicates(get["tp"], get["tp"] + get["fp"])
     r_boot = resampler.replicates(get["tp"], get["tp"] + get["fn"])
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -264,11 +262,13 @@ def _trigger_metrics(
     f1 = 2 * p * r / (p + r) if p + r > 0 else float("nan")
     f1_boot = f1_boot[np.isfinite(f1_boot)]
     used = int(np.count_nonzero(get["should"] + get["fp"]))
-    out.append(row("trigger_f1", percentile_interval(f1_boot, f1, used, confidence, METHOD), used))
+    out.append(
+        _metric_row("trigger_f1", percentile_interval(f1_boot, f1, used, confidence, METHOD), used)
+    )
     over, n_o = resampler.ratio(get["over"], get["should_not"], confidence, METHOD)
     under, n_u = resampler.ratio(get["under"], get["should"], confidence, METHOD)
-    out.append(row("over_trigger_rate", over, n_o))
-    out.append(row("under_trigger_rate", under, n_u))
+    out.append(_metric_row("over_trigger_rate", over, n_o))
+    out.append(_metric_row("under_trigger_rate", under, n_u))
     return out
 
 

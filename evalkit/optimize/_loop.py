@@ -412,6 +412,8 @@ class _Optimisation:
         champion = self.state["champion"]
         champion_val = self._validation(champion)
         self.state["champion_val_rate"] = _rate(champion_val)
+        if champion == SEED_ID:
+            self.state["seed_val_rate"] = self.state["champion_val_rate"]
         self._save()
         while not self.state["test_unsealed"]:
             n = self.headroom()

@@ -183,7 +183,7 @@ class SimulatedProvider:
         prompt_text = case.prompt + ("\n" + case.context if case.context else "")
         events.insert(0, Event("user", prompt_text))
         if case.lane == "prompt":
-            events.append(Event("assistant", self._answer(case, success, helpful, harmful, rng)))
+            events.append(Event("assistant", self._answer(case, success, helpful, harmful)))
         else:
             events += self._act(request, success, harmful, rng)
         output_chars = sum(len(e.content) for e in events if e.kind in ("assistant", "tool_call"))
@@ -219,7 +219,6 @@ class SimulatedProvider:
         success: bool,
         helpful: list[str],
         harmful: list[str],
-        rng: np.random.Generator,
     ) -> str:
         reference = _lines(case.reference or "")
         patterns = [compile_pattern(p) for p in case.expected_patterns]

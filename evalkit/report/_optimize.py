@@ -57,8 +57,20 @@ def load_optimization(path: str | os.PathLike[str]) -> Optimization:
     if not is_optimization(run_dir):
         raise InputError(f"'{run_dir}' is not an optimisation run (no {STATE_FILE})")
     state = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
-    columns = ["candidate", "parent", "champion_at_commit", "accepted", "reason", "verdict",
-               "delta", "ci_low", "ci_high", "val_rate", "metric_calls", "usd"]
+    columns = [
+        "candidate",
+        "parent",
+        "champion_at_commit",
+        "accepted",
+        "reason",
+        "verdict",
+        "delta",
+        "ci_low",
+        "ci_high",
+        "val_rate",
+        "metric_calls",
+        "usd",
+    ]
     history = pd.DataFrame(state.get("history", []))
     for column in columns:
         if column not in history.columns:
@@ -106,8 +118,14 @@ def trajectory_plot(opt: Optimization) -> Figure:
     champion = [seed_rate]
     for _, row in h.iterrows():
         champion.append(row["val_rate"] if bool(row["accepted"]) else champion[-1])
-    ax.step(np.arange(0, len(h) + 1), champion, where="post", color="#2e7d32", linewidth=2,
-            label="champion")
+    ax.step(
+        np.arange(0, len(h) + 1),
+        champion,
+        where="post",
+        color="#2e7d32",
+        linewidth=2,
+        label="champion",
+    )
     rates = pd.to_numeric(h["val_rate"], errors="coerce").to_numpy(float)
     accepted = h["accepted"].fillna(False).astype(bool).to_numpy()
     ax.scatter(x[~accepted], rates[~accepted], color="#9e9e9e", label="rejected", zorder=3)
@@ -122,16 +140,9 @@ def trajectory_plot(opt: Optimization) -> Figure:
 
 
 def _seed_rate(opt: Optimization) -> float:
-    first = opt.history["val_rate"].dropna()
-    s = opt.state
-    # the seed's validation rate is the champion level before any accept
-    if not opt.history["accepted"].fillna(False).astype(bool).any():
-        return float(s.get("champion_val_rate") or np.nan)
-    deltas = opt.history.dropna(subset=["delta", "val_rate"])
-    if len(deltas):
-        row = deltas.iloc[0]
-        return float(row["val_rate"] - row["delta"])
-    return float(first.iloc[0]) if len(first) else float("nan")
+    """The seed skill's validation pass rate (the champion level before any accept)."""
+    rate = opt.state.get("seed_val_rate")
+    return float("nan") if rate is None else float(rate)
 
 
 def gate_plot(opt: Optimization) -> Figure:

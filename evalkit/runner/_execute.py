@@ -15,7 +15,7 @@ from typing import Any
 from evalkit.cases import AntiPatternRule, Case, SkillExposure
 from evalkit.errors import InfraError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
-from evalkit.providers import AgentRequest, AgentResponse, cached_provider
+from evalkit.providers import AgentRequest, AgentResponse, Provider, cached_provider
 from evalkit.runner._cache import OutcomeCache
 from evalkit.scorers import score_item
 from evalkit.scorers._verifiers import run_command
@@ -88,8 +88,9 @@ def _prepare_workspace(task: ItemTask, log: list[str]) -> Path:
     return workspace
 
 
-def _invoke(task: ItemTask, request: AgentRequest, log: list[str]) -> AgentResponse:
-    provider = cached_provider(task.item.provider, task.provider_settings)
+def _invoke(
+    provider: Provider, task: ItemTask, request: AgentRequest, log: list[str]
+) -> AgentResponse:
     rng = random.Random(task.item.seed)
     for attempt in range(task.retries + 1):
         try:
@@ -138,7 +139,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             max_steps=case.budgets.max_steps,
             log=logs.append,
         )
-        response = _invoke(task, request, logs)
+        response = _invoke(provider, task, request, logs)
         latency = time.perf_counter() - t0
         result = score_item(
             case,

@@ -7,8 +7,8 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from evalkit._git import git_sha
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -100,20 +101,6 @@ def _redact(settings: dict[str, Any]) -> dict[str, Any]:
     return {
         k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in settings.items()
     }
-
-
-def _git_sha(path: Path) -> str | None:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 def _apply_overrides(suite: Suite, config: RunConfig) -> Suite:
@@ -209,7 +196,7 @@ def _manifest(
         "evalkit_version": __version__,
         "suite": suite.name,
         "suite_path": str(suite.root),
-        "suite_git_sha": _git_sha(suite.root),
+        "suite_git_sha": git_sha(suite.root),
         "dataset_version": suite.dataset_version,
         "conditions": conditions,
         "providers": [
@@ -318,8 +305,6 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     if config.resume:
         old = manifest_path(run_dir)
         if old.exists():
-            import json
-
             previous = json.loads(old.read_text(encoding="utf-8"))
             plan_hash = stable_hash([i.item_hash for i in prep.items])
             if previous.get("plan_hash") not in (None, plan_hash):
@@ -382,8 +367,6 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
 
 
 def _is_main_thread() -> bool:
-    import threading
-
     return threading.current_thread() is threading.main_thread()
 
 

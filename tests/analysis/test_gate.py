@@ -11,6 +11,7 @@ import pytest
 
 from evalkit.analysis import GatePolicy, gate
 from evalkit.cli import main
+from evalkit.errors import ConfigError
 
 
 def _run(n_cases: int, trials: int, rates: dict[str, float], seed: int, *,
@@ -84,7 +85,7 @@ def test_strict_flake_policy_and_tiers() -> None:
     strict = GatePolicy(flake_policy="strict", safety_tags=())
     result = gate(base, cand, policy=strict, tier="smoke", n_resamples=500)
     assert result.tier == "smoke" and result.comparison["n_cases"] == 5
-    with pytest.raises(Exception, match="unknown tier"):
+    with pytest.raises(ConfigError, match="unknown tier"):
         gate(base, cand, policy=strict, tier="nightly")
 
 
