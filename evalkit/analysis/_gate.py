@@ -26,8 +26,7 @@ from statsmodels.stats.multitest import multipletests
 from evalkit._git import git_sha
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
-from evalkit.results._io import read_manifest, resolve_run_dir
-from evalkit.runner._store import append_line
+from evalkit.results import append_line, read_manifest, resolve_run_dir
 from evalkit.stats import compare
 
 

@@ -27,9 +27,20 @@ from evalkit.analysis._import_tables import read_table
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.matrix import item_key
-from evalkit.results._io import MANIFEST_FILE, RESULTS_FILE, SCORES_FILE, conform
-from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
-from evalkit.runner._store import append_event, write_json_atomic
+from evalkit.results import (
+    RESULT_SCHEMA,
+    RESULTS_FILE,
+    SCORE_SCHEMA,
+    SCORES_FILE,
+    STATUSES,
+    ConditionRecord,
+    ImportSource,
+    Manifest,
+    ProviderRecord,
+    append_event,
+    conform,
+    write_manifest,
+)
 
 #: The formats ``evalkit import`` reads.
 IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "inspect", "promptfoo")
@@ -182,64 +193,64 @@ def _manifest(
     run_id: str,
     source: dict[str, Any],
     counts: dict[str, int],
-) -> dict[str, Any]:
-    conditions: dict[str, dict[str, Any]] = {}
-    providers: dict[tuple[Any, Any], dict[str, Any]] = {}
+) -> Manifest:
+    conditions: dict[str, ConditionRecord] = {}
+    providers: dict[tuple[Any, Any], ProviderRecord] = {}
     for row in sorted(rows, key=lambda r: (r["condition"], r["case_id"], r["trial"])):
-        conditions.setdefault(row["condition"], {"items": 0, "passed": 0})
-        conditions[row["condition"]]["items"] += 1
-        conditions[row["condition"]]["passed"] += int(row["passed"])
+        tally = conditions.setdefault(row["condition"], ConditionRecord(items=0, passed=0))
+        tally.items = (tally.items or 0) + 1
+        tally.passed = (tally.passed or 0) + int(row["passed"])
         providers.setdefault(
             (row.get("provider"), row.get("model")),
-            {
-                "name": row.get("provider"),
-                "model": row.get("model"),
-                "version": row.get("provider_version") or parsed.tool,
-            },
+            ProviderRecord(
+                name=row.get("provider"),
+                model=row.get("model"),
+                version=row.get("provider_version") or parsed.tool,
+            ),
         )
     suites = list(dict.fromkeys(str(r["suite"]) for r in rows))
-    return {
-        "run_id": run_id,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "evalkit_version": __version__,
-        "suite": suites[0] if len(suites) == 1 else ",".join(suites),
-        "dataset_version": rows[0]["dataset_version"],
-        "conditions": conditions,
-        "providers": list(providers.values()),
-        "trials": 1 + max(int(r["trial"]) for r in rows),
-        "status": "complete",
-        "counts": counts,
-        "source": source,
-        "tool": parsed.tool,
-        "warnings": parsed.warnings,
-    }
+    return Manifest(
+        run_id=run_id,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        evalkit_version=__version__,
+        suite=suites[0] if len(suites) == 1 else ",".join(suites),
+        dataset_version=rows[0]["dataset_version"],
+        conditions=conditions,
+        providers=list(providers.values()),
+        trials=1 + max(int(r["trial"]) for r in rows),
+        status="complete",
+        counts=counts,
+        source=ImportSource.model_validate(source),
+        tool=parsed.tool,
+        warnings=list(parsed.warnings),
+    )
 
 
 def _write(
     run_dir: Path,
     rows: list[dict[str, Any]],
     scores: list[dict[str, Any]],
-    manifest: dict[str, Any],
+    manifest: Manifest,
     counts: dict[str, int],
-) -> None:
+) -> dict[str, Any]:
     """Write the run into a hidden temporary directory, then rename it into place."""
     results = conform(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), RESULT_SCHEMA)
     score_table = conform(pa.Table.from_pylist(scores, schema=SCORE_SCHEMA), SCORE_SCHEMA)
     tmp = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.import-", dir=run_dir.parent))
     try:
         tmp.chmod(0o755)
-        source = manifest["source"]
+        source = manifest.source
         append_event(
             tmp,
             "run_started",
-            run_id=manifest["run_id"],
+            run_id=manifest.run_id,
             items=len(rows),
-            imported_from=source["path"],
-            format=source["format"],
+            imported_from=source.path if source else None,
+            format=source.format if source else None,
         )
         pq.write_table(results, tmp / RESULTS_FILE)
         pq.write_table(score_table, tmp / SCORES_FILE)
-        write_json_atomic(tmp / MANIFEST_FILE, manifest)
+        written = write_manifest(tmp, manifest)
         append_event(tmp, "run_finished", **counts)
         try:
             os.rename(tmp, run_dir)
@@ -250,6 +261,7 @@ def _write(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    return written
 
 
 def import_results(
@@ -340,7 +352,7 @@ def import_results(
     source = _source(format, given, parsed.files or files)
     manifest = _manifest(rows, parsed, run_id, source, counts)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
-    _write(run_dir, rows, scores, manifest, counts)
+    written = _write(run_dir, rows, scores, manifest, counts)
     return ImportResult(
         run_id=run_id,
         run_dir=run_dir,
@@ -351,5 +363,5 @@ def import_results(
         format=format,
         source=source["path"],
         warnings=tuple(parsed.warnings),
-        manifest=manifest,
+        manifest=written,
     )

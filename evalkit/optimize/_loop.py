@@ -39,9 +39,8 @@ from evalkit.optimize._optimizers import (
     load_optimizer,
 )
 from evalkit.optimize._splits import Splits, assign_splits
-from evalkit.results import read_run, read_transcripts
+from evalkit.results import append_event, read_run, read_transcripts, write_json_atomic
 from evalkit.runner import Backend, RunConfig, SkillOverride, run
-from evalkit.runner._store import append_event, write_json_atomic
 from evalkit.stats import compare
 
 STATE_FILE = "optimize.json"
@@ -320,7 +319,8 @@ class _Optimisation:
         rates = df.groupby("case_id")["passed"].mean()
         for _, row in worst.iterrows():
             case = self.suite.case(str(row["case_id"]))
-            events = transcripts.get(str(row["item_key"]), {}).get("events", [])
+            record = transcripts.get(str(row["item_key"]), {})
+            events = record.get("response", {}).get("events", [])
             said = "\n".join(
                 e["content"] for e in events if e["kind"] in ("assistant", "tool_call")
             )

@@ -58,8 +58,6 @@ from evalkit.report._tables import (
 from evalkit.report._transcripts import (
     excerpts,
     paired_excerpts,
-    read_transcript,
-    read_transcripts,
     side_by_side,
     transcript_html,
 )
@@ -83,6 +81,7 @@ from evalkit.report._views import (
     wins_by_condition,
     within_flips,
 )
+from evalkit.results import read_transcript, read_transcripts
 
 __all__ = [
     "CONDITION_COLORS",

@@ -1,24 +1,20 @@
 """Reading transcripts of a run and rendering escaped excerpts of them.
 
-A run keeps one JSON line per work item in ``transcripts/part-NNNNN.jsonl``
-(``{"item_key", "provider", "response": {"events": [{"kind", "content", "name"}], ...}}``);
-each result row's ``transcript_path`` names its shard. Reading a few items scans only their
-shards, and parses only the lines that mention a wanted key. Everything in a transcript is
-model output, hence untrusted: the HTML here escapes every string.
+Transcripts are read by :func:`evalkit.results.read_transcripts` (re-exported by
+``evalkit.report``). Everything in a transcript is model output, hence untrusted: the HTML here
+escapes every string.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
 from evalkit.report._tables import Fragment, esc, rows_of
-from evalkit.results import read_run, resolve_run_dir
+from evalkit.results import read_transcripts
 
 _KIND_CLASSES = {
     "system": "system",
@@ -27,91 +23,6 @@ _KIND_CLASSES = {
     "tool_call": "tool-call",
     "tool_result": "tool-result",
 }
-
-
-def read_transcripts(
-    run: str | os.PathLike[str],
-    item_keys: Iterable[str],
-    *,
-    runs_dir: str | os.PathLike[str] = "runs",
-    rows: pd.DataFrame | None = None,
-) -> dict[str, dict[str, Any]]:
-    """Transcript records of some work items of a run.
-
-    Args:
-        run: Run directory or run id.
-        item_keys: Keys of the wanted items.
-        runs_dir: Where run ids are looked up.
-        rows: The run's result rows (``item_key, transcript_path``) when already loaded;
-            read from the run otherwise.
-
-    Returns:
-        ``{item_key: record}`` for the items that have a transcript on disk (items without
-        one, e.g. imported results, are simply absent).
-
-    Raises:
-        RunNotFoundError: The run does not exist.
-    """
-    run_dir = resolve_run_dir(run, runs_dir)
-    wanted = list(dict.fromkeys(str(k) for k in item_keys))
-    if not wanted:
-        return {}
-    table = rows if rows is not None else read_run(run_dir)
-    if "transcript_path" not in table.columns:
-        return {}
-    located = table.loc[table["item_key"].isin(wanted), ["item_key", "transcript_path"]]
-    by_shard: dict[str, set[str]] = {}
-    for key, shard in zip(located["item_key"], located["transcript_path"], strict=True):
-        if isinstance(shard, str) and shard:
-            by_shard.setdefault(shard, set()).add(str(key))
-    found: dict[str, dict[str, Any]] = {}
-    for shard, keys in sorted(by_shard.items()):
-        path = (run_dir / shard).resolve()
-        if run_dir.resolve() not in path.parents or not path.is_file():
-            continue  # a transcript_path pointing outside the run is ignored
-        found.update(_scan(path, keys))
-    return found
-
-
-def _scan(path: Path, keys: set[str]) -> dict[str, dict[str, Any]]:
-    """Records of ``keys`` in one shard (the last line wins when a key repeats)."""
-    needles = {json.dumps(k): k for k in keys} | {
-        json.dumps(k, ensure_ascii=False): k for k in keys
-    }
-    out: dict[str, dict[str, Any]] = {}
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            if not any(needle in line for needle in needles):
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            key = record.get("item_key") if isinstance(record, dict) else None
-            if key in keys:
-                out[str(key)] = record
-    return out
-
-
-def read_transcript(
-    run: str | os.PathLike[str],
-    item_key: str,
-    *,
-    runs_dir: str | os.PathLike[str] = "runs",
-    rows: pd.DataFrame | None = None,
-) -> dict[str, Any] | None:
-    """The transcript record of one work item, or None when it has none.
-
-    Args:
-        run: Run directory or run id.
-        item_key: The item's key (``lane:case_id:condition:provider:trial``).
-        runs_dir: Where run ids are looked up.
-        rows: The run's result rows when already loaded.
-
-    Returns:
-        The record (``item_key``, ``provider``, ``response`` with ``events``), or None.
-    """
-    return read_transcripts(run, [item_key], runs_dir=runs_dir, rows=rows).get(item_key)
 
 
 def _events(record: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalkit.errors import InputError, RunNotFoundError
+from evalkit.errors import RunNotFoundError
+from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
 RESULTS_FILE = "results.parquet"
 SCORES_FILE = "scores.parquet"
-MANIFEST_FILE = "manifest.json"
-EVENTS_FILE = "events.jsonl"
 PARTS_DIR = "parts"
+TRANSCRIPTS_DIR = "transcripts"
 
 
 def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs") -> Path:
@@ -89,23 +88,20 @@ def read_scores(
 def read_manifest(
     run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
 ) -> dict[str, Any]:
-    """Read a run's ``manifest.json``.
+    """Read a run's ``manifest.json`` as a plain dict (validated by :class:`Manifest`).
 
     Args:
         run: A run directory, or a run id under ``runs_dir``.
         runs_dir: Where run ids are looked up.
 
     Returns:
-        The manifest as a dict (empty when the run has none).
+        The manifest's JSON object, with ``version`` (empty when the run has none).
+
+    Raises:
+        InputError: The manifest is not valid JSON or a field has the wrong type.
     """
-    path = resolve_run_dir(run, runs_dir) / MANIFEST_FILE
-    if not path.exists():
-        return {}
-    try:
-        loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    return loaded
+    manifest = load_manifest(resolve_run_dir(run, runs_dir))
+    return {} if manifest is None else manifest.to_json()
 
 
 def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
@@ -162,34 +158,4 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     out = pa.Table.from_arrays(columns, schema=schema)
     for name in extras:
         out = out.append_column(name, table.column(name))
-    return out
-
-
-def read_transcripts(
-    run: str | os.PathLike[str],
-    item_keys: list[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
-) -> dict[str, dict[str, Any]]:
-    """Read transcripts of a run, keyed by item key.
-
-    Args:
-        run: A run directory, or a run id under ``runs_dir``.
-        item_keys: Only these items (default: all).
-        runs_dir: Where run ids are looked up.
-
-    Returns:
-        ``{item_key: response}`` where ``response`` is ``AgentResponse.to_json()`` (``events``
-        with ``kind``, ``content``, ``name``; ``model``; token and cost fields).
-    """
-    run_dir = resolve_run_dir(run, runs_dir)
-    wanted = set(item_keys) if item_keys is not None else None
-    out: dict[str, dict[str, Any]] = {}
-    for shard in sorted((run_dir / "transcripts").glob("*.jsonl")):
-        for line in shard.read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            key = record.get("item_key")
-            if wanted is None or key in wanted:
-                out[key] = record.get("response", {})
     return out

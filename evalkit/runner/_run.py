@@ -22,21 +22,24 @@ from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, create_provider
+from evalkit.results import (
+    ConditionRecord,
+    EventLog,
+    Manifest,
+    ProviderRecord,
+    RunFilters,
+    RunStatus,
+    append_event,
+    append_line,
+    load_manifest,
+    write_manifest,
+)
 from evalkit.runner._backends import parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._progress import RunProgress
-from evalkit.runner._store import (
-    LOG_FILE,
-    EventLog,
-    PartWriter,
-    append_event,
-    append_line,
-    compact,
-    manifest_path,
-    write_json_atomic,
-)
+from evalkit.runner._store import LOG_FILE, PartWriter, compact
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
@@ -178,8 +181,8 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
 
 
 def _manifest(
-    prep: _Prepared, config: RunConfig, run_id: str, status: str, counts: dict[str, int]
-) -> dict[str, Any]:
+    prep: _Prepared, config: RunConfig, run_id: str, status: RunStatus, counts: dict[str, int]
+) -> Manifest:
     suite = prep.suite
     conditions = {}
     for name in prep.conditions:
@@ -189,39 +192,41 @@ def _manifest(
             for skill, texts in sorted(suite.skills.items())
             if cond.mode != "none"
         }
-        conditions[name] = {"mode": cond.mode, "variant": cond.variant, "skill_hashes": hashes}
-    return {
-        "run_id": run_id,
-        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "evalkit_version": __version__,
-        "suite": suite.name,
-        "suite_path": str(suite.root),
-        "suite_git_sha": git_sha(suite.root),
-        "dataset_version": suite.dataset_version,
-        "conditions": conditions,
-        "providers": [
-            {
-                "name": prep.info.name,
-                "model": prep.info.model,
-                "version": prep.info.version,
-                "settings": _redact(dict(prep.settings)),
-            }
+        conditions[name] = ConditionRecord(
+            mode=cond.mode, variant=cond.variant, skill_hashes=hashes
+        )
+    return Manifest(
+        run_id=run_id,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        evalkit_version=__version__,
+        suite=suite.name,
+        suite_path=str(suite.root),
+        suite_git_sha=git_sha(suite.root),
+        dataset_version=suite.dataset_version,
+        conditions=conditions,
+        providers=[
+            ProviderRecord(
+                name=prep.info.name,
+                model=prep.info.model,
+                version=prep.info.version,
+                settings=_redact(dict(prep.settings)),
+            )
         ],
-        "trials": prep.trials,
-        "seed": prep.seed,
-        "concurrency": config.concurrency,
-        "backend": config.backend,
-        "filters": {
-            "lanes": list(config.lanes),
-            "cases": list(config.case_ids),
-            "tags": list(config.tags),
-            "splits": list(config.splits),
-        },
-        "plan_hash": stable_hash([i.item_hash for i in prep.items]),
-        "command_line": config.command_line,
-        "status": status,
-        "counts": counts,
-    }
+        trials=prep.trials,
+        seed=prep.seed,
+        concurrency=config.concurrency,
+        backend=config.backend,
+        filters=RunFilters(
+            lanes=list(config.lanes),
+            cases=list(config.case_ids),
+            tags=list(config.tags),
+            splits=list(config.splits),
+        ),
+        plan_hash=stable_hash([i.item_hash for i in prep.items]),
+        command_line=config.command_line,
+        status=status,
+        counts=counts,
+    )
 
 
 def _base_row(item: WorkItem, prep: _Prepared, run_id: str) -> dict[str, Any]:
@@ -303,16 +308,15 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     run_dir = _open_run_dir(config, run_id)
     if config.resume:
-        old = manifest_path(run_dir)
-        if old.exists():
-            previous = json.loads(old.read_text(encoding="utf-8"))
+        previous = load_manifest(run_dir)
+        if previous is not None:
             plan_hash = stable_hash([i.item_hash for i in prep.items])
-            if previous.get("plan_hash") not in (None, plan_hash):
+            if previous.plan_hash not in (None, plan_hash):
                 raise ConfigError(
                     f"--resume: run '{run_id}' was planned from a different suite or options "
                     "(plan hash differs); start a new run instead"
                 )
-    write_json_atomic(manifest_path(run_dir), _manifest(prep, config, run_id, "partial", {}))
+    write_manifest(run_dir, _manifest(prep, config, run_id, "partial", {}))
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)
     done = writer.finished_keys() if config.resume else set()
@@ -351,8 +355,7 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
         "passed": sum(bool(p) for p in passed),
         "cache_hits": sum(bool(h) for h in hits),
     }
-    manifest = _manifest(prep, config, run_id, "complete", counts)
-    write_json_atomic(manifest_path(run_dir), manifest)
+    manifest = write_manifest(run_dir, _manifest(prep, config, run_id, "complete", counts))
     append_event(run_dir, "run_finished", **counts)
     return RunResult(
         run_id=run_id,

@@ -1,4 +1,4 @@
-"""Crash-safe run storage: parquet parts, transcripts, events and an atomic manifest."""
+"""Crash-safe run storage: parquet parts and transcript shards, compacted at the end."""
 
 from __future__ import annotations
 
@@ -12,66 +12,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.results._io import (
-    EVENTS_FILE,
-    MANIFEST_FILE,
+from evalkit.results import (
     PARTS_DIR,
+    RESULT_SCHEMA,
     RESULTS_FILE,
+    SCORE_SCHEMA,
     SCORES_FILE,
+    TRANSCRIPTS_DIR,
     read_table,
 )
-from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
-TRANSCRIPTS_DIR = "transcripts"
 LOG_FILE = "items.log"
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` atomically (temporary file, fsync, rename)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def append_line(path: Path, line: str) -> None:
-    """Append one whole line with a single ``O_APPEND`` write (readers never see a torn line)."""
-    data = (line.rstrip("\n") + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, data)
-    finally:
-        os.close(fd)
-
-
-def append_event(run_dir: Path, event: str, **fields: Any) -> None:
-    """Append an event to ``events.jsonl`` (``{"ts", "event", ...}``)."""
-    record = {"ts": round(time.time(), 3), "event": event, **fields}
-    append_line(run_dir / EVENTS_FILE, json.dumps(record, default=str, separators=(",", ":")))
-
-
-class EventLog:
-    """``events.jsonl`` held open for a run: one ``os.write`` per whole line (``O_APPEND``).
-
-    Args:
-        run_dir: The run directory.
-    """
-
-    def __init__(self, run_dir: Path) -> None:
-        self._fd = os.open(run_dir / EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-
-    def emit(self, event: str, **fields: Any) -> None:
-        """Append one event line."""
-        record = {"ts": round(time.time(), 3), "event": event, **fields}
-        line = json.dumps(record, default=str, separators=(",", ":")) + "\n"
-        os.write(self._fd, line.encode("utf-8"))
-
-    def close(self) -> None:
-        """Close the file."""
-        os.close(self._fd)
 
 
 class PartWriter:
@@ -180,8 +131,3 @@ def compact(run_dir: Path) -> tuple[pa.Table, pa.Table]:
             path.unlink()
         parts.rmdir()
     return results, scores
-
-
-def manifest_path(run_dir: Path) -> Path:
-    """Path of the run's manifest."""
-    return run_dir / MANIFEST_FILE

@@ -93,7 +93,8 @@ def run_items(
         ),
     )
     rows = evalkit.read_run(result.run_dir).sort_values("item_key").reset_index(drop=True)
-    return rows, read_transcripts(result.run_dir)
+    records = read_transcripts(result.run_dir)
+    return rows, {key: record["response"] for key, record in records.items()}
 
 
 def steps(*calls: ToolCall | Callable[[Recorded], ToolCall], final: str) -> Script:

@@ -7,7 +7,7 @@ from typing import Any
 
 from evalkit.providers import AgentRequest, AgentResponse, ProviderInfo
 from evalkit.providers._simulated import create_simulated
-from evalkit.runner._store import append_line
+from evalkit.results import append_line
 
 
 class CountingProvider:

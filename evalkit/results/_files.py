@@ -1,0 +1,123 @@
+"""Crash-safe file primitives shared by every writer of a run or ledger directory.
+
+Two rules hold for every file evalkit appends to or replaces:
+
+- a line-oriented file (``events.jsonl``, ``items.log``, a gate ledger, a recording) grows by
+  whole lines, each written with a single ``write`` on a descriptor opened with ``O_APPEND``,
+  so concurrent writers interleave lines, never bytes, and readers never see a torn line;
+- a JSON document (``manifest.json``, ``optimize.json``) is replaced atomically: written to a
+  temporary file beside it, fsynced, then renamed over it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+EVENTS_FILE = "events.jsonl"
+
+
+def _open_append(path: str | os.PathLike[str]) -> int:
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _encode(line: str) -> bytes:
+    return (line.rstrip("\n") + "\n").encode("utf-8")
+
+
+def append_line(path: str | os.PathLike[str], line: str) -> None:
+    """Append one whole line with a single ``O_APPEND`` write (readers never see a torn line).
+
+    Args:
+        path: The file (created when missing).
+        line: The text; a trailing newline is added when absent. Text with inner newlines is
+            written as several lines in the same single write.
+    """
+    fd = _open_append(path)
+    try:
+        os.write(fd, _encode(line))
+    finally:
+        os.close(fd)
+
+
+class LineWriter:
+    """A line-oriented file held open: one ``os.write`` per whole line (``O_APPEND``).
+
+    Args:
+        path: The file (created when missing).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._fd = _open_append(path)
+
+    def write(self, line: str) -> None:
+        """Append one whole line."""
+        os.write(self._fd, _encode(line))
+
+    def close(self) -> None:
+        """Close the file."""
+        os.close(self._fd)
+
+
+def event_line(event: str, **fields: Any) -> str:
+    """One ``events.jsonl`` line: ``{"ts", "event", **fields}`` as compact JSON.
+
+    Args:
+        event: The event name.
+        **fields: Its fields (values that JSON cannot encode are written as strings).
+
+    Returns:
+        The JSON text, without a newline.
+    """
+    record = {"ts": round(time.time(), 3), "event": event, **fields}
+    return json.dumps(record, default=str, separators=(",", ":"))
+
+
+def append_event(run_dir: str | os.PathLike[str], event: str, **fields: Any) -> None:
+    """Append an event to a directory's ``events.jsonl`` (``{"ts", "event", ...}``).
+
+    Args:
+        run_dir: The run (or optimisation run) directory.
+        event: The event name.
+        **fields: Its fields.
+    """
+    append_line(Path(run_dir) / EVENTS_FILE, event_line(event, **fields))
+
+
+class EventLog:
+    """``events.jsonl`` held open for a run (each event is one ``O_APPEND`` write).
+
+    Args:
+        run_dir: The run directory.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike[str]) -> None:
+        self._writer = LineWriter(Path(run_dir) / EVENTS_FILE)
+
+    def emit(self, event: str, **fields: Any) -> None:
+        """Append one event line."""
+        self._writer.write(event_line(event, **fields))
+
+    def close(self) -> None:
+        """Close the file."""
+        self._writer.close()
+
+
+def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
+    """Write JSON to ``path`` atomically (temporary file, fsync, rename).
+
+    Args:
+        path: The destination.
+        data: A JSON-serialisable value (other values are written as strings).
+    """
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=False, default=str)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)

@@ -1,0 +1,202 @@
+"""The run manifest (``manifest.json``): one typed record, read and written here only.
+
+Both writers of run directories (``evalkit run`` and ``evalkit import``) build a
+:class:`Manifest`; every reader goes through :func:`load_manifest`. The JSON on disk is a
+contract that only grows: a key is never renamed or removed, a writer omits the keys it does
+not know (an imported run has no ``seed`` or ``plan_hash``; a run made by the runner has no
+``source``), and a manifest written before ``version`` existed reads as version 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalkit.errors import InputError
+from evalkit.results._files import write_json_atomic
+
+MANIFEST_FILE = "manifest.json"
+
+#: Version of the manifest layout written by this evalkit (bumped on extension).
+MANIFEST_VERSION = 1
+
+#: ``partial`` while a run is in progress (or was interrupted), ``complete`` once compacted.
+RunStatus = Literal["partial", "complete"]
+
+
+class _Record(BaseModel):
+    # Keys a newer evalkit adds are kept on read and written back unchanged.
+    model_config = ConfigDict(extra="allow")
+
+
+class ConditionRecord(_Record):
+    """One skill condition of a run (runner runs) or its tallies (imported runs)."""
+
+    mode: str | None = None
+    """How the skill is exposed: ``none``, ``self-load``, ``preloaded``, ``stale``, ..."""
+    variant: str | None = None
+    """Skill text variant used by the condition."""
+    skill_hashes: dict[str, str] | None = None
+    """Stable hash of each skill's text under this condition."""
+    items: int | None = None
+    """Imported runs: rows of this condition."""
+    passed: int | None = None
+    """Imported runs: rows of this condition that passed."""
+
+
+class ProviderRecord(_Record):
+    """A provider (agent) the run used."""
+
+    name: str | None
+    """Provider name (``simulated``, ``claude-code``, ...; the source's name when imported)."""
+    model: str | None
+    """Model the provider reported."""
+    version: str | None
+    """Provider (or source tool) version."""
+    settings: dict[str, Any] | None = None
+    """Provider settings with secret values replaced by ``***``."""
+
+
+class RunFilters(_Record):
+    """Case filters the run was planned with."""
+
+    lanes: list[str] = Field(default_factory=list)
+    cases: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+    splits: list[str] = Field(default_factory=list)
+
+
+class SourceFile(_Record):
+    """One file an imported run was read from."""
+
+    path: str
+    sha256: str
+
+
+class ImportSource(_Record):
+    """Where an imported run came from."""
+
+    format: str
+    """``csv``, ``jsonl``, ``inspect`` or ``promptfoo``."""
+    path: str
+    """The path imported (the common directory of several)."""
+    sha256: str
+    """Digest of the file, or of the sorted ``path\\0sha256`` lines of several files."""
+    files: list[SourceFile] = Field(default_factory=list)
+    """Each file read, with its digest."""
+
+
+class Manifest(_Record):
+    """What a run directory holds and how it was made (``manifest.json``)."""
+
+    version: int = MANIFEST_VERSION
+    """Manifest layout version (absent, hence 1, in manifests written before it existed)."""
+    run_id: str
+    """The run id (the directory name)."""
+    created_at: str
+    """ISO 8601 UTC time the manifest was written."""
+    evalkit_version: str
+    """evalkit version that wrote the run."""
+    suite: str
+    """Suite name (names joined by commas when an import mixed several)."""
+    suite_path: str | None = None
+    """Suite directory the run was planned from."""
+    suite_git_sha: str | None = None
+    """Commit of the suite directory, when it is in a git work tree."""
+    dataset_version: str | None = None
+    """Hash of the suite's cases."""
+    conditions: dict[str, ConditionRecord] = Field(default_factory=dict)
+    """Conditions of the run by name."""
+    providers: list[ProviderRecord] = Field(default_factory=list)
+    """Providers of the run."""
+    trials: int | None = None
+    """Trials per case and condition."""
+    seed: int | None = None
+    """Base seed of the plan."""
+    concurrency: int | None = None
+    """Work items in flight."""
+    backend: str | None = None
+    """joblib backend of the run."""
+    filters: RunFilters | None = None
+    """Case filters of the run."""
+    plan_hash: str | None = None
+    """Hash of every work item's hash: ``--resume`` refuses a different plan."""
+    command_line: str | None = None
+    """The command that started the run."""
+    status: RunStatus
+    """``partial`` or ``complete``."""
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Items, ok, error, timeout, passed, cache_hits (and skipped for imports)."""
+    source: ImportSource | None = None
+    """Imported runs: where the results came from."""
+    tool: str | None = None
+    """Imported runs: the harness that produced them."""
+    warnings: list[str] | None = None
+    """Imported runs: things worth knowing that were not errors."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object written to ``manifest.json``: ``version`` and every key set."""
+        data = self.model_dump(mode="json", exclude_unset=True)
+        data.pop("version", None)
+        return {"version": self.version, **data}
+
+
+def manifest_path(run_dir: str | os.PathLike[str]) -> Path:
+    """Path of a run directory's manifest."""
+    return Path(run_dir) / MANIFEST_FILE
+
+
+def write_manifest(run_dir: str | os.PathLike[str], manifest: Manifest) -> dict[str, Any]:
+    """Write a run's ``manifest.json`` atomically.
+
+    Args:
+        run_dir: The run directory.
+        manifest: The record.
+
+    Returns:
+        The JSON object written.
+    """
+    data = manifest.to_json()
+    write_json_atomic(manifest_path(run_dir), data)
+    return data
+
+
+def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
+    """Read and validate a run directory's ``manifest.json``.
+
+    Args:
+        run_dir: The run directory (not a run id: see :func:`read_manifest`).
+
+    Returns:
+        The record, or None when the directory has no manifest.
+
+    Raises:
+        InputError: The file is not JSON, a field has the wrong type, or it was written by a
+            newer evalkit (the message names the file and the field).
+    """
+    path = manifest_path(run_dir)
+    if not path.exists():
+        return None
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    try:
+        manifest = Manifest.model_validate(loaded)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
+        raise InputError(
+            f"{path}: field '{where}': {problem['msg']}; fix the value or rewrite the run "
+            "(evalkit run --resume rewrites the manifest)"
+        ) from None
+    if manifest.version > MANIFEST_VERSION:
+        raise InputError(
+            f"{path}: field 'version' is {manifest.version}, newer than this evalkit reads "
+            f"({MANIFEST_VERSION}); upgrade evalkit"
+        )
+    return manifest
