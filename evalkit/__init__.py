@@ -15,10 +15,9 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 """
 
 from evalkit._version import __version__
-from evalkit.analysis import flips, gate, import_results, lift, power
+from evalkit.analysis import compare, flips, gate, import_results, lift, power
 from evalkit.results import read_run
 from evalkit.runner import RunConfig, RunResult, run
-from evalkit.stats import compare
 
 __all__ = [
     "RunConfig",

@@ -1,5 +1,11 @@
-"""Analysis of runs: lift metrics, flips, power planning, the CI gate, and imports."""
+"""Analysis of runs: compare, lift metrics, flips, power planning, the CI gate, and imports.
 
+Every function here accepts runs (directories or ids under ``runs_dir``) or tidy DataFrames:
+runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`evalkit.stats`,
+which works on tables only.
+"""
+
+from evalkit.analysis._compare import compare
 from evalkit.analysis._flips import flips
 from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
 from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
@@ -16,6 +22,7 @@ __all__ = [
     "GateResult",
     "ImportResult",
     "LiftResult",
+    "compare",
     "flips",
     "gate",
     "import_results",

@@ -6,6 +6,7 @@ import os
 
 import pandas as pd
 
+from evalkit.results import load_results
 from evalkit.stats import FlipRate, flip_rate_between, flip_rate_within
 
 
@@ -39,6 +40,8 @@ def flips(
         >>> round(flips(df).flip_rate, 3)
         0.333
     """
+    a = load_results(run_a, runs_dir, what="run_a")
     if run_b is None:
-        return flip_rate_within(run_a, confidence=confidence, runs_dir=runs_dir)
-    return flip_rate_between(run_a, run_b, confidence=confidence, runs_dir=runs_dir)
+        return flip_rate_within(a, confidence=confidence)
+    b = load_results(run_b, runs_dir, what="run_b")
+    return flip_rate_between(a, b, confidence=confidence)

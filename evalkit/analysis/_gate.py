@@ -26,8 +26,8 @@ from statsmodels.stats.multitest import multipletests
 from evalkit._git import git_sha
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
-from evalkit.results import append_line, read_manifest, resolve_run_dir
-from evalkit.stats import compare
+from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
+from evalkit.stats import Correction, Metric, compare
 
 
 class Tier(BaseModel):
@@ -61,7 +61,7 @@ class GatePolicy(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    metric: Literal["passed", "score"] = "passed"
+    metric: Metric = "passed"
     """Compared value: pass rate or score."""
     threshold: float = Field(default=0.05, ge=0, le=1)
     """Practical threshold (5 pp) used by the verdicts."""
@@ -87,7 +87,7 @@ class GatePolicy(BaseModel):
     """Cost, latency and token budgets."""
     alpha: float = Field(default=0.05, gt=0, lt=1)
     """Per-case significance level after correction."""
-    correction: str = "holm"
+    correction: Correction = "holm"
     """Multiplicity correction across cases (statsmodels ``multipletests`` method)."""
     seed: int = 0
     """Bootstrap seed."""
@@ -187,11 +187,7 @@ class GateResult:
 
 
 def _frame(data: Any, what: str, runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
-    if isinstance(data, pd.DataFrame):
-        return data.copy()
-    from evalkit.results import read_run
-
-    return read_run(data, runs_dir)
+    return load_results(data, runs_dir, what=what).copy()
 
 
 def _select_tier(df: pd.DataFrame, tier: Tier) -> pd.DataFrame:

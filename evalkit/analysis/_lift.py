@@ -1,6 +1,7 @@
 """Skill-lift metrics (seed 002): realized and oracle lift, routing gap, stale harm, and more.
 
-With A = ``none``, B = ``self-load``, C = ``preloaded`` and D = ``stale`` (DESIGN.md):
+With A = ``none``, B = ``self-load``, C = ``preloaded`` and D = ``stale``
+(``docs/architecture.md``):
 
 ========================  ==================================================================
 realized_lift             success(B) - success(A)
@@ -33,9 +34,8 @@ import pandas as pd
 
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
-from evalkit.stats._bootstrap import percentile_interval
-from evalkit.stats._frame import as_frame, records
-from evalkit.stats._interval import Interval
+from evalkit.results import load_results
+from evalkit.stats import Interval, as_frame, percentile_interval, records
 
 #: The conditions the lift metrics are defined on, by role.
 DEFAULT_ROLES: dict[str, str] = {
@@ -45,7 +45,7 @@ DEFAULT_ROLES: dict[str, str] = {
     "D": "stale",
 }
 
-#: Metric names, in report order (exactly as DESIGN.md names them).
+#: Metric names, in report order (exactly as ``docs/architecture.md`` names them).
 LIFT_METRICS = (
     "realized_lift",
     "oracle_lift",
@@ -95,8 +95,8 @@ class LiftResult:
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit lift --json`` object.
 
-        ``run_id`` and ``metrics`` as DESIGN.md defines them, extended with ``success``,
-        ``missing_cases`` and ``roles``.
+        ``run_id`` and ``metrics`` as ``docs/architecture.md`` defines them, extended with
+        ``success``, ``missing_cases`` and ``roles``.
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -312,7 +312,7 @@ def lift(
         0.5
     """
     roles = {**DEFAULT_ROLES, **(roles or {})}
-    frame = as_frame(data, what="data", runs_dir=runs_dir)
+    frame = as_frame(load_results(data, runs_dir), what="data")
     if not set(roles.values()) & set(frame["condition"]):
         raise InputError(
             f"none of the conditions {sorted(roles.values())} is in the data "

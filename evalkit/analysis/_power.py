@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.results import load_results
 from evalkit.stats import (
     PowerResult,
     estimate_variance_components,
@@ -68,7 +69,9 @@ def power(
         True
     """
     components = (
-        estimate_variance_components(from_run, conditions=conditions, runs_dir=runs_dir)
+        estimate_variance_components(
+            load_results(from_run, runs_dir, what="from_run"), conditions=conditions
+        )
         if from_run is not None
         else None
     )

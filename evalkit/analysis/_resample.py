@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.stats._bootstrap import percentile_interval
-from evalkit.stats._interval import Interval
+from evalkit.stats import Interval, percentile_interval
 
 #: Bound on resamples x cases held in memory at once.
 _CHUNK_CELLS = 4_000_000

@@ -9,10 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalkit.analysis import flips, lift, power
+from evalkit.analysis import compare, flips, lift, power
 from evalkit.cli._common import add_json_flag, print_json, split_csv
 from evalkit.errors import ConfigError
-from evalkit.stats import compare
 
 
 def _pct(value: float) -> str:

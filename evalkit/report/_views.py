@@ -369,7 +369,11 @@ def compare_view(
         baseline_dir = resolve_run_dir(baseline, runs_dir)
         baseline_rows = read_run(baseline_dir)
         result = compare(
-            baseline_rows, candidate_rows, conditions=wanted or None, runs_dir=runs_dir, **options
+            baseline_rows,
+            candidate_rows,
+            conditions=wanted or None,
+            labels=(baseline_dir.name, candidate_dir.name),
+            **options,
         )
         if wanted:
             baseline_rows = baseline_rows[baseline_rows["condition"].isin(wanted)]
@@ -389,7 +393,7 @@ def compare_view(
         raise InputError(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
         )
-    result = compare(candidate_rows, conditions=pair, runs_dir=runs_dir, **options)
+    result = compare(candidate_rows, conditions=pair, **options)
     first, second = pair
     return ComparisonView(
         result,

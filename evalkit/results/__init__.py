@@ -21,11 +21,13 @@ from evalkit.results._io import (
     SCORES_FILE,
     TRANSCRIPTS_DIR,
     conform,
+    load_results,
     read_manifest,
     read_run,
     read_scores,
     read_table,
     resolve_run_dir,
+    run_label,
 )
 from evalkit.results._manifest import (
     MANIFEST_FILE,
@@ -69,6 +71,7 @@ __all__ = [
     "append_line",
     "conform",
     "load_manifest",
+    "load_results",
     "manifest_path",
     "read_manifest",
     "read_run",
@@ -77,6 +80,7 @@ __all__ = [
     "read_transcript",
     "read_transcripts",
     "resolve_run_dir",
+    "run_label",
     "write_json_atomic",
     "write_manifest",
 ]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalkit.errors import RunNotFoundError
+from evalkit.errors import InputError, RunNotFoundError
 from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
@@ -159,3 +159,54 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     for name in extras:
         out = out.append_column(name, table.column(name))
     return out
+
+
+def load_results(
+    data: pd.DataFrame | str | os.PathLike[str],
+    runs_dir: str | os.PathLike[str] = "runs",
+    *,
+    what: str = "data",
+) -> pd.DataFrame:
+    """A run's result table, or the table given: the one entry point from runs to statistics.
+
+    Args:
+        data: A tidy DataFrame (returned as is), or a run directory / run id under
+            ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+        what: How the argument is called in error messages (e.g. ``"baseline"``).
+
+    Returns:
+        The result table.
+
+    Raises:
+        RunNotFoundError: ``data`` names no run.
+        InputError: ``data`` is neither a DataFrame nor a path or run id.
+    """
+    if isinstance(data, pd.DataFrame):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        return read_run(data, runs_dir)
+    raise InputError(
+        f"`{what}` must be a run directory, a run id or a pandas DataFrame, "
+        f"but a {type(data).__name__} was passed."
+    )
+
+
+def run_label(
+    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> str | None:
+    """The run id a table or run stands for (None for a table without a ``run_id``).
+
+    Args:
+        data: A run directory, run id or result table.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The run directory's name, or the single ``run_id`` of the table.
+    """
+    if isinstance(data, pd.DataFrame):
+        if "run_id" not in data.columns:
+            return None
+        ids = data["run_id"].dropna().unique()
+        return str(ids[0]) if len(ids) == 1 else None
+    return resolve_run_dir(data, runs_dir).name

@@ -1,15 +1,24 @@
 """Statistics for evalkit: intervals, paired comparisons, flip rates, verdicts, power, agreement.
 
 Every function accepts tidy DataFrames (``case_id, condition, trial, passed``; ``score`` where
-relevant) or run directories, and returns tidy DataFrames or small result objects with
-``ci_low``/``ci_high``. Randomness is explicit (``seed``). See DESIGN.md, "Metrics and
-verdicts".
+relevant), never paths: reading runs is the job of :mod:`evalkit.results`, and the run-level
+functions of :mod:`evalkit.analysis` (``compare``, ``flips``, ``lift``, ``power``) accept runs.
+Results are tidy DataFrames or small result objects with ``ci_low``/``ci_high``. Randomness is
+explicit (``seed``). See ``docs/architecture.md``, "Metrics and verdicts".
+
+Besides the statistics, other evalkit packages use :func:`as_frame` (validation of a result
+table), :func:`records` (JSON rows of a frame) and :func:`percentile_interval`.
 """
 
 from evalkit.stats._agreement import Kappa, cohens_kappa
-from evalkit.stats._bootstrap import cluster_bootstrap, paired_bootstrap_delta
+from evalkit.stats._bootstrap import (
+    cluster_bootstrap,
+    paired_bootstrap_delta,
+    percentile_interval,
+)
 from evalkit.stats._compare import compare
 from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
+from evalkit.stats._frame import as_frame, records
 from evalkit.stats._interval import Interval
 from evalkit.stats._means import clustered_se, mean_ci
 from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
@@ -21,17 +30,32 @@ from evalkit.stats._power import (
 )
 from evalkit.stats._proportions import pass_rates, proportion_ci
 from evalkit.stats._simulate import simulate_power
+from evalkit.stats._types import (
+    CORRECTIONS,
+    METRICS,
+    VERDICTS,
+    Correction,
+    Metric,
+    Verdict,
+)
 from evalkit.stats._variance import VarianceComponents, estimate_variance_components
 from evalkit.stats._verdicts import verdict
 
 __all__ = [
+    "CORRECTIONS",
+    "Correction",
     "FlipRate",
     "Interval",
     "Kappa",
+    "METRICS",
     "McNemarResult",
+    "Metric",
     "PairedComparison",
     "PowerResult",
+    "VERDICTS",
     "VarianceComponents",
+    "Verdict",
+    "as_frame",
     "cluster_bootstrap",
     "clustered_se",
     "cohens_kappa",
@@ -44,7 +68,9 @@ __all__ = [
     "paired_bootstrap_delta",
     "paired_compare",
     "pass_rates",
+    "percentile_interval",
     "proportion_ci",
+    "records",
     "required_cases",
     "required_trials",
     "simulate_power",

@@ -31,7 +31,6 @@ and the data.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -290,8 +289,8 @@ def _as_matrix(data: object, name: str) -> np.ndarray:
 
 
 def paired_bootstrap_delta(
-    baseline: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame | str | os.PathLike[str],
-    candidate: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame | str | os.PathLike[str],
+    baseline: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame,
+    candidate: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame,
     *,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
@@ -299,7 +298,6 @@ def paired_bootstrap_delta(
     resample_trials: bool = False,
     on: Sequence[str] = ("case_id", "condition"),
     value: str = "passed",
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> Interval:
     """Paired cluster-bootstrap CI of the mean per-case difference (candidate - baseline).
 
@@ -319,7 +317,6 @@ def paired_bootstrap_delta(
         resample_trials: Also resample trials within cases.
         on: Unit columns used when frames are passed.
         value: Value column used when frames are passed.
-        runs_dir: Where run ids are looked up.
 
     Returns:
         ``Interval(estimate, ci_low, ci_high, confidence, method)`` with method
@@ -337,11 +334,11 @@ def paired_bootstrap_delta(
     """
     level = check_confidence(confidence)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    if isinstance(baseline, (pd.DataFrame, str, os.PathLike)) or isinstance(
-        candidate, (pd.DataFrame, str, os.PathLike)
+    if isinstance(baseline, pd.DataFrame) or isinstance(
+        candidate, pd.DataFrame
     ):
-        base_df = as_frame(baseline, what="baseline", value=value, runs_dir=runs_dir, required=on)
-        cand_df = as_frame(candidate, what="candidate", value=value, runs_dir=runs_dir, required=on)
+        base_df = as_frame(baseline, what="baseline", value=value, required=on)
+        cand_df = as_frame(candidate, what="candidate", value=value, required=on)
         pairs = build_pairs(base_df, cand_df, on, value)
         base, cand = pairs.baseline, pairs.candidate
     else:
@@ -366,7 +363,7 @@ def paired_bootstrap_delta(
 
 
 def cluster_bootstrap(
-    data: pd.DataFrame | np.ndarray | Sequence[float] | str | os.PathLike[str],
+    data: pd.DataFrame | np.ndarray | Sequence[float],
     units: str | np.ndarray | Sequence[object] | None = None,
     value: str | None = None,
     n_resamples: int = 10_000,
@@ -375,7 +372,6 @@ def cluster_bootstrap(
     statistic: str = "mean",
     *,
     resample_trials: bool = False,
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> Interval:
     """Cluster-bootstrap CI of the mean (or median) of per-unit means.
 
@@ -394,7 +390,6 @@ def cluster_bootstrap(
         seed: Seed of ``np.random.default_rng``.
         statistic: ``"mean"`` or ``"median"`` of the unit means.
         resample_trials: Also resample observations within units.
-        runs_dir: Where run ids are looked up.
 
     Returns:
         ``Interval`` with method ``"cluster-bootstrap"`` or ``"two-stage-bootstrap"``.
@@ -412,12 +407,12 @@ def cluster_bootstrap(
     level = check_confidence(confidence)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     check_choice("statistic", statistic, STATISTICS)
-    if isinstance(data, (pd.DataFrame, str, os.PathLike)):
+    if isinstance(data, pd.DataFrame):
         unit_col = "case_id" if units is None else units
         value_col = "passed" if value is None else value
         if not isinstance(unit_col, str):
             raise InputError("with a DataFrame, `units` must be a column name such as 'case_id'.")
-        df = as_frame(data, value=value_col, runs_dir=runs_dir, required=[unit_col])
+        df = as_frame(data, value=value_col, required=[unit_col])
         observations = df[value_col].to_numpy(dtype=float)
         labels = df[unit_col].to_numpy()
     else:

@@ -1,8 +1,11 @@
-"""``compare``: the library function behind ``evalkit compare``."""
+"""``compare`` on tables: two result frames, or two conditions of one frame.
+
+The run-level :func:`evalkit.compare` (``evalkit.analysis.compare``) reads runs and calls this.
+"""
 
 from __future__ import annotations
 
-import os
+import dataclasses
 from collections.abc import Sequence
 
 import pandas as pd
@@ -17,43 +20,42 @@ from evalkit.stats._frame import (
 )
 from evalkit.stats._matrix import build_pairs
 from evalkit.stats._paired import PairedComparison, check_threshold, compare_matrices
-from evalkit.stats._verdicts import CORRECTIONS
-
-METRICS = ("passed", "score")
+from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
 
 
 def compare(
-    baseline: pd.DataFrame | str | os.PathLike[str],
-    candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: str = "passed",
+    metric: Metric = "passed",
     threshold: float | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
     alpha: float = 0.05,
-    correction: str = "holm",
+    correction: Correction = "holm",
     resample_trials: bool = False,
-    runs_dir: str | os.PathLike[str] = "runs",
+    labels: tuple[str, str] | None = None,
 ) -> PairedComparison:
-    """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
+    """Did the candidate do better, worse, or can we not tell yet? (tables in, verdict out).
 
     Two runs are matched on ``case_id`` and ``condition`` (plus ``provider`` or ``lane`` when
     either run holds several of them), and trials line up by ``trial``. With ``candidate=None`` and
     ``conditions=(A, B)``, two conditions of one run are compared instead: rows of condition
     ``A`` are the baseline, rows of ``B`` the candidate, matched on ``case_id`` (and provider)
     and trial; the ``condition`` reported for every case is then ``"B vs A"`` (e.g.
-    ``"preloaded vs none"``). With two runs, ``conditions`` restricts both to those conditions.
+    ``"preloaded vs none"``), and the result's ``baseline_label``/``candidate_label`` are ``A``
+    and ``B``. With two runs, ``conditions`` restricts both to those conditions.
 
-    The procedure is :func:`paired_compare`: paired cluster-bootstrap interval and DESIGN.md's
-    verdict for the whole comparison; Fisher's exact test per case with Holm's correction (by
-    default) for the per-case verdicts. Rows with status ``"skipped"`` are excluded; errors and
-    timeouts count as failures.
+    The procedure is :func:`paired_compare`: paired cluster-bootstrap interval and the verdict
+    of ``docs/architecture.md`` for the whole comparison; Fisher's exact test per case with
+    Holm's correction (by default) for the per-case verdicts. Rows with status ``"skipped"``
+    are excluded; errors and timeouts count as failures.
 
     Args:
-        baseline: Baseline run (directory or run id) or tidy DataFrame.
-        candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
+        baseline: Baseline results (tidy DataFrame).
+        candidate: Candidate results; None to compare two conditions of ``baseline``.
         conditions: ``(baseline_condition, candidate_condition)`` for one run, or a filter on
             conditions for two runs.
         metric: ``"passed"`` (pass rate) or ``"score"``.
@@ -64,10 +66,11 @@ def compare(
         alpha: Per-case significance level after correction.
         correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
-        runs_dir: Where run ids are looked up.
+        labels: ``(baseline_label, candidate_label)`` of two tables (e.g. their run ids);
+            default ``("baseline", "candidate")``. Two conditions are labelled by their names.
 
     Returns:
-        A :class:`PairedComparison`; ``.to_dict()`` is the ``compare`` JSON of DESIGN.md.
+        A :class:`PairedComparison`; ``.to_dict()`` is the ``evalkit compare --json`` object.
 
     Raises:
         InputError: Bad input, unknown conditions, or nothing to match.
@@ -82,6 +85,8 @@ def compare(
         >>> out = result.to_dict()
         >>> out["verdict"], out["wins"], out["cases"][0]["condition"]
         ('improved', 4, 'preloaded vs none')
+        >>> result.baseline_label, result.candidate_label
+        ('none', 'preloaded')
     """
     check_choice("metric", metric, METRICS)
     check_choice("correction", correction, CORRECTIONS)
@@ -89,7 +94,8 @@ def compare(
     alpha = check_confidence(alpha, "alpha")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     limit = check_threshold(threshold)
-    base = as_frame(baseline, what="baseline", value=metric, runs_dir=runs_dir)
+    base = as_frame(baseline, what="baseline", value=metric)
+    names = labels or ("baseline", "candidate")
     if candidate is None:
         if conditions is None or isinstance(conditions, str) or len(conditions) != 2:
             raise InputError(
@@ -105,11 +111,12 @@ def compare(
                 raise InputError(
                     f"condition {name!r} is not in the run; available conditions: {available}."
                 )
+        names = (first, second)
         label = f"{second} vs {first}"
         base_rows = base[base["condition"] == first].assign(condition=label)
         cand_rows = base[base["condition"] == second].assign(condition=label)
     else:
-        cand = as_frame(candidate, what="candidate", value=metric, runs_dir=runs_dir)
+        cand = as_frame(candidate, what="candidate", value=metric)
         base_rows, cand_rows = base, cand
         if conditions is not None:
             wanted = [conditions] if isinstance(conditions, str) else [str(c) for c in conditions]
@@ -127,7 +134,7 @@ def compare(
                 )
     on = match_columns(base_rows, cand_rows)
     pairs = build_pairs(base_rows, cand_rows, on, metric)
-    return compare_matrices(
+    result = compare_matrices(
         pairs.keys,
         pairs.baseline,
         pairs.candidate,
@@ -141,3 +148,4 @@ def compare(
         correction=correction,
         resample_trials=bool(resample_trials),
     )
+    return dataclasses.replace(result, baseline_label=names[0], candidate_label=names[1])

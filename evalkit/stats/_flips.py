@@ -16,7 +16,6 @@ useful interval of its own.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -72,12 +71,10 @@ class FlipRate:
 
 
 def flip_rate_between(
-    run_a: pd.DataFrame | str | os.PathLike[str],
-    run_b: pd.DataFrame | str | os.PathLike[str],
+    run_a: pd.DataFrame,
+    run_b: pd.DataFrame,
     on: Sequence[str] = ("lane", "case_id", "condition", "provider", "trial"),
     confidence: float = 0.95,
-    *,
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> FlipRate:
     """Share of matched work items whose ``passed`` differs between two runs.
 
@@ -88,11 +85,10 @@ def flip_rate_between(
     count as failures.
 
     Args:
-        run_a: First run (directory, run id or tidy frame).
+        run_a: First run (tidy frame).
         run_b: Second run.
         on: Item key columns.
         confidence: Confidence level.
-        runs_dir: Where run ids are looked up.
 
     Returns:
         :class:`FlipRate` whose ``by_case`` has columns ``case_id, condition, n, flips,
@@ -112,8 +108,8 @@ def flip_rate_between(
         (0.5, 4, 'wilson')
     """
     level = check_confidence(confidence)
-    a = as_frame(run_a, what="run_a", runs_dir=runs_dir, required=("case_id",))
-    b = as_frame(run_b, what="run_b", runs_dir=runs_dir, required=("case_id",))
+    a = as_frame(run_a, what="run_a", required=("case_id",))
+    b = as_frame(run_b, what="run_b", required=("case_id",))
     keys = [c for c in on if c in a.columns and c in b.columns]
     if "case_id" not in keys:
         raise InputError("`on` must include 'case_id' to match items between runs.")
@@ -207,11 +203,9 @@ def _ratio_interval(
 
 
 def flip_rate_within(
-    data: pd.DataFrame | str | os.PathLike[str],
+    data: pd.DataFrame,
     by: Sequence[str] = ("case_id", "condition"),
     confidence: float = 0.95,
-    *,
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> FlipRate:
     """Share of disagreeing trial pairs within each group of one run (and pooled).
 
@@ -221,10 +215,9 @@ def flip_rate_within(
     failures.
 
     Args:
-        data: One run (directory, run id or tidy frame).
+        data: One run (tidy frame).
         by: Group columns; must include ``case_id`` (clusters are cases).
         confidence: Confidence level.
-        runs_dir: Where run ids are looked up.
 
     Returns:
         :class:`FlipRate` (method ``"cluster-wilson"``) whose ``by_case`` has the ``by``
@@ -250,7 +243,7 @@ def flip_rate_within(
     by = [by] if isinstance(by, str) else list(by)
     if "case_id" not in by:
         raise InputError("`by` must include 'case_id': trial pairs are formed within a case.")
-    df = as_frame(data, runs_dir=runs_dir, required=by)
+    df = as_frame(data, required=by)
     table = df.groupby(by, sort=True)["passed"].agg(n_trials="size", passes="sum").reset_index()
     k = table["n_trials"].to_numpy(dtype=np.int64)
     s = table["passes"].to_numpy(dtype=np.int64)

@@ -1,12 +1,13 @@
 """Input coercion and validation shared by every statistics function.
 
-Every public function accepts either a tidy DataFrame (one row per work item, with at least
-``case_id, condition`` and the value column) or a run directory / run id, read with
-``evalkit.results.read_run``. The rules applied here, once:
+Every public function accepts a tidy DataFrame (one row per work item, with at least
+``case_id, condition`` and the value column); statistics never read files (a run's table comes
+from ``evalkit.results.read_run``, and the functions of ``evalkit.analysis`` accept runs).
+The rules applied here, once:
 
 - rows whose ``status`` is ``"skipped"`` are excluded; rows whose status is ``"error"`` or
   ``"timeout"`` count as failures (``passed=False``, and ``score=0.0`` when the score is
-  missing), as DESIGN.md prescribes ("a timeout counts as a failure");
+  missing), as ``docs/architecture.md`` prescribes ("a timeout counts as a failure");
 - a missing ``trial`` column (or one that is entirely null) numbers the rows of each
   (lane,) case/condition(/provider) ``0, 1, ...`` in their order of appearance, so a frame with
   one row per case gets ``trial = 0``;
@@ -106,16 +107,14 @@ def as_frame(
     *,
     what: str = "data",
     value: str = "passed",
-    runs_dir: str | os.PathLike[str] = "runs",
     required: Sequence[str] = ("case_id", "condition"),
 ) -> pd.DataFrame:
-    """Coerce a run directory, run id or DataFrame into a validated tidy result frame.
+    """Validate a DataFrame as a tidy result frame (statistics never read files).
 
     Args:
-        data: A DataFrame, or a run directory / run id under ``runs_dir``.
+        data: A DataFrame (a run is read with ``evalkit.results.read_run``).
         what: How the argument is called in error messages (e.g. ``"baseline"``).
         value: The value column that must be present and valid (``"passed"`` or ``"score"``).
-        runs_dir: Where run ids are looked up.
         required: Key columns that must be present besides ``value``.
 
     Returns:
@@ -126,17 +125,18 @@ def as_frame(
     Raises:
         InputError: Wrong type, no rows, missing columns, invalid values or duplicate items.
     """
-    if isinstance(data, pd.DataFrame):
-        df = data.copy()
-    elif isinstance(data, (str, os.PathLike)):
-        from evalkit.results import read_run  # lazy: keeps evalkit.stats importable alone
-
-        df = read_run(data, runs_dir=runs_dir)
-    else:
+    if isinstance(data, (str, os.PathLike)):
         raise InputError(
-            f"`{what}` must be a run directory, a run id or a pandas DataFrame, "
-            f"but a {type(data).__name__} was passed."
+            f"`{what}` must be a pandas DataFrame, but the path or run id {str(data)!r} was "
+            "passed: evalkit.stats works on tables. Read the run first with "
+            "evalkit.results.read_run(run, runs_dir=...), or call evalkit.compare / "
+            "evalkit.flips / evalkit.lift, which accept runs."
         )
+    if not isinstance(data, pd.DataFrame):
+        raise InputError(
+            f"`{what}` must be a pandas DataFrame, but a {type(data).__name__} was passed."
+        )
+    df = data.copy()
     missing = [c for c in (*required, value) if c not in df.columns]
     if missing:
         raise InputError(

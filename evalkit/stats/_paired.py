@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -24,8 +23,8 @@ from evalkit.stats._frame import (
 )
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
 from evalkit.stats._verdicts import (
-    CORRECTIONS,
     DEFAULT_THRESHOLD,
     adjust_pvalues,
     case_verdicts,
@@ -98,9 +97,12 @@ class PairedComparison:
             verdict``.
         unmatched: Units present on one side only (unit columns, ``side``, ``n``); reported,
             never silently dropped.
+        baseline_label: What the baseline is: its condition when two conditions of one run
+            are compared, its run id when two runs are, else ``"baseline"``.
+        candidate_label: What the candidate is, likewise.
     """
 
-    metric: str
+    metric: Metric
     delta: Interval
     se: float
     correlation: float
@@ -109,12 +111,14 @@ class PairedComparison:
     ties: int
     n_cases: int
     mcnemar: McNemarResult | None
-    verdict: str
+    verdict: Verdict
     threshold: float
     alpha: float
-    correction: str
+    correction: Correction
     cases: pd.DataFrame
     unmatched: pd.DataFrame
+    baseline_label: str = "baseline"
+    candidate_label: str = "candidate"
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -127,15 +131,15 @@ class PairedComparison:
         return _case_ids(self.cases, "improved")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the ``compare`` JSON shape of DESIGN.md (plain Python values only).
+        """Return the ``compare`` JSON shape (``docs/architecture.md``) (plain Python values only).
 
         Returns:
             ``{"verdict", "metric", "delta": {"estimate", "ci_low", "ci_high"}, "wins",
             "losses", "ties", "n_cases", "cases": [{"case_id", "condition", "verdict",
             "estimate", "ci_low", "ci_high"}], "regressed_cases", "improved_cases"}``; a case
             also carries ``"provider"`` / ``"lane"`` when cases were matched on them.
-            Extended with ``"threshold"`` and ``"unmatched"`` (items present on one side
-            only). Undefined numbers are None.
+            Extended with ``"threshold"``, ``"unmatched"`` (items present on one side
+            only), ``"baseline_label"`` and ``"candidate_label"``. Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -164,6 +168,8 @@ class PairedComparison:
                     "improved_cases": self.improved_cases,
                     "threshold": self.threshold,
                     "unmatched": records(self.unmatched),
+                    "baseline_label": self.baseline_label,
+                    "candidate_label": self.candidate_label,
                 }
             )
         )
@@ -284,13 +290,13 @@ def compare_matrices(
     candidate: np.ndarray,
     unmatched: pd.DataFrame,
     *,
-    metric: str,
+    metric: Metric,
     threshold: float,
     confidence: float,
     n_resamples: int,
     seed: int | None,
     alpha: float,
-    correction: str,
+    correction: Correction,
     resample_trials: bool,
 ) -> PairedComparison:
     """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
@@ -384,20 +390,19 @@ def check_threshold(threshold: float | None) -> float:
 
 
 def paired_compare(
-    baseline_df: pd.DataFrame | str | os.PathLike[str],
-    candidate_df: pd.DataFrame | str | os.PathLike[str],
+    baseline_df: pd.DataFrame,
+    candidate_df: pd.DataFrame,
     on: Sequence[str] = ("case_id", "condition"),
     trial_col: str = "trial",
-    value: str = "passed",
+    value: Metric = "passed",
     threshold: float | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int | None = 0,
     alpha: float = 0.05,
-    correction: str = "holm",
+    correction: Correction = "holm",
     *,
     resample_trials: bool = False,
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> PairedComparison:
     """Paired comparison of a candidate against a baseline, matched by case and trial.
 
@@ -421,7 +426,7 @@ def paired_compare(
        (see :mod:`evalkit.stats._verdicts` for the reasoning).
 
     Args:
-        baseline_df: Baseline results (tidy frame, run directory or run id).
+        baseline_df: Baseline results (tidy frame).
         candidate_df: Candidate results.
         on: Unit columns to match on.
         trial_col: Trial column; equal labels line up.
@@ -434,7 +439,6 @@ def paired_compare(
         correction: ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or
             ``"none"``.
         resample_trials: Use the two-stage bootstrap with trial resampling (conservative).
-        runs_dir: Where run ids are looked up.
 
     Returns:
         A :class:`PairedComparison`; its ``cases`` table has the unit columns, then
@@ -462,8 +466,8 @@ def paired_compare(
         check_choice("value", value, ("passed", "score"))
     limit = check_threshold(threshold)
     on = [on] if isinstance(on, str) else list(on)
-    base = as_frame(baseline_df, what="baseline", value=value, runs_dir=runs_dir, required=on)
-    cand = as_frame(candidate_df, what="candidate", value=value, runs_dir=runs_dir, required=on)
+    base = as_frame(baseline_df, what="baseline", value=value, required=on)
+    cand = as_frame(candidate_df, what="candidate", value=value, required=on)
     pairs = build_pairs(base, cand, on, value, trial_col)
     return compare_matrices(
         pairs.keys,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -121,14 +120,12 @@ def cluster_wilson(unit_means: np.ndarray, n_obs: int, confidence: float) -> Int
 
 
 def pass_rates(
-    data: pd.DataFrame | str | os.PathLike[str],
+    data: pd.DataFrame,
     by: Sequence[str] = ("condition",),
     units: str = "case_id",
     value: str = "passed",
     confidence: float = 0.95,
     method: str = "auto",
-    *,
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> pd.DataFrame:
     """Pass rate (or mean score) per group, with a confidence interval.
 
@@ -149,13 +146,12 @@ def pass_rates(
     failures.
 
     Args:
-        data: Tidy results (DataFrame), or a run directory / run id.
+        data: Tidy results (DataFrame).
         by: Group columns (may be empty for one overall row).
         units: The clustering unit, normally ``"case_id"``.
         value: ``"passed"`` (boolean) or a numeric column such as ``"score"``.
         confidence: Confidence level.
         method: ``"auto"``, ``"wilson"`` or ``"cluster"`` (see above).
-        runs_dir: Where run ids are looked up when ``data`` is a run id.
 
     Returns:
         DataFrame, one row per group: the ``by`` columns, then ``n_cases`` (units), ``n``
@@ -180,7 +176,7 @@ def pass_rates(
     check_choice("method", method, PASS_RATE_METHODS)
     by = [by] if isinstance(by, str) else list(by)
     required = list(dict.fromkeys([*by, units]))
-    df = as_frame(data, value=value, runs_dir=runs_dir, required=required)
+    df = as_frame(data, value=value, required=required)
     binary = value == "passed"
     if method == "wilson" and not binary:
         raise InputError(

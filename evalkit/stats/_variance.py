@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -63,12 +62,11 @@ def _arm_components(matrix: np.ndarray) -> tuple[float, float, np.ndarray]:
 
 
 def estimate_variance_components(
-    data: pd.DataFrame | str | os.PathLike[str],
-    candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
+    data: pd.DataFrame,
+    candidate: pd.DataFrame | None = None,
     *,
     conditions: Sequence[str] | None = None,
     value: str = "passed",
-    runs_dir: str | os.PathLike[str] = "runs",
 ) -> VarianceComponents:
     """Estimate the inputs of the power functions from an existing run (or a pair of runs).
 
@@ -87,7 +85,6 @@ def estimate_variance_components(
         candidate: A second run, or None.
         conditions: Two conditions of ``data`` to use as the arms.
         value: ``"passed"`` or ``"score"``.
-        runs_dir: Where run ids are looked up.
 
     Returns:
         :class:`VarianceComponents`.
@@ -95,11 +92,11 @@ def estimate_variance_components(
     Raises:
         InputError: Bad input or unknown conditions.
     """
-    base = as_frame(data, what="data", value=value, runs_dir=runs_dir)
+    base = as_frame(data, what="data", value=value)
     arms: list[np.ndarray]
     if candidate is not None or conditions is not None:
         if candidate is not None:
-            cand = as_frame(candidate, what="candidate", value=value, runs_dir=runs_dir)
+            cand = as_frame(candidate, what="candidate", value=value)
         else:
             if conditions is None or isinstance(conditions, str) or len(conditions) != 2:
                 raise InputError(

@@ -34,16 +34,15 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalkit.stats._frame import check_choice
 from evalkit.stats._interval import Interval
+from evalkit.stats._types import CORRECTIONS, Verdict
 
-VERDICTS = ("improved", "regressed", "inconclusive")
-CORRECTIONS = ("holm", "bonferroni", "fdr_bh", "fdr_by", "none")
 DEFAULT_THRESHOLD = 0.05
 #: Rounding slack when comparing an estimate with the threshold (0.15 - 0.1 < 0.05 in floats).
 _TOLERANCE = 1e-12
 
 
-def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> str:
-    """Verdict of a paired difference (candidate - baseline), as DESIGN.md defines it.
+def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> Verdict:
+    """Verdict of a paired difference (candidate - baseline), as ``docs/architecture.md`` says.
 
     - ``"improved"``: the CI excludes 0 (``ci_low > 0``) and the estimate is at least the
       practical ``threshold`` (default 5 pp of pass rate, or 0.05 of score);
@@ -212,7 +211,7 @@ def adjust_pvalues(pvalues: np.ndarray, alpha: float, correction: str) -> np.nda
 
 def case_verdicts(
     estimates: np.ndarray, adjusted: np.ndarray, alpha: float, threshold: float
-) -> list[str]:
+) -> list[Verdict]:
     """Per-case verdicts from adjusted p-values.
 
     A case is ``"regressed"`` when its adjusted p-value is below ``alpha`` and its estimate is
@@ -228,7 +227,7 @@ def case_verdicts(
     Returns:
         One verdict per case.
     """
-    out: list[str] = []
+    out: list[Verdict] = []
     for estimate, p in zip(estimates, adjusted, strict=True):
         significant = bool(p < alpha)
         if significant and estimate < 0:

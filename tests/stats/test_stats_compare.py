@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import evalkit
 from evalkit.errors import InputError, RunNotFoundError
 from evalkit.stats import compare
 
@@ -65,7 +66,9 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     cand = _run({"none": [0.9]}, seed=2)
     result = compare(base, cand, n_resamples=2000)
     out = result.to_dict()
-    assert set(out) == TOP_KEYS | {"threshold", "unmatched"}  # DESIGN keys, extended
+    extended = {"threshold", "unmatched", "baseline_label", "candidate_label"}
+    assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
+    assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
     assert out["verdict"] == "improved"
     assert out["metric"] == "passed"
@@ -96,6 +99,7 @@ def test_compare_two_conditions_of_one_run() -> None:
     result = compare(run, conditions=("none", "preloaded"), n_resamples=2000)
     out = result.to_dict()
     assert {c["condition"] for c in out["cases"]} == {"preloaded vs none"}
+    assert (out["baseline_label"], out["candidate_label"]) == ("none", "preloaded")
     assert out["n_cases"] == 20
     assert out["verdict"] == "improved"
     reverse = compare(run, conditions=("preloaded", "none"), n_resamples=2000)
@@ -134,7 +138,7 @@ def test_compare_score_metric() -> None:
     assert out["verdict"] == "improved"
 
 
-def test_compare_reads_run_directories(tmp_path: Path) -> None:
+def test_run_level_compare_reads_run_directories(tmp_path: Path) -> None:
     for name, seed, rate in (("before", 12, 0.3), ("after", 13, 0.9)):
         run_dir = tmp_path / name
         run_dir.mkdir()
@@ -142,15 +146,19 @@ def test_compare_reads_run_directories(tmp_path: Path) -> None:
         df.loc[0, "status"] = "error"
         df.loc[1, "status"] = "skipped"
         pq.write_table(pa.Table.from_pandas(df, preserve_index=False), run_dir / "results.parquet")
-    by_path = compare(tmp_path / "before", str(tmp_path / "after"), n_resamples=1000)
-    by_id = compare("before", "after", runs_dir=tmp_path, n_resamples=1000)
+    by_path = evalkit.compare(tmp_path / "before", str(tmp_path / "after"), n_resamples=1000)
+    by_id = evalkit.compare("before", "after", runs_dir=tmp_path, n_resamples=1000)
     assert by_path.to_dict() == by_id.to_dict()
     assert by_path.verdict == "improved"
+    assert (by_path.baseline_label, by_path.candidate_label) == ("before", "after")
     # the skipped row is excluded: case c00 has 2 baseline trials
     row = by_path.cases.set_index("case_id").loc["c00"]
     assert row["n_baseline"] == 2 and row["n_candidate"] == 2
     with pytest.raises(RunNotFoundError):
-        compare("nope", "after", runs_dir=tmp_path)
+        evalkit.compare("nope", "after", runs_dir=tmp_path)
+    # statistics take tables: a path is refused with a pointer to the readers
+    with pytest.raises(InputError, match="read_run"):
+        compare(tmp_path / "before", tmp_path / "after")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -171,6 +179,8 @@ def test_compare_rejects_bad_arguments(kwargs: dict[str, object], match: str) ->
 
 def test_compare_rejects_non_frame_input() -> None:
     with pytest.raises(InputError, match="must be a run directory"):
+        evalkit.compare([1, 2, 3], [1, 2, 3])  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="must be a pandas DataFrame, but a list"):
         compare([1, 2, 3], [1, 2, 3])  # type: ignore[arg-type]
 
 

@@ -1,0 +1,96 @@
+"""``compare``: the library function behind ``evalkit compare`` (runs or tables in)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evalkit.results import load_results, run_label
+from evalkit.stats import Correction, Metric, PairedComparison
+from evalkit.stats import compare as compare_tables
+
+
+def compare(
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    metric: Metric = "passed",
+    threshold: float | None = None,
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int | None = 0,
+    alpha: float = 0.05,
+    correction: Correction = "holm",
+    resample_trials: bool = False,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> PairedComparison:
+    """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
+
+    Two runs are matched on ``case_id`` and ``condition`` (plus ``provider`` or ``lane`` when
+    either run holds several of them), and trials line up by ``trial``; the result is labelled
+    with the two run ids. With ``candidate=None`` and ``conditions=(A, B)``, two conditions of
+    one run are compared instead (labels ``A`` and ``B``; every case's ``condition`` reads
+    ``"B vs A"``). The statistics are those of :func:`evalkit.stats.compare`, which this
+    function calls on the runs' tables.
+
+    Args:
+        baseline: Baseline run (directory or run id) or tidy DataFrame.
+        candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
+        conditions: ``(baseline_condition, candidate_condition)`` for one run, or a filter on
+            conditions for two runs.
+        metric: ``"passed"`` (pass rate) or ``"score"``.
+        threshold: Practical threshold for "improved" (default 0.05: 5 pp, or 0.05 of score).
+        confidence: Confidence level.
+        n_resamples: Bootstrap replicates.
+        seed: Seed (same seed, same result).
+        alpha: Per-case significance level after correction.
+        correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
+        resample_trials: Two-stage bootstrap with trial resampling (conservative).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
+        ``evalkit compare --json`` object.
+
+    Raises:
+        RunNotFoundError: A run does not exist.
+        InputError: Bad input, unknown conditions, or nothing to match.
+
+    Examples:
+        >>> before = pd.DataFrame({
+        ...     "run_id": "r1",
+        ...     "case_id": list("abcdef"),
+        ...     "condition": "none",
+        ...     "passed": [False, False, True, False, False, True],
+        ... })
+        >>> after = before.assign(run_id="r2", passed=True)
+        >>> result = compare(before, after, n_resamples=2000)
+        >>> result.verdict, result.baseline_label, result.candidate_label
+        ('improved', 'r1', 'r2')
+    """
+    base = load_results(baseline, runs_dir, what="baseline")
+    labels = None
+    cand = None
+    if candidate is not None:
+        cand = load_results(candidate, runs_dir, what="candidate")
+        labels = (
+            run_label(baseline, runs_dir) or "baseline",
+            run_label(candidate, runs_dir) or "candidate",
+        )
+    return compare_tables(
+        base,
+        cand,
+        conditions=conditions,
+        metric=metric,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        resample_trials=resample_trials,
+        labels=labels,
+    )
