@@ -122,17 +122,25 @@ def main(args: argparse.Namespace) -> int:
         return 0
     s = result.state
     print(
-        f"optimisation {s['run_id']}: {s['iterations']} candidates, "
+        f"optimisation {s.run_id}: {s.iterations} candidates, "
         f"{len(result.accepted)} accepted ({', '.join(result.accepted) or 'none'}); "
-        f"champion {result.champion}; {s['metric_calls']} work items, ${s['usd']:.2f}; "
-        f"{s['holdout_looks']} validation looks"
+        f"champion {result.champion}; {s.metric_calls} work items, ${s.usd:.2f}; "
+        f"{s.holdout_looks} validation looks"
     )
-    test = s["test"]
+    test = s.test
     if test:
         print(
-            f"sealed test (evaluated once): champion {test['champion_rate']:.1%} vs seed "
-            f"{test['seed_rate']:.1%}, delta {test['delta'] * 100:+.1f} pp "
-            f"[{test['ci_low'] * 100:+.1f}, {test['ci_high'] * 100:+.1f}] -> {test['verdict']}"
+            f"sealed test (evaluated once): champion {_pct(test.champion_rate)} vs seed "
+            f"{_pct(test.seed_rate)}, delta {_pp(test.delta)} pp "
+            f"[{_pp(test.ci_low)}, {_pp(test.ci_high)}] -> {test.verdict}"
         )
     print(f"written to {result.run_dir}")
     return 0
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _pp(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:+.1f}"

@@ -12,12 +12,28 @@ from evalkit.optimize._optimizers import (
     load_optimizer,
 )
 from evalkit.optimize._splits import Splits, assign_splits
+from evalkit.optimize._state import (
+    STATE_FILE,
+    STATE_VERSION,
+    Decision,
+    OptimizeState,
+    OptimizeStatus,
+    TestResult,
+    has_state,
+    read_state,
+    write_state,
+)
 
 __all__ = [
+    "STATE_FILE",
+    "STATE_VERSION",
     "CallableOptimizer",
     "CommandOptimizer",
+    "Decision",
     "OptimizeConfig",
     "OptimizeResult",
+    "OptimizeState",
+    "OptimizeStatus",
     "Optimizer",
     "OptimizerContext",
     "Proposal",
@@ -25,7 +41,11 @@ __all__ = [
     "SealError",
     "Splits",
     "TamperError",
+    "TestResult",
     "assign_splits",
+    "has_state",
     "load_optimizer",
     "optimize",
+    "read_state",
+    "write_state",
 ]

@@ -13,7 +13,6 @@ forked from a superseded champion is compared with the new champion, never banke
 from __future__ import annotations
 
 import difflib
-import json
 import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -39,13 +38,20 @@ from evalkit.optimize._optimizers import (
     load_optimizer,
 )
 from evalkit.optimize._splits import Splits, assign_splits
-from evalkit.results import append_event, read_run, read_transcripts, write_json_atomic
+from evalkit.optimize._state import (
+    SEED_ID,
+    Decision,
+    OptimizeState,
+    TestResult,
+    has_state,
+    read_state,
+    write_state,
+)
+from evalkit.results import append_event, read_run, read_transcripts
 from evalkit.runner import Backend, RunConfig, SkillOverride, run
 from evalkit.stats import compare
 
-STATE_FILE = "optimize.json"
 SPLITS_FILE = "splits.json"
-SEED_ID = "seed"
 _HONESTY_ERRORS = (TamperError, SealError)
 
 
@@ -116,33 +122,33 @@ class OptimizeResult:
     """
 
     run_dir: Path
-    state: dict[str, Any]
+    state: OptimizeState
 
     @property
     def champion(self) -> str:
         """Id of the final champion (``seed`` when nothing was accepted)."""
-        return str(self.state["champion"])
+        return self.state.champion
 
     @property
     def accepted(self) -> list[str]:
         """Ids of accepted candidates, in order."""
-        return [h["candidate"] for h in self.state["history"] if h["accepted"]]
+        return self.state.accepted
 
     def to_dict(self) -> dict[str, Any]:
         """JSON summary (``evalkit optimize --json``)."""
         s = self.state
         return {
-            "run_id": s["run_id"],
+            "run_id": s.run_id,
             "run_dir": str(self.run_dir),
-            "status": s["status"],
-            "champion": s["champion"],
-            "iterations": s["iterations"],
+            "status": s.status,
+            "champion": s.champion,
+            "iterations": s.iterations,
             "accepted": self.accepted,
-            "metric_calls": s["metric_calls"],
-            "usd": s["usd"],
-            "holdout_looks": s["holdout_looks"],
-            "validation": s["champion_val_rate"],
-            "test": s["test"],
+            "metric_calls": s.metric_calls,
+            "usd": s.usd,
+            "holdout_looks": s.holdout_looks,
+            "validation": s.champion_val_rate,
+            "test": s.test.model_dump(mode="json") if s.test is not None else None,
         }
 
 
@@ -177,10 +183,10 @@ class _Optimisation:
             "provider_options": config.provider_options,
             "n_resamples": config.n_resamples,
         }
-        if config.resume and (self.dir / STATE_FILE).exists():
-            self.state = json.loads((self.dir / STATE_FILE).read_text(encoding="utf-8"))
+        if config.resume and has_state(self.dir):
+            self.state = read_state(self.dir)
             self.splits = Splits.read(self.dir / SPLITS_FILE)
-            check_unchanged(self.state["protected"], self._protected())
+            check_unchanged(self.state.protected, self._protected())
         else:
             self._start(run_id)
         self._failures: dict[str, list[dict[str, Any]]] = {}
@@ -212,48 +218,35 @@ class _Optimisation:
         else:
             seed_text = self.suite.skills[self.config.skill].texts["canonical"]
         (self.skills_dir / f"{SEED_ID}.md").write_text(seed_text, encoding="utf-8")
-        self.state = {
-            "run_id": run_id,
-            "status": "running",
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            "suite": self.suite.name,
-            "skill": self.config.skill,
-            "optimizer": self.optimizer.name,
-            "config": self.config.model_dump(mode="json"),
-            "splits_sha256": digest,
-            "split_sizes": {s: len(self.splits.cases(s)) for s in ("dev", "holdout", "test")},
-            "protected": {},
-            "champion": SEED_ID,
-            "champion_val_rate": None,
-            "iterations": 0,
-            "stall": 0,
-            "metric_calls": 0,
-            "usd": 0.0,
-            "optimizer_usd": 0.0,
-            "holdout_looks": 0,
-            "history": [],
-            "test_unsealed": False,
-            "test": None,
-        }
-        self.state["protected"] = self._protected()
-        self._event("optimize_started", splits_sha256=digest, sizes=self.state["split_sizes"])
+        self.state = OptimizeState(
+            run_id=run_id,
+            created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            suite=self.suite.name,
+            skill=self.config.skill,
+            optimizer=self.optimizer.name,
+            config=self.config.model_dump(mode="json"),
+            splits_sha256=digest,
+            split_sizes={s: len(self.splits.cases(s)) for s in ("dev", "holdout", "test")},
+            protected=self._protected(),
+        )
+        self._event("optimize_started", splits_sha256=digest, sizes=self.state.split_sizes)
         self._save()
 
     def _protected(self) -> dict[str, str]:
         return protected_state(self.suite.root, self.dir / SPLITS_FILE, self.gate)
 
     def _save(self) -> None:
-        write_json_atomic(self.dir / STATE_FILE, self.state)
+        write_state(self.dir, self.state)
 
     def _event(self, event: str, **fields: Any) -> None:
         append_event(self.dir, event, **fields)
 
     def _guard(self) -> None:
         try:
-            check_unchanged(self.state["protected"], self._protected())
+            check_unchanged(self.state.protected, self._protected())
         except TamperError as exc:
-            self.state["status"] = "aborted"
-            self.state["abort_reason"] = str(exc)
+            self.state.status = "aborted"
+            self.state.abort_reason = str(exc)
             self._event("honesty_violation", changed={k: list(v) for k, v in exc.changed.items()})
             self._save()
             raise
@@ -287,10 +280,10 @@ class _Optimisation:
         result = run(self.suite, config)
         df = read_run(result.run_dir)
         spent = float(df["cost_usd"].fillna(0).sum())
-        self.state["metric_calls"] += result.items
-        self.state["usd"] += spent
+        self.state.metric_calls += result.items
+        self.state.usd += spent
         if split == "holdout":
-            self.state["holdout_looks"] += 1
+            self.state.holdout_looks += 1
         self._event(
             "evaluation",
             candidate=candidate,
@@ -362,7 +355,7 @@ class _Optimisation:
                 champion_text=parent_text,
                 failures=failures,
                 candidate_id=candidate,
-                iteration=self.state["iterations"],
+                iteration=self.state.iterations,
                 seed=int(stable_hash([self.config.seed, candidate]), 16) % 2**31,
             )
             try:
@@ -386,16 +379,16 @@ class _Optimisation:
         s, c = self.state, self.config
         limits = [c.parallel]
         if c.max_iterations is not None:
-            limits.append(c.max_iterations - s["iterations"])
+            limits.append(c.max_iterations - s.iterations)
         if c.stall is not None:
-            limits.append(c.stall - s["stall"])
+            limits.append(c.stall - s.stall)
         if c.max_metric_calls is not None:
-            left = c.max_metric_calls - s["metric_calls"]
+            left = c.max_metric_calls - s.metric_calls
             per = len(self.splits.cases("holdout")) * c.trials
             limits.append(0 if left <= 0 else max(1, left // per))
         if c.max_usd is not None:
-            left_usd = c.max_usd - s["usd"]
-            per_usd = s["usd"] / s["iterations"] if s["iterations"] else 0.0
+            left_usd = c.max_usd - s.usd
+            per_usd = s.usd / s.iterations if s.iterations else 0.0
             if left_usd <= 0:
                 limits.append(0)
             elif per_usd <= 0:
@@ -407,21 +400,21 @@ class _Optimisation:
     # -- the loop -----------------------------------------------------------------------------
 
     def run(self) -> OptimizeResult:
-        if self.state["status"] == "complete":
+        if self.state.status == "complete":
             return OptimizeResult(self.dir, self.state)
-        champion = self.state["champion"]
+        champion = self.state.champion
         champion_val = self._validation(champion)
-        self.state["champion_val_rate"] = _rate(champion_val)
+        self.state.champion_val_rate = _rate(champion_val)
         if champion == SEED_ID:
-            self.state["seed_val_rate"] = self.state["champion_val_rate"]
+            self.state.seed_val_rate = self.state.champion_val_rate
         self._save()
-        while not self.state["test_unsealed"]:
+        while not self.state.test_unsealed:
             n = self.headroom()
             if n == 0:
                 break
-            parent = self.state["champion"]
+            parent = self.state.champion
             failures = self._train_failures(parent)
-            first = self.state["iterations"] + 1
+            first = self.state.iterations + 1
             ids = [f"cand-{first + j:04d}" for j in range(n)]
             for cid in ids:
                 self._event("proposal", candidate=cid, parent=parent, failures=len(failures))
@@ -434,30 +427,30 @@ class _Optimisation:
             for cid, proposal in zip(ids, proposals, strict=True):
                 self._commit(cid, parent, proposal)
         self._unseal()
-        self.state["status"] = "complete"
+        self.state.status = "complete"
         self._save()
-        self._event("optimize_finished", champion=self.state["champion"])
+        self._event("optimize_finished", champion=self.state.champion)
         return OptimizeResult(self.dir, self.state)
 
     def _commit(self, candidate: str, parent: str, proposal: Proposal) -> None:
         """The serialized commit point: gate one candidate against the current champion."""
         s = self.state
-        s["iterations"] += 1
-        s["usd"] += proposal.cost_usd
-        s["optimizer_usd"] += proposal.cost_usd
-        champion = s["champion"]
-        record: dict[str, Any] = {
-            "candidate": candidate,
-            "parent": parent,
-            "champion_at_commit": champion,
-            "accepted": False,
-            "optimizer_usd": proposal.cost_usd,
-        }
+        s.iterations += 1
+        s.usd += proposal.cost_usd
+        s.optimizer_usd += proposal.cost_usd
+        champion = s.champion
+        decision = Decision(
+            candidate=candidate,
+            parent=parent,
+            champion_at_commit=champion,
+            accepted=False,
+            optimizer_usd=proposal.cost_usd,
+        )
         self._guard()
         if proposal.error is not None or not proposal.text.strip():
-            record["reason"] = f"failed proposal: {proposal.error or 'empty skill text'}"
+            decision.reason = f"failed proposal: {proposal.error or 'empty skill text'}"
         elif proposal.text == self._text(champion):
-            record["reason"] = "no change from the champion"
+            decision.reason = "no change from the champion"
         else:
             (self.skills_dir / f"{candidate}.md").write_text(proposal.text, encoding="utf-8")
             candidate_val = self._validation(candidate)
@@ -471,16 +464,14 @@ class _Optimisation:
                 seed=self.config.seed,
             )
             d = result.delta
-            record.update(
-                verdict=result.verdict,
-                delta=d.estimate,
-                ci_low=d.ci_low,
-                ci_high=d.ci_high,
-                val_rate=_rate(candidate_val),
-            )
+            decision.verdict = result.verdict
+            decision.delta = d.estimate
+            decision.ci_low = d.ci_low
+            decision.ci_high = d.ci_high
+            decision.val_rate = _rate(candidate_val)
             if result.verdict == "improved":
-                record["accepted"] = True
-                record["reason"] = "improved on validation"
+                decision.accepted = True
+                decision.reason = "improved on validation"
                 diff = difflib.unified_diff(
                     self._text(champion).splitlines(keepends=True),
                     proposal.text.splitlines(keepends=True),
@@ -488,28 +479,29 @@ class _Optimisation:
                     tofile=f"{candidate}.md",
                 )
                 (self.skills_dir / f"{candidate}.diff").write_text("".join(diff), encoding="utf-8")
-                s["champion"] = candidate
-                s["champion_val_rate"] = record["val_rate"]
+                s.champion = candidate
+                s.champion_val_rate = decision.val_rate
             else:
-                record["reason"] = f"gate: {result.verdict}"
-        s["stall"] = 0 if record["accepted"] else s["stall"] + 1
-        record.update(metric_calls=s["metric_calls"], usd=s["usd"])
-        s["history"].append(record)
-        self._event("decision", **record)
+                decision.reason = f"gate: {result.verdict}"
+        s.stall = 0 if decision.accepted else s.stall + 1
+        decision.metric_calls = s.metric_calls
+        decision.usd = s.usd
+        s.history.append(decision)
+        self._event("decision", **decision.model_dump(mode="json", exclude_unset=True))
         self._save()
 
     def _unseal(self) -> None:
         """Evaluate the sealed test split exactly once: the seed and the champion."""
         s = self.state
-        if s["test"] is not None:
-            raise SealError(f"the test split of '{s['run_id']}' was already unsealed")
-        if not s["test_unsealed"]:
-            s["test_unsealed"] = True
-            s["test_champion"] = s["champion"]
-            s["unsealed_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-            self._event("unseal", champion=s["champion"])
+        if s.test is not None:
+            raise SealError(f"the test split of '{s.run_id}' was already unsealed")
+        if not s.test_unsealed:
+            s.test_unsealed = True
+            s.test_champion = s.champion
+            s.unsealed_at = datetime.now(UTC).isoformat(timespec="seconds")
+            self._event("unseal", champion=s.champion)
             self._save()
-        champion = s["test_champion"]  # a resumed unseal finishes the same single evaluation
+        champion = s.test_champion or s.champion  # a resumed unseal finishes the same one
         seed_test = self._evaluate(SEED_ID, "test")
         champ_test = seed_test if champion == SEED_ID else self._evaluate(champion, "test")
         result = compare(
@@ -520,23 +512,18 @@ class _Optimisation:
             seed=self.config.seed,
         )
         d = result.delta
-        s["test"] = {
-            "champion": champion,
-            "seed_rate": _rate(seed_test),
-            "champion_rate": _rate(champ_test),
-            "delta": d.estimate,
-            "ci_low": d.ci_low,
-            "ci_high": d.ci_high,
-            "verdict": result.verdict,
-            "n_cases": result.n_cases,
-        }
-        self._event("test_result", **result_record(s["test"]))
+        s.test = TestResult(
+            champion=champion,
+            seed_rate=_rate(seed_test),
+            champion_rate=_rate(champ_test),
+            delta=d.estimate,
+            ci_low=d.ci_low,
+            ci_high=d.ci_high,
+            verdict=result.verdict,
+            n_cases=result.n_cases,
+        )
+        self._event("test_result", **s.test.model_dump(mode="json"))
         self._save()
-
-
-def result_record(record: dict[str, Any] | None) -> dict[str, Any]:
-    """A copy of a record for an event (empty when None)."""
-    return dict(record or {})
 
 
 def optimize(suite: str | Path | Suite, config: OptimizeConfig) -> OptimizeResult:

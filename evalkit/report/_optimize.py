@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,15 +11,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.errors import InputError
+from evalkit.optimize import OptimizeState, has_state, read_state
 from evalkit.report._plots import _new_figure, _style
 from evalkit.report._tables import Fragment, esc
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-STATE_FILE = "optimize.json"
-
 
 @dataclass(frozen=True)
 class Optimization:
@@ -28,7 +24,7 @@ class Optimization:
 
     Attributes:
         run_dir: The optimisation run directory.
-        state: ``optimize.json``.
+        state: The run's record (``optimize.json``).
         history: One row per candidate: ``candidate, parent, champion_at_commit, accepted,
             reason, verdict, delta, ci_low, ci_high, val_rate, metric_calls, usd``.
         seed_text: The seed skill text.
@@ -36,7 +32,7 @@ class Optimization:
     """
 
     run_dir: Path
-    state: dict[str, Any]
+    state: OptimizeState
     history: pd.DataFrame
     seed_text: str
     champion_text: str
@@ -44,19 +40,17 @@ class Optimization:
 
 def is_optimization(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is an optimisation run directory (it holds ``optimize.json``)."""
-    return (Path(path) / STATE_FILE).is_file()
+    return has_state(path)
 
 
 def load_optimization(path: str | os.PathLike[str]) -> Optimization:
     """Read an optimisation run directory.
 
     Raises:
-        InputError: ``path`` holds no ``optimize.json``.
+        InputError: ``path`` holds no ``optimize.json``, or one that does not validate.
     """
     run_dir = Path(path)
-    if not is_optimization(run_dir):
-        raise InputError(f"'{run_dir}' is not an optimisation run (no {STATE_FILE})")
-    state = json.loads((run_dir / STATE_FILE).read_text(encoding="utf-8"))
+    state = read_state(run_dir)
     columns = [
         "candidate",
         "parent",
@@ -71,13 +65,13 @@ def load_optimization(path: str | os.PathLike[str]) -> Optimization:
         "metric_calls",
         "usd",
     ]
-    history = pd.DataFrame(state.get("history", []))
+    history = pd.DataFrame([d.model_dump(mode="json") for d in state.history])
     for column in columns:
         if column not in history.columns:
             history[column] = np.nan
     skills = run_dir / "skills"
     seed = (skills / "seed.md").read_text(encoding="utf-8") if (skills / "seed.md").exists() else ""
-    champion_file = skills / f"{state.get('champion', 'seed')}.md"
+    champion_file = skills / f"{state.champion}.md"
     champion = champion_file.read_text(encoding="utf-8") if champion_file.exists() else seed
     return Optimization(run_dir, state, history[columns], seed, champion)
 
@@ -86,24 +80,23 @@ def optimization_facts(opt: Optimization) -> dict[str, Any]:
     """Key facts for the report header."""
     s = opt.state
     accepted = int(opt.history["accepted"].fillna(False).astype(bool).sum())
-    test = s.get("test") or {}
     return {
-        "run": s.get("run_id"),
-        "suite / skill": f"{s.get('suite')} / {s.get('skill')}",
-        "optimizer": s.get("optimizer"),
-        "status": s.get("status"),
-        "candidates": s.get("iterations"),
+        "run": s.run_id,
+        "suite / skill": f"{s.suite} / {s.skill}",
+        "optimizer": s.optimizer,
+        "status": s.status,
+        "candidates": s.iterations,
         "accepted": accepted,
-        "champion": s.get("champion"),
-        "validation looks": s.get("holdout_looks"),
-        "work items spent": s.get("metric_calls"),
-        "money spent": f"${float(s.get('usd') or 0):.2f}",
+        "champion": s.champion,
+        "validation looks": s.holdout_looks,
+        "work items spent": s.metric_calls,
+        "money spent": f"${s.usd:.2f}",
         "split sizes (dev / holdout / test)": " / ".join(
-            str(s.get("split_sizes", {}).get(k, "?")) for k in ("dev", "holdout", "test")
+            str(s.split_sizes.get(k, "?")) for k in ("dev", "holdout", "test")
         ),
-        "splits sha256": s.get("splits_sha256"),
-        "test unsealed": "yes, once" if s.get("test_unsealed") else "no",
-        "test verdict": test.get("verdict"),
+        "splits sha256": s.splits_sha256,
+        "test unsealed": "yes, once" if s.test_unsealed else "no",
+        "test verdict": s.test.verdict if s.test is not None else None,
     }
 
 
@@ -141,7 +134,7 @@ def trajectory_plot(opt: Optimization) -> Figure:
 
 def _seed_rate(opt: Optimization) -> float:
     """The seed skill's validation pass rate (the champion level before any accept)."""
-    rate = opt.state.get("seed_val_rate")
+    rate = opt.state.seed_val_rate
     return float("nan") if rate is None else float(rate)
 
 
@@ -193,7 +186,7 @@ def skill_diff(opt: Optimization) -> Fragment:
         opt.seed_text.splitlines(keepends=True),
         opt.champion_text.splitlines(keepends=True),
         fromfile="seed.md",
-        tofile=f"{opt.state.get('champion', 'seed')}.md",
+        tofile=f"{opt.state.champion}.md",
     )
     text = "".join(lines) or "(the champion is the seed: no change)"
     return Fragment(f'<pre class="ek-diff" id="skill-diff">{esc(text)}</pre>')
@@ -201,16 +194,24 @@ def skill_diff(opt: Optimization) -> Fragment:
 
 def test_summary(opt: Optimization) -> tuple[str, str, list[str]]:
     """Verdict, headline and detail lines of the sealed test comparison."""
-    test = opt.state.get("test")
-    if not test:
+    test = opt.state.test
+    if test is None:
         return "inconclusive", "the test split has not been unsealed", []
     headline = (
-        f"champion {test['champion_rate']:.1%} vs seed {test['seed_rate']:.1%} on the sealed "
-        f"test split: {test['delta'] * 100:+.1f} pp "
-        f"[{test['ci_low'] * 100:+.1f}, {test['ci_high'] * 100:+.1f}]"
+        f"champion {_share(test.champion_rate)} vs seed {_share(test.seed_rate)} on the sealed "
+        f"test split: {_points(test.delta)} pp "
+        f"[{_points(test.ci_low)}, {_points(test.ci_high)}]"
     )
     details = [
-        f"{test['n_cases']} test cases, evaluated exactly once, after the search ended",
-        f"champion {test['champion']}",
+        f"{test.n_cases} test cases, evaluated exactly once, after the search ended",
+        f"champion {test.champion}",
     ]
-    return str(test["verdict"]), headline, details
+    return test.verdict, headline, details
+
+
+def _share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def _points(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:+.1f}"

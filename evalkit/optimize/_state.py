@@ -1,0 +1,205 @@
+"""The record of an optimisation run (``optimize.json``): one typed model, read and written here.
+
+The loop saves the record after every decision (atomically), so a killed run resumes from it;
+reports read it back with :func:`read_state`. The JSON only grows: a key is never renamed or
+removed, and a record written before ``version`` existed reads as version 1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalkit.errors import InputError
+from evalkit.results import write_json_atomic
+from evalkit.stats import Verdict
+
+STATE_FILE = "optimize.json"
+#: Version of the ``optimize.json`` layout written by this evalkit.
+STATE_VERSION = 1
+#: The seed skill's candidate id.
+SEED_ID = "seed"
+
+#: ``running`` until the test split is evaluated, ``aborted`` after an honesty violation.
+OptimizeStatus = Literal["running", "complete", "aborted"]
+
+
+class _Record(BaseModel):
+    # Keys a newer evalkit adds are kept on read and written back unchanged.
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class Decision(_Record):
+    """The gate's decision on one candidate (an entry of ``history``)."""
+
+    candidate: str
+    """Candidate id (``cand-0001``, ...)."""
+    parent: str
+    """Champion the candidate was proposed from."""
+    champion_at_commit: str
+    """Champion it was gated against (differs from ``parent`` for a superseded sibling)."""
+    accepted: bool = False
+    """Whether it became the champion."""
+    optimizer_usd: float = 0.0
+    """What proposing it cost."""
+    reason: str = ""
+    """Why it was accepted or rejected."""
+    verdict: Verdict | None = None
+    """Gate verdict on validation (None when it was never evaluated)."""
+    delta: float | None = None
+    """Validation pass-rate change vs the champion."""
+    ci_low: float | None = None
+    """Lower bound of the gate interval."""
+    ci_high: float | None = None
+    """Upper bound of the gate interval."""
+    val_rate: float | None = None
+    """Its validation pass rate."""
+    metric_calls: int = 0
+    """Work items spent by the run so far."""
+    usd: float = 0.0
+    """Money spent by the run so far."""
+
+
+class TestResult(_Record):
+    """The single evaluation of the sealed test split: the seed vs the final champion."""
+
+    __test__ = False  # not a pytest test class
+
+    champion: str
+    """The champion evaluated."""
+    seed_rate: float | None
+    """The seed's test pass rate."""
+    champion_rate: float | None
+    """The champion's test pass rate."""
+    delta: float | None
+    """Paired change, champion - seed."""
+    ci_low: float | None
+    """Lower bound of its interval."""
+    ci_high: float | None
+    """Upper bound of its interval."""
+    verdict: Verdict
+    """Verdict of the paired comparison."""
+    n_cases: int
+    """Test cases compared."""
+
+
+class OptimizeState(_Record):
+    """Everything an optimisation run has decided and spent (``optimize.json``)."""
+
+    version: int = STATE_VERSION
+    """Layout version of the record."""
+    run_id: str
+    """The optimisation run id."""
+    status: OptimizeStatus = "running"
+    """``running``, ``complete`` or ``aborted``."""
+    created_at: str
+    """ISO 8601 UTC start time."""
+    suite: str
+    """Suite name."""
+    skill: str
+    """Optimised skill."""
+    optimizer: str
+    """Optimizer name."""
+    config: dict[str, Any]
+    """The options of the run (``OptimizeConfig`` as JSON)."""
+    splits_sha256: str
+    """Digest of ``splits.json``."""
+    split_sizes: dict[str, int]
+    """Cases per split (``dev``, ``holdout``, ``test``)."""
+    protected: dict[str, str] = Field(default_factory=dict)
+    """Hashes of every protected file and of the gate, checked before each evaluation."""
+    champion: str = SEED_ID
+    """Current champion."""
+    champion_val_rate: float | None = None
+    """The champion's validation pass rate."""
+    seed_val_rate: float | None = None
+    """The seed's validation pass rate."""
+    iterations: int = 0
+    """Candidates proposed."""
+    stall: int = 0
+    """Consecutive rejects."""
+    metric_calls: int = 0
+    """Work items spent on evaluations."""
+    usd: float = 0.0
+    """Money spent (evaluations and optimizer)."""
+    optimizer_usd: float = 0.0
+    """Money spent by the optimizer."""
+    holdout_looks: int = 0
+    """Evaluations of the validation split."""
+    history: list[Decision] = Field(default_factory=list)
+    """One decision per candidate, in commit order."""
+    test_unsealed: bool = False
+    """Whether the test split was unsealed (it is, exactly once)."""
+    test_champion: str | None = None
+    """The champion fixed when the test split was unsealed."""
+    unsealed_at: str | None = None
+    """When the test split was unsealed."""
+    test: TestResult | None = None
+    """The sealed test result, once evaluated."""
+    abort_reason: str | None = None
+    """Why the run was aborted."""
+
+    @property
+    def accepted(self) -> list[str]:
+        """Ids of accepted candidates, in order."""
+        return [d.candidate for d in self.history if d.accepted]
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON object written to ``optimize.json``."""
+        return self.model_dump(mode="json")
+
+
+def write_state(run_dir: str | os.PathLike[str], state: OptimizeState) -> None:
+    """Write ``optimize.json`` atomically.
+
+    Args:
+        run_dir: The optimisation run directory.
+        state: The record.
+    """
+    write_json_atomic(Path(run_dir) / STATE_FILE, state.to_json())
+
+
+def has_state(run_dir: str | os.PathLike[str]) -> bool:
+    """Whether ``run_dir`` is an optimisation run (it holds ``optimize.json``)."""
+    return (Path(run_dir) / STATE_FILE).is_file()
+
+
+def read_state(run_dir: str | os.PathLike[str]) -> OptimizeState:
+    """Read and validate an optimisation run's ``optimize.json``.
+
+    Args:
+        run_dir: The optimisation run directory.
+
+    Returns:
+        The record.
+
+    Raises:
+        InputError: No ``optimize.json``, invalid JSON, a field of the wrong type, or a record
+            written by a newer evalkit (the message names the file and the field).
+    """
+    path = Path(run_dir) / STATE_FILE
+    if not path.is_file():
+        raise InputError(f"'{run_dir}' is not an optimisation run (no {STATE_FILE})")
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    try:
+        state = OptimizeState.model_validate(loaded)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
+        raise InputError(
+            f"{path}: field '{where}': {problem['msg']}; restore the file or start a new "
+            "optimisation run"
+        ) from None
+    if state.version > STATE_VERSION:
+        raise InputError(
+            f"{path}: field 'version' is {state.version}, newer than this evalkit reads "
+            f"({STATE_VERSION}); upgrade evalkit"
+        )
+    return state
