@@ -339,7 +339,7 @@ candidate, with the case's own interval. Dotted lines mark the practical thresho
     code(
         """
 display(rk.figure_html(
-    rk.forest_plot(result.cases, threshold=result.threshold, max_cases=max_cases),
+    rk.forest_plot(result, max_cases=max_cases),
     "forest",
     f"Per-case change from {labels[0]} to {labels[1]}, with per-case confidence intervals.",
 ))
@@ -836,7 +836,7 @@ result.cases.query("verdict != 'inconclusive'")[
     ),
     code(
         """
-rk.figure_html(rk.forest_plot(result.cases, threshold=result.threshold, max_cases=20),
+rk.figure_html(rk.forest_plot(result, max_cases=20),
                "tutorial-forest", "Per-case change from the baseline to the candidate.")
 """
     ),

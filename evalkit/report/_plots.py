@@ -23,12 +23,14 @@ import numpy as np
 import pandas as pd
 
 from evalkit.report._tables import Fragment
+from evalkit.stats import PairedComparison
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-#: Colours of the four standard conditions (DESIGN.md roles A-D). Defined once, used everywhere.
+#: Colours of the four standard conditions (roles A-D of ``docs/architecture.md``). Defined
+#: once, used everywhere.
 CONDITION_COLORS: Mapping[str, str] = MappingProxyType(
     {
         "none": "#7f7f7f",  # grey: no skill
@@ -69,9 +71,6 @@ _DPI = 110
 def condition_color(condition: str) -> str:
     """The colour of one condition: fixed for the standard four, a stable hash otherwise.
 
-    A comparison label such as ``"preloaded vs none"`` takes the colour of its candidate
-    (the part before ``" vs "``).
-
     Args:
         condition: Condition name.
 
@@ -79,12 +78,12 @@ def condition_color(condition: str) -> str:
         A hex colour.
 
     Examples:
-        >>> condition_color("stale"), condition_color("preloaded vs none")
+        >>> condition_color("stale"), condition_color("preloaded")
         ('#d62728', '#2ca02c')
         >>> condition_color("candidate") == condition_color("candidate")
         True
     """
-    name = str(condition).split(" vs ", 1)[0]
+    name = str(condition)
     if name in CONDITION_COLORS:
         return CONDITION_COLORS[name]
     digest = int(hashlib.sha1(name.encode("utf-8")).hexdigest(), 16)
@@ -95,7 +94,7 @@ def order_conditions(conditions: Iterable[str]) -> list[str]:
     """Unique condition names, the standard ones first in role order (A-D), then the others.
 
     Args:
-        conditions: Condition names (comparison labels ``"B vs A"`` sort by ``B``).
+        conditions: Condition names.
 
     Returns:
         The ordered names.
@@ -106,7 +105,7 @@ def order_conditions(conditions: Iterable[str]) -> list[str]:
     """
     names = list(dict.fromkeys(str(c) for c in conditions))
     rank = {name: i for i, name in enumerate(CONDITION_COLORS)}
-    return sorted(names, key=lambda n: (rank.get(n.split(" vs ", 1)[0], len(rank)), names.index(n)))
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), names.index(n)))
 
 
 def condition_palette(conditions: Iterable[str]) -> dict[str, str]:
@@ -130,9 +129,8 @@ def condition_palette(conditions: Iterable[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     taken: set[str] = set()
     for name in names:
-        base = name.split(" vs ", 1)[0]
-        if base in CONDITION_COLORS:
-            out[name] = CONDITION_COLORS[base]
+        if name in CONDITION_COLORS:
+            out[name] = CONDITION_COLORS[name]
             taken.add(out[name])
     for name in names:
         if name in out:
@@ -396,7 +394,7 @@ def lift_plot(metrics: pd.DataFrame, *, title: str = "Skill lift") -> Figure:
 
 
 def forest_plot(
-    cases: pd.DataFrame,
+    cases: pd.DataFrame | PairedComparison,
     *,
     threshold: float | None = None,
     max_cases: int = 40,
@@ -408,14 +406,22 @@ def forest_plot(
     largest absolute changes; the title says how many are shown.
 
     Args:
-        cases: :attr:`evalkit.stats.PairedComparison.cases`.
-        threshold: Practical threshold, drawn as dotted lines at ``+/- threshold``.
+        cases: A :class:`~evalkit.stats.PairedComparison`, or its ``cases`` table. When two
+            conditions of one run were compared, every row takes the colour of the candidate
+            condition (the comparison's ``conditions``).
+        threshold: Practical threshold, drawn as dotted lines at ``+/- threshold`` (default:
+            the comparison's).
         max_cases: Most rows drawn.
         title: Figure title.
 
     Returns:
         The figure.
     """
+    colour_of: str | None = None
+    if isinstance(cases, PairedComparison):
+        threshold = cases.threshold if threshold is None else threshold
+        colour_of = cases.conditions[1] if cases.conditions is not None else None
+        cases = cases.cases
     if cases.empty:
         return _message_figure("no matched case", title)
     table = cases.copy()
@@ -431,7 +437,10 @@ def forest_plot(
         if "condition" in table
         else pd.Series([""] * n)
     )
-    palette = condition_palette(conditions)
+    if colour_of is None:
+        palette = condition_palette(conditions)
+    else:
+        palette = {name: condition_color(colour_of) for name in conditions.unique()}
     fig = _new_figure(9.0, 1.2 + 0.3 * n)
     ax = fig.add_subplot()
     y = np.arange(n)

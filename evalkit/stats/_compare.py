@@ -85,8 +85,8 @@ def compare(
         >>> out = result.to_dict()
         >>> out["verdict"], out["wins"], out["cases"][0]["condition"]
         ('improved', 4, 'preloaded vs none')
-        >>> result.baseline_label, result.candidate_label
-        ('none', 'preloaded')
+        >>> result.baseline_label, result.candidate_label, result.conditions
+        ('none', 'preloaded', ('none', 'preloaded'))
     """
     check_choice("metric", metric, METRICS)
     check_choice("correction", correction, CORRECTIONS)
@@ -96,6 +96,7 @@ def compare(
     limit = check_threshold(threshold)
     base = as_frame(baseline, what="baseline", value=metric)
     names = labels or ("baseline", "candidate")
+    compared: tuple[str, str] | None = None
     if candidate is None:
         if conditions is None or isinstance(conditions, str) or len(conditions) != 2:
             raise InputError(
@@ -111,7 +112,7 @@ def compare(
                 raise InputError(
                     f"condition {name!r} is not in the run; available conditions: {available}."
                 )
-        names = (first, second)
+        names = compared = (first, second)
         label = f"{second} vs {first}"
         base_rows = base[base["condition"] == first].assign(condition=label)
         cand_rows = base[base["condition"] == second].assign(condition=label)
@@ -148,4 +149,6 @@ def compare(
         correction=correction,
         resample_trials=bool(resample_trials),
     )
-    return dataclasses.replace(result, baseline_label=names[0], candidate_label=names[1])
+    return dataclasses.replace(
+        result, baseline_label=names[0], candidate_label=names[1], conditions=compared
+    )

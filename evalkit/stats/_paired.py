@@ -100,6 +100,8 @@ class PairedComparison:
         baseline_label: What the baseline is: its condition when two conditions of one run
             are compared, its run id when two runs are, else ``"baseline"``.
         candidate_label: What the candidate is, likewise.
+        conditions: ``(baseline, candidate)`` conditions when two conditions of one run were
+            compared (every case's ``condition`` then names both), else None.
     """
 
     metric: Metric
@@ -119,6 +121,7 @@ class PairedComparison:
     unmatched: pd.DataFrame
     baseline_label: str = "baseline"
     candidate_label: str = "candidate"
+    conditions: tuple[str, str] | None = None
 
     @property
     def regressed_cases(self) -> list[str]:

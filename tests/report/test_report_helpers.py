@@ -178,6 +178,27 @@ def test_palette_is_fixed_for_the_standard_conditions() -> None:
     assert rk.condition_color("candidate") == rk.condition_color("candidate")
 
 
+def test_forest_plot_colours_a_condition_comparison_by_its_candidate(
+    after: pd.DataFrame,
+) -> None:
+    from matplotlib.colors import to_hex
+
+    def marker_colours(figure: Figure) -> set[str]:
+        lines = figure.axes[0].lines
+        return {to_hex(line.get_color()) for line in lines if line.get_marker() == "o"}
+
+    within = evalkit.compare(after, conditions=("none", "preloaded"), n_resamples=200)
+    assert within.conditions == ("none", "preloaded")
+    assert marker_colours(rk.forest_plot(within, max_cases=8)) == {"#2ca02c"}
+    reverse = evalkit.compare(after, conditions=("preloaded", "stale"), n_resamples=200)
+    assert marker_colours(rk.forest_plot(reverse, max_cases=8)) == {"#d62728"}
+    between = evalkit.compare(BEFORE, AFTER, n_resamples=200)
+    assert between.conditions is None
+    assert (between.baseline_label, between.candidate_label) == (BEFORE.name, AFTER.name)
+    named = {rk.condition_color(c) for c in between.cases.head(8)["condition"]}
+    assert marker_colours(rk.forest_plot(between, max_cases=len(between.cases))) >= named
+
+
 def test_every_plot_handles_data_and_empty_tables(after: pd.DataFrame) -> None:
     rates = pass_rates(after, by=["provider", "condition"])
     lifted = evalkit.lift(after, n_resamples=200)
