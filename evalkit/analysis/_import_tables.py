@@ -20,7 +20,7 @@ from evalkit.analysis._import_common import (
     number_trials,
     read_text,
 )
-from evalkit.results._schema import STATUSES
+from evalkit.results import STATUSES
 
 REQUIRED_COLUMNS = ("case_id", "condition", "passed")
 OPTIONAL_COLUMNS = (

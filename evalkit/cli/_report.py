@@ -6,8 +6,7 @@ import argparse
 
 from evalkit.cli._common import add_json_flag, eprint, print_json
 from evalkit.errors import InputError
-from evalkit.report import KINDS, ReportError, report
-from evalkit.report._params import parse_assignments
+from evalkit.report import KINDS, ReportError, parse_assignments, report
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,7 +18,7 @@ from evalkit.report._optimize import (
     test_summary,
     trajectory_plot,
 )
-from evalkit.report._params import declared_parameters, validate_parameters
+from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
 from evalkit.report._plots import (
     CONDITION_COLORS,
     condition_color,
@@ -124,6 +124,7 @@ __all__ = [
     "num",
     "optimization_facts",
     "order_conditions",
+    "parse_assignments",
     "paired_excerpts",
     "pct",
     "pp",

@@ -57,7 +57,7 @@ class FlipRate:
     n_unmatched: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the ``flips`` JSON shape of DESIGN.md.
+        """Return the ``flips`` JSON shape (``docs/architecture.md``).
 
         Returns:
             ``{"flip_rate", "n_pairs", "by_case": [...]}``, one record per row of ``by_case``;

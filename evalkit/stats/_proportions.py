@@ -130,7 +130,7 @@ def pass_rates(
     """Pass rate (or mean score) per group, with a confidence interval.
 
     The estimate of a group is the mean over its units (cases) of the per-unit mean, so a
-    case with more trials does not weigh more (DESIGN.md, "Metrics and verdicts").
+    case with more trials does not weigh more (``docs/architecture.md``, "Metrics and verdicts").
 
     Interval choice (``method="auto"``): when every case of a group has exactly one trial, the
     Wilson interval on the pooled counts (``"wilson"``); when cases have several trials, their
