@@ -9,7 +9,15 @@ from evalkit.analysis._compare import compare
 from evalkit.analysis._flips import flips
 from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
 from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
-from evalkit.analysis._lift import DEFAULT_ROLES, LIFT_METRICS, TRIGGER_METRICS, LiftResult, lift
+from evalkit.analysis._lift import (
+    DEFAULT_ROLES,
+    LIFT_METRICS,
+    TRIGGER_METRICS,
+    LiftMetric,
+    LiftResult,
+    TriggerMetric,
+    lift,
+)
 from evalkit.analysis._power import power
 
 __all__ = [
@@ -21,7 +29,9 @@ __all__ = [
     "GatePolicy",
     "GateResult",
     "ImportResult",
+    "LiftMetric",
     "LiftResult",
+    "TriggerMetric",
     "compare",
     "flips",
     "gate",

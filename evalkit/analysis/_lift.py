@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import pandas as pd
@@ -46,7 +46,7 @@ DEFAULT_ROLES: dict[str, str] = {
 }
 
 #: Metric names, in report order (exactly as ``docs/architecture.md`` names them).
-LIFT_METRICS = (
+LiftMetric = Literal[
     "realized_lift",
     "oracle_lift",
     "routing_gap",
@@ -54,15 +54,18 @@ LIFT_METRICS = (
     "regression_rate",
     "unlock_rate",
     "routing_efficiency",
-)
-TRIGGER_METRICS = (
+]
+#: Skill-trigger metric names (rows of ``LiftResult.metrics`` when the run infers skills).
+TriggerMetric = Literal[
     "trigger_precision",
     "trigger_recall",
     "trigger_f1",
     "over_trigger_rate",
     "under_trigger_rate",
-)
-_DELTAS = {
+]
+LIFT_METRICS: tuple[LiftMetric, ...] = get_args(LiftMetric)
+TRIGGER_METRICS: tuple[TriggerMetric, ...] = get_args(TriggerMetric)
+_DELTAS: dict[LiftMetric, tuple[str, str]] = {
     "realized_lift": ("B", "A"),
     "oracle_lift": ("C", "A"),
     "routing_gap": ("C", "B"),
@@ -107,7 +110,12 @@ class LiftResult:
             "roles": dict(self.roles),
         }
 
-    def metric(self, name: str, provider: str | None = None, lane: str | None = None) -> float:
+    def metric(
+        self,
+        name: LiftMetric | TriggerMetric,
+        provider: str | None = None,
+        lane: str | None = None,
+    ) -> float:
         """Estimate of one metric (the first group matching ``provider``/``lane``)."""
         rows = self.metrics[self.metrics["metric"] == name]
         if provider is not None:
@@ -119,7 +127,9 @@ class LiftResult:
         return float(rows["estimate"].iloc[0])
 
 
-def _metric_row(metric: str, interval: Interval, used: int) -> dict[str, Any]:
+def _metric_row(
+    metric: LiftMetric | TriggerMetric, interval: Interval, used: int
+) -> dict[str, Any]:
     """One row of the tidy metrics table."""
     return {
         "metric": metric,
@@ -155,7 +165,7 @@ def _group_metrics(
             return np.full(len(cases), np.nan)
         return rates[name].to_numpy(dtype=float)
 
-    def add(metric: str, num: np.ndarray, den: np.ndarray) -> None:
+    def add(metric: LiftMetric | TriggerMetric, num: np.ndarray, den: np.ndarray) -> None:
         interval, used = resampler.ratio(num, den, confidence, METHOD)
         rows.append(_metric_row(metric, interval, used))
 
