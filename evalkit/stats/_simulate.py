@@ -94,9 +94,9 @@ def simulate_power(
     Each simulation draws a paired experiment with :func:`simulate_arms` and applies exactly
     the overall procedure of :func:`paired_compare`: paired cluster-bootstrap interval at level
     ``1 - alpha`` (here with ``n_resamples`` replicates, 2,000 by default to keep it quick), then
-    DESIGN.md's verdict with the practical ``threshold``. Power is the share of simulations
-    whose verdict is "improved" (effect > 0) or "regressed" (effect < 0); with ``effect == 0``
-    it is the false-alarm rate (any verdict other than "inconclusive").
+    the verdict (``docs/architecture.md``) with the practical ``threshold``. Power is the
+    share of simulations whose verdict is "improved" (effect > 0) or "regressed" (effect < 0);
+    with ``effect == 0`` it is the false-alarm rate (any verdict other than "inconclusive").
 
     Args:
         n_cases: Cases per experiment (>= 2).
