@@ -37,8 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.results._io import conform
-from evalkit.results._schema import RESULT_SCHEMA
+from evalkit.results import RESULT_SCHEMA, conform
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "tests" / "fixtures" / "runs"
