@@ -22,6 +22,7 @@ from evalkit.cases._models import (
     VerifierCheck,
     WorkflowCheck,
 )
+from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
 from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
 
 __all__ = [
@@ -47,7 +48,11 @@ __all__ = [
     "SuiteFile",
     "VerifierCheck",
     "WorkflowCheck",
+    "compile_pattern",
     "directory_hash",
+    "find_affirmed",
+    "first_match",
+    "is_negated",
     "load_suite",
     "stable_hash",
 ]

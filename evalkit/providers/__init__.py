@@ -1,35 +1,66 @@
-"""Providers: the agents evalkit runs (simulated, replay, and real CLIs and APIs)."""
+"""Providers: the agents evalkit runs (simulated, replay, and real CLIs and APIs).
+
+Each provider is built by a factory from a mapping of settings (see
+:func:`create_provider`); built-ins are imported on first use, third-party ones arrive
+through the ``evalkit.providers`` entry-point group (:data:`ENTRY_POINT_GROUP`).
+"""
 
 from evalkit.providers._anthropic import AnthropicSettings
 from evalkit.providers._claude_code import ClaudeCodeSettings
+from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
 from evalkit.providers._codex import CodexSettings
+from evalkit.providers._http import HttpProvider, HttpSettings
+from evalkit.providers._limiter import Limiter
 from evalkit.providers._openai_compat import OpenAICompatSettings
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
 from evalkit.providers._recording import RecordingSettings, restore_workspace
 from evalkit.providers._redact import redact_response, redact_text
 from evalkit.providers._registry import (
+    BUILTIN_PROVIDERS,
+    ENTRY_POINT_GROUP,
+    ProviderFactory,
     cached_provider,
+    canonical_settings,
     create_provider,
-    parse_settings,
     provider_names,
     register_provider,
+)
+from evalkit.providers._settings import (
+    OUTCOME,
+    RUNTIME,
+    AgentSettings,
+    ProviderSettings,
+    parse_settings,
 )
 from evalkit.providers._subprocess import AgentCrashed
 from evalkit.providers._transcript import AgentResponse, Event
 
 __all__ = [
+    "BUILTIN_PROVIDERS",
+    "ENTRY_POINT_GROUP",
+    "OUTCOME",
+    "RUNTIME",
     "AgentCrashed",
     "AgentRequest",
     "AgentResponse",
+    "AgentSettings",
     "AnthropicSettings",
     "ClaudeCodeSettings",
+    "CliAgentProvider",
+    "CliSettings",
     "CodexSettings",
     "Event",
+    "HttpProvider",
+    "HttpSettings",
+    "Limiter",
     "OpenAICompatSettings",
     "Provider",
+    "ProviderFactory",
     "ProviderInfo",
+    "ProviderSettings",
     "RecordingSettings",
     "cached_provider",
+    "canonical_settings",
     "create_provider",
     "parse_settings",
     "provider_names",

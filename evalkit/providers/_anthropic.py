@@ -8,7 +8,7 @@ skills index, ``load_skill`` and ``bash`` tools are shared with the other API pr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field
 
@@ -22,7 +22,7 @@ from evalkit.providers._http import (
     parse_arguments,
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
-from evalkit.providers._registry import parse_settings
+from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -30,9 +30,9 @@ ANTHROPIC_VERSION = "2023-06-01"
 class AnthropicSettings(HttpSettings):
     """Settings of ``anthropic`` (see :class:`HttpSettings` for the shared ones)."""
 
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_env: Annotated[str, RUNTIME] = "ANTHROPIC_API_KEY"
     """Environment variable holding the key."""
-    max_tokens: int | None = Field(default=4096, ge=1)
+    max_tokens: Annotated[int | None, OUTCOME, Field(ge=1)] = 4096
     """Output token limit per request (the Messages API requires one)."""
 
 

@@ -21,40 +21,31 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 
 from evalkit.errors import (
-    ConfigError,
     ConnectionFailed,
     ProviderError,
     ProviderTimeout,
     RateLimited,
     ServerError,
 )
-from evalkit.providers._http import Limiter
-from evalkit.providers._prompting import injected_text, install_skills, skill_in, user_prompt
-from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response
-from evalkit.providers._registry import parse_settings
-from evalkit.providers._subprocess import (
-    AgentCrashed,
-    CliResult,
+from evalkit.providers._cli_agent import (
+    CliAgentProvider,
     CliSettings,
-    agent_dirs,
-    binary_version,
-    cli_env,
-    find_binary,
-    run_cli,
-    split_list,
-    version_number,
+    CliStream,
+    CliUsage,
+    json_objects,
 )
-from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.providers._prompting import injected_text, skill_in, user_prompt
+from evalkit.providers._protocol import AgentRequest
+from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings, split_list
+from evalkit.providers._subprocess import AgentDirs, CliResult
+from evalkit.providers._transcript import Event
 
 #: Environment switches that keep Claude Code off the network except for model requests.
 QUIET_ENV = {
@@ -74,22 +65,22 @@ _UNREACHABLE = ("ECONNREFUSED", "Connection refused", "ENOTFOUND", "Unable to co
 class ClaudeCodeSettings(CliSettings):
     """Settings of ``claude_code`` (see :class:`CliSettings` for the shared ones)."""
 
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_env: Annotated[str, RUNTIME] = "ANTHROPIC_API_KEY"
     """Environment variable holding the key; passed to the CLI as ``ANTHROPIC_API_KEY``."""
-    effort: Literal["low", "medium", "high", "xhigh", "max"] | None = None
+    effort: Annotated[Literal["low", "medium", "high", "xhigh", "max"] | None, OUTCOME] = None
     """``--effort`` (default: the CLI's)."""
-    permission_mode: str | None = None
+    permission_mode: Annotated[str | None, OUTCOME] = None
     """``--permission-mode`` (default: ``default`` for the prompt lane, ``acceptEdits``
     for execution lanes)."""
-    allowed_tools: tuple[str, ...] | None = None
+    allowed_tools: Annotated[tuple[str, ...] | None, OUTCOME] = None
     """``--allowedTools`` rules (default: none for the prompt lane, ``Bash`` for execution
     lanes); a ``Read`` rule for the installed skills is always added under self-load."""
-    disallowed_tools: tuple[str, ...] = ()
+    disallowed_tools: Annotated[tuple[str, ...], OUTCOME] = ()
     """``--disallowedTools`` rules."""
-    scrub_subprocess_env: bool = False
+    scrub_subprocess_env: Annotated[bool, OUTCOME] = False
     """Set ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1``: the agent's commands run in Claude Code's
     sandbox without the API key in their environment (needs bubblewrap and socat)."""
-    dangerously_skip_permissions: bool = False
+    dangerously_skip_permissions: Annotated[bool, OUTCOME] = False
     """Pass ``--dangerously-skip-permissions`` (and ``IS_SANDBOX=1``, which it needs as
     root). Only inside an external sandbox."""
 
@@ -99,17 +90,21 @@ class ClaudeCodeSettings(CliSettings):
 
 
 @dataclass
-class _Stream:
-    """What a stream-json transcript says, normalized."""
+class ClaudeStream(CliStream):
+    """What a stream-json transcript says, normalized.
 
-    events: list[Event] = field(default_factory=list)
+    Attributes:
+        model: The model of the ``system/init`` line.
+        result: The ``result`` object, if the CLI printed one.
+        api_error: Error details of an API error message.
+        denials: Permission denials.
+        calls: Tool calls by id (to name their results).
+    """
+
     model: str = ""
     result: dict[str, Any] | None = None
     api_error: dict[str, Any] = field(default_factory=dict)
     denials: list[dict[str, Any]] = field(default_factory=list)
-    loaded: list[str] = field(default_factory=list)
-    bad_lines: int = 0
-    json_lines: int = 0
     calls: dict[str, Event] = field(default_factory=dict)
 
 
@@ -148,7 +143,7 @@ def tool_call_content(name: str, tool_input: Mapping[str, Any]) -> str:
     return json.dumps(dict(tool_input), sort_keys=True, ensure_ascii=False)
 
 
-def parse_stream(lines: list[str]) -> _Stream:
+def parse_stream(lines: list[str]) -> ClaudeStream:
     """Normalize Claude Code's ``stream-json`` lines into transcript events.
 
     Args:
@@ -158,19 +153,8 @@ def parse_stream(lines: list[str]) -> _Stream:
         Events, the init model, the result object, API error details, permission denials and
         skills loaded.
     """
-    out = _Stream()
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            out.bad_lines += 1
-            continue
-        if not isinstance(msg, dict):
-            out.bad_lines += 1
-            continue
-        out.json_lines += 1
+    out = ClaudeStream()
+    for msg in json_objects(lines, out):
         kind = msg.get("type")
         if kind == "system" and msg.get("subtype") == "init":
             out.model = str(msg.get("model", ""))
@@ -185,7 +169,7 @@ def parse_stream(lines: list[str]) -> _Stream:
     return out
 
 
-def _assistant(out: _Stream, msg: dict[str, Any]) -> None:
+def _assistant(out: ClaudeStream, msg: dict[str, Any]) -> None:
     if msg.get("is_api_error_message") or msg.get("error"):
         out.api_error = {k: msg.get(k) for k in ("error", "api_error_status")}
         return
@@ -203,7 +187,7 @@ def _assistant(out: _Stream, msg: dict[str, Any]) -> None:
             out.calls[str(block.get("id", ""))] = event
 
 
-def _user(out: _Stream, msg: dict[str, Any]) -> None:
+def _user(out: ClaudeStream, msg: dict[str, Any]) -> None:
     content = (msg.get("message") or {}).get("content")
     if isinstance(content, str) or msg.get("isSynthetic"):
         # harness-injected text, e.g. the body of a skill the Skill tool loaded
@@ -220,20 +204,14 @@ def _user(out: _Stream, msg: dict[str, Any]) -> None:
             out.loaded.append(skill)
 
 
-def classify_failure(stream: _Stream, run: CliResult, timeout_s: float) -> ProviderError | None:
+def classify_failure(stream: ClaudeStream, run: CliResult) -> ProviderError | None:
     """The exception for a failed invocation, or ``None`` when the agent produced a result.
 
     A result that is an answer (right or wrong, or the turn limit reached) is never a failure.
     """
-    if run.timed_out:
-        return ProviderTimeout(
-            f"claude_code: no result within {timeout_s:g}s; its process group was killed"
-        )
     result = stream.result
     if result is None:
         tail = run.stderr.strip()[-500:]
-        if stream.json_lines == 0 and run.returncode not in (0, None):
-            return AgentCrashed(f"claude_code exited {run.returncode} before any output: {tail}")
         if stream.bad_lines and stream.json_lines == 0:
             return ServerError(f"claude_code: malformed output stream: {tail}")
         return ServerError(
@@ -258,48 +236,25 @@ def classify_failure(stream: _Stream, run: CliResult, timeout_s: float) -> Provi
     return ServerError(message)
 
 
-class ClaudeCodeProvider:
+#: File under the invocation's private directory holding the injected skill text.
+PROMPT_FILE = "append-system-prompt.md"
+
+
+class ClaudeCodeProvider(CliAgentProvider[ClaudeCodeSettings, ClaudeStream]):
     """Claude Code as an evalkit agent (see the module docstring)."""
 
     name = "claude_code"
+    binary_name = "claude"
+    binary_env = "EVALKIT_CLAUDE_BIN"
+    key_required = False
 
-    def __init__(self, settings: ClaudeCodeSettings) -> None:
-        self.settings = settings
-        self.binary = find_binary(settings.binary, "EVALKIT_CLAUDE_BIN", "claude", self.name)
-        if settings.api_key_env and not _env(settings.api_key_env):
-            raise ConfigError(
-                f"'claude_code' reads its API key from the environment variable "
-                f"{settings.api_key_env}, which is not set; export it (or name another "
-                "variable with --provider-opt api_key_env=NAME)"
-            )
-        self.limiter = Limiter(settings.max_concurrency, settings.requests_per_minute)
-        self._version = ""
+    def write_files(self, request: AgentRequest, dirs: AgentDirs) -> None:
+        """The injected skill text, for ``--append-system-prompt-file``."""
+        injected = injected_text(request.injected)
+        if injected:
+            (dirs.root / PROMPT_FILE).write_text(injected, encoding="utf-8")
 
-    @property
-    def version(self) -> str:
-        """The CLI's version number (``claude --version``, detected once)."""
-        if not self._version:
-            self._version = version_number(binary_version(self.binary))
-        return self._version
-
-    def info(self) -> ProviderInfo:
-        """Identity: ``claude_code``, the model setting (or ``default``) and the CLI version."""
-        return ProviderInfo(self.name, self.settings.model or "default", self.version)
-
-    def outcome_settings(self) -> dict[str, Any]:
-        """Model, effort, turns, server, permissions, extra arguments and the CLI version."""
-        s = self.settings
-        out = s.model_dump(
-            include={
-                "model", "effort", "max_turns", "base_url", "permission_mode", "allowed_tools",
-                "disallowed_tools", "dangerously_skip_permissions", "scrub_subprocess_env",
-                "extra_args",
-            }
-        )
-        out["cli_version"] = self.version
-        return out
-
-    def argv(self, request: AgentRequest, skills_dir: Path, prompt_file: Path | None) -> list[str]:
+    def argv(self, request: AgentRequest, dirs: AgentDirs) -> list[str]:
         """The command line for one item."""
         s = self.settings
         argv = [self.binary, "-p", "--output-format", "stream-json", "--verbose",
@@ -308,11 +263,11 @@ class ClaudeCodeProvider:
             argv += ["--model", s.model]
         if s.effort:
             argv += ["--effort", s.effort]
-        turns = [t for t in (s.max_turns, request.max_steps) if t]
+        turns = self.turn_limit(request)
         if turns:
-            argv += ["--max-turns", str(min(turns))]
-        if prompt_file is not None:
-            argv += ["--append-system-prompt-file", str(prompt_file)]
+            argv += ["--max-turns", str(turns)]
+        if injected_text(request.injected):
+            argv += ["--append-system-prompt-file", str(dirs.root / PROMPT_FILE)]
         execution = request.case.lane != "prompt"
         if s.dangerously_skip_permissions:
             argv.append("--dangerously-skip-permissions")
@@ -322,106 +277,67 @@ class ClaudeCodeProvider:
         allowed = list(s.allowed_tools if s.allowed_tools is not None else
                        (("Bash",) if execution else ()))
         if request.discoverable:
-            allowed.append(f"Read(/{skills_dir}/**)")
+            allowed.append(f"Read(/{dirs.config / 'skills'}/**)")
         if allowed:
             argv += ["--allowedTools", *allowed]
         if s.disallowed_tools:
             argv += ["--disallowedTools", *s.disallowed_tools]
         return [*argv, *s.extra_args, "--", user_prompt(request.case)]
 
-    def env(self, home: Path, config: Path, tmp: Path) -> dict[str, str]:
-        """The CLI's allowlisted environment."""
+    def own_env(self, dirs: AgentDirs) -> dict[str, str]:
+        """HOME, ``CLAUDE_CONFIG_DIR``, TMPDIR, retries, quiet switches, key and server."""
         s = self.settings
         own = {
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(config),
-            "TMPDIR": str(tmp),
+            "HOME": str(dirs.home),
+            "CLAUDE_CONFIG_DIR": str(dirs.config),
+            "TMPDIR": str(dirs.tmp),
             "CLAUDE_CODE_MAX_RETRIES": str(s.cli_retries),
             **QUIET_ENV,
         }
         if s.api_key_env:
-            own["ANTHROPIC_API_KEY"] = _env(s.api_key_env)
+            own["ANTHROPIC_API_KEY"] = os.environ.get(s.api_key_env, "")
         if s.base_url:
             own["ANTHROPIC_BASE_URL"] = s.base_url
         if s.dangerously_skip_permissions:
             own["IS_SANDBOX"] = "1"
         if s.scrub_subprocess_env:
             own["CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"] = "1"
-        return cli_env(own, s.pass_env)
+        return own
 
-    def invoke(self, request: AgentRequest) -> AgentResponse:
-        """Run Claude Code on one work item.
+    def parse(self, lines: list[str]) -> ClaudeStream:
+        """See :func:`parse_stream`."""
+        return parse_stream(lines)
 
-        Raises:
-            ProviderTimeout: No result before the item's deadline (the process group is
-                killed).
-            RateLimited: The API answered 429.
-            ServerError: 5xx, a malformed stream, or a stream without a result.
-            ConnectionFailed: The model server could not be reached.
-            AgentCrashed: The CLI died before printing anything.
-            ProviderError: A non-retryable API error (bad key, bad request).
-        """
-        started = time.monotonic()
-        deadline = started + request.timeout_s
-        injected = injected_text(request.injected)
-        state_dir = self.settings.state_dir
-        with self.limiter.slot(deadline), agent_dirs("evalkit-claude-", state_dir) as d:
-            skills_dir = d.config / "skills"
-            install_skills(request.discoverable, skills_dir)
-            prompt_file = None
-            if injected:
-                prompt_file = d.root / "append-system-prompt.md"
-                prompt_file.write_text(injected, encoding="utf-8")
-            remaining = max(0.1, deadline - time.monotonic())
-            run = run_cli(
-                self.argv(request, skills_dir, prompt_file),
-                cwd=request.workspace,
-                env=self.env(d.home, d.config, d.tmp),
-                timeout_s=remaining,
-            )
-        stream = parse_stream(run.lines)
-        failure = classify_failure(stream, run, request.timeout_s)
-        if failure is not None:
-            raise failure
-        return redact_response(self._response(request, stream, run, injected, started),
-                               [self.settings.api_key_env])
+    def classify(self, stream: ClaudeStream, run: CliResult) -> ProviderError | None:
+        """A crash before any output, else :func:`classify_failure`."""
+        if stream.result is None:
+            crashed = self.crashed(stream, run)
+            if crashed is not None:
+                return crashed
+        return classify_failure(stream, run)
 
-    def _response(
-        self, request: AgentRequest, stream: _Stream, run: CliResult, injected: str,
-        started: float,
-    ) -> AgentResponse:
+    def usage(self, stream: ClaudeStream, run: CliResult) -> CliUsage:
+        """Tokens (cache reads and writes count as input), cost and turns of the result."""
         result = stream.result or {}
         usage = result.get("usage") or {}
         prompt_tokens = sum(
             int(usage.get(k) or 0)
             for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
         )
-        head = [Event("system", injected)] if injected else []
-        head.append(Event("user", user_prompt(request.case)))
-        return AgentResponse(
-            events=(*head, *stream.events),
+        return CliUsage(
             model=stream.model or self.settings.model or "default",
             input_tokens=prompt_tokens,
             output_tokens=int(usage.get("output_tokens") or 0),
             cost_usd=float(result.get("total_cost_usd") or 0.0),
             n_steps=int(result.get("num_turns") or 0),
-            skill_loaded=bool(stream.loaded),
             extra={
-                "cli_version": self.version,
                 "stop_reason": str(result.get("subtype") or ""),
                 "terminal_reason": str(result.get("terminal_reason") or ""),
                 "num_turns": int(result.get("num_turns") or 0),
                 "duration_api_ms": result.get("duration_api_ms"),
                 "permission_denials": stream.denials,
-                "skills_loaded": stream.loaded,
-                "exit_code": run.returncode,
-                "elapsed_s": round(time.monotonic() - started, 3),
             },
         )
-
-
-def _env(name: str) -> str:
-    return os.environ.get(name, "")
 
 
 def create_claude_code(settings: Mapping[str, Any]) -> ClaudeCodeProvider:

@@ -23,41 +23,31 @@ import json
 import os
 import re
 import shlex
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
 from evalkit.errors import (
-    ConfigError,
     ConnectionFailed,
     ProviderError,
     ProviderTimeout,
     RateLimited,
     ServerError,
 )
-from evalkit.providers._http import Limiter
-from evalkit.providers._prompting import injected_text, install_skills, skill_in, user_prompt
-from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response
-from evalkit.providers._registry import parse_settings
-from evalkit.providers._subprocess import (
-    AgentCrashed,
-    CliResult,
+from evalkit.providers._cli_agent import (
+    CliAgentProvider,
     CliSettings,
-    LineHook,
-    agent_dirs,
-    binary_version,
-    cli_env,
-    find_binary,
-    run_cli,
-    split_list,
-    version_number,
+    CliStream,
+    CliUsage,
+    json_objects,
 )
-from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.providers._prompting import injected_text, skill_in, user_prompt
+from evalkit.providers._protocol import AgentRequest
+from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings, split_list
+from evalkit.providers._subprocess import AgentDirs, CliResult, LineHook
+from evalkit.providers._transcript import Event
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -71,18 +61,20 @@ _NETWORK_DOWN = ("waiting for network", "connection failed", "error sending requ
 class CodexSettings(CliSettings):
     """Settings of ``codex`` (see :class:`CliSettings` for the shared ones)."""
 
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: Annotated[str, RUNTIME] = "OPENAI_API_KEY"
     """Environment variable holding the key (Codex reads it under this name)."""
-    effort: Literal["minimal", "low", "medium", "high", "xhigh"] | None = None
+    effort: Annotated[Literal["minimal", "low", "medium", "high", "xhigh"] | None, OUTCOME] = None
     """``model_reasoning_effort`` (default: the CLI's)."""
-    sandbox: Literal["read-only", "workspace-write", "danger-full-access"] | None = None
+    sandbox: Annotated[
+        Literal["read-only", "workspace-write", "danger-full-access"] | None, OUTCOME
+    ] = None
     """``--sandbox`` (default: ``read-only`` for the prompt lane, ``workspace-write`` for
     execution lanes)."""
-    config_overrides: tuple[str, ...] = ()
+    config_overrides: Annotated[tuple[str, ...], OUTCOME] = ()
     """More ``-c KEY=VALUE`` overrides (TOML values), an outcome setting."""
-    input_cost_per_mtok: float = Field(default=0.0, ge=0)
+    input_cost_per_mtok: Annotated[float, RUNTIME, Field(ge=0)] = 0.0
     """USD per million input tokens, for ``cost_usd`` (Codex reports no cost)."""
-    output_cost_per_mtok: float = Field(default=0.0, ge=0)
+    output_cost_per_mtok: Annotated[float, RUNTIME, Field(ge=0)] = 0.0
     """USD per million output tokens, for ``cost_usd``."""
 
     _overrides = field_validator("config_overrides", mode="before")(split_list)
@@ -128,10 +120,19 @@ def unwrap_shell(command: str) -> str:
 
 
 @dataclass
-class _Stream:
-    """What ``codex exec --json`` said, normalized."""
+class CodexStream(CliStream):
+    """What ``codex exec --json`` said, normalized.
 
-    events: list[Event] = field(default_factory=list)
+    Attributes:
+        input_tokens: Prompt tokens over all turns.
+        output_tokens: Completion tokens over all turns.
+        completed: Whether a turn completed.
+        failure: The ``turn.failed`` message, if any.
+        errors: ``error`` messages (warnings when a turn still completed).
+        tool_calls: Tool calls made.
+        messages: Agent messages.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     completed: bool = False
@@ -139,12 +140,9 @@ class _Stream:
     errors: list[str] = field(default_factory=list)
     tool_calls: int = 0
     messages: int = 0
-    loaded: list[str] = field(default_factory=list)
-    json_lines: int = 0
-    bad_lines: int = 0
 
 
-def _item_events(item: dict[str, Any], out: _Stream) -> None:
+def _item_events(item: dict[str, Any], out: CodexStream) -> None:
     kind = item.get("type")
     if kind == "agent_message" and item.get("text"):
         out.messages += 1
@@ -178,7 +176,7 @@ def _item_events(item: dict[str, Any], out: _Stream) -> None:
         out.tool_calls += 1
 
 
-def parse_stream(lines: list[str]) -> _Stream:
+def parse_stream(lines: list[str]) -> CodexStream:
     """Normalize ``codex exec --json`` lines into transcript events and usage.
 
     Args:
@@ -187,19 +185,8 @@ def parse_stream(lines: list[str]) -> _Stream:
     Returns:
         Events, token usage, whether a turn completed, and the failure message if any.
     """
-    out = _Stream()
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            msg = json.loads(line)
-        except ValueError:
-            out.bad_lines += 1
-            continue
-        if not isinstance(msg, dict):
-            out.bad_lines += 1
-            continue
-        out.json_lines += 1
+    out = CodexStream()
+    for msg in json_objects(lines, out):
         kind = msg.get("type")
         if kind == "item.completed" and isinstance(msg.get("item"), dict):
             _item_events(msg["item"], out)
@@ -266,42 +253,21 @@ def _watch(max_turns: int | None) -> LineHook:
     return on_line
 
 
-class CodexProvider:
+class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
     """Codex as an evalkit agent (see the module docstring)."""
 
     name = "codex"
+    binary_name = "codex"
+    binary_env = "EVALKIT_CODEX_BIN"
 
     def __init__(self, settings: CodexSettings) -> None:
-        self.settings = settings
-        self.binary = find_binary(settings.binary, "EVALKIT_CODEX_BIN", "codex", self.name)
-        if not os.environ.get(settings.api_key_env):
-            raise ConfigError(
-                f"'codex' reads its API key from the environment variable "
-                f"{settings.api_key_env}, which is not set; export it (or name another "
-                "variable with --provider-opt api_key_env=NAME)"
-            )
+        super().__init__(settings)
         self.base_url = settings.base_url or DEFAULT_BASE_URL
-        self.limiter = Limiter(settings.max_concurrency, settings.requests_per_minute)
-        self._version = ""
-
-    @property
-    def version(self) -> str:
-        """The CLI's version number (``codex --version``, detected once)."""
-        if not self._version:
-            self._version = version_number(binary_version(self.binary))
-        return self._version
-
-    def info(self) -> ProviderInfo:
-        """Identity: ``codex``, the model setting (or ``default``) and the CLI version."""
-        return ProviderInfo(self.name, self.settings.model or "default", self.version)
 
     def outcome_settings(self) -> dict[str, Any]:
-        """Model, effort, turns, server, sandbox, overrides, extra arguments, CLI version."""
-        out = self.settings.model_dump(
-            include={"model", "effort", "max_turns", "sandbox", "config_overrides", "extra_args"}
-        )
+        """The outcome settings, with the server Codex really talks to as ``base_url``."""
+        out = super().outcome_settings()
         out["base_url"] = self.base_url
-        out["cli_version"] = self.version
         return out
 
     def config_toml(self, request: AgentRequest) -> str:
@@ -333,7 +299,11 @@ class CodexProvider:
         lines += [f"{k} = {v}" for k, v in provider.items()]
         return "\n".join(lines) + "\n"
 
-    def argv(self, request: AgentRequest) -> list[str]:
+    def write_files(self, request: AgentRequest, dirs: AgentDirs) -> None:
+        """``$CODEX_HOME/config.toml``."""
+        (dirs.config / "config.toml").write_text(self.config_toml(request), encoding="utf-8")
+
+    def argv(self, request: AgentRequest, dirs: AgentDirs) -> list[str]:
         """The command line for one item."""
         s = self.settings
         sandbox = s.sandbox or ("read-only" if request.case.lane == "prompt" else "workspace-write")
@@ -343,57 +313,27 @@ class CodexProvider:
             argv += ["-c", override]
         return [*argv, *s.extra_args, "--", user_prompt(request.case)]
 
-    def env(self, home: Path, codex_home: Path, tmp: Path) -> dict[str, str]:
-        """The CLI's allowlisted environment."""
+    def own_env(self, dirs: AgentDirs) -> dict[str, str]:
+        """HOME, ``CODEX_HOME``, TMPDIR and the key under its own name."""
         s = self.settings
-        own = {
-            "HOME": str(home),
-            "CODEX_HOME": str(codex_home),
-            "TMPDIR": str(tmp),
+        return {
+            "HOME": str(dirs.home),
+            "CODEX_HOME": str(dirs.config),
+            "TMPDIR": str(dirs.tmp),
             "NO_COLOR": "1",
             s.api_key_env: os.environ.get(s.api_key_env, ""),
         }
-        return cli_env(own, s.pass_env)
 
-    def invoke(self, request: AgentRequest) -> AgentResponse:
-        """Run Codex on one work item.
+    def line_hook(self, request: AgentRequest) -> LineHook:
+        """Stop on a lost connection, or once the turn limit's tool calls are done."""
+        return _watch(self.turn_limit(request))
 
-        Raises:
-            ProviderTimeout: No completed turn before the item's deadline (the process group
-                is killed).
-            RateLimited: The API answered 429.
-            ServerError: 5xx, a malformed or truncated stream.
-            ConnectionFailed: The model server could not be reached.
-            AgentCrashed: The CLI died before printing anything.
-            ProviderError: A non-retryable API error (bad key, bad request, unknown model).
-        """
-        started = time.monotonic()
-        deadline = started + request.timeout_s
-        turns = [t for t in (self.settings.max_turns, request.max_steps) if t]
-        state_dir = self.settings.state_dir
-        with self.limiter.slot(deadline), agent_dirs("evalkit-codex-", state_dir) as d:
-            install_skills(request.discoverable, d.config / "skills")
-            (d.config / "config.toml").write_text(self.config_toml(request), encoding="utf-8")
-            run = run_cli(
-                self.argv(request),
-                cwd=request.workspace,
-                env=self.env(d.home, d.config, d.tmp),
-                timeout_s=max(0.1, deadline - time.monotonic()),
-                on_line=_watch(min(turns) if turns else None),
-            )
-        stream = parse_stream(run.lines)
-        failure = self._failure(stream, run, request.timeout_s)
-        if failure is not None:
-            raise failure
-        return redact_response(self._response(request, stream, run, started),
-                               [self.settings.api_key_env])
+    def parse(self, lines: list[str]) -> CodexStream:
+        """See :func:`parse_stream`."""
+        return parse_stream(lines)
 
-    @staticmethod
-    def _failure(stream: _Stream, run: CliResult, timeout_s: float) -> ProviderError | None:
-        if run.timed_out:
-            return ProviderTimeout(
-                f"codex: no result within {timeout_s:g}s; its process group was killed"
-            )
+    def classify(self, stream: CodexStream, run: CliResult) -> ProviderError | None:
+        """The exception for a failed turn, a lost connection, a crash or a truncated stream."""
         if run.aborted == "connection":
             return ConnectionFailed(f"codex: {(stream.errors or ['connection failed'])[-1]}")
         if run.aborted == "max_turns":
@@ -402,39 +342,30 @@ class CodexProvider:
             return classify_message(stream.failure)
         if stream.completed:
             return None
-        tail = run.stderr.strip()[-500:]
         if stream.errors:
             return classify_message(stream.errors[-1])
-        if stream.json_lines == 0 and run.returncode not in (0, None):
-            return AgentCrashed(f"codex exited {run.returncode} before any output: {tail}")
+        crashed = self.crashed(stream, run)
+        if crashed is not None:
+            return crashed
+        tail = run.stderr.strip()[-500:]
         return ServerError(f"codex: stream ended without a completed turn "
                            f"(exit {run.returncode}): {tail}")
 
-    def _response(
-        self, request: AgentRequest, stream: _Stream, run: CliResult, started: float
-    ) -> AgentResponse:
+    def usage(self, stream: CodexStream, run: CliResult) -> CliUsage:
+        """Tokens, cost from the configured prices, tool calls and warnings."""
         s = self.settings
-        injected = injected_text(request.injected)
-        head = [Event("system", injected)] if injected else []
-        head.append(Event("user", user_prompt(request.case)))
         cost = (stream.input_tokens * s.input_cost_per_mtok
                 + stream.output_tokens * s.output_cost_per_mtok) / 1e6
-        return AgentResponse(
-            events=(*head, *stream.events),
+        return CliUsage(
             model=s.model or "default",
             input_tokens=stream.input_tokens,
             output_tokens=stream.output_tokens,
             cost_usd=cost,
             n_steps=stream.tool_calls + 1,
-            skill_loaded=bool(stream.loaded),
             extra={
-                "cli_version": self.version,
                 "stop_reason": "max_turns" if run.aborted == "max_turns" else "completed",
                 "tool_calls": stream.tool_calls,
-                "skills_loaded": stream.loaded,
                 "warnings": stream.errors[-5:],
-                "exit_code": run.returncode,
-                "elapsed_s": round(time.monotonic() - started, 3),
             },
         )
 

@@ -1,8 +1,5 @@
-"""HTTP plumbing of the API providers: limits, error classification and the tool loop.
+"""HTTP plumbing of the API providers: error classification, the tool loop, the base class.
 
-- :class:`Limiter`: a per-provider-instance cap on requests in flight (a semaphore) and on
-  requests per minute (evenly spaced start times). It is process-local: run HTTP providers
-  with ``--backend threading`` so every worker thread shares one limiter.
 - :func:`post_json`: one JSON request with a deadline, failures mapped onto evalkit's
   exception tree (429 → :class:`RateLimited`, 5xx and malformed bodies → :class:`ServerError`,
   unreachable endpoint → :class:`ConnectionFailed`, time out → :class:`ProviderTimeout`, other
@@ -13,18 +10,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Annotated, Any, Protocol
 
 import httpx
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field
 
 from evalkit.errors import (
     ConfigError,
@@ -34,57 +29,12 @@ from evalkit.errors import (
     RateLimited,
     ServerError,
 )
+from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import Toolbox, ToolUse, system_prompt, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._redact import redact_response
+from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings
 from evalkit.providers._transcript import AgentResponse, Event
-
-
-class Limiter:
-    """Caps concurrency and request rate of one provider instance (thread-safe).
-
-    Args:
-        max_concurrency: Requests in flight at once (``None``: unlimited).
-        requests_per_minute: Request starts per minute, evenly spaced (``None``: unlimited).
-    """
-
-    def __init__(self, max_concurrency: int | None, requests_per_minute: float | None) -> None:
-        self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
-        self._interval = 60.0 / requests_per_minute if requests_per_minute else 0.0
-        self._lock = threading.Lock()
-        self._next_start = 0.0
-
-    @contextlib.contextmanager
-    def slot(self, deadline: float) -> Iterator[None]:
-        """Hold one slot for the duration of a request.
-
-        Args:
-            deadline: ``time.monotonic()`` by which the slot must have been obtained.
-
-        Raises:
-            ProviderTimeout: The deadline passed while waiting.
-        """
-        if self._slots is not None and not self._slots.acquire(
-            timeout=max(0.0, deadline - time.monotonic())
-        ):
-            raise ProviderTimeout("timed out waiting for a free provider slot (max_concurrency)")
-        try:
-            self._wait_turn(deadline)
-            yield
-        finally:
-            if self._slots is not None:
-                self._slots.release()
-
-    def _wait_turn(self, deadline: float) -> None:
-        if not self._interval:
-            return
-        with self._lock:
-            now = time.monotonic()
-            start = max(now, self._next_start)
-            self._next_start = start + self._interval
-        if start > deadline:
-            raise ProviderTimeout("timed out waiting for the rate limit (requests_per_minute)")
-        time.sleep(max(0.0, start - now))
 
 
 def error_for_status(status: int, detail: str, where: str) -> ProviderError:
@@ -268,55 +218,39 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-class HttpSettings(BaseModel):
+class HttpSettings(AgentSettings):
     """Settings shared by the API providers (``--provider-opt KEY=VALUE``).
 
-    Only ``model``, ``base_url``, ``effort``, ``max_turns``, ``max_tokens``, ``temperature``
-    and ``system_prompt`` (plus a provider's wire-format setting) can change outcomes.
+    Outcome settings: ``model``, ``base_url``, ``effort``, ``max_turns``, ``max_tokens``,
+    ``temperature`` and ``system_prompt`` (plus a provider's wire-format setting).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str | None = None
+    model: Annotated[str | None, OUTCOME] = None
     """Model name (required; ``--model`` sets it too)."""
-    base_url: str | None = None
+    base_url: Annotated[str | None, OUTCOME] = None
     """API base URL (default: the vendor's); identifies the model server, so it is an
     outcome setting."""
-    api_key_env: str = "API_KEY"
+    api_key_env: Annotated[str, RUNTIME] = "API_KEY"
     """Environment variable holding the API key (keys are never read from settings)."""
-    effort: str | None = None
+    effort: Annotated[str | None, OUTCOME] = None
     """Reasoning effort sent to the API (e.g. ``low``, ``medium``, ``high``); unset: the
     API's default."""
-    max_turns: int = Field(default=20, ge=1)
+    max_turns: Annotated[int, OUTCOME, Field(ge=1)] = 20
     """Most model requests per item (the case's ``budgets.max_steps`` lowers it)."""
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: Annotated[int | None, OUTCOME, Field(ge=1)] = None
     """Output token limit per request (unset: the API's default)."""
-    temperature: float | None = Field(default=None, ge=0)
+    temperature: Annotated[float | None, OUTCOME, Field(ge=0)] = None
     """Sampling temperature (unset: the API's default)."""
-    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    system_prompt: Annotated[str, OUTCOME] = DEFAULT_SYSTEM_PROMPT
     """Base system prompt; the skills index and injected skills are appended to it."""
-    request_timeout_s: float = Field(default=300.0, gt=0)
+    request_timeout_s: Annotated[float, RUNTIME, Field(gt=0)] = 300.0
     """Ceiling of one HTTP request (the case's ``budgets.timeout_s`` bounds the item)."""
-    max_concurrency: int | None = Field(default=8, ge=1)
+    max_concurrency: Annotated[int | None, RUNTIME, Field(ge=1)] = 8
     """Requests in flight at once in this process (use ``--backend threading``)."""
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    """Request starts per minute in this process (unset: unlimited)."""
-    input_cost_per_mtok: float = Field(default=0.0, ge=0)
+    input_cost_per_mtok: Annotated[float, RUNTIME, Field(ge=0)] = 0.0
     """USD per million input tokens, for ``cost_usd`` (0: cost not tracked)."""
-    output_cost_per_mtok: float = Field(default=0.0, ge=0)
+    output_cost_per_mtok: Annotated[float, RUNTIME, Field(ge=0)] = 0.0
     """USD per million output tokens, for ``cost_usd``."""
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/") if value else value
-
-    #: Fields that can change an outcome (they enter the item hash).
-    outcome_fields: ClassVar[tuple[str, ...]] = (
-        "model", "effort", "max_turns", "max_tokens", "temperature", "system_prompt",
-    )
 
 
 class HttpProvider:
@@ -354,7 +288,7 @@ class HttpProvider:
 
     def outcome_settings(self) -> dict[str, Any]:
         """Model, server, effort, limits and prompt: everything that can change an outcome."""
-        out = {k: getattr(self.settings, k) for k in self.settings.outcome_fields}
+        out = self.settings.outcome()
         out["base_url"] = self.base_url
         return out
 

@@ -9,7 +9,7 @@ and ``bash`` tools are shared with the other API providers (:mod:`evalkit.provid
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, Literal
 
 from evalkit.errors import ServerError
 from evalkit.providers._http import (
@@ -21,18 +21,16 @@ from evalkit.providers._http import (
     parse_arguments,
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
-from evalkit.providers._registry import parse_settings
+from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings
 
 
 class OpenAICompatSettings(HttpSettings):
     """Settings of ``openai_compat`` (see :class:`HttpSettings` for the shared ones)."""
 
-    api: Literal["chat", "responses"] = "chat"
+    api: Annotated[Literal["chat", "responses"], OUTCOME] = "chat"
     """Wire format: ``chat`` (Chat Completions) or ``responses`` (Responses API)."""
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: Annotated[str, RUNTIME] = "OPENAI_API_KEY"
     """Environment variable holding the key; optional when ``base_url`` is a local server."""
-
-    outcome_fields: ClassVar[tuple[str, ...]] = (*HttpSettings.outcome_fields, "api")
 
 
 class _Chat:

@@ -24,49 +24,72 @@ import threading
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
-from evalkit.providers._registry import create_provider, parse_settings
+from evalkit.providers._registry import create_provider
+from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._transcript import AgentResponse
 
 #: Key of ``AgentResponse.extra`` holding the workspace changes of an execution item.
 WORKSPACE_KEY = "evalkit_workspace"
 
 
-class RecordingSettings(BaseModel):
-    """Settings of the recording provider."""
+class RecordingSettings(ProviderSettings):
+    """Settings of the recording provider (its outcome is the inner provider's)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    inner: str
+    inner: Annotated[str, OUTCOME]
     """The provider to record (any registered name, or ``package.module:factory``)."""
-    path: str
+    path: Annotated[str, RUNTIME]
     """JSONL file the recordings are appended to (created when missing)."""
-    inner_settings: dict[str, Any] = Field(default_factory=dict)
+    inner_settings: Annotated[dict[str, Any], RUNTIME] = Field(default_factory=dict)
     """Settings of the inner provider (a JSON object string from ``--provider-opt``);
-    ``inner.KEY=VALUE`` options are merged into it."""
-    model: str | None = None
-    """Model of the inner provider (``--model`` sets it)."""
-    capture_workspace: bool = True
+    ``inner.KEY=VALUE`` options are merged into it. Its outcome settings enter the item hash
+    through the inner provider."""
+    model: Annotated[str | None, RUNTIME] = None
+    """Model of the inner provider (``--model`` sets it; it reaches the hash through the
+    inner provider)."""
+    capture_workspace: Annotated[bool, RUNTIME] = True
     """Keep the files the agent changed in execution lanes, for replays."""
-    max_capture_bytes: int = Field(default=2_000_000, ge=0)
+    max_capture_bytes: Annotated[int, RUNTIME, Field(ge=0)] = 2_000_000
     """Most bytes of file content kept per item."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _merge_prefixed(cls, data: Any) -> Any:
+        """Fold ``inner.KEY`` options into ``inner_settings`` (they win over it)."""
+        if not isinstance(data, Mapping):
+            return data
+        prefixed = {k[len("inner."):]: v for k, v in data.items() if k.startswith("inner.")}
+        if not prefixed:
+            return data
+        own = {k: v for k, v in data.items() if not k.startswith("inner.")}
+        try:
+            base = _json_object(own.get("inner_settings", {}))
+        except ValueError:
+            return own  # the field validator names the bad inner_settings
+        own["inner_settings"] = {**base, **prefixed} if isinstance(base, Mapping) else base
+        return own
 
     @field_validator("inner_settings", mode="before")
     @classmethod
     def _json_object(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = json.loads(value) if value.strip() else {}
-            except ValueError as exc:
-                raise ValueError(f"must be a JSON object: {exc}") from None
-            if not isinstance(value, dict):
-                raise ValueError("must be a JSON object")
-        return value
+        return _json_object(value)
+
+
+def _json_object(value: Any) -> Any:
+    """Decode a JSON object string (``--provider-opt``); other values are left to pydantic."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value) if value.strip() else {}
+        except ValueError as exc:
+            raise ValueError(f"must be a JSON object: {exc}") from None
+        if not isinstance(value, dict):
+            raise ValueError("must be a JSON object")
+    return value
 
 
 def snapshot(root: Path) -> dict[str, str]:
@@ -169,7 +192,7 @@ class RecordingProvider:
     def outcome_settings(self) -> dict[str, Any]:
         """The inner provider's outcome settings (recording itself changes no outcome)."""
         inner = self.inner.outcome_settings()
-        return {"inner": self.settings.inner, **{f"inner.{k}": v for k, v in inner.items()}}
+        return {**self.settings.outcome(), **{f"inner.{k}": v for k, v in inner.items()}}
 
     def invoke(self, request: AgentRequest) -> AgentResponse:
         """Invoke the inner provider, record its response and return it.
@@ -212,12 +235,10 @@ def create_recording(settings: Mapping[str, Any]) -> RecordingProvider:
         ConfigError: Missing ``inner``/``path``, a recording of a recording, or bad inner
             settings.
     """
-    own = {k: v for k, v in settings.items() if not k.startswith("inner.")}
-    prefixed = {k[len("inner."):]: v for k, v in settings.items() if k.startswith("inner.")}
-    parsed = parse_settings(RecordingSettings, "recording", own)
+    parsed = parse_settings(RecordingSettings, "recording", settings)
     if parsed.inner == "recording":
         raise ConfigError("--provider-opt inner: 'recording' cannot record itself")
-    inner_settings = {**parsed.inner_settings, **prefixed}
+    inner_settings = dict(parsed.inner_settings)
     if parsed.model is not None:
         inner_settings["model"] = parsed.model
     return RecordingProvider(parsed, create_provider(parsed.inner, inner_settings))

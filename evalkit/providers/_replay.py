@@ -6,25 +6,21 @@ import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated, Any
 
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._recording import restore_workspace
-from evalkit.providers._registry import parse_settings
+from evalkit.providers._settings import RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._transcript import AgentResponse
 
 
-class ReplaySettings(BaseModel):
-    """Settings of the replay provider."""
+class ReplaySettings(ProviderSettings):
+    """Settings of the replay provider (the recordings' content is the outcome setting)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    path: str
+    path: Annotated[str, RUNTIME]
     """JSONL file of recordings: one ``{"item_key", "response", "provider", "model"}`` per line."""
-    as_provider: str | None = None
+    as_provider: Annotated[str | None, RUNTIME] = None
     """Provider name the recordings were made with (item keys embed it); default: the
     recording's own provider name."""
 

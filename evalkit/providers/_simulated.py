@@ -22,46 +22,43 @@ import math
 import time
 from collections.abc import Mapping
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from evalkit.cases import NO_SKILL, Case, stable_hash
+from evalkit.cases import NO_SKILL, Case, compile_pattern, find_affirmed, stable_hash
 from evalkit.errors import ProviderTimeout, ServerError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._registry import parse_settings
+from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._transcript import AgentResponse, Event
-from evalkit.scorers._negation import compile_pattern, find_affirmed
 from evalkit.scorers._verifiers import run_command
 
 SIMULATOR_VERSION = "1"
 
 
-class SimulatedSettings(BaseModel):
+class SimulatedSettings(ProviderSettings):
     """Settings of the simulated agent (``--provider-opt KEY=VALUE``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str = "sim-1"
+    model: Annotated[str, OUTCOME] = "sim-1"
     """Model name; different names give different (but stable) case difficulties."""
-    latency_s: float = Field(default=0.0, ge=0)
+    latency_s: Annotated[float, RUNTIME, Field(ge=0)] = 0.0
     """Seconds each invocation sleeps (for I/O-bound benchmarks); does not change outcomes."""
-    lift: float = 4.5
+    lift: Annotated[float, OUTCOME] = 4.5
     """Logit gain of a skill that covers all of a case's expected patterns."""
-    route_p: float = Field(default=0.7, gt=0, lt=1)
+    route_p: Annotated[float, OUTCOME, Field(gt=0, lt=1)] = 0.7
     """Probability of loading the relevant skill under self-load (before case variation)."""
-    over_trigger_p: float = Field(default=0.08, ge=0, lt=1)
+    over_trigger_p: Annotated[float, OUTCOME, Field(ge=0, lt=1)] = 0.08
     """Probability of loading an irrelevant skill under self-load."""
-    spread: float = Field(default=4.0, ge=0)
+    spread: Annotated[float, OUTCOME, Field(ge=0)] = 4.0
     """Standard deviation of case difficulty on the logit scale (drives the flip rate)."""
-    hurt_share: float = Field(default=0.12, ge=0, le=1)
+    hurt_share: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.12
     """Share of cases where injected skill text hurts."""
-    error_rate: float = Field(default=0.0, ge=0, le=1)
+    error_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an attempt fails with a retryable server error (fault injection)."""
-    crash_rate: float = Field(default=0.0, ge=0, le=1)
+    crash_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an item crashes with a non-retryable exception (fault injection)."""
-    hang_rate: float = Field(default=0.0, ge=0, le=1)
+    hang_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an item hangs until its timeout (fault injection)."""
 
 
@@ -112,7 +109,7 @@ class SimulatedProvider:
 
     def outcome_settings(self) -> dict[str, Any]:
         """Every setting but ``latency_s`` changes outcomes."""
-        out = self.settings.model_dump(exclude={"latency_s"})
+        out = self.settings.outcome()
         out["simulator"] = SIMULATOR_VERSION
         return out
 

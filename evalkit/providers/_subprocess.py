@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shlex
 import shutil
 import signal
 import subprocess
@@ -31,9 +30,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalkit.errors import ConfigError, InfraError
 
@@ -344,67 +340,6 @@ def binary_version(binary: str) -> str:
     except OSError:
         mtime = 0
     return detect_version(binary, mtime)
-
-
-def split_list(value: Any) -> Any:
-    """Accept a comma-separated string (``--provider-opt``) where a list is expected."""
-    if isinstance(value, str):
-        return tuple(part.strip() for part in value.split(",") if part.strip())
-    return value
-
-
-def split_args(value: Any) -> Any:
-    """Accept a shell-quoted string (``--provider-opt``) where an argument list is expected."""
-    if isinstance(value, str):
-        return tuple(shlex.split(value))
-    return value
-
-
-class CliSettings(BaseModel):
-    """Settings shared by the CLI providers (``--provider-opt KEY=VALUE``).
-
-    Outcome settings: ``model``, ``effort``, ``max_turns``, ``base_url``, ``extra_args`` (and
-    each provider's permission settings). Not: ``binary``, ``api_key_env``, ``cli_retries``,
-    ``pass_env``, ``state_dir``, ``max_concurrency``, ``requests_per_minute``.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    binary: str | None = None
-    """Path of the CLI (default: ``$EVALKIT_CLAUDE_BIN`` / ``$EVALKIT_CODEX_BIN``, then
-    ``PATH``)."""
-    model: str | None = None
-    """Model (default: the CLI's own default)."""
-    effort: str | None = None
-    """Reasoning effort (default: the CLI's)."""
-    max_turns: int | None = Field(default=None, ge=1)
-    """Most agent turns (the case's ``budgets.max_steps`` lowers it)."""
-    base_url: str | None = None
-    """Model server base URL (default: the vendor's API)."""
-    api_key_env: str = ""
-    """Environment variable holding the API key, passed to the CLI under its own name."""
-    cli_retries: int = Field(default=2, ge=0)
-    """Retries of one API request inside the CLI (evalkit retries whole items on top)."""
-    pass_env: tuple[str, ...] = ()
-    """More caller environment variables to pass through (e.g. ``HTTPS_PROXY``)."""
-    state_dir: str | None = None
-    """Parent of the per-item HOME/config/TMPDIR directories (default: the temp dir)."""
-    max_concurrency: int | None = Field(default=None, ge=1)
-    """Agent runs at once in this process (default: as many as the runner starts)."""
-    requests_per_minute: float | None = Field(default=None, gt=0)
-    """Agent runs started per minute in this process (default: unlimited)."""
-    extra_args: tuple[str, ...] = ()
-    """More CLI arguments, inserted before the prompt (an outcome setting)."""
-
-    _lists = field_validator("pass_env", mode="before")(split_list)
-    _args = field_validator("extra_args", mode="before")(split_args)
-
-    @field_validator("base_url")
-    @classmethod
-    def _http_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError(f"must start with http:// or https://, got {value!r}")
-        return value.rstrip("/") if value else value
 
 
 def version_number(line: str) -> str:

@@ -21,7 +21,7 @@ from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
-from evalkit.providers import ProviderInfo, create_provider
+from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
     ConditionRecord,
     EventLog,
@@ -157,15 +157,9 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     trials = config.trials or defaults.trials
     seed = config.seed if config.seed is not None else defaults.seed
     outcome = tuple(sorted(provider.outcome_settings().items()))
-    frozen = {
-        k: tuple(v)
-        if isinstance(v, list)
-        else json.dumps(v, sort_keys=True)
-        if isinstance(v, dict)
-        else v
-        for k, v in settings.items()
-    }
-    spec = ProviderSpec(provider_name, info.model, tuple(sorted(frozen.items())), outcome)
+    # validated once here; workers rebuild the provider from this canonical JSON form
+    canonical = canonical_settings(provider, settings)
+    spec = ProviderSpec(provider_name, info.model, tuple(sorted(canonical.items())), outcome)
     items = build_plan(
         suite,
         case_ids=[c.id for c in cases],

@@ -1,7 +1,7 @@
 """Deterministic scoring: patterns with negation context, anti-patterns, workflow, verifiers."""
 
+from evalkit.cases import find_affirmed, is_negated
 from evalkit.scorers._check import check_case, check_references
-from evalkit.scorers._negation import find_affirmed, is_negated
 from evalkit.scorers._score import (
     COMPONENT_WEIGHTS,
     SCORER_VERSION,

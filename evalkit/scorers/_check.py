@@ -7,7 +7,7 @@ import tempfile
 from pathlib import Path
 
 from evalkit.cases import Case, Suite
-from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.providers import AgentResponse, Event
 from evalkit.scorers._score import score_item
 from evalkit.scorers._verifiers import run_check, run_command
 

@@ -7,9 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evalkit.cases import NO_SKILL, AntiPatternRule, Case
-from evalkit.providers._transcript import AgentResponse
-from evalkit.scorers._negation import compile_pattern, find_affirmed, first_match
+from evalkit.cases import (
+    NO_SKILL,
+    AntiPatternRule,
+    Case,
+    compile_pattern,
+    find_affirmed,
+    first_match,
+)
+from evalkit.providers import AgentResponse
 from evalkit.scorers._verifiers import run_check
 
 #: Bumped whenever scoring changes an outcome; it enters every item hash.

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from evalkit.errors import ConfigError, ProviderTimeout
-from evalkit.providers import create_provider
-from evalkit.providers._http import Limiter
+from evalkit.providers import Limiter, create_provider
 from tests.providers.agent_harness import (
     ANTHROPIC_SECRET,
     CANONICAL,

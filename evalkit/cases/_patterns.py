@@ -1,4 +1,4 @@
-"""Regex matching that understands negation context.
+"""Case patterns: compiled once, and matched with an understanding of negation context.
 
 "Use a wait loop instead of ``sleep 5``" mentions ``sleep 5`` without recommending it. A match
 counts as *affirmed* unless a negation cue stands before it in the same sentence, within a
