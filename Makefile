@@ -8,7 +8,7 @@ BIN    := $(VENV)/bin
 RUNS   ?= runs
 DEMO_RUN ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: demo test lint venv dev system-deps clean
+.PHONY: demo test lint venv dev lab system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,24 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@ $(VENV)/.installed
 
+$(VENV)/.installed-lab: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[lab]'
+	touch $@ $(VENV)/.installed
+
 venv: $(VENV)/.installed
 dev: $(VENV)/.installed-dev
+
+# JupyterLab on notebooks/ with the project's kernel (the venv's Python 3). The notebooks are
+# jupytext percent-format .py files: the venv's lab settings open .py files as notebooks.
+# LAB_ARGS="--no-browser --port 8899" etc. go to jupyter lab.
+LAB_ARGS ?=
+LAB_SETTINGS := $(VENV)/etc/jupyter/labconfig/default_setting_overrides.json
+$(LAB_SETTINGS):
+	mkdir -p $(@D)
+	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $@
+
+lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
+	$(BIN)/jupyter lab $(LAB_ARGS) notebooks/
 
 demo: $(VENV)/.installed
 	$(BIN)/evalkit run cases/demo --trials 3 --concurrency 4 --run-id $(DEMO_RUN) --runs-dir $(RUNS)

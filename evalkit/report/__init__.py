@@ -8,6 +8,7 @@ statistic: intervals and verdicts come from :mod:`evalkit.stats` and :mod:`evalk
 """
 
 from evalkit.report._html import sanitize_html
+from evalkit.report._notebooks import project_path, read_notebook
 from evalkit.report._optimize import (
     Optimization,
     cost_plot,
@@ -128,7 +129,9 @@ __all__ = [
     "paired_excerpts",
     "pct",
     "pp",
+    "project_path",
     "rate_plot",
+    "read_notebook",
     "read_transcript",
     "read_transcripts",
     "report",

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from evalkit.errors import ConfigError
+from evalkit.report._notebooks import read_notebook
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -15,6 +16,9 @@ _FALSE = {"false", "no", "0", "off"}
 def declared_parameters(notebook: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
     """The parameters a notebook declares in its cell tagged ``parameters``.
 
+    The notebook is read with jupytext (percent-format ``.py`` or ``.ipynb``) and the
+    ``NotebookNode`` handed to ``papermill.inspect_notebook``.
+
     Args:
         notebook: Path of the notebook.
 
@@ -22,11 +26,12 @@ def declared_parameters(notebook: str | os.PathLike[str]) -> dict[str, dict[str,
         ``{name: {"name", "inferred_type_name", "default", "help"}}`` as papermill infers them.
 
     Raises:
-        ConfigError: The notebook has no parameter at all (no cell tagged ``parameters``).
+        ConfigError: The notebook does not exist or has no parameter at all (no cell tagged
+            ``parameters``).
     """
     import papermill
 
-    declared: dict[str, dict[str, Any]] = papermill.inspect_notebook(str(notebook))
+    declared: dict[str, dict[str, Any]] = papermill.inspect_notebook(read_notebook(notebook))
     if not declared:
         raise ConfigError(
             f"notebook '{notebook}' declares no parameter: it needs a cell tagged 'parameters'."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,17 +13,18 @@ from typing import Any
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, EvalkitError, InputError
 from evalkit.report._html import add_toc, sanitize_html
+from evalkit.report._notebooks import read_notebook, resource_dir
 from evalkit.report._params import validate_parameters
 from evalkit.results import RESULTS_FILE, resolve_run_dir
 
-#: Report kinds and the notebook that renders each.
+#: Report kinds and the notebook (jupytext percent-format source in ``notebooks/``) of each.
 NOTEBOOKS: Mapping[str, str] = {
-    "run": "run_report.ipynb",
-    "compare": "compare.ipynb",
-    "lift": "lift.ipynb",
-    "flips": "flips.ipynb",
-    "trend": "trend.ipynb",
-    "optimize": "optimize.ipynb",
+    "run": "run_report.py",
+    "compare": "compare.py",
+    "lift": "lift.py",
+    "flips": "flips.py",
+    "trend": "trend.py",
+    "optimize": "optimize.py",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -125,34 +125,6 @@ class ReportResult:
         }
 
 
-def resource_dir(name: str) -> Path:
-    """Find the ``notebooks`` or ``templates`` directory.
-
-    Looked up in a source checkout (or editable install) beside the ``evalkit`` package, then
-    in ``<prefix>/share/evalkit/`` (where a wheel installs them as shared data).
-
-    Args:
-        name: ``"notebooks"`` or ``"templates"``.
-
-    Returns:
-        The directory.
-
-    Raises:
-        ConfigError: Neither location exists.
-    """
-    candidates = [
-        Path(__file__).resolve().parents[2] / name,
-        Path(sys.prefix) / "share" / "evalkit" / name,
-    ]
-    for path in candidates:
-        if path.is_dir():
-            return path
-    raise ConfigError(
-        f"evalkit's report {name} were not found (looked in {', '.join(map(str, candidates))}); "
-        "reinstall evalkit or run from a source checkout."
-    )
-
-
 def _default_output(kind: str, name: str, baseline: str | None) -> Path:
     stem = f"{name}-{kind}" if not baseline else f"{baseline}-vs-{name}-{kind}"
     return Path("reports") / f"{stem}.html"
@@ -168,9 +140,7 @@ def _first_line(source: str) -> str:
 
 def _source_index(notebook: Path, executed_cell: Mapping[str, Any]) -> int | None:
     """Index of the executed cell in the source notebook (matched by cell id, then source)."""
-    import nbformat
-
-    source = nbformat.read(notebook, as_version=4)  # type: ignore[no-untyped-call]
+    source = read_notebook(notebook)
     cell_id = executed_cell.get("id")
     for index, cell in enumerate(source.cells):
         if cell_id and cell.get("id") == cell_id:
@@ -225,6 +195,9 @@ def execute(
 ) -> None:
     """Execute a notebook with papermill into ``executed`` (saved after every cell).
 
+    The source (percent-format ``.py`` or ``.ipynb``) is read with jupytext and papermill
+    executes the resulting ``NotebookNode``: no ``.ipynb`` copy of the source is written.
+
     Args:
         notebook: The source notebook.
         executed: Where the executed notebook goes.
@@ -240,7 +213,7 @@ def execute(
 
     try:
         papermill.execute_notebook(
-            str(notebook),
+            read_notebook(notebook),
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
@@ -333,10 +306,11 @@ def report(
 ) -> ReportResult:
     """Render a reviewer-facing HTML report of a run (``evalkit report``).
 
-    The kind's notebook (``notebooks/<kind>.ipynb``) is executed by papermill with the run
-    (and baseline) as parameters, then rendered by nbconvert with the ``templates/evalkit``
-    template: one self-contained page (no script, no code, a table of contents). The
-    executed notebook is kept beside the page (``FILE.ipynb``), also when a cell fails.
+    The kind's notebook (``notebooks/<kind>.py``, read by jupytext) is executed by papermill
+    with the run (and baseline) as parameters, then rendered by nbconvert with the
+    ``templates/evalkit`` template: one self-contained page (no script, no code, a table of
+    contents). The executed notebook is kept beside the page (``FILE.ipynb``), also when a
+    cell fails.
 
     Args:
         run: Run directory or run id; for ``kind="trend"``, a runs directory.

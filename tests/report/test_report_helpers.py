@@ -251,7 +251,7 @@ def test_trend_rejects_bad_input(tmp_path: Path) -> None:
 
 
 def test_parameter_values_are_checked() -> None:
-    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "tutorial.ipynb"
+    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "tutorial.py"
     assert rk.validate_parameters(notebook, {"live": "yes"}) == {"live": True}
     assert rk.validate_parameters(notebook, {"run": Path("x")}) == {"run": "x"}
     with pytest.raises(ConfigError, match="type bool"):

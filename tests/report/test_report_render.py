@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import jupytext
 import nbformat
 import pandas as pd
 import papermill
 import pytest
+from jupytext.config import find_jupytext_configuration_file, load_jupytext_configuration_file
 
 import evalkit
 from evalkit.cli import main as cli_main
@@ -37,7 +39,7 @@ from tests.report.conftest import (
 # The package, even if ``evalkit.report`` is also bound to the ``report`` function.
 rk = importlib.import_module("evalkit.report")
 
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 PAGES = list(EXPECTED_FIGURES)
 
 
@@ -57,32 +59,36 @@ def _script(name: str) -> ModuleType:
 def test_every_kind_has_a_notebook() -> None:
     names = {p.name for p in NOTEBOOKS}
     assert set(rk.NOTEBOOKS.values()) <= names
-    assert "tutorial.ipynb" in names
+    assert "tutorial.py" in names
+    assert not list((ROOT / "notebooks").glob("*.ipynb")), "the .py files are the only source"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebooks_are_committed_stripped_with_one_parameters_cell(path: Path) -> None:
-    nb = nbformat.read(path, as_version=4)
+def test_notebooks_are_percent_files_with_one_parameters_cell(path: Path) -> None:
+    nb = rk.read_notebook(path)
+    nbformat.validate(nb)
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            assert cell.outputs == [] and cell.execution_count is None, "outputs not stripped"
-    assert papermill.inspect_notebook(str(path)), "papermill infers the parameters"
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    assert nb.metadata["kernelspec"]["name"] == "python3"
+    assert papermill.inspect_notebook(nb), "papermill infers the parameters from the node"
+    assert [c.id for c in nb.cells] == [c.id for c in rk.read_notebook(path).cells], "stable ids"
 
 
-def test_notebooks_match_their_generator() -> None:
-    build = _script("build_notebooks")
-    for stem, cells in build.NOTEBOOKS.items():
-        text = nbformat.writes(build.build(stem, cells)) + "\n"
-        committed = (ROOT / "notebooks" / f"{stem}.ipynb").read_text(encoding="utf-8")
-        assert committed == text, f"{stem}.ipynb is stale: run scripts/build_notebooks.py"
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_are_saved_as_jupyter_saves_them(path: Path) -> None:
+    # JupyterLab (with jupytext) rewrites a percent file on save with the project's jupytext
+    # settings: a notebook opened and saved unchanged must leave no diff.
+    config = load_jupytext_configuration_file(find_jupytext_configuration_file(str(path.parent)))
+    text = path.read_text(encoding="utf-8")
+    saved = jupytext.writes(jupytext.reads(text, fmt="py:percent"), "py:percent", config=config)
+    assert saved == text
 
 
 def test_notebooks_compute_no_statistics_inline() -> None:
     forbidden = re.compile(r"1\.96|np\.|numpy|scipy|statsmodels|\.mean\(|\.std\(|sqrt|<[a-z]+[ >]")
     for path in NOTEBOOKS:
-        nb = nbformat.read(path, as_version=4)
+        nb = rk.read_notebook(path)
         for cell in nb.cells:
             if cell.cell_type == "code":
                 assert not forbidden.search(cell.source), f"{path.name}: {cell.source[:80]}"
@@ -259,7 +265,7 @@ def test_library_raises_input_errors() -> None:
 
 
 def test_cli_values_are_converted_to_declared_types() -> None:
-    notebook = ROOT / "notebooks" / "run_report.ipynb"
+    notebook = ROOT / "notebooks" / "run_report.py"
     checked = rk.validate_parameters(
         notebook, {"top_n": "5", "confidence": "0.9", "run": "x", "seed": 3}
     )
@@ -290,7 +296,7 @@ def broken_notebooks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     }
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    nbformat.write(nb, folder / "run_report.ipynb")
+    jupytext.write(nb, folder / "run_report.py", fmt="py:percent")
     real = _render.resource_dir
     monkeypatch.setattr(
         _render, "resource_dir", lambda name: folder if name == "notebooks" else real(name)
@@ -328,7 +334,7 @@ def test_bad_input_inside_the_notebook_is_an_input_error(tmp_path: Path) -> None
 
 def test_tutorial_executes(tmp_path: Path) -> None:
     nb = papermill.execute_notebook(
-        str(ROOT / "notebooks" / "tutorial.ipynb"),
+        rk.read_notebook(ROOT / "notebooks" / "tutorial.py"),
         str(tmp_path / "tutorial.ipynb"),
         parameters={
             "run": str(AFTER),

@@ -1,0 +1,169 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Comparison
+#
+# Did the candidate do better, worse, or can we not tell yet? Cases are paired (and trials line
+# up by number); the overall interval is a paired cluster bootstrap over cases, and a case is
+# named *regressed* or *improved* only when an exact test says so after correction for the
+# number of cases.
+
+# %% tags=["parameters"]
+run: str = "tests/fixtures/runs/after"  # candidate run (directory or run id; default: an example)
+baseline: str = ""  # baseline run; empty: compare two conditions of `run`
+conditions: str = ""  # no baseline: "A,B" (default none,preloaded); else keep only these
+runs_dir: str = "runs"  # where run ids are looked up
+metric: str = "passed"  # "passed" (pass rate) or "score"
+threshold: float = 0.05  # practical threshold for "improved"
+confidence: float = 0.95  # confidence level
+n_resamples: int = 10000  # bootstrap replicates of the overall interval
+seed: int = 0  # bootstrap seed
+max_cases: int = 40  # most cases in the forest plot
+max_pairs: int = 5  # regressed / improved cases shown with their transcripts
+excerpt_chars: int = 900  # characters per transcript excerpt
+
+# %%
+from IPython.display import display
+
+import evalkit
+from evalkit.report import (
+    case_pairs,
+    compare_view,
+    figure_html,
+    forest_plot,
+    html_table,
+    interval_table,
+    key_values,
+    paired_excerpts,
+    pp,
+    project_path,
+    stat_cards,
+    verdict_banner,
+    verdict_lines,
+    wins_by_condition,
+)
+
+# %%
+run, baseline = project_path(run), project_path(baseline)
+runs_dir = project_path(runs_dir)
+view = compare_view(
+    run, baseline or None, conditions, runs_dir=runs_dir, metric=metric, threshold=threshold,
+    confidence=confidence, n_resamples=n_resamples, seed=seed,
+)
+result = view.comparison
+labels = (view.baseline_label, view.candidate_label)
+
+# %% [markdown]
+# ## Verdict
+
+# %%
+headline, details = verdict_lines(view)
+display(verdict_banner(result.verdict, headline, details))
+display(stat_cards([
+    ("wins", str(result.wins), "cases where the candidate does better"),
+    ("losses", str(result.losses), "cases where it does worse"),
+    ("ties", str(result.ties), "cases with no change"),
+    ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
+     "regressed / improved after correction"),
+]))
+
+# %% [markdown]
+# ## Per-case changes
+#
+# Each row is one case (in one condition): the change in its pass rate from the baseline to the
+# candidate, with the case's own interval. Dotted lines mark the practical threshold.
+
+# %%
+display(figure_html(
+    forest_plot(result, max_cases=max_cases),
+    "forest",
+    f"Per-case change from {labels[0]} to {labels[1]}, with per-case confidence intervals.",
+))
+
+# %% [markdown]
+# ## Wins, losses and ties
+
+# %%
+display(html_table(wins_by_condition(result.cases), caption="By condition", table_id="wins"))
+
+# %% [markdown]
+# ## Regressed cases
+#
+# Cases whose drop is larger than noise (exact test per case, corrected for multiplicity), each
+# with a baseline item that passed and a candidate item that failed, side by side.
+
+# %%
+regressed = result.cases[result.cases["verdict"] == "regressed"]
+display(interval_table(
+    regressed, ["case_id", "condition"], kind="pp", header="change",
+    extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="regressed",
+    empty="No case regressed beyond noise.",
+))
+display(paired_excerpts(
+    case_pairs(view, "regressed", max_pairs),
+    baseline_run=view.baseline_run, candidate_run=view.candidate_run,
+    baseline_rows=view.baseline_rows, candidate_rows=view.candidate_rows,
+    labels=labels, max_chars=excerpt_chars,
+))
+
+# %% [markdown]
+# ## Improved cases
+
+# %%
+improved = result.cases[result.cases["verdict"] == "improved"]
+display(interval_table(
+    improved, ["case_id", "condition"], kind="pp", header="change",
+    extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="improved",
+    empty="No case improved beyond noise.",
+))
+display(paired_excerpts(
+    case_pairs(view, "improved", max_pairs),
+    baseline_run=view.baseline_run, candidate_run=view.candidate_run,
+    baseline_rows=view.baseline_rows, candidate_rows=view.candidate_rows,
+    labels=labels, max_chars=excerpt_chars,
+))
+
+# %% [markdown]
+# ## All cases
+
+# %%
+display(interval_table(
+    result.cases.sort_values("estimate", kind="stable"), ["case_id", "condition"], kind="pp",
+    header="change", extra=["n_baseline", "n_candidate", "p_adjusted", "verdict"],
+    table_id="all-cases",
+))
+
+# %% [markdown]
+# ## Unmatched items
+
+# %%
+display(html_table(
+    result.unmatched, table_id="unmatched",
+    empty="Every case and condition is present on both sides.",
+))
+
+# %% [markdown]
+# ## About this report
+
+# %%
+display(key_values({
+    "baseline": labels[0],
+    "candidate": labels[1],
+    "metric": result.metric,
+    "overall interval": f"{result.delta.method}, {n_resamples:,} resamples, seed {seed}",
+    "per-case tests": f"exact tests, {result.correction} correction, alpha {result.alpha:g}",
+    "practical threshold": pp(result.threshold),
+    "evalkit": evalkit.__version__,
+}))

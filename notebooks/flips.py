@@ -1,0 +1,131 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Flip rates
+#
+# A *flip* is a disagreement between two outcomes that should agree: two trials of the same
+# case and condition in one run (**within** a run), or the same work item in two runs
+# (**between** runs). Identical runs of real agents disagree on about 16 % of items: that noise
+# floor is what a claimed skill effect has to clear.
+
+# %% tags=["parameters"]
+run: str = "tests/fixtures/runs/after"  # run directory or run id (default: an example run)
+baseline: str = ""  # a second run, for between-run flips (optional)
+runs_dir: str = "runs"  # where run ids are looked up
+confidence: float = 0.95  # confidence level
+top_n: int = 20  # most unstable cases listed
+max_cases: int = 40  # most cases in a heatmap
+
+# %%
+from IPython.display import display
+
+import evalkit
+from evalkit.report import (
+    figure_html,
+    flip_overview,
+    heatmap,
+    html_table,
+    interval_plot,
+    interval_table,
+    note,
+    pct,
+    project_path,
+    unstable_cases,
+    within_flips,
+)
+
+# %%
+run, baseline = project_path(run), project_path(baseline)
+runs_dir = project_path(runs_dir)
+rows = evalkit.read_run(run, runs_dir=runs_dir)
+base_rows = evalkit.read_run(baseline, runs_dir=runs_dir) if baseline else None
+run_label = str(rows["run_id"].iloc[0])
+base_label = str(base_rows["run_id"].iloc[0]) if base_rows is not None else ""
+within = within_flips(rows, confidence=confidence)
+
+# %% [markdown]
+# ## Summary
+
+# %%
+overview = flip_overview(
+    rows, base_rows, run_label=run_label, baseline_label=base_label, confidence=confidence
+)
+display(interval_table(
+    overview.rename(columns={"flip_rate": "estimate"}).assign(confidence=confidence),
+    ["scope", "condition"], header="flip rate", extra=["n_pairs", "n_flips", "method"],
+    table_id="flip-overview",
+))
+
+# %% [markdown]
+# ## Within-run and between-run flips
+#
+# Within-run flips measure how much one agent disagrees with itself across trials;
+# between-run flips how much a rerun of the same matrix changes the outcomes.
+
+# %%
+display(figure_html(
+    interval_plot(
+        overview.rename(columns={"flip_rate": "estimate"}), label="condition", series="scope",
+        title="Flip rate by condition", xlabel="flip rate (whiskers: confidence interval)",
+        reference=None, scale="pct",
+    ),
+    "flips-scope",
+    "Flip rate within the run" + (" and between the two runs" if base_rows is not None else "")
+    + ", per condition, with confidence intervals.",
+))
+
+# %% [markdown]
+# ## Flip-rate heatmap
+#
+# Share of disagreeing trial pairs per case and condition within the run (averaged over
+# providers when there are several); the most unstable cases first.
+
+# %%
+display(figure_html(
+    heatmap(within.by_case, title="Within-run flip rate by case and condition",
+               colorbar_label="flip rate (disagreeing trial pairs)", max_rows=max_cases),
+    "flip-heatmap",
+    "Within-run flip rate per case (rows) and condition (columns).",
+))
+
+# %% [markdown]
+# ## Most unstable cases
+
+# %%
+display(html_table(
+    unstable_cases(within.by_case, top_n),
+    formats={"estimate": pct},
+    table_id="unstable",
+    empty="No case flipped: every case gave the same outcome on every trial.",
+))
+
+# %% [markdown]
+# ## Between runs
+
+# %%
+if base_rows is None:
+    display(note("Pass a second run (`--baseline RUN`) to see between-run flips."))
+else:
+    between = evalkit.flips(base_rows, rows, confidence=confidence)
+    display(figure_html(
+        heatmap(between.by_case, title=f"Flip rate between {base_label} and {run_label}",
+                   colorbar_label="flip rate (matched items)", max_rows=max_cases),
+        "flip-heatmap-between",
+        "Share of matched work items whose outcome differs between the two runs.",
+    ))
+    display(interval_table(
+        unstable_cases(between.by_case, top_n), ["case_id", "condition"],
+        header="flip rate", extra=["n", "flips"], table_id="unstable-between",
+    ))

@@ -1,0 +1,97 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Skill lift
+#
+# How much the skill helps, and where: success under each condition, the lift metrics with
+# their case-bootstrap confidence intervals, and how well the agent routes to the skill.
+
+# %% tags=["parameters"]
+run: str = "tests/fixtures/runs/after"  # run directory or run id (default: an example run)
+runs_dir: str = "runs"  # where run ids are looked up
+confidence: float = 0.95  # confidence level
+n_resamples: int = 2000  # bootstrap replicates
+seed: int = 0  # bootstrap seed
+max_facets: int = 8  # most panels per figure
+
+# %%
+from IPython.display import display
+
+import evalkit
+from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
+from evalkit.report import (
+    figure_html,
+    html_table,
+    interval_table,
+    lift_plot,
+    metrics_table,
+    missing_cases,
+    project_path,
+    rate_plot,
+    trigger_confusion,
+)
+
+# %%
+run, runs_dir = project_path(run), project_path(runs_dir)
+rows = evalkit.read_run(run, runs_dir=runs_dir)
+lifted = evalkit.lift(rows, n_resamples=n_resamples, confidence=confidence, seed=seed)
+
+# %% [markdown]
+# ## Success by condition
+
+# %%
+display(figure_html(
+    rate_plot(lifted.success, facet=["provider", "lane"], max_facets=max_facets,
+                 title="Success by condition", xlabel="success (mean over cases; bars: CI)"),
+    "success",
+    "Success per condition, provider and lane, with case-bootstrap confidence intervals.",
+))
+display(interval_table(lifted.success, ["provider", "lane", "condition"], header="success"))
+
+# %% [markdown]
+# ## Lift metrics
+#
+# | metric | definition (A = none, B = self-load, C = preloaded, D = stale) |
+# |---|---|
+# | realized lift | success(B) − success(A): what the skill brings when the agent must find it |
+# | oracle lift | success(C) − success(A): what it brings when it is injected up front |
+# | routing gap | success(C) − success(B): what is lost because the agent does not load it |
+# | stale harm | success(D) − success(C): what an old or wrong version of the skill costs |
+# | regression rate | share of cases passing under A that fail under B or C |
+# | unlock rate | share of cases failing under A that pass under B or C |
+# | routing efficiency | (B − A) / max(ε, C − A) |
+#
+# Each metric has a case-bootstrap confidence interval (cases resampled jointly for every
+# metric of a provider and lane); a case missing a condition is listed, never silently dropped.
+
+# %%
+display(figure_html(lift_plot(lifted.metrics), "lift",
+                       "Lift metrics per provider and lane, with confidence intervals."))
+display(metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics"))
+
+# %% [markdown]
+# ## Routing
+
+# %%
+display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics",
+                         table_id="trigger-metrics"))
+display(html_table(trigger_confusion(rows), caption="Trigger confusion matrix (self-load)",
+                      table_id="trigger-confusion", empty="no self-load item in this run"))
+
+# %% [markdown]
+# ## Cases missing a condition
+
+# %%
+display(missing_cases(lifted))

@@ -1,0 +1,228 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Run report
+#
+# What happened in one run: pass rates with confidence intervals, the lift the skill brings,
+# how the agent routed to its skills, what failed and why. Intervals and metrics come from
+# `evalkit.stats` and `evalkit.analysis`; cases are the clusters (trials of a case are averaged
+# first). Model output below is shown as text.
+
+# %% tags=["parameters"]
+run: str = "tests/fixtures/runs/after"  # run directory or run id (default: an example run)
+runs_dir: str = "runs"  # where run ids are looked up
+confidence: float = 0.95  # confidence level of every interval
+n_resamples: int = 2000  # bootstrap replicates of the lift intervals
+seed: int = 0  # bootstrap seed
+top_n: int = 10  # rows of the slowest and most expensive tables
+max_transcripts: int = 6  # failing transcript excerpts shown
+excerpt_chars: int = 1200  # characters per transcript excerpt
+max_facets: int = 8  # most panels per figure (providers, lanes)
+
+# %%
+from IPython.display import display
+
+import evalkit
+from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
+from evalkit.errors import InputError
+from evalkit.report import (
+    errors_by_class,
+    excerpts,
+    failing_items,
+    figure_html,
+    html_table,
+    interval_table,
+    key_values,
+    lift_plot,
+    metrics_table,
+    missing_cases,
+    note,
+    pct,
+    project_path,
+    rate_plot,
+    run_facts,
+    seconds,
+    status_by,
+    summary_cards,
+    top_items,
+    trigger_confusion,
+    usd,
+)
+from evalkit.results import read_manifest
+from evalkit.stats import pass_rates
+
+# %%
+run, runs_dir = project_path(run), project_path(runs_dir)
+rows = evalkit.read_run(run, runs_dir=runs_dir)
+manifest = read_manifest(run, runs_dir=runs_dir)
+
+# %% [markdown]
+# ## Summary
+
+# %%
+display(summary_cards(rows, pass_rates(rows, by=[], confidence=confidence)))
+display(run_facts(rows, manifest))
+
+# %% [markdown]
+# ## Pass rates
+#
+# The pass rate of a group is the mean over its cases of each case's pass rate; errors and
+# timeouts count as failures. Whiskers are confidence intervals with cases as clusters.
+#
+# ### By condition
+
+# %%
+by_condition = pass_rates(rows, by=["condition"], confidence=confidence)
+display(figure_html(
+    rate_plot(by_condition, title="Pass rate by condition"),
+    "pass-rate-condition",
+    "Pass rate by condition, with confidence intervals (cases as clusters).",
+))
+display(interval_table(
+    by_condition, ["condition"], header="pass rate", table_id="rates-condition"
+))
+
+# %% [markdown]
+# ### By provider and condition
+
+# %%
+by_provider = pass_rates(rows, by=["provider", "condition"], confidence=confidence)
+display(figure_html(
+    rate_plot(by_provider, facet="provider", title="Pass rate by provider and condition",
+                 max_facets=max_facets),
+    "pass-rate-provider",
+    "Pass rate per provider and condition, with confidence intervals.",
+))
+display(interval_table(by_provider, ["provider", "condition"], header="pass rate"))
+
+# %% [markdown]
+# ### By lane and condition
+
+# %%
+by_lane = pass_rates(rows, by=["lane", "condition"], confidence=confidence)
+display(figure_html(
+    rate_plot(by_lane, facet="lane", title="Pass rate by lane and condition",
+                 max_facets=max_facets),
+    "pass-rate-lane",
+    "Pass rate per lane (prompt, execution, evidence) and condition, with confidence intervals.",
+))
+display(interval_table(by_lane, ["lane", "condition"], header="pass rate"))
+
+# %% [markdown]
+# ## Skill lift
+#
+# | metric | definition (A = none, B = self-load, C = preloaded, D = stale) |
+# |---|---|
+# | realized lift | success(B) − success(A): what the skill brings when the agent must find it |
+# | oracle lift | success(C) − success(A): what it brings when it is injected up front |
+# | routing gap | success(C) − success(B): what is lost because the agent does not load it |
+# | stale harm | success(D) − success(C): what an old or wrong version of the skill costs |
+# | regression rate | share of cases passing under A that fail under B or C |
+# | unlock rate | share of cases failing under A that pass under B or C |
+# | routing efficiency | (B − A) / max(ε, C − A) |
+#
+# Each metric has a case-bootstrap confidence interval (cases resampled jointly for every
+# metric of a provider and lane); a case missing a condition is listed, never silently dropped.
+
+# %%
+lifted = None
+try:
+    lifted = evalkit.lift(rows, n_resamples=n_resamples, confidence=confidence, seed=seed)
+except InputError as exc:
+    display(note(f"No lift metric for this run: {exc}", "warn"))
+if lifted is not None:
+    display(figure_html(
+        lift_plot(lifted.metrics),
+        "lift",
+        "Lift metrics per provider and lane, with case-bootstrap confidence intervals.",
+    ))
+    display(metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics"))
+    display(missing_cases(lifted))
+
+# %% [markdown]
+# ## Routing
+#
+# Under **self-load** the agent decides whether to load a skill. Rows: the skill a case expects
+# (`none`: it should load none); columns: the skill the agent loaded, read from its transcript.
+
+# %%
+display(html_table(
+    trigger_confusion(rows),
+    caption="Trigger confusion matrix (items under self-load)",
+    table_id="trigger-confusion",
+    empty="no self-load item in this run",
+))
+if lifted is not None:
+    display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics"))
+
+# %% [markdown]
+# ## Errors and timeouts
+#
+# An error or a timeout is a row of its own (all-settled runs), counted as a failure in the pass
+# rates above.
+
+# %%
+display(html_table(
+    errors_by_class(rows),
+    formats={"share": pct},
+    caption="By status and error class",
+    table_id="errors",
+    empty="No error and no timeout: every item finished.",
+))
+display(html_table(status_by(rows, "condition"), caption="Outcomes by condition"))
+display(html_table(status_by(rows, "provider"), caption="Outcomes by provider"))
+
+# %% [markdown]
+# ## Slowest items
+
+# %%
+display(html_table(
+    top_items(rows, "latency_s", top_n),
+    formats={"latency_s": seconds, "cost_usd": usd},
+    table_id="slowest",
+))
+
+# %% [markdown]
+# ## Most expensive items
+
+# %%
+display(html_table(
+    top_items(rows, "cost_usd", top_n),
+    formats={"latency_s": seconds, "cost_usd": usd},
+    table_id="costliest",
+))
+
+# %% [markdown]
+# ## Failing transcripts
+#
+# Excerpts of failing items, one per case first (wrong answers before errors and timeouts): the
+# prompt, then the last events of the transcript.
+
+# %%
+display(excerpts(
+    run, failing_items(rows, max_transcripts), runs_dir=runs_dir, rows=rows,
+    max_chars=excerpt_chars, empty="No failing item.",
+))
+
+# %% [markdown]
+# ## About this report
+
+# %%
+display(key_values({
+    "confidence level": f"{confidence:.0%}",
+    "pass-rate intervals": ", ".join(sorted(set(by_condition["method"]))),
+    "lift intervals": f"case bootstrap, {n_resamples:,} resamples, seed {seed}",
+    "evalkit": evalkit.__version__,
+}))

@@ -1,0 +1,106 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Trend
+#
+# Every run of a runs directory, read in one DuckDB query (`union_by_name`, so runs written by
+# older evalkit versions still line up), placed in the period of its first item. Runs of one
+# period are pooled; each period's pass rates and lift come from `evalkit.stats` and
+# `evalkit.analysis`. Dashed lines mark periods where the dataset version changed.
+
+# %% tags=["parameters"]
+runs_dir: str = "tests/fixtures/runs"  # every RUNS_DIR/*/results.parquet (default: examples)
+period: str = "week"  # "week", "day", "month" or "run"
+suite: str = ""  # only this suite (default: every suite)
+confidence: float = 0.95  # confidence level
+n_resamples: int = 1000  # bootstrap replicates of the lift intervals (per period)
+seed: int = 0  # bootstrap seed
+
+# %%
+from IPython.display import display
+
+from evalkit.report import (
+    describe_trend,
+    figure_html,
+    html_table,
+    interval_table,
+    key_values,
+    lift_trend,
+    project_path,
+    trend,
+    trend_plot,
+)
+
+# %%
+history = trend(project_path(runs_dir), period=period, suite=suite or None,
+                n_resamples=n_resamples, confidence=confidence, seed=seed)
+suites = sorted(history.runs["suite"].astype(str).unique())
+
+# %% [markdown]
+# ## Runs
+
+# %%
+display(key_values(describe_trend(history)))
+display(html_table(history.runs, table_id="runs"))
+
+# %% [markdown]
+# ## Pass rate over time
+
+# %%
+display(figure_html(
+    trend_plot(history.overall, series="provider", facet="suite",
+                  title=f"Pass rate per {period}, all conditions", ylabel="pass rate",
+                  changes=history.changes(), period=period),
+    "trend-overall",
+    f"Pass rate per {period} and provider (all conditions pooled), with confidence bands.",
+))
+for number, name in enumerate(suites, start=1):
+    part = history.pass_rates[history.pass_rates["suite"] == name]
+    display(figure_html(
+        trend_plot(part, series="condition", facet="provider",
+                      title=f"Pass rate per {period} by condition — suite {name}",
+                      ylabel="pass rate", changes=history.changes(name), period=period),
+        f"trend-pass-rate-{number}",
+        f"Suite {name}: pass rate per {period}, condition and provider, with confidence bands.",
+    ))
+
+# %% [markdown]
+# ## Lift over time
+
+# %%
+for number, name in enumerate(suites, start=1):
+    part = lift_trend(history.lift[history.lift["suite"] == name])
+    display(figure_html(
+        trend_plot(part, series="metric", facet="provider", percent_points=True,
+                      title=f"Lift per {period} — suite {name}", ylabel="difference",
+                      changes=history.changes(name), period=period),
+        f"trend-lift-{number}",
+        f"Suite {name}: realized and oracle lift, routing gap and stale harm per {period}.",
+    ))
+
+# %% [markdown]
+# ## Dataset versions
+
+# %%
+display(html_table(history.versions, table_id="versions"))
+
+# %% [markdown]
+# ## Pass rates per period
+
+# %%
+display(interval_table(
+    history.pass_rates, ["suite", "provider", "period", "condition"], header="pass rate",
+    table_id="trend-rates", max_rows=400,
+))

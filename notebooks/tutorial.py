@@ -1,0 +1,195 @@
+# ---
+# jupyter:
+#   jupytext:
+#     notebook_metadata_filter: -jupytext.text_representation.jupytext_version
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # evalkit in a notebook
+#
+# A tour of interactive use: load a run, filter it, get pass rates with intervals, plot them,
+# and compare two versions of a skill. Every statistic comes from an `evalkit` function that
+# takes a tidy DataFrame (one row per work item), so anything you can filter with pandas you
+# can analyse.
+#
+# The defaults read the small runs committed under `tests/fixtures/runs/`; point `run` and
+# `baseline` at your own runs (a directory or a run id under `runs/`). Relative paths are read
+# from the project root, as on the command line, although Jupyter runs the notebook in
+# `notebooks/`. With `live = True` the last section runs the bundled demo suite twice with the
+# simulated agent (a few seconds).
+
+# %% tags=["parameters"]
+run: str = "tests/fixtures/runs/after"  # a run directory or run id
+baseline: str = "tests/fixtures/runs/before"  # the run before the skill edit
+runs_dir: str = "runs"  # where run ids are looked up
+live: bool = False  # also run the demo suite twice with the simulated agent
+suite: str = "cases/demo"  # suite of the live section
+scratch: str = ""  # runs directory of the live section (default: a temporary directory)
+
+# %%
+import tempfile
+from pathlib import Path
+
+from IPython.display import display
+
+import evalkit
+from evalkit.report import (
+    figure_html,
+    forest_plot,
+    interval,
+    project_path,
+    rate_plot,
+    read_transcript,
+    transcript_html,
+    verdict_banner,
+)
+from evalkit.runner import RunConfig, SkillOverride
+from evalkit.stats import pass_rates
+
+run, baseline = project_path(run), project_path(baseline)
+runs_dir, suite = project_path(runs_dir), project_path(suite)
+
+# %% [markdown]
+# ## 1. Load a run
+#
+# `evalkit.read_run` returns the result table: one row per work item (case × condition ×
+# provider × trial), with the outcome (`passed`, `score`, `status`), routing (`inferred_skill`)
+# and cost columns.
+
+# %%
+df = evalkit.read_run(run, runs_dir=runs_dir)
+df.shape
+
+# %%
+df[["case_id", "lane", "condition", "provider", "trial", "status", "passed", "latency_s"]].head()
+
+# %% [markdown]
+# ## 2. Filter with pandas
+#
+# Nothing special: `query`, boolean masks, `isin`. Errors and timeouts stay in the table (they
+# count as failures); `status` tells them apart.
+
+# %%
+prompt = df.query("lane == 'prompt'")
+with_skill = df[df["condition"].isin(["self-load", "preloaded"])]
+len(prompt), len(with_skill), df["status"].value_counts().to_dict()
+
+# %% [markdown]
+# ## 3. Pass rates with intervals
+#
+# `pass_rates` averages the trials of each case first, then takes the mean over cases, with a
+# confidence interval that treats cases as clusters. The result is a tidy table.
+
+# %%
+rates = pass_rates(prompt, by=["condition"])
+rates
+
+# %% [markdown]
+# ## 4. Plot
+#
+# The `evalkit.report` plotting helpers return matplotlib figures with the project's palette
+# (none grey, self-load blue, preloaded green, stale red) and the intervals drawn;
+# `figure_html` embeds one in the notebook (`fig.savefig(...)` works too).
+
+# %%
+fig = rate_plot(rates, title="Prompt lane: pass rate by condition")
+figure_html(fig, "tutorial-rates", "Prompt-lane pass rate by condition (95% CI).")
+
+# %% [markdown]
+# ## 5. Lift
+#
+# Realized and oracle lift, routing gap, stale harm and the rest, per provider and lane, each
+# with a case-bootstrap interval.
+
+# %%
+lifted = evalkit.lift(df, n_resamples=2000)
+lifted.metrics[["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]]
+
+# %% [markdown]
+# ## 6. Compare two versions of a skill
+#
+# `baseline` was run before the skill edit and `run` after it (in the shell:
+# `evalkit run SUITE --run-id before`, edit the SKILL.md or pass `--skill NAME=PATH`, then
+# `evalkit run SUITE --run-id after`). `evalkit.compare` pairs the two runs case by case and
+# gives the verdict: improved, regressed or inconclusive.
+
+# %%
+result = evalkit.compare(baseline, run, runs_dir=runs_dir)
+result.verdict, result.delta, (result.wins, result.losses, result.ties)
+
+# %%
+result.cases.query("verdict != 'inconclusive'")[
+    ["case_id", "condition", "baseline_rate", "candidate_rate", "p_adjusted", "verdict"]
+]
+
+# %%
+figure_html(forest_plot(result, max_cases=20),
+            "tutorial-forest", "Per-case change from the baseline to the candidate.")
+
+# %% [markdown]
+# ## 7. How noisy is the agent?
+#
+# The flip rate within a run (disagreeing trial pairs) is the noise floor a skill effect has to
+# clear.
+
+# %%
+noise = evalkit.flips(df)
+round(noise.flip_rate, 3), (round(noise.ci_low, 3), round(noise.ci_high, 3)), noise.n_pairs
+
+# %% [markdown]
+# ## 8. Read a transcript
+#
+# Each row's `transcript_path` names the shard holding its transcript; `read_transcript` finds
+# one item's record and `transcript_html` shows it, escaped.
+
+# %%
+item = df[~df["passed"]].iloc[0]
+record = read_transcript(run, item["item_key"], runs_dir=runs_dir)
+transcript_html(record, title=f"case {item['case_id']} ({item['condition']})")
+
+# %% [markdown]
+# ## 9. Live: edit a skill and measure the edit
+#
+# With `live = True`, the bundled demo suite's prompt lane runs twice with the simulated agent:
+# once with the suite's `safe-shell` skill, once with its stale variant standing in for a
+# careless edit (`--skill safe-shell=PATH` on the command line). The second run reuses the
+# cache for every item whose skill text did not change.
+
+# %%
+if live:
+    where = scratch or tempfile.mkdtemp(prefix="evalkit-tutorial-")
+    edited = SkillOverride(skill="safe-shell", path=Path(suite) / "skills/safe-shell/stale.md")
+    before_edit = RunConfig(
+        run_id="skill-v1", runs_dir=where, lanes=("prompt",), trials=2, progress=False,
+        concurrency=2,
+    )
+    first = evalkit.run(suite, before_edit)
+    second = evalkit.run(
+        suite, before_edit.model_copy(update={"run_id": "skill-v2", "skills": (edited,)})
+    )
+    edit = evalkit.compare(first.run_dir, second.run_dir)
+    change = interval(edit.delta.estimate, edit.delta.ci_low, edit.delta.ci_high, "pp")
+    display(verdict_banner(
+        edit.verdict,
+        f"skill v2 vs v1: {change}",
+        [f"{second.cache_hits} of {second.items} items reused from the cache"],
+    ))
+
+# %% [markdown]
+# ## 10. Reviewer-facing reports
+#
+# The same building blocks make the HTML reports:
+#
+# ```
+# evalkit report after --baseline before --kind compare -o reports/compare.html
+# evalkit report after -o reports/run.html          # pass rates, lift, routing, errors
+# evalkit report runs --kind trend -o reports/trend.html
+# ```
