@@ -32,8 +32,8 @@ from evalkit.errors import ProviderTimeout, ServerError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._registry import parse_settings
 from evalkit.providers._transcript import AgentResponse, Event
+from evalkit.sandbox import run_command
 from evalkit.scorers._negation import compile_pattern, find_affirmed
-from evalkit.scorers._verifiers import run_command
 
 SIMULATOR_VERSION = "1"
 
