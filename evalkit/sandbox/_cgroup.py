@@ -28,6 +28,21 @@ def _pids_root() -> Path | None:
     return None
 
 
+def _remove_stale(root: Path) -> None:
+    """Remove empty cgroups (older than a minute) left by evalkit processes that were killed."""
+    for group in root.glob("evalkit-*"):
+        pid = group.name.split("-")[1]
+        try:
+            if (
+                pid.isdigit()
+                and not Path(f"/proc/{pid}").exists()
+                and time.time() - group.stat().st_mtime > 60
+            ):
+                group.rmdir()
+        except OSError:
+            continue
+
+
 def create_pids_cgroup(max_pids: int) -> Path | None:
     """Create a cgroup limited to ``max_pids`` tasks.
 
@@ -40,6 +55,7 @@ def create_pids_cgroup(max_pids: int) -> Path | None:
     root = _pids_root()
     if root is None:
         return None
+    _remove_stale(root)
     group = root / f"evalkit-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     try:
         group.mkdir()
