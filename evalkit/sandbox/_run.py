@@ -58,11 +58,12 @@ def _user_process_count() -> int:
 def _argv(
     command: str, workspace: Path, limits: Limits, network: bool
 ) -> tuple[list[str], dict[str, str], Path | None]:
+    bwrap = find_bwrap()
     env = command_env(workspace)
     group = create_pids_cgroup(limits.processes)
     nproc = None if group is not None else limits.processes + _user_process_count()
     inner = limited(["bash", "-c", command], limits, nproc=nproc)
-    argv = bwrap_argv(find_bwrap(), inner, workspace, env, network=network)
+    argv = bwrap_argv(bwrap, inner, workspace, env, network=network)
     if group is not None:
         argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *argv]
     return argv, env, group
