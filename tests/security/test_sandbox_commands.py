@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -27,9 +28,10 @@ def workspace(tmp_path: Path) -> Path:
 def test_writes_outside_the_workspace_do_not_land(workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
+    marker = f"evalkit-probe-{uuid.uuid4().hex}"
     outcome = run_command(
-        f"touch {outside}/marker; echo x > /tmp/evalkit-probe-marker; "
-        "touch /usr/evalkit-probe-marker; touch inside-marker; echo done",
+        f"touch {outside}/marker; echo x > /tmp/{marker}; "
+        f"touch /usr/{marker}; touch inside-marker; echo done",
         workspace,
         10,
     )
@@ -37,8 +39,8 @@ def test_writes_outside_the_workspace_do_not_land(workspace: Path, tmp_path: Pat
     assert "Read-only file system" in outcome.output
     assert (workspace / "inside-marker").is_file()  # the workspace itself is writable
     assert not (outside / "marker").exists()
-    assert not Path("/tmp/evalkit-probe-marker").exists()  # /tmp is private
-    assert not Path("/usr/evalkit-probe-marker").exists()
+    assert not Path(f"/tmp/{marker}").exists()  # /tmp is private
+    assert not Path(f"/usr/{marker}").exists()
 
 
 def test_files_beside_the_workspace_are_invisible(workspace: Path, tmp_path: Path) -> None:
