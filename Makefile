@@ -48,7 +48,8 @@ demo: $(VENV)/.installed
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
 	@echo "reports:  reports/$(DEMO_RUN)/run.html  reports/$(DEMO_RUN)/compare-none-preloaded.html"
 
-# Everything the tests start for themselves: a headless browser for the report tests.
+# Everything the tests start for themselves: bubblewrap for the command sandbox, a headless
+# browser for the report tests, the agent CLIs for the provider tests.
 system-deps:
 	@bash scripts/install-system-deps.sh
 

@@ -11,7 +11,7 @@ import evalkit
 PACKAGES = [
     "evalkit", "evalkit.cases", "evalkit.matrix", "evalkit.providers", "evalkit.scorers",
     "evalkit.runner", "evalkit.results", "evalkit.stats", "evalkit.analysis",
-    "evalkit.optimize", "evalkit.report",
+    "evalkit.optimize", "evalkit.report", "evalkit.sandbox",
 ]
 
 

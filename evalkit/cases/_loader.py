@@ -19,6 +19,7 @@ from evalkit.cases._models import (
 )
 from evalkit.cases._suite import SkillTexts, Suite
 from evalkit.errors import Problem, SuiteError
+from evalkit.sandbox import fixture_link_problems
 
 SUITE_FILE = "suite.yaml"
 
@@ -321,6 +322,11 @@ def _check_cases(
                     f"fixture directory not found: {root / case.fixture}",
                 )
             )
+        elif case.fixture is not None:
+            problems += [
+                Problem(file, f"{where}.fixture", str(error))
+                for error in fixture_link_problems(root / case.fixture)
+            ]
         ids = [c.id for c in case.workflow_checks]
         for check in case.workflow_checks:
             if check.after is not None and check.after not in ids:

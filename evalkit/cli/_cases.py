@@ -6,6 +6,7 @@ import argparse
 
 from evalkit.cases import load_suite
 from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.scorers import check_references
 
 
@@ -20,6 +21,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="skip checking that reference answers and solutions pass their own scorers",
     )
+    add_sandbox_flag(v)
     add_json_flag(v)
     v.set_defaults(func=validate)
     ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
@@ -32,6 +34,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def validate(args: argparse.Namespace) -> int:
     """Validate the suite; exit 1 if a reference answer fails its own case."""
     suite = load_suite(args.suite)
+    runs_commands = any(c.setup or c.solution or c.verifier for c in suite.cases)
+    apply_sandbox_flag(args, runs_commands=runs_commands and not args.no_references)
     failures = [] if args.no_references else check_references(suite)
     if args.json:
         print_json(

@@ -7,7 +7,9 @@ import shlex
 import sys
 from pathlib import Path
 
+from evalkit.cases import load_suite
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
+from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig, SkillOverride, run
 
@@ -49,6 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("-v", "--verbose", action="store_true", help="echo per-item logs to stderr")
+    add_sandbox_flag(p)
     add_json_flag(p)
     p.set_defaults(func=main)
 
@@ -101,7 +104,12 @@ def build_config(args: argparse.Namespace) -> RunConfig:
 
 def main(args: argparse.Namespace) -> int:
     """Run the suite; print the summary (or the JSON object)."""
-    result = run(args.suite, build_config(args))
+    config = build_config(args)
+    lanes = set(args.lane or ())
+    cases = load_suite(args.suite).cases
+    runs_commands = any(c.lane != "prompt" and (not lanes or c.lane in lanes) for c in cases)
+    apply_sandbox_flag(args, runs_commands=runs_commands)
+    result = run(args.suite, config)
     if args.json:
         print_json(result.to_dict())
         return 0

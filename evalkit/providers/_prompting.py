@@ -35,7 +35,7 @@ from typing import Any
 from evalkit.cases import Case, SkillExposure
 from evalkit.providers._protocol import AgentRequest
 from evalkit.providers._transcript import Event
-from evalkit.scorers._verifiers import run_command
+from evalkit.sandbox import run_command
 
 #: A tool call reading this path loads the skill NAME (the scorers' rule, kept in sync).
 SKILL_PATH = re.compile(r"skills/([A-Za-z0-9][A-Za-z0-9_.-]*)/SKILL\.md")

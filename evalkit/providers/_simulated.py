@@ -32,7 +32,7 @@ from evalkit.errors import ProviderTimeout, ServerError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._transcript import AgentResponse, Event
-from evalkit.scorers._verifiers import run_command
+from evalkit.sandbox import run_command
 
 SIMULATOR_VERSION = "1"
 

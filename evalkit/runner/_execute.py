@@ -17,8 +17,8 @@ from evalkit.errors import InfraError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
 from evalkit.providers import AgentRequest, AgentResponse, Provider, cached_provider
 from evalkit.runner._cache import OutcomeCache
+from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers import score_item
-from evalkit.scorers._verifiers import run_command
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def _prepare_workspace(task: ItemTask, log: list[str]) -> Path:
     workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=task.workspace_root))
     case = task.case
     if case.fixture:
-        shutil.copytree(Path(task.suite_root) / case.fixture, workspace, dirs_exist_ok=True)
+        copy_fixture(Path(task.suite_root) / case.fixture, workspace)
     for command in case.setup:
         outcome = run_command(command, workspace, case.budgets.timeout_s)
         log.append(f"setup `{command}` -> exit {outcome.exit_code}")

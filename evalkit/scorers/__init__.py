@@ -1,6 +1,7 @@
 """Deterministic scoring: patterns with negation context, anti-patterns, workflow, verifiers."""
 
 from evalkit.cases import find_affirmed, is_negated
+from evalkit.sandbox import CommandOutcome, run_command
 from evalkit.scorers._check import check_case, check_references
 from evalkit.scorers._score import (
     COMPONENT_WEIGHTS,
@@ -10,7 +11,7 @@ from evalkit.scorers._score import (
     infer_skill,
     score_item,
 )
-from evalkit.scorers._verifiers import CheckResult, CommandOutcome, run_check, run_command
+from evalkit.scorers._verifiers import CheckResult, run_check
 
 __all__ = [
     "COMPONENT_WEIGHTS",

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from evalkit.cases import Case, Suite
 from evalkit.providers import AgentResponse, Event
+from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers._score import score_item
-from evalkit.scorers._verifiers import run_check, run_command
+from evalkit.scorers._verifiers import run_check
 
 
 def _reference_response(case: Case) -> AgentResponse:
@@ -37,7 +38,7 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     workspace = Path(tempfile.mkdtemp(prefix="evalkit-check-"))
     try:
         if case.fixture:
-            shutil.copytree(suite.root / case.fixture, workspace, dirs_exist_ok=True)
+            copy_fixture(suite.root / case.fixture, workspace)
         for command in case.setup:
             run_command(command, workspace, case.budgets.timeout_s)
         if case.verifier and all([run_check(c, workspace).passed for c in case.verifier]):

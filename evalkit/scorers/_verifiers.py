@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,9 +15,7 @@ from evalkit.cases import (
     JsonPathEqualsCheck,
     VerifierCheck,
 )
-
-#: Environment variables passed to verifier and setup commands (nothing else leaks in).
-SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR")
+from evalkit.sandbox import run_command
 
 
 @dataclass(frozen=True)
@@ -36,59 +31,6 @@ class CheckResult:
     check: str
     passed: bool
     detail: str = ""
-
-
-def hermetic_env(workspace: Path) -> dict[str, str]:
-    """A minimal environment for commands run in a workspace (HOME is the workspace)."""
-    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env["HOME"] = str(workspace)
-    env.setdefault("LANG", "C.UTF-8")
-    return env
-
-
-@dataclass(frozen=True)
-class CommandOutcome:
-    """Result of a shell command run in a workspace.
-
-    Attributes:
-        exit_code: Exit code (``None`` on timeout).
-        output: Combined stdout and stderr (truncated).
-        timed_out: Whether the time limit killed it.
-    """
-
-    exit_code: int | None
-    output: str
-    timed_out: bool
-
-
-def run_command(command: str, workspace: Path, timeout_s: float) -> CommandOutcome:
-    """Run ``bash -c command`` in ``workspace``; a timeout kills the whole process group.
-
-    Args:
-        command: The shell command.
-        workspace: Working directory (also HOME).
-        timeout_s: Time limit.
-
-    Returns:
-        Exit code, combined output (at most 8,000 characters) and whether it timed out.
-    """
-    proc = subprocess.Popen(
-        ["bash", "-c", command],
-        cwd=workspace,
-        env=hermetic_env(workspace),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout_s)
-        return CommandOutcome(proc.returncode, out.decode("utf-8", "replace")[-8000:], False)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return CommandOutcome(None, out.decode("utf-8", "replace")[-8000:], True)
 
 
 def _json_lookup(data: Any, dotted: str) -> Any:

@@ -1,0 +1,32 @@
+"""Run shell commands in a bubblewrap sandbox, and copy fixtures without following links out.
+
+Every command evalkit runs on a suite's or a model's behalf (setup, solution and verifier
+commands, the shell tool of the built-in agent loop) goes through :func:`run_command`.
+"""
+
+from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
+from evalkit.sandbox._policy import (
+    BWRAP_PACKAGE,
+    SANDBOX_ENV,
+    Limits,
+    SandboxUnavailableError,
+    disable_sandbox,
+    require_sandbox,
+    sandbox_enabled,
+)
+from evalkit.sandbox._run import CommandOutcome, run_command
+
+__all__ = [
+    "BWRAP_PACKAGE",
+    "SANDBOX_ENV",
+    "CommandOutcome",
+    "FixtureLinkError",
+    "Limits",
+    "SandboxUnavailableError",
+    "copy_fixture",
+    "disable_sandbox",
+    "fixture_link_problems",
+    "require_sandbox",
+    "run_command",
+    "sandbox_enabled",
+]

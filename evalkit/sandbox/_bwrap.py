@@ -1,0 +1,150 @@
+"""The bubblewrap command line: what the sandbox shows a command, and what it hides."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from evalkit.sandbox._policy import Limits
+
+#: System directories shown read-only (symlinks such as merged-/usr ``/bin`` stay symlinks).
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+
+#: The parts of ``/etc`` programs need (dynamic linker, users, locale, time zone,
+#: alternatives, certificates); the rest of ``/etc`` stays hidden.
+ETC_ENTRIES = (
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/localtime",
+    "/etc/timezone",
+    "/etc/locale.alias",
+    "/etc/mime.types",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/gitconfig",
+)
+
+#: Variables copied from the parent's environment (nothing else reaches the sandbox).
+SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ")
+
+_FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def interpreter_dirs() -> list[str]:
+    """Python installation directories outside the system directories (bound read-only).
+
+    Commands often call ``python``; a virtualenv or pyenv interpreter lives outside ``/usr``.
+    """
+    dirs: list[str] = []
+    for prefix in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        real = os.path.realpath(prefix)
+        for candidate in (prefix, real):
+            if (
+                candidate not in dirs
+                and os.path.isdir(candidate)
+                and not _under(candidate, SYSTEM_DIRS)
+            ):
+                dirs.append(candidate)
+    return dirs
+
+
+def visible_roots() -> list[str]:
+    """Every directory the sandbox shows read-only."""
+    return [*SYSTEM_DIRS, *interpreter_dirs()]
+
+
+def command_env(workspace: Path, *, sandboxed: bool = True) -> dict[str, str]:
+    """The environment of a command: a few safe variables, HOME is the workspace.
+
+    Args:
+        workspace: The command's working directory.
+        sandboxed: Whether the command runs in the sandbox (PATH then keeps only directories
+            the sandbox shows, and TMPDIR is its private ``/tmp``).
+
+    Returns:
+        The variables; no credentials or other parent variables are included.
+    """
+    env = {k: os.environ[k] for k in SAFE_ENV_KEYS if k in os.environ}
+    path = env.get("PATH", _FALLBACK_PATH)
+    if sandboxed:
+        roots = visible_roots()
+        kept = [p for p in path.split(os.pathsep) if p and _under(p, roots)]
+        path = os.pathsep.join(kept) or _FALLBACK_PATH
+        env["TMPDIR"] = "/tmp"
+    elif "TMPDIR" in os.environ:
+        env["TMPDIR"] = os.environ["TMPDIR"]
+    env["PATH"] = path
+    env["HOME"] = str(workspace)
+    env.setdefault("LANG", "C.UTF-8")
+    return env
+
+
+def _ro(path: str) -> list[str]:
+    if os.path.islink(path):
+        return ["--symlink", os.readlink(path), path]
+    return ["--ro-bind-try", path, path]
+
+
+def bwrap_argv(
+    bwrap: str,
+    inner: list[str],
+    workspace: Path,
+    env: dict[str, str],
+    *,
+    network: bool,
+) -> list[str]:
+    """The ``bwrap`` command line running ``inner`` with ``workspace`` as its only writable path.
+
+    Args:
+        bwrap: Path of the ``bwrap`` executable.
+        inner: The command to run inside.
+        workspace: Bound read-write at its own path; the working directory.
+        env: The command's whole environment (``--clearenv`` drops everything else).
+        network: Share the host's network (otherwise only a private loopback exists).
+
+    Returns:
+        The argument vector.
+    """
+    argv = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+    if network:
+        argv.append("--share-net")
+    for directory in SYSTEM_DIRS:
+        if os.path.lexists(directory):
+            argv += _ro(directory)
+    for entry in ETC_ENTRIES:
+        if os.path.lexists(entry):
+            argv += _ro(entry)
+    for directory in interpreter_dirs():
+        argv += ["--ro-bind", directory, directory]
+    ws = str(workspace)
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind", ws, ws, "--chdir", ws, "--clearenv"]
+    for key, value in sorted(env.items()):
+        argv += ["--setenv", key, value]
+    return [*argv, "--", *inner]
+
+
+def limited(inner: list[str], limits: Limits, *, nproc: int | None) -> list[str]:
+    """Wrap ``inner`` in ``prlimit`` with the memory, file-size and (optional) process limits."""
+    argv = [
+        "prlimit",
+        f"--as={limits.memory_bytes}",
+        f"--fsize={limits.file_bytes}",
+        "--core=0",
+    ]
+    if nproc is not None:
+        argv.append(f"--nproc={nproc}")
+    return [*argv, "--", *inner]
