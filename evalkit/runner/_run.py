@@ -17,6 +17,7 @@ from types import FrameType
 from typing import Any
 
 from evalkit._git import git_sha
+from evalkit._paths import safe_run_id
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -26,7 +27,9 @@ from evalkit.runner._backends import parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
+from evalkit.runner._resume import check_resumable
 from evalkit.runner._store import (
     LOG_FILE,
     EventLog,
@@ -260,7 +263,7 @@ def _resume_command(config: RunConfig, run_id: str) -> str:
 
 
 def _open_run_dir(config: RunConfig, run_id: str) -> Path:
-    run_dir = Path(config.runs_dir) / run_id
+    run_dir = Path(config.runs_dir) / safe_run_id(run_id)
     if config.resume and run_dir.is_dir():
         return run_dir
     Path(config.runs_dir).mkdir(parents=True, exist_ok=True)
@@ -302,7 +305,14 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     prep = _prepare(loaded, config)
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     run_dir = _open_run_dir(config, run_id)
+    with hold_run_lock(run_dir):
+        return _run_locked(prep, config, run_id, run_dir)
+
+
+def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
+    """Run the plan into ``run_dir``, whose lock the caller holds."""
     if config.resume:
+        check_resumable(run_dir, run_id)
         old = manifest_path(run_dir)
         if old.exists():
             previous = json.loads(old.read_text(encoding="utf-8"))
