@@ -7,7 +7,6 @@ import os
 import secrets
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._resume import check_resumable
+from evalkit.runner._scratch import make_scratch
 from evalkit.runner._store import (
     LOG_FILE,
     EventLog,
@@ -326,7 +326,7 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)
     done = writer.finished_keys() if config.resume else set()
-    workspace_root = Path(tempfile.mkdtemp(prefix=f"evalkit-{run_id}-"))
+    workspace_root = make_scratch(run_id)
     previous_handler = signal.getsignal(signal.SIGTERM)
 
     def _on_term(signum: int, frame: FrameType | None) -> None:
