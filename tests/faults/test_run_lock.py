@@ -44,29 +44,40 @@ def _wait_for_items(events: Path, count: int, timeout: float = 120) -> None:
 
 
 def test_second_writer_is_refused_while_the_first_runs(runs_dir: Path) -> None:
-    first = _start(runs_dir, "busy", "--provider-opt", "latency_s=0.1")
-    _wait_for_items(runs_dir / "busy" / "events.jsonl", 2)
-    for extra in (["--resume"], []):
-        second = subprocess.run(
-            _argv(runs_dir, "busy", *extra), capture_output=True, text=True, timeout=120
+    # long enough (~40 s of agent time) that both second writers start while it runs
+    first = _start(runs_dir, "busy", "--trials", "10", "--provider-opt", "latency_s=0.5")
+    try:
+        _wait_for_items(runs_dir / "busy" / "events.jsonl", 2)
+        resume, fresh = (
+            subprocess.Popen(
+                _argv(runs_dir, "busy", *extra),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )  # fmt: skip
+            for extra in (["--resume"], [])
         )
-        assert second.returncode == 2, second.stderr
-        assert "Traceback" not in second.stderr
-        if extra:
-            assert f"pid {first.pid}" in second.stderr
-            assert f"host {socket.gethostname()}" in second.stderr
-            assert "started 20" in second.stderr
-        else:
-            assert "already exists" in second.stderr
+        _, resume_err = resume.communicate(timeout=120)
+        _, fresh_err = fresh.communicate(timeout=120)
+        assert first.poll() is None, "the first run was still going when both were refused"
+    finally:
+        if first.poll() is None and sys.exc_info()[0] is not None:
+            os.killpg(first.pid, signal.SIGKILL)
+    assert resume.returncode == 2, resume_err
+    assert f"pid {first.pid}" in resume_err
+    assert f"host {socket.gethostname()}" in resume_err
+    assert "started 20" in resume_err and "Traceback" not in resume_err
+    assert fresh.returncode == 2, fresh_err
+    assert "already exists" in fresh_err and "Traceback" not in fresh_err
     _, err = first.communicate(timeout=300)
     assert first.returncode == 0, err
     table = evalkit.read_run(runs_dir / "busy")
-    assert len(table) == 4 * 4 * 6 and table["item_key"].is_unique
+    assert len(table) == 4 * 4 * 10 and table["item_key"].is_unique
     assert table["transcript_path"].notna().all()
     for shard in table["transcript_path"].unique():
         assert (runs_dir / "busy" / shard).is_file(), "every row points at a transcript on disk"
     manifest = read_manifest(runs_dir / "busy")
-    assert manifest["status"] == "complete" and manifest["counts"]["items"] == 96
+    assert manifest["status"] == "complete" and manifest["counts"]["items"] == 160
 
 
 def test_lock_of_a_killed_run_is_released(runs_dir: Path) -> None:
