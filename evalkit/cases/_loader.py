@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from evalkit._paths import is_inside
 from evalkit.cases._hashing import directory_hash, stable_hash
 from evalkit.cases._models import (
     DEFAULT_CONDITIONS,
@@ -27,6 +28,21 @@ M = TypeVar("M", bound=BaseModel)
 
 #: libyaml's safe loader when available (10x faster), else the pure-Python one.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _first_alias(text: str) -> yaml.AliasEvent | None:
+    """The first alias event (``*name``) of a YAML text, found without building any object.
+
+    Aliases are refused in suite files: a few hundred bytes of nested aliases ("billion
+    laughs") expand into billions of objects once constructed. Scanning the event stream costs
+    one pass of the parser and allocates nothing per alias; texts without ``*`` skip it.
+    """
+    if "*" not in text:
+        return None
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        if isinstance(event, yaml.AliasEvent):
+            return event
+    return None
 
 
 def load_suite(path: str | os.PathLike[str]) -> Suite:
@@ -114,6 +130,18 @@ def _read_yaml(path: Path, problems: list[Problem]) -> Any:
         problems.append(Problem(str(path), "", "empty file; expected a YAML mapping"))
         return None
     try:
+        alias = _first_alias(text)
+        if alias is not None:
+            mark = alias.start_mark
+            problems.append(
+                Problem(
+                    str(path),
+                    f"line {mark.line + 1}, column {mark.column + 1}" if mark else "",
+                    f"YAML aliases are not allowed in suite files (found '*{alias.anchor}'); "
+                    "write the value out in full instead of referring to an anchor",
+                )
+            )
+            return None
         return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -314,7 +342,16 @@ def _check_cases(
         for skill in case.skills or ():
             if skill not in spec.skills:
                 problems.append(Problem(file, f"{where}.skills", f"unknown skill '{skill}'"))
-        if case.fixture is not None and not (root / case.fixture).is_dir():
+        if case.fixture is not None and not is_inside(case.fixture, root):
+            problems.append(
+                Problem(
+                    file,
+                    f"{where}.fixture",
+                    f"fixture '{case.fixture}' lies outside the suite directory; give a path "
+                    "relative to the suite, without '..', absolute parts or symlinks out of it",
+                )
+            )
+        elif case.fixture is not None and not (root / case.fixture).is_dir():
             problems.append(
                 Problem(
                     file,

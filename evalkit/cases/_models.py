@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from evalkit._paths import unsafe_component_reason
+
 LANES = ("prompt", "execution", "evidence")
 SPLITS = ("dev", "holdout", "test")
 STANDARD_CONDITIONS = ("none", "self-load", "preloaded", "stale")
@@ -269,3 +271,16 @@ class SuiteFile(_Frozen):
     """Anti-pattern rules applied to every case."""
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Provider settings by provider name (overridden by ``--provider-opt``)."""
+
+    @field_validator("skills")
+    @classmethod
+    def _skill_names_are_directory_names(cls, skills: dict[str, Skill]) -> dict[str, Skill]:
+        # a skill is installed as <skills dir>/<name>/SKILL.md: the name must be one component
+        for name in skills:
+            reason = unsafe_component_reason(name)
+            if reason is not None:
+                raise ValueError(
+                    f"skill name {name!r} {reason}; rename the skill to a plain name such as "
+                    "'shell-scripts' (it becomes a directory name)"
+                )
+        return skills

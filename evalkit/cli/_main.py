@@ -15,6 +15,7 @@ from evalkit.runner import RunInterrupted
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,6 +56,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         eprint(f"interrupted: run '{exc.run_id}' saved everything that finished.")
         eprint(f"resume with: {exc.resume_command}")
         return exc.exit_code
+    except KeyboardInterrupt:
+        # Ctrl-C outside a run's own handling (start-up, validation, a report): no traceback
+        eprint("interrupted")
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
     return code

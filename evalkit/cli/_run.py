@@ -7,6 +7,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from evalkit._paths import safe_run_id
 from evalkit.cases import load_suite
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
@@ -72,6 +73,8 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     """
     if args.resume and not args.run_id:
         raise ConfigError("--resume needs --run-id (the run to continue)")
+    if args.run_id is not None:
+        safe_run_id(args.run_id)
     if args.trials is not None and args.trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {args.trials}")
     if args.concurrency < 1:

@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError
 from evalkit.optimize._guard import SealError, TamperError, check_unchanged, protected_state
@@ -170,7 +171,7 @@ class _Optimisation:
             )
         if config.condition not in suite.conditions:
             raise ConfigError(f"--condition: unknown condition '{config.condition}'")
-        run_id = config.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S")
+        run_id = safe_run_id(config.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S"))
         self.dir = Path(config.runs_dir) / run_id
         self.skills_dir = self.dir / "skills"
         self.gate = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, EvalkitError, InputError
-from evalkit.report._html import add_toc, sanitize_html
+from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
 from evalkit.report._notebooks import read_notebook, resource_dir
 from evalkit.report._params import validate_parameters
 from evalkit.results import RESULTS_FILE, resolve_run_dir
@@ -280,7 +280,7 @@ def render_html(
         }
     }
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    html_path.write_text(add_toc(body), encoding="utf-8")
+    html_path.write_text(neutralize_bidi(add_toc(body)), encoding="utf-8")
 
 
 def _runs_root(run: str | os.PathLike[str]) -> Path:

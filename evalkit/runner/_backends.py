@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, TypeVar
@@ -10,6 +11,7 @@ from typing import Any, TypeVar
 from joblib import Parallel, delayed, parallel_config
 
 from evalkit.errors import ConfigError
+from evalkit.runner._workers import init_worker, sigint_blocked
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -86,8 +88,15 @@ def parallel_map(
         for task in tasks:
             yield func(task)
         return
+    starting: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     if backend in ("loky", "threading"):
         stack = contextlib.ExitStack()
+        extra: dict[str, Any] = {}
+        if backend == "loky":
+            # workers exit with the runner and leave SIGINT to it (evalkit.runner._workers)
+            extra["initializer"] = init_worker
+            extra["initargs"] = (os.getpid(),)
+            starting = sigint_blocked()
         if backend == "threading":
             # Threads mostly wait on agents; a shorter GIL switch interval lets a thread whose
             # wait ended run sooner instead of queueing behind one that is scoring (restored).
@@ -101,6 +110,7 @@ def parallel_map(
             pre_dispatch="2*n_jobs",
             # I/O-bound items (agents, HTTP) must never be batched together behind one slot
             batch_size=1 if backend == "threading" else "auto",
+            **extra,
         )
     elif backend == "dask":
         stack = _dask_context(scheduler, concurrency)
@@ -116,5 +126,6 @@ def parallel_map(
             f"but '{backend}' was passed."
         )
     with stack:
-        results: Any = parallel(delayed(func)(task) for task in tasks)
+        with starting:
+            results: Any = parallel(delayed(func)(task) for task in tasks)
         yield from results

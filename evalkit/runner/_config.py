@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalkit._paths import unsafe_component_reason
 
 Backend = Literal["loky", "threading", "dask", "ray"]
 
@@ -79,3 +81,14 @@ class RunConfig(BaseModel):
     """Echo per-item logs (prefixed with the item key) to stderr."""
     command_line: str = ""
     """The command line that started the run (recorded in the manifest)."""
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_is_one_component(cls, value: str | None) -> str | None:
+        reason = None if value is None else unsafe_component_reason(value)
+        if reason is not None:
+            raise ValueError(
+                f"run id {value!r} {reason}; use a plain name that names a directory inside "
+                "runs_dir"
+            )
+        return value

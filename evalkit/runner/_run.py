@@ -7,7 +7,6 @@ import os
 import secrets
 import shutil
 import signal
-import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from types import FrameType
 from typing import Any
 
 from evalkit._git import git_sha
+from evalkit._paths import safe_run_id
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -38,7 +38,10 @@ from evalkit.runner._backends import parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
+from evalkit.runner._resume import check_resumable
+from evalkit.runner._scratch import make_scratch
 from evalkit.runner._store import LOG_FILE, PartWriter, compact
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
@@ -259,7 +262,7 @@ def _resume_command(config: RunConfig, run_id: str) -> str:
 
 
 def _open_run_dir(config: RunConfig, run_id: str) -> Path:
-    run_dir = Path(config.runs_dir) / run_id
+    run_dir = Path(config.runs_dir) / safe_run_id(run_id)
     if config.resume and run_dir.is_dir():
         return run_dir
     Path(config.runs_dir).mkdir(parents=True, exist_ok=True)
@@ -301,7 +304,14 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     prep = _prepare(loaded, config)
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     run_dir = _open_run_dir(config, run_id)
+    with hold_run_lock(run_dir):
+        return _run_locked(prep, config, run_id, run_dir)
+
+
+def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
+    """Run the plan into ``run_dir``, whose lock the caller holds."""
     if config.resume:
+        check_resumable(run_dir, run_id)
         previous = load_manifest(run_dir)
         if previous is not None:
             plan_hash = stable_hash([i.item_hash for i in prep.items])
@@ -314,7 +324,7 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)
     done = writer.finished_keys() if config.resume else set()
-    workspace_root = Path(tempfile.mkdtemp(prefix=f"evalkit-{run_id}-"))
+    workspace_root = make_scratch(run_id)
     previous_handler = signal.getsignal(signal.SIGTERM)
 
     def _on_term(signum: int, frame: FrameType | None) -> None:

@@ -1,4 +1,4 @@
-"""Crash safety: SIGKILL at random moments then --resume; SIGINT flushes and exits 130."""
+"""Crash safety: SIGKILL at moments defined by progress, then --resume; SIGINT exits 130."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 import evalkit
@@ -58,35 +57,92 @@ def _outcomes(run_dir: Path) -> pd.DataFrame:
     return df[["item_key", "passed", "score", "status"]].reset_index(drop=True)
 
 
-def test_sigkill_at_random_moments_then_resume_matches_uninterrupted(runs_dir: Path) -> None:
+#: Where each SIGKILL lands, by progress rather than by the clock: ``("started", 0)`` as soon as
+#: the attempt logged ``run_started`` (workers still starting), ``("items", n)`` after ``n`` items
+#: of this attempt finished (some not flushed yet), ``("flushed", n)`` after this attempt wrote
+#: a new results part and then ``n`` more items finished.
+KILL_MOMENTS = [
+    ("started", 0),
+    ("items", 1),
+    ("flushed", 0),
+    ("items", 7),
+    ("started", 0),
+    ("flushed", 3),
+    ("items", 15),
+    ("flushed", 1),
+    ("items", 3),
+    ("started", 0),
+    ("flushed", 8),
+    ("items", 25),
+]
+
+
+def _events(path: Path) -> list[str]:
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def _parts(run_dir: Path) -> int:
+    return len(list((run_dir / "parts").glob("results-*.parquet")))
+
+
+def _wait_for_moment(
+    proc: subprocess.Popen[bytes], run_dir: Path, moment: tuple[str, int], timeout: float = 300
+) -> bool:
+    """Wait until ``moment`` of this attempt is reached; False if the run finished first."""
+    kind, count = moment
+    events = run_dir / "events.jsonl"
+    seen = len(_events(events))
+    parts = _parts(run_dir)
+    flushed_at: int | None = None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        new = _events(events)[seen:]
+        started = any('"run_started"' in line for line in new)
+        finished = sum('"item_finished"' in line for line in new)
+        if kind == "started" and started:
+            return True
+        if kind == "items" and finished >= count:
+            return True
+        if kind == "flushed":
+            if flushed_at is None and _parts(run_dir) > parts:
+                flushed_at = finished
+            if flushed_at is not None and finished >= flushed_at + count:
+                return True
+        time.sleep(0.01)
+    raise AssertionError(f"moment {moment} not reached in {timeout}s")
+
+
+def test_sigkill_at_progress_moments_then_resume_matches_uninterrupted(runs_dir: Path) -> None:
     reference = _start(runs_dir, "reference")
     assert reference.wait(timeout=300) == 0
     expected = _outcomes(runs_dir / "reference")
 
-    rng = np.random.default_rng(2026)
+    run_dir = runs_dir / "crashy"
     kills = 0
+    rows_at_kill = []
     proc = _start(runs_dir, "crashy")
-    while True:
-        if kills == 12:
-            assert proc.wait(timeout=300) == 0
-            break
-        try:
-            assert proc.wait(timeout=float(rng.uniform(0.2, 2.0))) == 0
-            break  # completed before the next kill
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            kills += 1
+    for moment in KILL_MOMENTS:
+        if not _wait_for_moment(proc, run_dir, moment):
+            break  # the run completed before this moment
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kills += 1
+        rows_at_kill.append(len(evalkit.read_run(run_dir)) if _parts(run_dir) else 0)
         proc = _start(runs_dir, "crashy", "--resume")
-    assert kills >= 10
-    got = _outcomes(runs_dir / "crashy")
+    assert proc.wait(timeout=300) == 0
+    assert kills >= 10, f"only {kills} kills landed before the run completed"
+    assert rows_at_kill[0] == 0, "the first kill landed during start-up"
+    assert max(rows_at_kill) > 0, "some kills landed after items were on disk"
+    got = _outcomes(run_dir)
     assert got["item_key"].is_unique
     pd.testing.assert_frame_equal(got, expected)
-    manifest = json.loads((runs_dir / "crashy" / "manifest.json").read_text())
+    manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["counts"]["items"] == len(expected)
-    events = (runs_dir / "crashy" / "events.jsonl").read_text().splitlines()
+    events = (run_dir / "events.jsonl").read_text().splitlines()
     assert all(json.loads(line) for line in events), "no torn event lines"
-    assert 2 <= sum('"run_started"' in line for line in events) <= kills + 1
+    assert sum('"run_started"' in line for line in events) == kills + 1
 
 
 def test_sigint_flushes_and_exits_130(runs_dir: Path, tmp_path: Path) -> None:
