@@ -125,6 +125,13 @@ def compare_main(args: argparse.Namespace) -> int:
             + f" over {result.n_cases} cases; "
             f"wins {result.wins}, losses {result.losses}, ties {result.ties}"
         )
+        if result.sign_flip is not None:
+            console.print(
+                f"sign-flip test over {result.sign_flip.n_cases} cases: "
+                f"p = {result.sign_flip.pvalue:.3g}"
+            )
+        if result.verdict_note:
+            console.print(f"note: {escape(result.verdict_note)}")
         for label, cases in (
             ("regressed", result.regressed_cases),
             ("improved", result.improved_cases),

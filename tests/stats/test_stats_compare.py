@@ -65,7 +65,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     cand = _run({"none": [0.9]}, seed=2)
     result = compare(base, cand, n_resamples=2000)
     out = result.to_dict()
-    assert set(out) == TOP_KEYS | {"threshold", "unmatched"}  # DESIGN keys, extended
+    assert set(out) == TOP_KEYS | {"threshold", "unmatched", "sign_flip", "verdict_note"}
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
     assert out["verdict"] == "improved"
     assert out["metric"] == "passed"
