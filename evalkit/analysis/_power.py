@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
@@ -16,6 +18,7 @@ from evalkit.stats import (
     required_trials,
     simulate_power,
 )
+from evalkit.stats._power import DEFAULT_CONCENTRATION
 
 
 def power(
@@ -41,7 +44,9 @@ def power(
 
     Variance components default to Miller's model around ``baseline_rate`` (0.5); with
     ``from_run`` they are estimated from an existing run (two of its ``conditions`` as the
-    arms, or its only condition).
+    arms, or its only condition), for the simulation too (its baseline rate and case
+    spread). Numbers of cases are planned for evalkit's verdict "improved", practical
+    threshold included; ``note`` explains a plan that cannot succeed.
 
     Args:
         cases: Number of cases.
@@ -86,7 +91,27 @@ def power(
         return required_trials(effect, cases, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is not None:
         rate = baseline_rate if baseline_rate is not None else 0.5
-        return simulate_power(cases, trials, effect, rate, n_sims=n_sims, seed=seed, alpha=alpha)
+        concentration = DEFAULT_CONCENTRATION
+        if components is not None:
+            rate = components.baseline_rate if baseline_rate is None else rate
+            spread = rate * (1.0 - rate)
+            if math.isfinite(components.var_between) and 0 < components.var_between < spread:
+                concentration = spread / components.var_between - 1.0
+        result = simulate_power(
+            cases,
+            trials,
+            effect,
+            rate,
+            n_sims=n_sims,
+            seed=seed,
+            alpha=alpha,
+            concentration=concentration,
+        )
+        verdict_word = "reaches" if result.power >= target_power else "falls short of"
+        return replace(
+            result,
+            note=f"simulated power {result.power:.2f} {verdict_word} the target {target_power:g}",
+        )
     raise InputError(
         "evalkit power needs --effect (to get the cases needed) or --cases (to get the "
         "minimum detectable effect), optionally with --trials"

@@ -175,8 +175,11 @@ def power_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
+    if result.n_cases is None and args.cases is None:
+        print(result.note)
+        return 0
     if args.effect is not None and args.cases is None:
-        answer = f"cases needed: {result.n_cases}"
+        answer = f"cases needed for the verdict improved: {result.n_cases}"
     elif args.cases is not None and args.effect is None:
         answer = f"minimum detectable effect: {_pct(result.effect)}"
     elif args.trials is None:
