@@ -3,7 +3,14 @@
 from evalkit.analysis._flips import flips
 from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
 from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
-from evalkit.analysis._lift import DEFAULT_ROLES, LIFT_METRICS, TRIGGER_METRICS, LiftResult, lift
+from evalkit.analysis._lift import (
+    DEFAULT_ROLES,
+    LIFT_METRICS,
+    TRIGGER_METRICS,
+    LiftResult,
+    lift,
+    parse_roles,
+)
 from evalkit.analysis._power import power
 
 __all__ = [
@@ -21,5 +28,6 @@ __all__ = [
     "import_results",
     "lift",
     "load_policy",
+    "parse_roles",
     "power",
 ]

@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--runs-dir", default="runs")
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap replicates")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--roles",
+        metavar="COND=ROLE,...",
+        help="which condition plays each role, e.g. none=A,self-load=B,preloaded=C,stale=D "
+        "(A baseline, B self-load, C oracle, D stale; default those names)",
+    )
     add_json_flag(p)
     p.set_defaults(func=lift_main)
 
@@ -73,7 +79,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
-    result = lift(args.run, n_resamples=args.resamples, seed=args.seed, runs_dir=args.runs_dir)
+    result = lift(
+        args.run,
+        roles=args.roles,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        runs_dir=args.runs_dir,
+    )
     if args.json:
         print_json(result.to_dict())
         return 0
