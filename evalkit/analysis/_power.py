@@ -29,6 +29,7 @@ def power(
     baseline_rate: float | None = None,
     alpha: float = 0.05,
     target_power: float = 0.8,
+    threshold: float | None = None,
     from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | None = None,
     n_sims: int = 500,
@@ -55,6 +56,7 @@ def power(
         baseline_rate: Baseline pass rate.
         alpha: Two-sided significance level.
         target_power: Desired power.
+        threshold: Practical threshold of the verdict "improved" (default 0.05).
         from_run: A run (or tidy frame) to read variance estimates from.
         conditions: Conditions of ``from_run`` used as the two arms.
         n_sims: Simulations when all three numbers are given.
@@ -84,9 +86,9 @@ def power(
         "components": components,
     }
     if effect is not None and cases is None:
-        return required_cases(effect, trials or 1, **common)  # type: ignore[arg-type]
+        return required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
     if cases is not None and effect is None:
-        return minimum_detectable_effect(cases, trials or 1, **common)  # type: ignore[arg-type]
+        return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is None:
         return required_trials(effect, cases, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is not None:
@@ -106,6 +108,7 @@ def power(
             seed=seed,
             alpha=alpha,
             concentration=concentration,
+            threshold=threshold,
         )
         verdict_word = "reaches" if result.power >= target_power else "falls short of"
         return replace(

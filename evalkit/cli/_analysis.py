@@ -70,6 +70,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--baseline-rate", type=float, help="baseline pass rate (default 0.5)")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8, dest="target_power")
+    p.add_argument(
+        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
+    )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
     p.add_argument("--runs-dir", default="runs")
@@ -180,6 +183,7 @@ def power_main(args: argparse.Namespace) -> int:
         baseline_rate=args.baseline_rate,
         alpha=args.alpha,
         target_power=args.target_power,
+        threshold=args.threshold,
         from_run=args.from_run,
         conditions=split_csv(args.conditions) or None,
         runs_dir=args.runs_dir,

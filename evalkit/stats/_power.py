@@ -291,8 +291,13 @@ def minimum_detectable_effect(
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
+    threshold: float | None = None,
 ) -> PowerResult:
     """Smallest paired effect a design detects with the given power (Miller eq. 9).
+
+    "Detects" means evalkit's verdict "improved": besides Miller's eq. 9 (interval above 0),
+    the estimate must reach the practical ``threshold``, which needs an effect of at least
+    ``threshold + z_power * se``; the larger of the two is returned.
 
     Args:
         n_cases: Cases in the comparison (>= 2).
@@ -306,6 +311,7 @@ def minimum_detectable_effect(
         components: Estimates from :func:`estimate_variance_components`, used for any
             argument left as None.
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's eq. 9 as printed).
+        threshold: Practical threshold of "improved" (default 0.05; 0 gives Miller's eq. 9).
 
     Returns:
         :class:`PowerResult` whose ``effect`` is the minimum detectable effect.
@@ -324,12 +330,16 @@ def minimum_detectable_effect(
         baseline_rate, var_between, var_within, correlation, alpha, power, components, method
     )
     omega = math.sqrt(design.omega2(trials))
+    se = omega / math.sqrt(cases)
+    limit = _threshold(threshold)
+    effect = max(design.detectable(cases) * omega, limit + float(stats.norm.ppf(design.power)) * se)
     return design.result(
         n_cases=cases,
         n_trials=trials,
-        effect=design.detectable(cases) * omega,
+        effect=effect,
         power=design.power,
-        se=omega / math.sqrt(cases),
+        se=se,
+        threshold=limit,
     )
 
 

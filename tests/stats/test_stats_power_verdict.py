@@ -53,3 +53,15 @@ def test_simulation_uses_the_run_and_reports_the_target() -> None:
     )
     assert result.method == "simulation"
     assert "target 0.9" in result.note
+
+
+def test_minimum_detectable_effect_respects_the_threshold() -> None:
+    from scipy import stats
+
+    from evalkit.stats import minimum_detectable_effect
+
+    small = minimum_detectable_effect(100, 3)  # interval-bound: Miller's eq. 9
+    assert small.effect == pytest.approx(minimum_detectable_effect(100, 3, threshold=0).effect)
+    large = minimum_detectable_effect(2000, 3)  # threshold-bound
+    assert large.effect == pytest.approx(0.05 + stats.norm.ppf(0.8) * large.se)
+    assert large.effect > minimum_detectable_effect(2000, 3, threshold=0).effect
