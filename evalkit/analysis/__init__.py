@@ -17,6 +17,7 @@ from evalkit.analysis._lift import (
     LiftResult,
     TriggerMetric,
     lift,
+    parse_roles,
 )
 from evalkit.analysis._power import power
 
@@ -38,5 +39,6 @@ __all__ = [
     "import_results",
     "lift",
     "load_policy",
+    "parse_roles",
     "power",
 ]

@@ -19,7 +19,10 @@ more. A case "passes" under a condition (for regression and unlock rates) when a
 its trials pass. Every metric is computed on the cases that have the conditions it needs;
 cases missing a condition are listed in ``missing``, never silently dropped. Intervals come
 from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
-every metric), with Hesterberg's expanded percentile interval.
+every metric), with Hesterberg's expanded percentile interval. The per-condition success
+rates (one arm each) use the clustered Wilson interval with a few-cluster correction
+(:func:`evalkit.stats._proportions.cluster_wilson`): a case bootstrap of a rare pass rate
+covers only about 87 % with 20 cases, the clustered Wilson 97 %.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import pandas as pd
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import load_results
-from evalkit.stats import Interval, as_frame, percentile_interval, records
+from evalkit.stats import Interval, as_frame, cluster_wilson, percentile_interval, records
 
 #: The conditions the lift metrics are defined on, by role.
 DEFAULT_ROLES: dict[str, str] = {
@@ -170,21 +173,24 @@ def _group_metrics(
         rows.append(_metric_row(metric, interval, used))
 
     values = {role: col(role) for role in roles}
+    trials = group.pivot_table(
+        index="case_id", columns="condition", values="passed", aggfunc="count", observed=True
+    )
     for condition in present:
         v = rates[condition].to_numpy(dtype=float)
         mask = ~np.isnan(v)
-        interval, used = resampler.ratio(
-            np.where(mask, v, 0.0), mask.astype(float), confidence, METHOD
+        interval = cluster_wilson(
+            v[mask], int(trials[condition].sum()), confidence, small_sample=True
         )
         success.append(
             {
                 "condition": condition,
-                "n_cases": used,
+                "n_cases": int(mask.sum()),
                 "estimate": interval.estimate,
                 "ci_low": interval.ci_low,
                 "ci_high": interval.ci_high,
                 "confidence": confidence,
-                "method": METHOD,
+                "method": interval.method,
             }
         )
     for case_id, row in rates.iterrows():
@@ -282,10 +288,60 @@ def _trigger_metrics(
     return out
 
 
+def parse_roles(text: str | Mapping[str, str] | None) -> dict[str, str]:
+    """Read a role assignment such as ``"none=A,self-load=B,preloaded=C,stale=D"``.
+
+    Each comma-separated item names a condition and the role it plays (``CONDITION=ROLE``);
+    ``ROLE=CONDITION`` is accepted too. Roles are A (baseline), B (self-load), C (oracle) and
+    D (stale); roles left out keep their default condition. A mapping is taken as
+    ``{role: condition}`` and checked the same way.
+
+    Args:
+        text: The assignment (e.g. the value of ``--roles``), a mapping, or None/empty.
+
+    Returns:
+        ``{role: condition}`` for the roles given (empty when nothing was given).
+
+    Raises:
+        InputError: An item is not ``NAME=ROLE``, a role is unknown or given twice.
+
+    Examples:
+        >>> parse_roles("baseline=A,with-skill=B")
+        {'A': 'baseline', 'B': 'with-skill'}
+        >>> parse_roles("C=oracle")
+        {'C': 'oracle'}
+    """
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return {}
+    if not isinstance(text, str):
+        pairs = [(str(role), str(condition)) for role, condition in text.items()]
+    else:
+        pairs = []
+        for item in (part.strip() for part in text.split(",") if part.strip()):
+            left, sep, right = (x.strip() for x in item.partition("="))
+            if not sep or not left or not right:
+                raise InputError(
+                    f"roles: '{item}' is not CONDITION=ROLE; write e.g. "
+                    "--roles none=A,self-load=B,preloaded=C,stale=D"
+                )
+            pairs.append((right, left) if right in DEFAULT_ROLES else (left, right))
+    out: dict[str, str] = {}
+    for role, condition in pairs:
+        if role not in DEFAULT_ROLES:
+            raise InputError(
+                f"roles: '{role}' is not a role; the roles are A (baseline), B (self-load), "
+                f"C (oracle) and D (stale), e.g. --roles {condition}=A"
+            )
+        if role in out:
+            raise InputError(f"roles: role {role} is given twice ('{out[role]}', '{condition}')")
+        out[role] = condition
+    return out
+
+
 def lift(
     data: pd.DataFrame | str | os.PathLike[str],
     *,
-    roles: Mapping[str, str] | None = None,
+    roles: Mapping[str, str] | str | None = None,
     n_resamples: int = 10_000,
     confidence: float = 0.95,
     seed: int | None = 0,
@@ -298,7 +354,9 @@ def lift(
             condition, passed`` (``trial``, ``provider``, ``lane``, ``expected_skill`` and
             ``inferred_skill`` are used when present).
         roles: Which condition plays A (baseline), B (self-load), C (oracle) and D (stale);
-            default ``none``, ``self-load``, ``preloaded``, ``stale``.
+            default ``none``, ``self-load``, ``preloaded``, ``stale``. A mapping
+            ``{role: condition}`` or text such as ``"none=A,self-load=B"``
+            (:func:`parse_roles`).
         n_resamples: Bootstrap replicates.
         confidence: Confidence level.
         seed: Bootstrap seed (same seed, same intervals).
@@ -321,12 +379,13 @@ def lift(
         >>> result.metric("oracle_lift")
         0.5
     """
-    roles = {**DEFAULT_ROLES, **(roles or {})}
+    roles = {**DEFAULT_ROLES, **parse_roles(roles)}
     frame = as_frame(load_results(data, runs_dir), what="data")
     if not set(roles.values()) & set(frame["condition"]):
         raise InputError(
             f"none of the conditions {sorted(roles.values())} is in the data "
-            f"(found: {sorted(frame['condition'].unique())}); pass roles= to map yours"
+            f"(found: {sorted(frame['condition'].unique())}); map yours with roles= "
+            "(CLI: --roles CONDITION=A,CONDITION=B,...)"
         )
     run_id = ""
     if "run_id" in frame.columns and frame["run_id"].notna().any():

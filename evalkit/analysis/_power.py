@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
+    DEFAULT_CONCENTRATION,
     PowerResult,
     estimate_variance_components,
     minimum_detectable_effect,
@@ -27,6 +30,7 @@ def power(
     baseline_rate: float | None = None,
     alpha: float = 0.05,
     target_power: float = 0.8,
+    threshold: float | None = None,
     from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | None = None,
     n_sims: int = 500,
@@ -42,7 +46,9 @@ def power(
 
     Variance components default to Miller's model around ``baseline_rate`` (0.5); with
     ``from_run`` they are estimated from an existing run (two of its ``conditions`` as the
-    arms, or its only condition).
+    arms, or its only condition), for the simulation too (its baseline rate and case
+    spread). Numbers of cases are planned for evalkit's verdict "improved", practical
+    threshold included; ``note`` explains a plan that cannot succeed.
 
     Args:
         cases: Number of cases.
@@ -51,6 +57,7 @@ def power(
         baseline_rate: Baseline pass rate.
         alpha: Two-sided significance level.
         target_power: Desired power.
+        threshold: Practical threshold of the verdict "improved" (default 0.05).
         from_run: A run (or tidy frame) to read variance estimates from.
         conditions: Conditions of ``from_run`` used as the two arms.
         n_sims: Simulations when all three numbers are given.
@@ -82,14 +89,35 @@ def power(
         "components": components,
     }
     if effect is not None and cases is None:
-        return required_cases(effect, trials or 1, **common)  # type: ignore[arg-type]
+        return required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
     if cases is not None and effect is None:
-        return minimum_detectable_effect(cases, trials or 1, **common)  # type: ignore[arg-type]
+        return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is None:
         return required_trials(effect, cases, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is not None:
         rate = baseline_rate if baseline_rate is not None else 0.5
-        return simulate_power(cases, trials, effect, rate, n_sims=n_sims, seed=seed, alpha=alpha)
+        concentration = DEFAULT_CONCENTRATION
+        if components is not None:
+            rate = components.baseline_rate if baseline_rate is None else rate
+            spread = rate * (1.0 - rate)
+            if math.isfinite(components.var_between) and 0 < components.var_between < spread:
+                concentration = spread / components.var_between - 1.0
+        result = simulate_power(
+            cases,
+            trials,
+            effect,
+            rate,
+            n_sims=n_sims,
+            seed=seed,
+            alpha=alpha,
+            concentration=concentration,
+            threshold=threshold,
+        )
+        verdict_word = "reaches" if result.power >= target_power else "falls short of"
+        return replace(
+            result,
+            note=f"simulated power {result.power:.2f} {verdict_word} the target {target_power:g}",
+        )
     raise InputError(
         "evalkit power needs --effect (to get the cases needed) or --cases (to get the "
         "minimum detectable effect), optionally with --trials"

@@ -29,6 +29,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--runs-dir", default="runs")
     p.add_argument("--resamples", type=int, default=10_000, help="bootstrap replicates")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--roles",
+        metavar="COND=ROLE,...",
+        help="which condition plays each role, e.g. none=A,self-load=B,preloaded=C,stale=D "
+        "(A baseline, B self-load, C oracle, D stale; default those names)",
+    )
     add_json_flag(p)
     p.set_defaults(func=lift_main)
 
@@ -63,6 +69,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--baseline-rate", type=float, help="baseline pass rate (default 0.5)")
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--power", type=float, default=0.8, dest="target_power")
+    p.add_argument(
+        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
+    )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
     p.add_argument("--runs-dir", default="runs")
@@ -72,7 +81,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
-    result = lift(args.run, n_resamples=args.resamples, seed=args.seed, runs_dir=args.runs_dir)
+    result = lift(
+        args.run,
+        roles=args.roles,
+        n_resamples=args.resamples,
+        seed=args.seed,
+        runs_dir=args.runs_dir,
+    )
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -124,6 +139,13 @@ def compare_main(args: argparse.Namespace) -> int:
             + f" over {result.n_cases} cases; "
             f"wins {result.wins}, losses {result.losses}, ties {result.ties}"
         )
+        if result.sign_flip is not None:
+            console.print(
+                f"sign-flip test over {result.sign_flip.n_cases} cases: "
+                f"p = {result.sign_flip.pvalue:.3g}"
+            )
+        if result.verdict_note:
+            console.print(f"note: {escape(result.verdict_note)}")
         for label, cases in (
             ("regressed", result.regressed_cases),
             ("improved", result.improved_cases),
@@ -160,6 +182,7 @@ def power_main(args: argparse.Namespace) -> int:
         baseline_rate=args.baseline_rate,
         alpha=args.alpha,
         target_power=args.target_power,
+        threshold=args.threshold,
         from_run=args.from_run,
         conditions=split_csv(args.conditions) or None,
         runs_dir=args.runs_dir,
@@ -167,8 +190,11 @@ def power_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
+    if result.n_cases is None and args.cases is None:
+        print(result.note)
+        return 0
     if args.effect is not None and args.cases is None:
-        answer = f"cases needed: {result.n_cases}"
+        answer = f"cases needed for the verdict improved: {result.n_cases}"
     elif args.cases is not None and args.effect is None:
         answer = f"minimum detectable effect: {_pct(result.effect)}"
     elif args.trials is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit.analysis import parse_roles
 from evalkit.cli._common import add_json_flag, eprint, print_json
 from evalkit.errors import InputError
 from evalkit.report import KINDS, ReportError, parse_assignments, report
@@ -31,6 +32,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="A,B: with --kind compare and no --baseline, the two conditions compared",
     )
     p.add_argument(
+        "--roles",
+        metavar="COND=ROLE,...",
+        help="with --kind lift: which condition plays each role, e.g. none=A,self-load=B",
+    )
+    p.add_argument(
         "-p",
         "--param",
         action="append",
@@ -56,6 +62,9 @@ def main(args: argparse.Namespace) -> int:
     parameters: dict[str, object] = dict(parse_assignments(args.param))
     if args.conditions:
         parameters["conditions"] = args.conditions
+    if args.roles:
+        parse_roles(args.roles)  # a bad assignment stops here, before a kernel starts
+        parameters["roles"] = args.roles
     try:
         result = report(
             args.run,

@@ -431,11 +431,10 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         f"per-case verdicts: exact tests, {c.correction} correction at alpha {c.alpha:g}; "
         f"{len(c.regressed_cases)} regressed, {len(c.improved_cases)} improved",
     ]
-    if c.mcnemar is not None:
+    if c.sign_flip is not None:
         details.append(
-            f"McNemar on {c.mcnemar.n_pairs} aligned trials: p = {c.mcnemar.pvalue:.3g} "
-            f"({c.mcnemar.baseline_only} baseline-only passes, "
-            f"{c.mcnemar.candidate_only} candidate-only)"
+            f"sign-flip test over {c.sign_flip.n_cases} cases: p = {c.sign_flip.pvalue:.3g}"
+            + (f" ({c.verdict_note})" if c.verdict_note else "")
         )
     if not c.unmatched.empty:
         details.append(f"{len(c.unmatched)} unit(s) present on one side only (listed below)")

@@ -23,12 +23,13 @@ from evalkit.stats._interval import Interval
 from evalkit.stats._means import clustered_se, mean_ci
 from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
 from evalkit.stats._power import (
+    DEFAULT_CONCENTRATION,
     PowerResult,
     minimum_detectable_effect,
     required_cases,
     required_trials,
 )
-from evalkit.stats._proportions import pass_rates, proportion_ci
+from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
 from evalkit.stats._simulate import simulate_power
 from evalkit.stats._types import (
     CORRECTIONS,
@@ -42,6 +43,7 @@ from evalkit.stats._variance import VarianceComponents, estimate_variance_compon
 from evalkit.stats._verdicts import verdict
 
 __all__ = [
+    "DEFAULT_CONCENTRATION",
     "CORRECTIONS",
     "Correction",
     "FlipRate",
@@ -57,6 +59,7 @@ __all__ = [
     "Verdict",
     "as_frame",
     "cluster_bootstrap",
+    "cluster_wilson",
     "clustered_se",
     "cohens_kappa",
     "compare",

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.errors import InputError
 from evalkit.stats._frame import check_choice, check_confidence, json_ready
@@ -28,6 +29,8 @@ class Kappa(NamedTuple):
         n: Number of labelled items.
         se: Asymptotic standard error (statsmodels ``std_kappa``).
         observed_agreement: Share of items with identical labels.
+        note: Why the estimate or the interval is special (undefined kappa, a rater who gave
+            one label everywhere, perfect agreement); empty otherwise.
     """
 
     estimate: float
@@ -38,6 +41,7 @@ class Kappa(NamedTuple):
     n: int
     se: float
     observed_agreement: float
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict (NaN → None).
@@ -59,7 +63,11 @@ def cohens_kappa(
     Use it to calibrate an LLM judge against human labels: ``labels_a[i]`` and ``labels_b[i]``
     are the two labels of item ``i``. The contingency table uses the sorted union of labels, so
     a label used by one rater only still counts. The interval is statsmodels' asymptotic one,
-    ``kappa +/- z * ASE``, clipped to [-1, 1].
+    ``kappa +/- z * ASE``, clipped to [-1, 1]. Where that one degenerates, the result is
+    defined and explained in ``note``: perfect agreement gives kappa 1 with bounds from the
+    Wilson interval of the observed agreement (chance agreement fixed); a rater who gives one
+    label everywhere gives kappa 0 (by construction) with the same kind of interval; both
+    raters using the same single label leave kappa undefined (NaN, None in JSON).
 
     Args:
         labels_a: Labels of the first rater (any hashable values, e.g. booleans).
@@ -106,10 +114,62 @@ def cohens_kappa(
     expected = float(np.sum(table.sum(axis=0) * table.sum(axis=1)) / n**2)
     if len(categories) < 2 or expected >= 1.0:
         nan = float("nan")
-        return Kappa(nan, nan, nan, level, method, n, nan, observed)
+        note = (
+            f"kappa is undefined: both raters gave the label {categories[0]!r} to every item, "
+            "so chance agreement is 100 % and there is nothing beyond chance to measure"
+        )
+        return Kappa(nan, nan, nan, level, method, n, nan, observed, note)
+    constant = [
+        name
+        for name, margin in (("labels_a", table.sum(axis=1)), ("labels_b", table.sum(axis=0)))
+        if np.count_nonzero(margin) == 1
+    ]
+    if constant:
+        low, high = _agreement_interval(observed, expected, n, level)
+        note = (
+            f"`{constant[0]}` gave one label to every item: kappa is 0 by construction "
+            "(its agreement is all chance); label items of more than one kind to measure "
+            "agreement"
+        )
+        return Kappa(
+            0.0, min(low, 0.0), max(high, 0.0), level, method, n, float("nan"), observed, note
+        )
     result = sm_cohens_kappa(table, wt=weights)
     kappa, se = float(result.kappa), float(result.std_kappa)
+    if not se > 0.0:  # perfect agreement: the asymptotic standard error is 0
+        low, high = _agreement_interval(observed, expected, n, level)
+        note = (
+            "perfect agreement: the asymptotic interval has zero width, so the interval comes "
+            "from the Wilson interval of the observed agreement"
+        )
+        return Kappa(kappa, min(low, kappa), max(high, kappa), level, method, n, se, observed, note)
     half = float(stats.norm.ppf(0.5 + level / 2)) * se
     low = float(np.clip(kappa - half, -1.0, 1.0))
     high = float(np.clip(kappa + half, -1.0, 1.0))
     return Kappa(kappa, min(low, kappa), max(high, kappa), level, method, n, se, observed)
+
+
+def _agreement_interval(
+    observed: float, expected: float, n: int, confidence: float
+) -> tuple[float, float]:
+    """Kappa bounds from the Wilson interval of the observed agreement, chance agreement fixed.
+
+    ``kappa = (p_o - p_e) / (1 - p_e)`` is increasing in the observed agreement ``p_o``, so the
+    Wilson bounds of ``p_o`` (``n`` items) map to kappa bounds; they keep a width where the
+    asymptotic standard error is 0 (perfect agreement, a constant rater).
+
+    Args:
+        observed: Observed agreement ``p_o``.
+        expected: Chance agreement ``p_e`` (< 1).
+        n: Number of items.
+        confidence: Confidence level.
+
+    Returns:
+        Lower and upper kappa bounds, clipped to [-1, 1].
+    """
+    low, high = proportion_confint(observed * n, n, alpha=1.0 - confidence, method="wilson")
+    scale = 1.0 - expected
+    return (
+        float(np.clip((float(low) - expected) / scale, -1.0, 1.0)),
+        float(np.clip((float(high) - expected) / scale, -1.0, 1.0)),
+    )

@@ -20,8 +20,11 @@ independently.
 Interval: the *expanded* percentile interval (Hesterberg 2015, "What teachers should know
 about the bootstrap", The American Statistician 69(4)): percentiles at the two-sided level
 ``alpha'`` with ``z_{alpha'/2} = sqrt(C/(C-1)) t_{alpha/2, C-1}``, which corrects the
-narrowness of the percentile interval with few cases (C = number of cases). With fewer than
-two cases the bounds are NaN.
+narrowness of the percentile interval with few cases (C = number of cases). The paired
+interval behind the verdict is then widened, where needed, to contain the Student-t interval of
+the per-case differences (``C - 1`` degrees of freedom): a percentile bootstrap cannot reach
+beyond the smallest and largest per-case difference, which made it zero-width or nearly so
+with 2-5 cases. With fewer than two cases the bounds are NaN.
 
 Speed: resamples are drawn in chunks of a few million cells (bounded memory) with small
 integer index dtypes; there is no Python loop over resamples. Results depend only on the seed
@@ -41,6 +44,7 @@ from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, check_choice, check_confidence, check_positive_int
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._means import t_interval
 
 #: Upper bound on the number of cells (resamples x cases x trials) held in memory at once.
 CHUNK_CELLS = 2_000_000
@@ -250,8 +254,9 @@ def paired_delta_interval(
     estimate = float(delta.mean())
     if not resample_trials:
         boot = resample_cases(delta, n_resamples, rng)
-        return percentile_interval(
-            boot, estimate, len(delta), confidence, "paired-cluster-bootstrap"
+        return _at_least_t(
+            percentile_interval(boot, estimate, len(delta), confidence, "paired-cluster-bootstrap"),
+            delta,
         )
     valid_b, valid_c = np.isfinite(baseline), np.isfinite(candidate)
     aligned = (valid_b == valid_c).all(axis=1)
@@ -262,7 +267,34 @@ def paired_delta_interval(
         first = np.where(aligned[:, None], joint, candidate)
         second = np.where(aligned[:, None], np.where(valid_b, 0.0, np.nan), baseline)
         boot = resample_two_stage(first, second, n_resamples, rng)
-    return percentile_interval(boot, estimate, len(delta), confidence, "paired-two-stage-bootstrap")
+    return _at_least_t(
+        percentile_interval(boot, estimate, len(delta), confidence, "paired-two-stage-bootstrap"),
+        delta,
+    )
+
+
+def _at_least_t(interval: Interval, case_deltas: np.ndarray) -> Interval:
+    """Widen a bootstrap interval to contain the t interval of the per-case differences.
+
+    A percentile bootstrap cannot reach beyond the smallest and largest per-case difference,
+    so with a handful of cases it is far too narrow; the t interval on ``C - 1`` degrees of
+    freedom is not. Taking the hull keeps the bootstrap's shape where it is wider (skewed
+    differences) and the t interval's width where the bootstrap collapses.
+
+    Args:
+        interval: The bootstrap interval.
+        case_deltas: One difference per case.
+
+    Returns:
+        The widened interval (same estimate, level and method label).
+    """
+    if len(case_deltas) < 2:
+        return interval
+    t = t_interval(case_deltas, interval.confidence)
+    low, high = min(interval.ci_low, t.ci_low), max(interval.ci_high, t.ci_high)
+    if bool(np.all(np.abs(case_deltas) <= 1.0)):  # differences of rates: stay in [-1, 1]
+        low, high = max(low, -1.0), min(high, 1.0)
+    return interval._replace(ci_low=min(low, interval.ci_low), ci_high=max(high, interval.ci_high))
 
 
 def _as_matrix(data: object, name: str) -> np.ndarray:

@@ -77,14 +77,14 @@ def compare(
 
     Examples:
         >>> run = pd.DataFrame({
-        ...     "case_id": list("abcdef") * 2,
-        ...     "condition": ["none"] * 6 + ["preloaded"] * 6,
-        ...     "passed": [False, False, True, False, False, True] + [True] * 6,
+        ...     "case_id": list("abcdefgh") * 2,
+        ...     "condition": ["none"] * 8 + ["preloaded"] * 8,
+        ...     "passed": [False, False, True, False, False, True, False, False] + [True] * 8,
         ... })
         >>> result = compare(run, conditions=("none", "preloaded"), n_resamples=2000)
         >>> out = result.to_dict()
         >>> out["verdict"], out["wins"], out["cases"][0]["condition"]
-        ('improved', 4, 'preloaded vs none')
+        ('improved', 6, 'preloaded vs none')
         >>> result.baseline_label, result.candidate_label, result.conditions
         ('none', 'preloaded', ('none', 'preloaded'))
     """

@@ -23,6 +23,7 @@ from evalkit.stats._frame import (
 )
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
 from evalkit.stats._verdicts import (
     DEFAULT_THRESHOLD,
@@ -30,8 +31,8 @@ from evalkit.stats._verdicts import (
     case_verdicts,
     fisher_pvalue,
     newcombe_interval,
+    overall_verdict,
     permutation_pvalue,
-    verdict,
     welch_interval,
 )
 
@@ -88,7 +89,10 @@ class PairedComparison:
         ties: Cases with equal rates.
         n_cases: Matched cases.
         mcnemar: McNemar's test on aligned pass bits, or None (scores, or no aligned trials).
-        verdict: Overall verdict (``improved``/``regressed``/``inconclusive``).
+            It pools trials and ignores clustering, so it is kept for reference only and never
+            shown beside the verdict; :attr:`sign_flip` is the test that goes with it.
+        verdict: Overall verdict (``improved``/``regressed``/``inconclusive``): the interval
+            and the sign-flip test over cases must agree (see :func:`overall_verdict`).
         threshold: Practical threshold used for "improved".
         alpha: Per-case significance level (after correction).
         correction: Multiplicity correction across cases.
@@ -102,6 +106,9 @@ class PairedComparison:
         candidate_label: What the candidate is, likewise.
         conditions: ``(baseline, candidate)`` conditions when two conditions of one run were
             compared (every case's ``condition`` then names both), else None.
+        sign_flip: Exact sign-flip test over cases of the mean per-case difference.
+        verdict_note: Why the verdict is inconclusive when the interval, the sign-flip test
+            and the threshold point different ways ("" when they agree).
     """
 
     metric: Metric
@@ -122,6 +129,8 @@ class PairedComparison:
     baseline_label: str = "baseline"
     candidate_label: str = "candidate"
     conditions: tuple[str, str] | None = None
+    sign_flip: SignFlipResult | None = None
+    verdict_note: str = ""
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -142,7 +151,10 @@ class PairedComparison:
             "estimate", "ci_low", "ci_high"}], "regressed_cases", "improved_cases"}``; a case
             also carries ``"provider"`` / ``"lane"`` when cases were matched on them.
             Extended with ``"threshold"``, ``"unmatched"`` (items present on one side
-            only), ``"baseline_label"`` and ``"candidate_label"``. Undefined numbers are None.
+            only), ``"baseline_label"`` and ``"candidate_label"``, ``"sign_flip"``
+            (``{"pvalue", "n_cases", "exact"}``, the test over cases that goes with the
+            verdict) and ``"verdict_note"`` (why the verdict is inconclusive when the signals
+            differ). Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -173,6 +185,14 @@ class PairedComparison:
                     "unmatched": records(self.unmatched),
                     "baseline_label": self.baseline_label,
                     "candidate_label": self.candidate_label,
+                    "sign_flip": None
+                    if self.sign_flip is None
+                    else {
+                        "pvalue": self.sign_flip.pvalue,
+                        "n_cases": self.sign_flip.n_cases,
+                        "exact": self.sign_flip.exact,
+                    },
+                    "verdict_note": self.verdict_note,
                 }
             )
         )
@@ -335,6 +355,8 @@ def compare_matrices(
     diffs = rate_c - rate_b
     n_cases = len(diffs)
     se = float(np.std(diffs, ddof=1) / np.sqrt(n_cases)) if n_cases >= 2 else float("nan")
+    sign_flip = sign_flip_test(diffs, n_resamples, seed)
+    decision = overall_verdict(delta, sign_flip.pvalue, n_cases, threshold)
     close = np.isclose(diffs, 0.0, rtol=0.0, atol=1e-12)
     cases = case_table(
         keys,
@@ -357,12 +379,14 @@ def compare_matrices(
         ties=int(np.sum(close)),
         n_cases=n_cases,
         mcnemar=_mcnemar(baseline, candidate) if binary else None,
-        verdict=verdict(delta, threshold),
+        verdict=decision.verdict,
         threshold=threshold,
         alpha=alpha,
         correction=correction,
         cases=cases,
         unmatched=unmatched,
+        sign_flip=sign_flip,
+        verdict_note=decision.note,
     )
 
 
@@ -416,13 +440,18 @@ def paired_compare(
        "line up".
     2. Per unit, trials are averaged first; the overall effect is the mean over units of
        ``candidate_rate - baseline_rate``, with a paired cluster-bootstrap interval
-       (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile), the paired standard
-       error and the correlation of the two arms' per-case rates.
-    3. ``verdict``: improved when the interval excludes 0 and the estimate reaches
-       ``threshold`` (default 0.05); regressed when the upper bound is below 0.
+       (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile, widened to contain
+       the t interval of the per-case differences), the paired standard error and the
+       correlation of the two arms' per-case rates.
+    3. ``verdict``: improved when the interval excludes 0, the estimate reaches ``threshold``
+       (default 0.05); regressed when the upper bound is below 0. Below 20 cases the exact
+       sign-flip test over cases must also reject at ``1 - confidence``, so fewer than 6
+       cases (at 95 %) never give a verdict; ``verdict_note`` says why whenever the signals
+       differ.
     4. Wins/losses/ties count units by the sign of their difference; McNemar's test (exact
        when fewer than 25 discordant pairs, else chi-square with continuity correction) runs
-       on the pass bits of aligned (unit, trial) pairs.
+       on the pass bits of aligned (unit, trial) pairs and is kept for reference (it pools
+       trials and ignores clustering).
     5. Per unit: Newcombe interval of the difference of two proportions (scores: Welch t),
        Fisher's exact test (scores: exact permutation test), then Holm (default) across units;
        a unit is named regressed/improved only when its adjusted p-value is below ``alpha``
@@ -452,14 +481,17 @@ def paired_compare(
         InputError: Invalid input or arguments, or no unit in common.
 
     Examples:
-        >>> base = pd.DataFrame({"case_id": list("abcdefgh"), "condition": "none",
-        ...                      "passed": [True, False, False, True, False, False, True, False]})
-        >>> cand = base.assign(passed=[True, True, True, True, True, False, True, True])
+        >>> passed = [True, False, False, True, False, False, True, False, False, False, True]
+        >>> base = pd.DataFrame({"case_id": list("abcdefghijk"), "condition": "none",
+        ...                      "passed": passed})
+        >>> cand = base.assign(passed=True)
         >>> result = paired_compare(base, cand, n_resamples=2000)
         >>> result.verdict, result.wins, result.losses, result.ties
-        ('improved', 4, 0, 4)
-        >>> round(result.delta.estimate, 2)
-        0.5
+        ('improved', 7, 0, 4)
+        >>> round(result.delta.estimate, 2), round(result.sign_flip.pvalue, 4)
+        (0.64, 0.0156)
+        >>> paired_compare(base.head(4), cand.head(4), n_resamples=2000).verdict_note[:40]
+        'no verdict is possible with 4 case(s): t'
     """
     level = check_confidence(confidence)
     alpha = check_confidence(alpha, "alpha")

@@ -54,6 +54,7 @@ from evalkit.stats._frame import (
     json_ready,
 )
 from evalkit.stats._variance import VarianceComponents
+from evalkit.stats._verdicts import DEFAULT_THRESHOLD
 
 DEFAULT_CORRELATION = 0.5
 DEFAULT_CONCENTRATION = 4.0
@@ -83,6 +84,8 @@ class PowerResult:
         ci_low: Simulation only: lower Wilson bound of the power estimate.
         ci_high: Simulation only: upper Wilson bound of the power estimate.
         n_sims: Simulation only: number of simulated comparisons.
+        threshold: Practical threshold of the verdict "improved" the plan accounts for.
+        note: Plain-language caveat, e.g. why no number of cases can show "improved".
     """
 
     n_cases: int | None
@@ -99,6 +102,8 @@ class PowerResult:
     ci_low: float | None = None
     ci_high: float | None = None
     n_sims: int | None = None
+    threshold: float | None = None
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict of every field (NaN → None).
@@ -149,6 +154,35 @@ class _Design:
         if not math.isfinite(upper):
             upper = float(stats.norm.sf(crit - shift))
         return min(1.0, upper + (lower if math.isfinite(lower) else 0.0))
+
+    def verdict_power(self, size: float, omega: float, n_cases: float, threshold: float) -> float:
+        """Probability of the verdict "improved": interval above 0 *and* estimate >= threshold.
+
+        The first event has the test's power (:meth:`power_at`); the second, with the estimate
+        approximately normal around ``size`` with standard error ``omega / sqrt(n)``, has
+        probability ``Phi((size - threshold) / se)``. Whichever is binding dominates (far from
+        the threshold the interval, near it the threshold), so the joint probability is taken
+        as the smaller of the two; simulations of the real procedure confirm the plans (tests).
+        """
+        se = omega / math.sqrt(n_cases)
+        reach = float(stats.norm.cdf((size - threshold) / se)) if se > 0 else 1.0
+        return min(self.power_at(size / omega, n_cases), reach)
+
+    def verdict_cases(self, size: float, omega: float, threshold: float) -> int:
+        """Smallest number of cases whose :meth:`verdict_power` reaches the target power."""
+        low = self.cases_for(size / omega)
+        if self.verdict_power(size, omega, low, threshold) >= self.power:
+            return low
+        high = low
+        while self.verdict_power(size, omega, high, threshold) < self.power:
+            low, high = high, high * 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self.verdict_power(size, omega, middle, threshold) >= self.power:
+                high = middle
+            else:
+                low = middle
+        return high
 
     def normal_multiplier(self) -> float:
         """``z_{1-alpha/2} + z_{power}`` (Miller eq. 9-10)."""
@@ -257,8 +291,13 @@ def minimum_detectable_effect(
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
+    threshold: float | None = None,
 ) -> PowerResult:
     """Smallest paired effect a design detects with the given power (Miller eq. 9).
+
+    "Detects" means evalkit's verdict "improved": besides Miller's eq. 9 (interval above 0),
+    the estimate must reach the practical ``threshold``, which needs an effect of at least
+    ``threshold + z_power * se``; the larger of the two is returned.
 
     Args:
         n_cases: Cases in the comparison (>= 2).
@@ -272,6 +311,7 @@ def minimum_detectable_effect(
         components: Estimates from :func:`estimate_variance_components`, used for any
             argument left as None.
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's eq. 9 as printed).
+        threshold: Practical threshold of "improved" (default 0.05; 0 gives Miller's eq. 9).
 
     Returns:
         :class:`PowerResult` whose ``effect`` is the minimum detectable effect.
@@ -290,12 +330,16 @@ def minimum_detectable_effect(
         baseline_rate, var_between, var_within, correlation, alpha, power, components, method
     )
     omega = math.sqrt(design.omega2(trials))
+    se = omega / math.sqrt(cases)
+    limit = _threshold(threshold)
+    effect = max(design.detectable(cases) * omega, limit + float(stats.norm.ppf(design.power)) * se)
     return design.result(
         n_cases=cases,
         n_trials=trials,
-        effect=design.detectable(cases) * omega,
+        effect=effect,
         power=design.power,
-        se=omega / math.sqrt(cases),
+        se=se,
+        threshold=limit,
     )
 
 
@@ -311,8 +355,17 @@ def required_cases(
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
+    threshold: float | None = None,
 ) -> PowerResult:
     """Number of cases needed to detect ``effect`` with the given power (Miller eq. 10).
+
+    The plan is for evalkit's own verdict rule: "improved" needs the interval above 0
+    (Miller's eq. 10) *and* the estimate at or above the practical ``threshold`` (default
+    0.05), so for effects near the threshold many more cases are needed than Miller's formula
+    says. When ``|effect|`` is at or below the threshold no number of cases reaches the target
+    power (the estimate falls below the threshold about half the time or more): ``n_cases`` is
+    None and ``note`` says why. A negative effect is planned as a regression, which needs no
+    threshold.
 
     Args:
         effect: Difference of pass rates to detect (sign ignored; non-zero).
@@ -325,10 +378,12 @@ def required_cases(
         power: Target power.
         components: Estimates from :func:`estimate_variance_components`.
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed).
+        threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
+            alone, as Miller's formula does).
 
     Returns:
-        :class:`PowerResult` with ``n_cases`` rounded up (at least 2) and the power achieved
-        at that number.
+        :class:`PowerResult` with ``n_cases`` rounded up (at least 2) and the power of the
+        verdict achieved at that number (None and a ``note`` when unreachable).
 
     Raises:
         InputError: Arguments out of range.
@@ -344,13 +399,30 @@ def required_cases(
         baseline_rate, var_between, var_within, correlation, alpha, power, components, method
     )
     omega = math.sqrt(design.omega2(trials))
-    cases = design.cases_for(size / omega)
+    limit = _threshold(threshold) if float(effect) > 0 else 0.0
+    if size <= limit + 1e-12:
+        return design.result(
+            n_cases=None,
+            n_trials=trials,
+            effect=float(effect),
+            power=0.5 if size == limit else 0.0,
+            se=float("nan"),
+            threshold=limit,
+            note=(
+                f"no number of cases will show 'improved' for an effect of {size * 100:g} pp: "
+                f"the verdict needs the estimate to reach the practical threshold of "
+                f"{limit * 100:g} pp, and an estimate centred at or below it reaches it at most "
+                "half the time; plan for a larger effect or lower the threshold"
+            ),
+        )
+    cases = design.verdict_cases(size, omega, limit)
     return design.result(
         n_cases=cases,
         n_trials=trials,
         effect=float(effect),
-        power=design.power_at(size / omega, cases),
+        power=design.verdict_power(size, omega, cases, limit),
         se=omega / math.sqrt(cases),
+        threshold=limit,
     )
 
 
@@ -431,3 +503,8 @@ def _effect(effect: Any) -> float:
     if size == 0.0:
         raise InputError("The value for `effect` must be non-zero (e.g. 0.05 for 5 pp).")
     return size
+
+
+def _threshold(threshold: float | None) -> float:
+    """Validate the practical threshold (default 0.05)."""
+    return DEFAULT_THRESHOLD if threshold is None else _number(threshold, "threshold", 0.0, 1.0)

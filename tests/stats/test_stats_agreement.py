@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
+from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.errors import InputError
 from evalkit.stats import cohens_kappa
@@ -65,3 +66,28 @@ def test_kappa_undefined_when_one_label_everywhere() -> None:
 def test_kappa_rejects_bad_input(a: list[object], b: list[object], match: str) -> None:
     with pytest.raises(InputError, match=match):
         cohens_kappa(a, b)
+
+
+def test_kappa_perfect_agreement_is_one_with_a_real_interval() -> None:
+    kappa = cohens_kappa([True, False, True, False], [True, False, True, False])
+    assert kappa.estimate == 1.0 and kappa.ci_high == 1.0
+    # Wilson bounds of 4/4 agreement, mapped with chance agreement 0.5 (statsmodels):
+    low_po = proportion_confint(4, 4, alpha=0.05, method="wilson")[0]
+    assert kappa.ci_low == pytest.approx((low_po - 0.5) / 0.5)
+    assert kappa.ci_low < 0.5 and "perfect agreement" in kappa.note
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "which"),
+    [([1, 1, 1, 1], [1, 0, 1, 1], "labels_a"), ([1, 0, 0, 1], [0, 0, 0, 0], "labels_b")],
+)
+def test_kappa_constant_rater_is_zero_and_explained(a: list[int], b: list[int], which: str) -> None:
+    kappa = cohens_kappa(a, b)  # filterwarnings=error: no RuntimeWarning may escape
+    assert kappa.estimate == 0.0
+    assert kappa.ci_low <= 0.0 <= kappa.ci_high and kappa.ci_high > kappa.ci_low
+    assert which in kappa.note
+
+
+def test_kappa_undefined_says_why() -> None:
+    kappa = cohens_kappa(["x"] * 4, ["x"] * 4)
+    assert kappa.to_dict()["estimate"] is None and "undefined" in kappa.note

@@ -67,6 +67,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     result = compare(base, cand, n_resamples=2000)
     out = result.to_dict()
     extended = {"threshold", "unmatched", "baseline_label", "candidate_label"}
+    extended |= {"sign_flip", "verdict_note"}
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}

@@ -14,6 +14,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.errors import InputError
 from evalkit.stats import Interval, pass_rates, proportion_ci
+from evalkit.stats._proportions import cluster_wilson
 
 
 @pytest.mark.parametrize(
@@ -333,3 +334,30 @@ def test_pass_rates_properties(data: list[tuple[int, int, bool, bool]]) -> None:
     table = pass_rates(df)
     for row in table.itertuples():
         assert 0.0 <= row.ci_low <= row.estimate <= row.ci_high <= 1.0
+
+
+def _clustered_coverage(mean: float, n_cases: int, n_sims: int, seed: int) -> float:
+    """Coverage of the few-cluster Wilson interval: Beta(4 mean, 4 (1 - mean)) cases, 3 trials."""
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(n_sims):
+        p = rng.beta(4 * mean, 4 * (1 - mean), size=n_cases)
+        rates = (rng.random((n_cases, 3)) < p[:, None]).mean(axis=1)
+        ci = cluster_wilson(rates, n_cases * 3, 0.95, small_sample=True)
+        hits += ci.ci_low <= mean <= ci.ci_high
+    return hits / n_sims
+
+
+@pytest.mark.timeout(60)
+def test_clustered_wilson_covers_rare_pass_rates() -> None:
+    # Case bootstrap: 87 % here. Measured with this seed: 96.9 % (4,000 simulations).
+    coverage = _clustered_coverage(0.09, 20, 4000, seed=7)
+    assert 0.93 <= coverage <= 0.975
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mean", [0.09, 0.5, 0.95])
+@pytest.mark.parametrize("n_cases", [5, 20, 100])
+def test_clustered_wilson_coverage_other_regimes(mean: float, n_cases: int) -> None:
+    coverage = _clustered_coverage(mean, n_cases, 1000, seed=n_cases)
+    assert 0.93 <= coverage <= 0.99  # conservative, never liberal, at 5 cases
