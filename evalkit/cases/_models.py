@@ -16,14 +16,15 @@ _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Field docstrings become descriptions: in the JSON Schema and in docs/suites.md.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 def _check_regex(pattern: str) -> str:
     try:
         re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+        raise ValueError(f"invalid regular expression '{pattern}': {exc}") from exc
     return pattern
 
 

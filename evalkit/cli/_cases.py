@@ -43,17 +43,27 @@ def validate(args: argparse.Namespace) -> int:
                 "reference_failures": failures,
             }
         )
+    elif failures:
+        for failure in failures:
+            eprint(f"reference check failed: {failure}")
+        eprint(
+            f"suite '{suite.name}' is not valid: {len(failures)} reference check(s) failed; "
+            "fix each case's reference/solution or its scorers (patterns, verifier)"
+        )
     else:
         lanes: dict[str, int] = {}
         for case in suite.cases:
             lanes[case.lane] = lanes.get(case.lane, 0) + 1
         summary = ", ".join(f"{n} {lane}" for lane, n in sorted(lanes.items()))
+        checked = (
+            " (reference checks skipped)"
+            if args.no_references
+            else ", every reference passes its case"
+        )
         print(
             f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
-            f"{len(suite.skills)} skills, dataset_version {suite.dataset_version}"
+            f"{len(suite.skills)} skills{checked}, dataset_version {suite.dataset_version}"
         )
-        for failure in failures:
-            eprint(f"reference check failed: {failure}")
     return 1 if failures else 0
 
 
