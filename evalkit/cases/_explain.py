@@ -126,22 +126,40 @@ def _yaml_kind(value: Any) -> str:
 
 
 def _not_text(value: Any, quoted: str) -> str:
-    """Why YAML did not read a value as text, and the quoted fix."""
-    fix = "'" + quoted.replace("'", "''") + "'"
+    """Why YAML did not read a value as text, and the quoting that fixes it."""
+    fix = _quote_fix(quoted)
     if isinstance(value, dict):
         return (
             f"expected text, but YAML read {quoted} as a mapping: an unquoted colon followed "
-            f"by a space makes YAML read 'key: value'; quote the whole value: {fix}"
+            f"by a space makes YAML read 'key: value'; {fix}"
         )
     if isinstance(value, list):
-        return f"expected text, but YAML read a list; quote the whole value: {fix}"
+        return f"expected text, but YAML read {quoted} as a list; {fix}"
     if isinstance(value, bool):
-        return f"expected text, but YAML read {quoted} as a boolean; quote it: {fix}"
+        return f"expected text, but YAML read {quoted} as a boolean; {fix}"
     if isinstance(value, int | float):
-        return f"expected text, but YAML read {quoted} as a number; quote it: {fix}"
+        return f"expected text, but YAML read {quoted} as a number; {fix}"
     if value is None:
         return "expected text, but the value is empty; write the text or remove the field"
     return f"expected text, got {_yaml_kind(value)}"
+
+
+def _quote_fix(text: str) -> str:
+    r"""How to write ``text`` so YAML reads it back as exactly this text.
+
+    Examples:
+        >>> print(_quote_fix('git commit -m "feat: x"'))
+        quote the whole value: 'git commit -m "feat: x"'
+        >>> print(_quote_fix("git commit -m 'feat: x'"))
+        quote the whole value: "git commit -m 'feat: x'"
+        >>> print(_quote_fix("echo 'a: \"b\"'"))
+        write it as a block scalar: '|-', then the text on the next line, indented
+    """
+    if "'" not in text:
+        return f"quote the whole value: '{text}'"
+    if '"' not in text and "\\" not in text:
+        return f'quote the whole value: "{text}"'
+    return "write it as a block scalar: '|-', then the text on the next line, indented"
 
 
 def _is_model(tp: Any) -> bool:

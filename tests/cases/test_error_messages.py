@@ -56,22 +56,35 @@ def test_unquoted_colon_in_setup_explained_through_the_real_cli(tiny_suite: Path
     assert "quote the whole value: 'git commit -m \"feat: x\"'" in proc.stderr
 
 
-def test_quoting_the_value_as_suggested_fixes_it(tiny_suite: Path) -> None:
+@pytest.mark.parametrize(
+    "command", ['git commit -m "feat: x"', "git add -A && git commit -m 'chore: y'"]
+)
+def test_quoting_the_value_as_suggested_fixes_it(tiny_suite: Path, command: str) -> None:
     text = (
         "- id: commit-it\n"
         "  lane: execution\n"
         "  prompt: Commit the report.\n"
         "  setup:\n"
-        '    - git commit -m "feat: x"\n'
+        f"    - {command}\n"
         "  verifier:\n"
         "    - {kind: file_exists, path: report.txt}\n"
     )
     _add_cases(tiny_suite, text)
     (problem,) = _problems(tiny_suite)
     fix = problem.rsplit("quote the whole value: ", 1)[1]
-    _add_cases(tiny_suite, text.replace('git commit -m "feat: x"', fix))
+    _add_cases(tiny_suite, text.replace(command, fix))
     case = load_suite(tiny_suite).case("commit-it")
-    assert case.setup == ('git commit -m "feat: x"',)
+    assert case.setup == (command,)
+
+
+def test_value_with_both_quote_kinds_gets_a_block_scalar_fix(tiny_suite: Path) -> None:
+    _add_cases(
+        tiny_suite,
+        "- id: edit-it\n  prompt: Edit.\n  rubric:\n    - Runs sed 's/a: b/\"c\"/' f.txt\n",
+    )
+    (problem,) = _problems(tiny_suite)
+    assert ":4: [0].rubric[0] (case 'edit-it'): " in problem
+    assert "write it as a block scalar: '|-', then the text on the next line, indented" in problem
 
 
 def test_unknown_nested_field_named_with_did_you_mean(tiny_suite: Path) -> None:
@@ -111,8 +124,8 @@ def test_yaml_scalars_that_are_not_text_explained(tiny_suite: Path) -> None:
     assert f"{path}:2: [0].lane (case 'scalars'):" in problems
     assert "got 'exection'; did you mean 'execution'?" in problems
     assert f"{path}:3: [0].prompt (case 'scalars'): " in problems
-    assert "YAML read yes as a boolean; quote it: 'yes'" in problems
-    assert "YAML read 12 as a number; quote it: '12'" in problems
+    assert "YAML read yes as a boolean; quote the whole value: 'yes'" in problems
+    assert "YAML read 12 as a number; quote the whole value: '12'" in problems
 
 
 def test_string_where_a_list_belongs_explained(tiny_suite: Path) -> None:
