@@ -22,6 +22,8 @@ from evalkit.cases._models import (
     VerifierCheck,
     WorkflowCheck,
 )
+from evalkit.cases._new_suite import NewSuite, init_suite
+from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
 from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "FileExistsCheck",
     "FileMatchesCheck",
     "JsonPathEqualsCheck",
+    "NewSuite",
     "Skill",
     "SkillExposure",
     "SkillTexts",
@@ -47,7 +50,11 @@ __all__ = [
     "SuiteFile",
     "VerifierCheck",
     "WorkflowCheck",
+    "cases_schema",
     "directory_hash",
+    "init_suite",
     "load_suite",
     "stable_hash",
+    "suite_schema",
+    "write_schemas",
 ]
