@@ -59,7 +59,7 @@ file with a line such as
 {suite_comment}
 ```
 
-so editors with the YAML language server (VS Code's YAML extension, Neovim, JetBrains IDEs)
+so editors that run the YAML language server (such as VS Code with its YAML extension)
 complete field names, show each field's documentation and flag unknown fields as you type.
 Rerun `evalkit schema -o {schema_dir}` in the suite after upgrading evalkit.
 

@@ -79,6 +79,7 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         case_files=case_files,
         case_hashes=case_hashes,
         dataset_version=dataset_version,
+        case_lines={case_id: source.at.line(()) for case_id, source in sources.items()},
     )
 
 
@@ -94,7 +95,11 @@ class _Locator:
         self, loc: tuple[int | str, ...], message: str, case_id: str | None = None
     ) -> Problem:
         field = _dotted(self.prefix + loc)
-        return Problem(self.file, field, message, line_of(self.node, loc), case_id)
+        return Problem(self.file, field, message, self.line(loc), case_id)
+
+    def line(self, loc: tuple[int | str, ...]) -> int:
+        """1-based line of the field at ``loc`` (below this locator's node)."""
+        return line_of(self.node, loc)
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:

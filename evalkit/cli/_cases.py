@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cases import load_suite
+from evalkit.cases import Suite, load_suite
 from evalkit.cli._common import add_json_flag, eprint, print_json
-from evalkit.scorers import check_references
+from evalkit.scorers import check_case
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,7 +32,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def validate(args: argparse.Namespace) -> int:
     """Validate the suite; exit 1 if a reference answer fails its own case."""
     suite = load_suite(args.suite)
-    failures = [] if args.no_references else check_references(suite)
+    located = [] if args.no_references else _reference_failures(suite)
+    failures = [failure for _, _, failure in located]
     if args.json:
         print_json(
             {
@@ -44,8 +45,9 @@ def validate(args: argparse.Namespace) -> int:
             }
         )
     elif failures:
-        for failure in failures:
-            eprint(f"reference check failed: {failure}")
+        for where, case_id, failure in located:
+            detail = failure.removeprefix(f"{case_id}: ")
+            eprint(f"{where}: case '{case_id}': reference check failed: {detail}")
         eprint(
             f"suite '{suite.name}' is not valid: {len(failures)} reference check(s) failed; "
             "fix each case's reference/solution or its scorers (patterns, verifier)"
@@ -65,6 +67,15 @@ def validate(args: argparse.Namespace) -> int:
             f"{len(suite.skills)} skills{checked}, dataset_version {suite.dataset_version}"
         )
     return 1 if failures else 0
+
+
+def _reference_failures(suite: Suite) -> list[tuple[str, str, str]]:
+    """Each reference-check failure with the ``file:line`` and the id of its case."""
+    return [
+        (suite.location(case), case.id, failure)
+        for case in suite.cases
+        for failure in check_case(suite, case)
+    ]
 
 
 def list_cases(args: argparse.Namespace) -> int:

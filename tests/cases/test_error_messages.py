@@ -171,11 +171,27 @@ def test_failing_reference_is_never_called_valid(
     assert main(["cases", "validate", str(tiny_suite)]) == 1
     out, err = capsys.readouterr()
     assert "valid" not in out
-    assert "reference check failed: sum-numbers" in err
+    assert f"{path}:21: case 'sum-numbers': reference check failed: the reference scores " in err
+    assert "fails: expected_patterns (missing: 5050)" in err
     assert "suite 'tiny' is not valid: 1 reference check(s) failed" in err
     assert main(["cases", "validate", str(tiny_suite), "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
-    assert report["valid"] is False and len(report["reference_failures"]) == 1
+    assert report["valid"] is False
+    (failure,) = report["reference_failures"]
+    assert failure.startswith("sum-numbers: the reference scores ")
+    assert failure.endswith("fails: expected_patterns (missing: 5050)")
+
+
+def test_reference_failure_shows_the_verifier_regex_as_written(
+    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tiny_suite / "cases" / "execution.yaml"
+    path.write_text(path.read_text().replace("pattern: '^3$'", "pattern: '^\\d{2}$'"))
+    assert main(["cases", "validate", str(tiny_suite)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1: case 'make-report': reference check failed: " in err
+    assert "report.txt matches /^\\d{2}$/: no match" in err
+    assert "\\\\d" not in err
 
 
 def test_sound_suite_is_called_valid_after_its_reference_checks(
