@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal, NamedTuple, Union, get_args, get_ori
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from evalkit.cases._models import _ID_PATTERN
 from evalkit.cases._source import YamlDocument, line_of, node_at, written
 
 
@@ -102,7 +103,14 @@ def explain(
         expected = [tag.strip(" '") for tag in tags_text.split(",")]
         hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
         return Explained(field, _clean(error["msg"]) + hint, line)
-    if quoted and (kind.endswith("_parsing") or kind.endswith("_type")):
+    if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:
+        return Explained(
+            field,
+            f"'{value}' is not a valid id; use letters, digits and _ . - only, starting with a "
+            "letter or digit",
+            line,
+        )
+    if quoted and kind != "value_error" and not isinstance(value, dict | list):
         return Explained(field, f"{_clean(error['msg'])}, got {quoted}", line)
     return Explained(field, _clean(error["msg"]), line)
 

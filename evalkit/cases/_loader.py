@@ -163,8 +163,8 @@ def _validate(
         case_id = _case_id(raw) if model is Case else None
         root = node if node is not None else (doc.node if doc is not None else None)
         source = doc if root is not None else None
-        for err in exc.errors():
-            field, message, line = explain(model, err, source, root, prefix)
+        explained = [explain(model, err, source, root, prefix) for err in exc.errors()]
+        for field, message, line in sorted(explained, key=lambda e: e.line or 0):
             problems.append(Problem(file, field, message, line, case_id))
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 LANES = ("prompt", "execution", "evidence")
 SPLITS = ("dev", "holdout", "test")
@@ -28,7 +28,8 @@ def _check_regex(pattern: str) -> str:
     return pattern
 
 
-Regex = Annotated[str, Field(min_length=1)]
+#: A regular expression, checked when the file is loaded (errors point at the element).
+Regex = Annotated[str, Field(min_length=1), AfterValidator(_check_regex)]
 
 
 class Budgets(_Frozen):
@@ -52,8 +53,6 @@ class AntiPatternRule(_Frozen):
     description: str = ""
     """Why this is an anti-pattern, shown in reports."""
 
-    _validate_pattern = field_validator("pattern")(_check_regex)
-
 
 class WorkflowCheck(_Frozen):
     """A partial-order check on the transcript: a step that must appear (after another)."""
@@ -66,8 +65,6 @@ class WorkflowCheck(_Frozen):
     """Id of another check whose first match must come before this one's."""
     description: str = ""
     """What the step is, shown in reports."""
-
-    _validate_pattern = field_validator("pattern")(_check_regex)
 
 
 class CommandCheck(_Frozen):
@@ -101,8 +98,6 @@ class FileMatchesCheck(_Frozen):
     """Path relative to the workspace."""
     pattern: Regex
     """Regular expression searched (multiline) in the file's text."""
-
-    _validate_pattern = field_validator("pattern")(_check_regex)
 
 
 class JsonPathEqualsCheck(_Frozen):
@@ -177,10 +172,6 @@ class Case(_Frozen):
     """Execution lanes: checks on the workspace after the agent ran; all must pass."""
     artifacts_required: tuple[str, ...] = ()
     """Evidence lane: files the agent must leave in the workspace."""
-
-    _validate_patterns = field_validator("expected_patterns", "forbidden_patterns")(
-        lambda v: tuple(_check_regex(p) for p in v)
-    )
 
     @model_validator(mode="after")
     def _check_lane_fields(self) -> Case:

@@ -109,11 +109,26 @@ def test_unknown_nested_field_named_with_did_you_mean(tiny_suite: Path) -> None:
     assert "allowed here: timeout_s, max_steps" in far
 
 
-def test_regex_shown_as_written(tiny_suite: Path) -> None:
-    _add_cases(tiny_suite, "- id: digits\n  prompt: Count.\n  expected_patterns: ['\\d+(']\n")
+def test_regex_shown_as_written_at_its_own_line(tiny_suite: Path) -> None:
+    path = _add_cases(
+        tiny_suite,
+        "- id: digits\n  prompt: Count.\n  expected_patterns:\n    - 'ok'\n    - '\\d+('\n",
+    )
     (problem,) = _problems(tiny_suite)
+    assert f"{path}:5: [0].expected_patterns[1] (case 'digits'): " in problem
     assert "invalid regular expression '\\d+('" in problem
     assert "\\\\d" not in problem
+
+
+def test_invalid_id_and_out_of_range_values_explained(tiny_suite: Path) -> None:
+    path = _add_cases(tiny_suite, "- id: my case\n  prompt: Hi.\n  pass_threshold: 1.5\n")
+    problems = _problems(tiny_suite)
+    assert problems == [
+        f"{path}:1: [0].id (case 'my case'): 'my case' is not a valid id; use letters, digits "
+        "and _ . - only, starting with a letter or digit",
+        f"{path}:3: [0].pass_threshold (case 'my case'): Input should be less than or equal "
+        "to 1, got 1.5",
+    ]
 
 
 def test_yaml_scalars_that_are_not_text_explained(tiny_suite: Path) -> None:
