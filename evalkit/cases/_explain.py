@@ -103,6 +103,12 @@ def explain(
         expected = [tag.strip(" '") for tag in tags_text.split(",")]
         hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
         return Explained(field, _clean(error["msg"]) + hint, line)
+    if kind == "union_tag_not_found":
+        kinds = [tag for m in _members(_type_at(model, loc)) if (tag := _tag_of(m))]
+        discriminator = error.get("ctx", {}).get("discriminator", "'kind'")
+        return Explained(
+            field, f"{discriminator} is missing; add it, one of: {', '.join(kinds)}", line
+        )
     if kind == "string_pattern_mismatch" and error.get("ctx", {}).get("pattern") == _ID_PATTERN:
         return Explained(
             field,

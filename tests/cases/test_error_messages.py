@@ -109,6 +109,18 @@ def test_unknown_nested_field_named_with_did_you_mean(tiny_suite: Path) -> None:
     assert "allowed here: timeout_s, max_steps" in far
 
 
+def test_verifier_check_without_kind_lists_the_kinds(tiny_suite: Path) -> None:
+    path = _add_cases(
+        tiny_suite,
+        "- id: no-kind\n  lane: execution\n  prompt: Hi.\n  verifier:\n    - path: a.txt\n",
+    )
+    (problem,) = _problems(tiny_suite)
+    assert problem == (
+        f"{path}:5: [0].verifier[0] (case 'no-kind'): 'kind' is missing; add it, one of: "
+        "command, file_exists, file_matches, json_path_equals"
+    )
+
+
 def test_regex_shown_as_written_at_its_own_line(tiny_suite: Path) -> None:
     path = _add_cases(
         tiny_suite,
