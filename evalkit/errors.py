@@ -33,15 +33,22 @@ class Problem:
         file: Path of the file at fault (as the user gave it, or relative to the suite).
         field: Dotted location inside the file (``cases[3].verifier.pattern``), or ``""``.
         message: What is wrong and, where possible, how to fix it.
+        line: 1-based line of the offending YAML node, when known.
+        case_id: Id of the case the problem belongs to, when known.
     """
 
     file: str
     field: str
     message: str
+    line: int | None = None
+    case_id: str | None = None
 
     def __str__(self) -> str:
-        where = f"{self.file}: {self.field}" if self.field else self.file
-        return f"{where}: {self.message}"
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        field = self.field
+        if self.case_id:
+            field = f"{field} (case '{self.case_id}')" if field else f"case '{self.case_id}'"
+        return f"{where}: {field}: {self.message}" if field else f"{where}: {self.message}"
 
 
 class InputError(EvalkitError):

@@ -22,7 +22,9 @@ from evalkit.cases._models import (
     VerifierCheck,
     WorkflowCheck,
 )
+from evalkit.cases._new_suite import NewSuite, init_suite
 from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
+from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
 from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "FileExistsCheck",
     "FileMatchesCheck",
     "JsonPathEqualsCheck",
+    "NewSuite",
     "Skill",
     "SkillExposure",
     "SkillTexts",
@@ -48,11 +51,15 @@ __all__ = [
     "SuiteFile",
     "VerifierCheck",
     "WorkflowCheck",
+    "cases_schema",
     "compile_pattern",
     "directory_hash",
     "find_affirmed",
     "first_match",
+    "init_suite",
     "is_negated",
     "load_suite",
     "stable_hash",
+    "suite_schema",
+    "write_schemas",
 ]

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalkit._paths import is_inside
+from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._hashing import directory_hash, stable_hash
 from evalkit.cases._models import (
     DEFAULT_CONDITIONS,
@@ -18,6 +19,7 @@ from evalkit.cases._models import (
     Condition,
     SuiteFile,
 )
+from evalkit.cases._source import _YAML_LOADER, YamlDocument, line_of, node_at, parse_yaml
 from evalkit.cases._suite import SkillTexts, Suite
 from evalkit.errors import Problem, SuiteError
 from evalkit.sandbox import fixture_link_problems
@@ -25,9 +27,6 @@ from evalkit.sandbox import fixture_link_problems
 SUITE_FILE = "suite.yaml"
 
 M = TypeVar("M", bound=BaseModel)
-
-#: libyaml's safe loader when available (10x faster), else the pure-Python one.
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _first_alias(text: str) -> yaml.AliasEvent | None:
@@ -71,16 +70,17 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
     suite_path = root / SUITE_FILE
     if not suite_path.exists():
         raise SuiteError([Problem(str(suite_path), "", "missing; every suite needs a suite.yaml")])
-    raw = _read_yaml(suite_path, problems)
-    spec = _validate(SuiteFile, raw, str(suite_path), "", problems) if raw is not None else None
-    if spec is None:
+    doc = _read_yaml(suite_path, problems)
+    spec = _validate(SuiteFile, doc.data, str(suite_path), problems, doc=doc) if doc else None
+    if doc is None or spec is None:
         raise SuiteError(problems)
 
-    skills = _load_skills(root, spec, problems)
+    at = _Locator(str(suite_path), doc.node)
+    skills = _load_skills(root, spec, at, problems)
     conditions = {**DEFAULT_CONDITIONS, **spec.conditions}
-    _check_conditions(root, spec, conditions, problems)
-    cases, case_files = _load_cases(root, spec, problems)
-    _check_cases(root, spec, cases, case_files, problems)
+    _check_conditions(spec, conditions, at, problems)
+    cases, case_files, sources = _load_cases(root, spec, at, problems)
+    _check_cases(root, spec, cases, sources, problems)
     if problems:
         raise SuiteError(problems)
 
@@ -96,14 +96,34 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         case_files=case_files,
         case_hashes=case_hashes,
         dataset_version=dataset_version,
+        case_lines={case_id: source.at.line(()) for case_id, source in sources.items()},
     )
 
 
-def _rel(root: Path, path: Path) -> str:
-    try:
-        return str(root / path.relative_to(root))
-    except ValueError:
-        return str(path)
+class _Locator:
+    """Builds problems located in one YAML file (the line of the field named)."""
+
+    def __init__(self, file: str, node: Any, prefix: tuple[int | str, ...] = ()) -> None:
+        self.file = file
+        self.node = node
+        self.prefix = prefix
+
+    def __call__(
+        self, loc: tuple[int | str, ...], message: str, case_id: str | None = None
+    ) -> Problem:
+        field = _dotted(self.prefix + loc)
+        return Problem(self.file, field, message, self.line(loc), case_id)
+
+    def line(self, loc: tuple[int | str, ...]) -> int:
+        """1-based line of the field at ``loc`` (below this locator's node)."""
+        return line_of(self.node, loc)
+
+
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
 
 
 def _read_text(path: Path, problems: list[Problem]) -> str | None:
@@ -122,7 +142,7 @@ def _read_text(path: Path, problems: list[Problem]) -> str | None:
         return None
 
 
-def _read_yaml(path: Path, problems: list[Problem]) -> Any:
+def _read_yaml(path: Path, problems: list[Problem]) -> YamlDocument | None:
     text = _read_text(path, problems)
     if text is None:
         return None
@@ -136,69 +156,76 @@ def _read_yaml(path: Path, problems: list[Problem]) -> Any:
             problems.append(
                 Problem(
                     str(path),
-                    f"line {mark.line + 1}, column {mark.column + 1}" if mark else "",
-                    f"YAML aliases are not allowed in suite files (found '*{alias.anchor}'); "
-                    "write the value out in full instead of referring to an anchor",
+                    "",
+                    f"YAML aliases are not allowed in suite files (found '*{alias.anchor}'"
+                    f"{f' at column {mark.column + 1}' if mark else ''}); write the value out "
+                    "in full instead of referring to an anchor",
+                    line=mark.line + 1 if mark else None,
                 )
             )
             return None
-        return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+        doc = parse_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         reason = getattr(exc, "problem", None) or str(exc)
-        problems.append(Problem(str(path), where, f"YAML syntax error: {reason}"))
+        line = mark.line + 1 if mark else None
+        problems.append(Problem(str(path), "", f"YAML syntax error{where}: {reason}", line))
         return None
-
-
-def _loc(parts: tuple[int | str, ...], prefix: str) -> str:
-    out = prefix
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("command", "file_exists", "file_matches", "json_path_equals"):
-            continue  # discriminated-union tag, not a field the user wrote
-        else:
-            out += f".{part}" if out else str(part)
-    return out
+    if doc is None:
+        problems.append(Problem(str(path), "", "no YAML content (only comments); expected data"))
+    return doc
 
 
 def _validate(
-    model: type[M], raw: Any, file: str, prefix: str, problems: list[Problem]
+    model: type[M],
+    raw: Any,
+    file: str,
+    problems: list[Problem],
+    *,
+    doc: YamlDocument | None = None,
+    node: Any = None,
+    prefix: str = "",
 ) -> M | None:
+    """Validate ``raw`` as ``model``; on failure add one located problem per error."""
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
-        for err in exc.errors():
-            field = _loc(tuple(err["loc"]), prefix)
-            kind = err["type"]
-            if kind == "extra_forbidden":
-                message = "unknown field; remove it or fix its spelling"
-            elif kind == "missing":
-                message = "required field is missing"
-            elif kind in ("model_type", "dict_type") and not err["loc"]:
-                message = f"expected a mapping, got {type(raw).__name__}"
-            else:
-                message = err["msg"].removeprefix("Value error, ")
-            problems.append(Problem(file, field, message))
+        case_id = _case_id(raw) if model is Case else None
+        root = node if node is not None else (doc.node if doc is not None else None)
+        source = doc if root is not None else None
+        explained = [explain(model, err, source, root, prefix) for err in exc.errors()]
+        for field, message, line in sorted(explained, key=lambda e: e.line or 0):
+            problems.append(Problem(file, field, message, line, case_id))
         return None
 
 
-def _load_skills(root: Path, spec: SuiteFile, problems: list[Problem]) -> dict[str, SkillTexts]:
-    suite_file = str(root / SUITE_FILE)
+def _case_id(raw: Any) -> str | None:
+    if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+        return str(raw["id"])
+    return None
+
+
+def _load_skills(
+    root: Path, spec: SuiteFile, at: _Locator, problems: list[Problem]
+) -> dict[str, SkillTexts]:
     skills = {}
     for name, skill in spec.skills.items():
         texts: dict[str, str] = {}
-        files = {"canonical": ("path", skill.path)}
+        files: dict[str, tuple[tuple[str, ...], str]] = {"canonical": (("path",), skill.path)}
         if skill.bootstrap:
-            files["bootstrap"] = ("bootstrap", skill.bootstrap)
+            files["bootstrap"] = (("bootstrap",), skill.bootstrap)
         for variant, rel in skill.variants.items():
-            files[variant] = (f"variants.{variant}", rel)
+            files[variant] = (("variants", variant), rel)
         for variant, (field, rel) in files.items():
             path = root / rel
             if not path.is_file():
                 problems.append(
-                    Problem(suite_file, f"skills.{name}.{field}", f"skill file not found: {path}")
+                    at(
+                        ("skills", name, *field),
+                        f"skill file not found: {path}; create it or fix the path "
+                        "(paths are relative to the suite directory)",
+                    )
                 )
                 continue
             text = _read_text(path, problems)
@@ -210,17 +237,17 @@ def _load_skills(root: Path, spec: SuiteFile, problems: list[Problem]) -> dict[s
 
 
 def _check_conditions(
-    root: Path, spec: SuiteFile, conditions: dict[str, Condition], problems: list[Problem]
+    spec: SuiteFile, conditions: dict[str, Condition], at: _Locator, problems: list[Problem]
 ) -> None:
-    suite_file = str(root / SUITE_FILE)
     for index, name in enumerate(spec.defaults.conditions):
         if name not in conditions:
             known = ", ".join(sorted(conditions))
+            hint = did_you_mean(name, conditions)
             problems.append(
-                Problem(
-                    suite_file,
-                    f"defaults.conditions[{index}]",
-                    f"unknown condition '{name}'; defined: {known}",
+                at(
+                    ("defaults", "conditions", index),
+                    f"unknown condition '{name}'{hint} defined: {known} "
+                    "(add it under 'conditions:' or use a defined one)",
                 )
             )
     for name in spec.defaults.conditions:
@@ -229,9 +256,8 @@ def _check_conditions(
             continue
         if not spec.skills:
             problems.append(
-                Problem(
-                    suite_file,
-                    "defaults.conditions",
+                at(
+                    ("defaults", "conditions"),
                     f"condition '{name}' needs skills but the suite defines none; "
                     "add skills or set defaults.conditions to [none]",
                 )
@@ -242,136 +268,159 @@ def _check_conditions(
         for skill_name, skill in spec.skills.items():
             if cond.variant not in skill.variants:
                 problems.append(
-                    Problem(
-                        suite_file,
-                        f"skills.{skill_name}.variants",
+                    at(
+                        ("skills", skill_name, "variants"),
                         f"condition '{name}' uses variant '{cond.variant}', which this skill "
                         "lacks; add it or drop the condition from defaults.conditions",
                     )
                 )
 
 
-def _case_documents(raw: Any, file: str, problems: list[Problem]) -> tuple[list[Any], str]:
-    """Split a case file into case documents and the field prefix of their locations."""
+class _CaseSource(NamedTuple):
+    """Where a case was written: its file (relative to the suite) and its located node."""
+
+    file: str
+    at: _Locator
+
+
+def _case_documents(
+    doc: YamlDocument, file: str, problems: list[Problem]
+) -> tuple[list[Any], Any, tuple[int | str, ...]]:
+    """Split a case file into case documents, their parent node and their location prefix."""
+    raw = doc.data
+    at = _Locator(file, doc.node)
     if isinstance(raw, list):
-        return raw, ""
+        return raw, doc.node, ()
     if isinstance(raw, dict) and "cases" in raw:
         for key in raw:
             if key != "cases":
-                problems.append(Problem(file, str(key), "unknown field; a case file holds 'cases'"))
+                hint = did_you_mean(str(key), ["cases"]) or "; a case file holds only 'cases'"
+                problems.append(at((str(key),), f"unknown field '{key}'{hint}"))
         docs = raw["cases"]
         if not isinstance(docs, list) or not docs:
-            problems.append(Problem(file, "cases", "expected a non-empty list of cases"))
-            return [], "cases"
-        return docs, "cases"
+            problems.append(at(("cases",), "expected a non-empty list of cases"))
+            return [], None, ("cases",)
+        return docs, node_at(doc.node, ("cases",)), ("cases",)
     if isinstance(raw, dict):
-        return [raw], ""
-    problems.append(
-        Problem(file, "", f"expected a mapping or a list of cases, got {type(raw).__name__}")
-    )
-    return [], ""
+        return [raw], None, ()
+    problems.append(at((), f"expected a mapping or a list of cases, got {type(raw).__name__}"))
+    return [], None, ()
 
 
 def _load_cases(
-    root: Path, spec: SuiteFile, problems: list[Problem]
-) -> tuple[list[Case], dict[str, str]]:
+    root: Path, spec: SuiteFile, at: _Locator, problems: list[Problem]
+) -> tuple[list[Case], dict[str, str], dict[str, _CaseSource]]:
     files: list[Path] = []
     for pattern in spec.cases:
         files += [p for p in root.glob(pattern) if p.is_file()]
     files = sorted(set(files))
     if not files:
         problems.append(
-            Problem(
-                str(root / SUITE_FILE),
-                "cases",
+            at(
+                ("cases",),
                 f"no case files match {list(spec.cases)}; add YAML files under {root / 'cases'}",
             )
         )
     cases: list[Case] = []
     case_files: dict[str, str] = {}
+    sources: dict[str, _CaseSource] = {}
     first_seen: dict[str, str] = {}
     for path in files:
         file = str(path)
-        raw = _read_yaml(path, problems)
-        if raw is None:
+        doc = _read_yaml(path, problems)
+        if doc is None:
             continue
-        docs, prefix = _case_documents(raw, file, problems)
-        single = not prefix and isinstance(raw, dict)
-        loaded: list[tuple[int, Case]] = []
-        for i, doc in enumerate(docs):
-            where = "" if single else f"{prefix}[{i}]"
-            case = _validate(Case, doc, file, where, problems)
+        docs, parent, prefix = _case_documents(doc, file, problems)
+        loaded: list[tuple[_Locator, Case]] = []
+        for i, raw in enumerate(docs):
+            node = doc.node if parent is None else node_at(parent, (i,))
+            where = prefix if parent is None else (*prefix, i)
+            case_at = _Locator(file, node, where)
+            case = _validate(Case, raw, file, problems, doc=doc, node=node, prefix=_dotted(where))
             if case is not None:
-                loaded.append((i, case))
-        for i, case in loaded:
+                loaded.append((case_at, case))
+        for case_at, case in loaded:
             if case.id in first_seen:
-                where = "id" if single else f"{prefix}[{i}].id"
                 problems.append(
-                    Problem(
-                        file,
-                        where,
-                        f"duplicate case id '{case.id}' (first defined in {first_seen[case.id]})",
+                    case_at(
+                        ("id",),
+                        f"duplicate case id '{case.id}' (first defined in {first_seen[case.id]}); "
+                        "give this case another id",
+                        case.id,
                     )
                 )
                 continue
             first_seen[case.id] = file
             case_files[case.id] = str(path.relative_to(root))
+            sources[case.id] = _CaseSource(file, case_at)
             cases.append(case)
-    return cases, case_files
+    return cases, case_files, sources
 
 
 def _check_cases(
     root: Path,
     spec: SuiteFile,
     cases: list[Case],
-    case_files: dict[str, str],
+    sources: dict[str, _CaseSource],
     problems: list[Problem],
 ) -> None:
     for case in cases:
-        file = str(root / case_files[case.id])
-        where = f"case '{case.id}'"
+        at = sources[case.id].at
         if case.expected_skill != NO_SKILL and case.expected_skill not in spec.skills:
             known = ", ".join(sorted(spec.skills)) or "(none)"
+            hint = did_you_mean(case.expected_skill, spec.skills)
             problems.append(
-                Problem(
-                    file,
-                    f"{where}.expected_skill",
-                    f"unknown skill '{case.expected_skill}'; suite skills: {known}",
+                at(
+                    ("expected_skill",),
+                    f"unknown skill '{case.expected_skill}'{hint} suite skills: {known} "
+                    f"(use '{NO_SKILL}' for should-not-trigger cases)",
+                    case.id,
                 )
             )
-        for skill in case.skills or ():
+        for index, skill in enumerate(case.skills or ()):
             if skill not in spec.skills:
-                problems.append(Problem(file, f"{where}.skills", f"unknown skill '{skill}'"))
+                hint = did_you_mean(skill, spec.skills)
+                known = ", ".join(sorted(spec.skills)) or "(none)"
+                problems.append(
+                    at(
+                        ("skills", index),
+                        f"unknown skill '{skill}'{hint} suite skills: {known}",
+                        case.id,
+                    )
+                )
         if case.fixture is not None and not is_inside(case.fixture, root):
             problems.append(
-                Problem(
-                    file,
-                    f"{where}.fixture",
+                at(
+                    ("fixture",),
                     f"fixture '{case.fixture}' lies outside the suite directory; give a path "
                     "relative to the suite, without '..', absolute parts or symlinks out of it",
+                    case.id,
                 )
             )
         elif case.fixture is not None and not (root / case.fixture).is_dir():
             problems.append(
-                Problem(
-                    file,
-                    f"{where}.fixture",
-                    f"fixture directory not found: {root / case.fixture}",
+                at(
+                    ("fixture",),
+                    f"fixture directory not found: {root / case.fixture}; create it or fix the "
+                    "path (relative to the suite directory)",
+                    case.id,
                 )
             )
         elif case.fixture is not None:
             problems += [
-                Problem(file, f"{where}.fixture", str(error))
+                at(("fixture",), str(error), case.id)
                 for error in fixture_link_problems(root / case.fixture)
             ]
         ids = [c.id for c in case.workflow_checks]
-        for check in case.workflow_checks:
+        for index, check in enumerate(case.workflow_checks):
             if check.after is not None and check.after not in ids:
+                hint = did_you_mean(check.after, ids)
                 problems.append(
-                    Problem(
-                        file,
-                        f"{where}.workflow_checks.{check.id}.after",
-                        f"refers to unknown check '{check.after}'",
+                    at(
+                        ("workflow_checks", index, "after"),
+                        f"refers to unknown check '{check.after}'{hint} checks of this case: "
+                        f"{', '.join(ids)}",
+                        case.id,
                     )
                 )
 

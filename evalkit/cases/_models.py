@@ -5,7 +5,14 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from evalkit._paths import unsafe_component_reason
 
@@ -18,18 +25,20 @@ _ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Field docstrings become descriptions: in the JSON Schema and in docs/suites.md.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 def _check_regex(pattern: str) -> str:
     try:
         re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from exc
+        raise ValueError(f"invalid regular expression '{pattern}': {exc}") from exc
     return pattern
 
 
-Regex = Annotated[str, Field(min_length=1)]
+#: A regular expression, checked when the file is loaded (errors point at the element).
+Regex = Annotated[str, Field(min_length=1), AfterValidator(_check_regex)]
 
 
 class Budgets(_Frozen):
@@ -53,8 +62,6 @@ class AntiPatternRule(_Frozen):
     description: str = ""
     """Why this is an anti-pattern, shown in reports."""
 
-    _validate_pattern = field_validator("pattern")(_check_regex)
-
 
 class WorkflowCheck(_Frozen):
     """A partial-order check on the transcript: a step that must appear (after another)."""
@@ -67,8 +74,6 @@ class WorkflowCheck(_Frozen):
     """Id of another check whose first match must come before this one's."""
     description: str = ""
     """What the step is, shown in reports."""
-
-    _validate_pattern = field_validator("pattern")(_check_regex)
 
 
 class CommandCheck(_Frozen):
@@ -102,8 +107,6 @@ class FileMatchesCheck(_Frozen):
     """Path relative to the workspace."""
     pattern: Regex
     """Regular expression searched (multiline) in the file's text."""
-
-    _validate_pattern = field_validator("pattern")(_check_regex)
 
 
 class JsonPathEqualsCheck(_Frozen):
@@ -178,10 +181,6 @@ class Case(_Frozen):
     """Execution lanes: checks on the workspace after the agent ran; all must pass."""
     artifacts_required: tuple[str, ...] = ()
     """Evidence lane: files the agent must leave in the workspace."""
-
-    _validate_patterns = field_validator("expected_patterns", "forbidden_patterns")(
-        lambda v: tuple(_check_regex(p) for p in v)
-    )
 
     @model_validator(mode="after")
     def _check_lane_fields(self) -> Case:

@@ -59,6 +59,7 @@ class Suite:
         case_files: Relative path of the file each case came from.
         case_hashes: Content hash of each case (its fields plus its fixture tree).
         dataset_version: Hash of every case's content.
+        case_lines: 1-based line where each case starts in its file.
     """
 
     name: str
@@ -70,6 +71,20 @@ class Suite:
     case_files: dict[str, str] = field(default_factory=dict)
     case_hashes: dict[str, str] = field(default_factory=dict)
     dataset_version: str = ""
+    case_lines: dict[str, int] = field(default_factory=dict)
+
+    def location(self, case: Case) -> str:
+        """Where ``case`` is written, as ``file:line`` (the suite path joined with its file).
+
+        Examples:
+            >>> from evalkit.cases import load_suite
+            >>> suite = load_suite("tests/fixtures/suites/tiny")
+            >>> suite.location(suite.case("wait-file"))
+            'tests/fixtures/suites/tiny/cases/prompt.yaml:12'
+        """
+        path = str(self.root / self.case_files[case.id]) if case.id in self.case_files else ""
+        line = self.case_lines.get(case.id)
+        return f"{path}:{line}" if path and line else path
 
     def case(self, case_id: str) -> Case:
         """Return the case with this id.

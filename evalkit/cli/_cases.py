@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cases import load_suite
+from evalkit.cases import Suite, load_suite
 from evalkit.cli._common import add_json_flag, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
-from evalkit.scorers import check_references
+from evalkit.scorers import check_case
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,7 +36,8 @@ def validate(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     runs_commands = any(c.setup or c.solution or c.verifier for c in suite.cases)
     apply_sandbox_flag(args, runs_commands=runs_commands and not args.no_references)
-    failures = [] if args.no_references else check_references(suite)
+    located = [] if args.no_references else _reference_failures(suite)
+    failures = [failure for _, _, failure in located]
     if args.json:
         print_json(
             {
@@ -47,18 +48,38 @@ def validate(args: argparse.Namespace) -> int:
                 "reference_failures": failures,
             }
         )
+    elif failures:
+        for where, case_id, failure in located:
+            detail = failure.removeprefix(f"{case_id}: ")
+            eprint(f"{where}: case '{case_id}': reference check failed: {detail}")
+        eprint(
+            f"suite '{suite.name}' is not valid: {len(failures)} reference check(s) failed; "
+            "fix each case's reference/solution or its scorers (patterns, verifier)"
+        )
     else:
         lanes: dict[str, int] = {}
         for case in suite.cases:
             lanes[case.lane] = lanes.get(case.lane, 0) + 1
         summary = ", ".join(f"{n} {lane}" for lane, n in sorted(lanes.items()))
+        checked = (
+            " (reference checks skipped)"
+            if args.no_references
+            else ", every reference passes its case"
+        )
         print(
             f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
-            f"{len(suite.skills)} skills, dataset_version {suite.dataset_version}"
+            f"{len(suite.skills)} skills{checked}, dataset_version {suite.dataset_version}"
         )
-        for failure in failures:
-            eprint(f"reference check failed: {failure}")
     return 1 if failures else 0
+
+
+def _reference_failures(suite: Suite) -> list[tuple[str, str, str]]:
+    """Each reference-check failure with the ``file:line`` and the id of its case."""
+    return [
+        (suite.location(case), case.id, failure)
+        for case in suite.cases
+        for failure in check_case(suite, case)
+    ]
 
 
 def list_cases(args: argparse.Namespace) -> int:

@@ -7,7 +7,16 @@ import sys
 from collections.abc import Sequence
 
 from evalkit._version import __version__
-from evalkit.cli import _analysis, _cases, _gate, _import, _optimize, _report, _run
+from evalkit.cli import (
+    _analysis,
+    _authoring,
+    _cases,
+    _gate,
+    _import,
+    _optimize,
+    _report,
+    _run,
+)
 from evalkit.cli._common import eprint
 from evalkit.errors import InputError, PlanError
 from evalkit.runner import RunInterrupted
@@ -32,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _modules() -> list:  # type: ignore[type-arg]
-    return [_run, _cases, _analysis, _gate, _optimize, _import, _report]
+    return [_run, _cases, _authoring, _analysis, _gate, _optimize, _import, _report]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

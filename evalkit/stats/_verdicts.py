@@ -85,7 +85,7 @@ class OverallVerdict(NamedTuple):
             threshold point different ways (empty when they all agree).
     """
 
-    verdict: str
+    verdict: Verdict
     note: str
 
 
