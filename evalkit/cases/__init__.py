@@ -1,5 +1,6 @@
 """Suites, cases, skills and conditions: models, loader and content hashes."""
 
+from evalkit.cases._docs import render_suites_markdown
 from evalkit.cases._hashing import directory_hash, stable_hash
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import (
@@ -58,6 +59,7 @@ __all__ = [
     "first_match",
     "init_suite",
     "is_negated",
+    "render_suites_markdown",
     "load_suite",
     "stable_hash",
     "suite_schema",

@@ -54,7 +54,7 @@ def init(args: argparse.Namespace) -> int:
 def schema(args: argparse.Namespace) -> int:
     """Write the two JSON Schema files, or print the Markdown field reference."""
     if args.markdown:
-        from evalkit.cases._docs import render_suites_markdown
+        from evalkit.cases import render_suites_markdown
 
         sys.stdout.write(render_suites_markdown())
         return 0

@@ -35,7 +35,7 @@ model of the tests); ``var_within = p (1 - p) - var_between`` (exact for pass bi
 
 :func:`simulate_power` checks the formulas against the procedure evalkit actually runs:
 it simulates Miller's model and applies :func:`paired_compare`'s overall verdict
-(paired cluster bootstrap + DESIGN.md verdict, including the practical threshold).
+(paired cluster bootstrap + docs/architecture.md verdict, including the practical threshold).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every command's --json matches its DESIGN.md shape, and stdout holds nothing else."""
+"""Every command's --json matches its docs/architecture.md shape, and stdout holds nothing else."""
 
 from __future__ import annotations
 
