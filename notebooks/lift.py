@@ -25,6 +25,7 @@ confidence: float = 0.95  # confidence level
 n_resamples: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
 max_facets: int = 8  # most panels per figure
+roles: str = ""  # renamed conditions, as evalkit lift --roles takes them; empty for the standard names
 
 # %%
 from IPython.display import display
@@ -46,7 +47,9 @@ from evalkit.report import (
 # %%
 run, runs_dir = project_path(run), project_path(runs_dir)
 rows = evalkit.read_run(run, runs_dir=runs_dir)
-lifted = evalkit.lift(rows, n_resamples=n_resamples, confidence=confidence, seed=seed)
+lifted = evalkit.lift(
+    rows, roles=roles or None, n_resamples=n_resamples, confidence=confidence, seed=seed
+)
 
 # %% [markdown]
 # ## Success by condition
