@@ -25,7 +25,7 @@ confidence: float = 0.95  # confidence level
 n_resamples: int = 2000  # bootstrap replicates
 seed: int = 0  # bootstrap seed
 max_facets: int = 8  # most panels per figure
-roles: str = ""  # renamed conditions, as evalkit lift --roles takes them; empty for the standard names
+roles: str = ""  # renamed conditions as evalkit lift --roles takes them; empty: standard
 
 # %%
 from IPython.display import display
