@@ -62,9 +62,9 @@ def compare(
     Examples:
         >>> before = pd.DataFrame({
         ...     "run_id": "r1",
-        ...     "case_id": list("abcdef"),
+        ...     "case_id": list("abcdefghijkl"),
         ...     "condition": "none",
-        ...     "passed": [False, False, True, False, False, True],
+        ...     "passed": [False, True] * 6,
         ... })
         >>> after = before.assign(run_id="r2", passed=True)
         >>> result = compare(before, after, n_resamples=2000)

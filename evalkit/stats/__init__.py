@@ -43,9 +43,9 @@ from evalkit.stats._variance import VarianceComponents, estimate_variance_compon
 from evalkit.stats._verdicts import verdict
 
 __all__ = [
-    "DEFAULT_CONCENTRATION",
     "CORRECTIONS",
     "Correction",
+    "DEFAULT_CONCENTRATION",
     "FlipRate",
     "Interval",
     "Kappa",

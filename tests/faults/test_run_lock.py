@@ -95,6 +95,10 @@ def test_lock_of_a_killed_run_is_released(runs_dir: Path) -> None:
 def _partial_run(runs_dir: Path, run_id: str) -> Path:
     proc = _start(runs_dir, run_id, "--provider-opt", "latency_s=0.05")
     _wait_for_items(runs_dir / run_id / "events.jsonl", 10)
+    parts = runs_dir / run_id / "parts"
+    deadline = time.monotonic() + 120
+    while not any(parts.glob("results-*.parquet")) and time.monotonic() < deadline:
+        time.sleep(0.05)  # kill once a part is on disk, however slow the machine
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     run_dir = runs_dir / run_id

@@ -50,7 +50,7 @@ def test_bad_fixture_links_fail_validation_naming_the_file(
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert str(fixture) in result.stderr and reason in result.stderr
-    assert "case 'make-report'.fixture" in result.stderr
+    assert ".fixture (case 'make-report')" in result.stderr
 
 
 def test_link_inside_the_fixture_is_copied_as_a_link(tiny_suite: Path, tmp_path: Path) -> None:
