@@ -7,15 +7,14 @@ removed, and a record written before ``version`` existed reads as version 1.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.errors import InputError
-from evalkit.results import write_json_atomic
+from evalkit.results import read_json_record, write_json_atomic
 from evalkit.stats import Verdict
 
 STATE_FILE = "optimize.json"
@@ -184,22 +183,6 @@ def read_state(run_dir: str | os.PathLike[str]) -> OptimizeState:
     path = Path(run_dir) / STATE_FILE
     if not path.is_file():
         raise InputError(f"'{run_dir}' is not an optimisation run (no {STATE_FILE})")
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    try:
-        state = OptimizeState.model_validate(loaded)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
-        raise InputError(
-            f"{path}: field '{where}': {problem['msg']}; restore the file or start a new "
-            "optimisation run"
-        ) from None
-    if state.version > STATE_VERSION:
-        raise InputError(
-            f"{path}: field 'version' is {state.version}, newer than this evalkit reads "
-            f"({STATE_VERSION}); upgrade evalkit"
-        )
-    return state
+    return read_json_record(
+        path, OptimizeState, STATE_VERSION, "restore the file or start a new optimisation run"
+    )

@@ -13,6 +13,7 @@ from evalkit.results._files import (
     LineWriter,
     append_event,
     append_line,
+    read_json_record,
     write_json_atomic,
 )
 from evalkit.results._io import (
@@ -73,6 +74,7 @@ __all__ = [
     "load_manifest",
     "load_results",
     "manifest_path",
+    "read_json_record",
     "read_manifest",
     "read_run",
     "read_scores",

@@ -15,7 +15,11 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalkit.errors import InputError
 
 EVENTS_FILE = "events.jsonl"
 
@@ -121,3 +125,43 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, target)
+
+
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+def read_json_record(
+    path: Path, model: type[RecordT], newest_version: int, fix: str
+) -> RecordT:
+    """Read a versioned JSON record (manifest, optimiser state) into its model.
+
+    Args:
+        path: The JSON file.
+        model: The pydantic model; it has an integer ``version`` field.
+        newest_version: The newest layout version this evalkit reads.
+        fix: What to do about an invalid field (ends the message).
+
+    Returns:
+        The validated record.
+
+    Raises:
+        InputError: Invalid JSON, a field of the wrong type, or a record written by a newer
+            evalkit (the message names the file and the field).
+    """
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    try:
+        record = model.model_validate(loaded)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
+        raise InputError(f"{path}: field '{where}': {problem['msg']}; {fix}") from None
+    version = int(record.model_dump(include={"version"})["version"])
+    if version > newest_version:
+        raise InputError(
+            f"{path}: field 'version' is {version}, newer than this evalkit reads "
+            f"({newest_version}); upgrade evalkit"
+        )
+    return record

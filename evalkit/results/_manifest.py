@@ -9,15 +9,13 @@ not know (an imported run has no ``seed`` or ``plan_hash``; a run made by the ru
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from evalkit.errors import InputError
-from evalkit.results._files import write_json_atomic
+from evalkit.results._files import read_json_record, write_json_atomic
 
 MANIFEST_FILE = "manifest.json"
 
@@ -181,22 +179,9 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
     path = manifest_path(run_dir)
     if not path.exists():
         return None
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    try:
-        manifest = Manifest.model_validate(loaded)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        where = ".".join(str(p) for p in problem["loc"]) or "(top level)"
-        raise InputError(
-            f"{path}: field '{where}': {problem['msg']}; fix the value or rewrite the run "
-            "(evalkit run --resume rewrites the manifest)"
-        ) from None
-    if manifest.version > MANIFEST_VERSION:
-        raise InputError(
-            f"{path}: field 'version' is {manifest.version}, newer than this evalkit reads "
-            f"({MANIFEST_VERSION}); upgrade evalkit"
-        )
-    return manifest
+    return read_json_record(
+        path,
+        Manifest,
+        MANIFEST_VERSION,
+        "fix the value or rewrite the run (evalkit run --resume rewrites the manifest)",
+    )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from evalkit.errors import ConfigError
-from evalkit.results import PARTS_DIR, RESULTS_FILE, manifest_path
+from evalkit.errors import ConfigError, InputError
+from evalkit.results import PARTS_DIR, RESULTS_FILE, load_manifest, manifest_path
 
 
 def check_resumable(run_dir: Path, run_id: str) -> None:
@@ -38,12 +37,12 @@ def check_resumable(run_dir: Path, run_id: str) -> None:
     if not path.is_file():
         raise ConfigError(f"--resume: run '{run_id}' has no manifest ({path} is missing); {fix}")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        manifest = load_manifest(run_dir)
+    except (OSError, UnicodeDecodeError, InputError) as exc:
         raise ConfigError(
             f"--resume: the manifest {path} of run '{run_id}' cannot be read ({exc}); {fix}"
         ) from None
-    if not isinstance(manifest, dict) or "plan_hash" not in manifest:
+    if manifest is None or manifest.plan_hash is None:
         raise ConfigError(
             f"--resume: the manifest {path} of run '{run_id}' has no 'plan_hash' field; {fix}"
         )
