@@ -200,24 +200,27 @@ class ToolUse:
     arguments: dict[str, Any]
 
 
-LOAD_SKILL = ToolSpec(
-    "load_skill",
-    "Load the full instructions of one of the listed skills.",
-    {
-        "type": "object",
-        "properties": {"name": {"type": "string", "description": "The skill's name."}},
-        "required": ["name"],
-    },
+def _one_string_tool(name: str, description: str, argument: str, meaning: str) -> ToolSpec:
+    """A tool taking one required string, ``argument``, which ``meaning`` describes."""
+    return ToolSpec(
+        name,
+        description,
+        {
+            "type": "object",
+            "properties": {argument: {"type": "string", "description": meaning}},
+            "required": [argument],
+        },
+    )
+
+
+LOAD_SKILL = _one_string_tool(
+    "load_skill", "Load the full instructions of one of the listed skills.",
+    "name", "The skill's name.",
 )
 
-BASH = ToolSpec(
-    "bash",
-    "Run a bash command in your working directory and return its exit code and output.",
-    {
-        "type": "object",
-        "properties": {"command": {"type": "string", "description": "The command to run."}},
-        "required": ["command"],
-    },
+BASH = _one_string_tool(
+    "bash", "Run a bash command in your working directory and return its exit code and output.",
+    "command", "The command to run.",
 )
 
 

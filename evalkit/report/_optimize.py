@@ -16,6 +16,7 @@ from evalkit.report._plots import _new_figure, _style
 from evalkit.report._tables import Fragment, esc
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 @dataclass(frozen=True)
@@ -100,12 +101,18 @@ def optimization_facts(opt: Optimization) -> dict[str, Any]:
     }
 
 
+def _styled_axes(height: float) -> tuple[Figure, Axes]:
+    """An 8-inch-wide figure of the given height with one styled set of axes."""
+    fig = _new_figure(8.0, height)
+    ax = fig.add_subplot(1, 1, 1)
+    _style(ax)
+    return fig, ax
+
+
 def trajectory_plot(opt: Optimization) -> Figure:
     """Validation pass rate per candidate (accepted filled) and the champion's level."""
     h = opt.history
-    fig = _new_figure(8.0, 3.6)
-    ax = fig.add_subplot(1, 1, 1)
-    _style(ax)
+    fig, ax = _styled_axes(3.6)
     x = np.arange(1, len(h) + 1)
     seed_rate = _seed_rate(opt)
     champion = [seed_rate]
@@ -141,9 +148,7 @@ def _seed_rate(opt: Optimization) -> float:
 def gate_plot(opt: Optimization) -> Figure:
     """Paired validation delta of every evaluated candidate vs its champion, with CIs."""
     h = opt.history.dropna(subset=["delta"]).reset_index(drop=True)
-    fig = _new_figure(8.0, 0.9 + 0.28 * max(len(h), 1))
-    ax = fig.add_subplot(1, 1, 1)
-    _style(ax)
+    fig, ax = _styled_axes(0.9 + 0.28 * max(len(h), 1))
     if h.empty:
         ax.text(0.5, 0.5, "no candidate was evaluated", ha="center", va="center")
         ax.set_axis_off()
@@ -165,9 +170,7 @@ def gate_plot(opt: Optimization) -> Figure:
 def cost_plot(opt: Optimization) -> Figure:
     """Cumulative work items and money after each candidate."""
     h = opt.history
-    fig = _new_figure(8.0, 3.0)
-    ax = fig.add_subplot(1, 1, 1)
-    _style(ax)
+    fig, ax = _styled_axes(3.0)
     x = np.arange(1, len(h) + 1)
     ax.plot(x, pd.to_numeric(h["metric_calls"], errors="coerce"), marker="o", color="#1565c0")
     ax.set_xlabel("candidate")

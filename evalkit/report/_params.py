@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from evalkit.errors import ConfigError
@@ -11,6 +11,11 @@ from evalkit.report._notebooks import read_notebook
 
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
+#: Numeric parameter types: the conversion, and the Python types taken as they are (no bools).
+_NUMBERS: dict[str, tuple[Callable[[Any], float], tuple[type, ...]]] = {
+    "int": (int, (int,)),
+    "float": (float, (int, float)),
+}
 
 
 def declared_parameters(notebook: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
@@ -43,22 +48,13 @@ def _coerce(name: str, value: Any, type_name: str) -> Any:
     """Check (and, for text from a command line, convert) one value against its declared type."""
     kind = type_name.strip().lower()
     text = value if isinstance(value, str) else None
-    if kind == "int":
-        if isinstance(value, bool):
-            pass
-        elif isinstance(value, int):
-            return value
-        elif text is not None:
-            try:
-                return int(text.strip())
-            except ValueError:
-                pass
-    elif kind == "float":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+    if kind in _NUMBERS:
+        convert, accepted = _NUMBERS[kind]
+        if isinstance(value, accepted) and not isinstance(value, bool):
+            return convert(value)
         if text is not None:
             try:
-                return float(text.strip())
+                return convert(text.strip())
             except ValueError:
                 pass
     elif kind == "bool":

@@ -61,10 +61,7 @@ def read_run(
     Raises:
         RunNotFoundError: The run does not exist.
     """
-    df: pd.DataFrame = read_table(
-        resolve_run_dir(run, runs_dir), RESULTS_FILE, RESULT_SCHEMA
-    ).to_pandas()
-    return df
+    return _read_frame(run, runs_dir, RESULTS_FILE, RESULT_SCHEMA)
 
 
 def read_scores(
@@ -79,9 +76,14 @@ def read_scores(
     Returns:
         Columns ``item_key, component, value, max_value, passed, detail``.
     """
-    df: pd.DataFrame = read_table(
-        resolve_run_dir(run, runs_dir), SCORES_FILE, SCORE_SCHEMA
-    ).to_pandas()
+    return _read_frame(run, runs_dir, SCORES_FILE, SCORE_SCHEMA)
+
+
+def _read_frame(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str], name: str, schema: pa.Schema
+) -> pd.DataFrame:
+    """One of a run's tables (see :func:`read_table`) as a DataFrame."""
+    df: pd.DataFrame = read_table(resolve_run_dir(run, runs_dir), name, schema).to_pandas()
     return df
 
 

@@ -258,3 +258,17 @@ def test_parameter_values_are_checked() -> None:
         rk.validate_parameters(notebook, {"live": "maybe"})
     with pytest.raises(ConfigError, match="NAME=VALUE"):
         parse_assignments(["=3"])
+
+
+def test_numeric_parameters_take_numbers_and_numeric_text_but_not_bools() -> None:
+    notebook = Path(__file__).resolve().parents[2] / "notebooks" / "run_report.py"
+    checked = rk.validate_parameters(notebook, {"top_n": 7, "confidence": 1})
+    assert checked == {"top_n": 7, "confidence": 1.0}
+    assert isinstance(checked["confidence"], float)
+    assert rk.validate_parameters(notebook, {"top_n": " 4 ", "confidence": "5e-1"}) == {
+        "top_n": 4,
+        "confidence": 0.5,
+    }
+    for bad in ({"top_n": "3.5"}, {"top_n": 2.0}, {"confidence": False}, {"confidence": "x"}):
+        with pytest.raises(ConfigError, match="must be of type"):
+            rk.validate_parameters(notebook, bad)
