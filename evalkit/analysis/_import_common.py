@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -143,6 +144,38 @@ def read_text(path: Path) -> str:
         raise fail(path, "", f"not UTF-8 text (byte {exc.start}); is --format right?") from None
     except OSError as exc:
         raise fail(path, "", f"cannot read: {exc.strerror or exc}") from None
+
+
+def parse_json(path: Path, text: str, fix: str = "", line: int | None = None) -> Any:
+    """Parse JSON text read from ``path``, turning a syntax error into :class:`InputError`.
+
+    Args:
+        path: The file the text came from (named in the error).
+        text: The JSON text: the whole file, or one line of it.
+        fix: What the file should be, appended to the error (``"expected ..."``).
+        line: The text's line number in the file when it is one line of it (JSON Lines);
+            by default the line of the error within ``text``.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        InputError: Not valid JSON; the message names the line and column.
+
+    Examples:
+        >>> parse_json(Path("a.jsonl"), '{"x": 1}', line=3)
+        {'x': 1}
+        >>> parse_json(Path("a.jsonl"), '{"x": }', line=3)
+        Traceback (most recent call last):
+        ...
+        evalkit.errors.InputError: a.jsonl: line 3: not valid JSON (Expecting value at column 7)
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        reason = f"not valid JSON ({exc.msg} at column {exc.colno})"
+        where = f"line {exc.lineno if line is None else line}"
+        raise fail(path, where, f"{reason}; {fix}" if fix else reason) from None
 
 
 def as_dict(value: Any) -> dict[str, Any]:

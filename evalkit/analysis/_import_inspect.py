@@ -26,6 +26,7 @@ from evalkit.analysis._import_common import (
     as_dict,
     error_class,
     fail,
+    parse_json,
     read_text,
 )
 from evalkit.errors import ConfigError, InputError
@@ -111,14 +112,7 @@ def _read_json_log(path: Path) -> Any:
     text = read_text(path)
     if not text.strip():
         raise fail(path, "", "empty file; expected an Inspect AI .json log")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            path,
-            f"line {exc.lineno}",
-            f"not valid JSON ({exc.msg} at column {exc.colno}); expected an Inspect AI log",
-        ) from None
+    return parse_json(path, text, "expected an Inspect AI log")
 
 
 def _looks_like_log(data: Any) -> bool:

@@ -14,7 +14,6 @@ saved), so evalkit numbers trials 0, 1, ... within each (test, prompt, provider)
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from evalkit.analysis._import_common import (
     error_class,
     fail,
     number_trials,
+    parse_json,
     read_text,
     short_error,
 )
@@ -57,12 +57,7 @@ def _load(path: Path) -> tuple[dict[str, Any], list[Any]] | None:
     text = read_text(path)
     if not text.strip():
         raise fail(path, "", f"empty file; {_FIX}")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            path, f"line {exc.lineno}", f"not valid JSON ({exc.msg} at column {exc.colno}); {_FIX}"
-        ) from None
+    data = parse_json(path, text, _FIX)
     if not isinstance(data, dict):
         return None
     summary = data["results"] if isinstance(data.get("results"), dict) else data

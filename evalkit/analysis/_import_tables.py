@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from evalkit.analysis._import_common import (
     check_score,
     fail,
     number_trials,
+    parse_json,
     read_text,
 )
 from evalkit.results import STATUSES
@@ -92,12 +92,7 @@ def _jsonl_records(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise fail(
-                path, f"line {number}", f"not valid JSON ({exc.msg} at column {exc.colno})"
-            ) from None
+        record = parse_json(path, line, line=number)
         if not isinstance(record, dict):
             raise fail(
                 path,
