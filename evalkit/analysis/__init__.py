@@ -11,6 +11,7 @@ from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, lo
 from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
 from evalkit.analysis._lift import (
     DEFAULT_ROLES,
+    LIFT_COLUMNS,
     LIFT_METRICS,
     TRIGGER_METRICS,
     LiftMetric,
@@ -24,6 +25,7 @@ from evalkit.analysis._power import power
 __all__ = [
     "DEFAULT_ROLES",
     "IMPORT_FORMATS",
+    "LIFT_COLUMNS",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
     "BudgetCheck",

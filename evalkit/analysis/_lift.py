@@ -68,6 +68,18 @@ TriggerMetric = Literal[
 ]
 LIFT_METRICS: tuple[LiftMetric, ...] = get_args(LiftMetric)
 TRIGGER_METRICS: tuple[TriggerMetric, ...] = get_args(TriggerMetric)
+#: Columns of :attr:`LiftResult.metrics`, in order.
+LIFT_COLUMNS = (
+    "provider",
+    "lane",
+    "metric",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "n_cases",
+    "confidence",
+    "method",
+)
 _DELTAS: dict[LiftMetric, tuple[str, str]] = {
     "realized_lift": ("B", "A"),
     "oracle_lift": ("C", "A"),
@@ -404,20 +416,9 @@ def lift(
         metrics += [keys | r for r in rows]
         success += [keys | s for s in succ]
         missing += [keys | m for m in miss]
-    columns = [
-        "provider",
-        "lane",
-        "metric",
-        "estimate",
-        "ci_low",
-        "ci_high",
-        "n_cases",
-        "confidence",
-        "method",
-    ]
     return LiftResult(
         run_id=run_id,
-        metrics=pd.DataFrame(metrics, columns=columns),
+        metrics=pd.DataFrame(metrics, columns=list(LIFT_COLUMNS)),
         success=pd.DataFrame(
             success,
             columns=[

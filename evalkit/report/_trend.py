@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.analysis import lift
+from evalkit.analysis import LIFT_COLUMNS, lift
 from evalkit.errors import InputError
 from evalkit.results import MANIFEST_FILE, RESULTS_FILE, read_manifest
 from evalkit.stats import pass_rates
@@ -251,19 +251,7 @@ def trend(
         metrics["suite"] = str(suite_name)
         metrics["period"] = pd.Timestamp(str(when))
         lifts.append(metrics)
-    lift_columns = [
-        "suite",
-        "period",
-        "provider",
-        "lane",
-        "metric",
-        "estimate",
-        "ci_low",
-        "ci_high",
-        "n_cases",
-        "confidence",
-        "method",
-    ]
+    lift_columns = ["suite", "period", *LIFT_COLUMNS]
     lift_table = (
         pd.concat(lifts, ignore_index=True)[lift_columns]
         if lifts
