@@ -37,6 +37,7 @@ from evalkit.results import (
     ImportSource,
     Manifest,
     ProviderRecord,
+    RunSummary,
     append_event,
     conform,
     write_manifest,
@@ -61,28 +62,18 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 @dataclass(frozen=True)
-class ImportResult:
-    """Summary of an import.
+class ImportResult(RunSummary):
+    """Summary of an import: the new run (one item per row imported) and where it came from.
 
     Attributes:
-        run_id: The new run's id.
-        run_dir: The new run directory.
-        items: Rows imported (one per work item).
-        ok: Rows with status ``ok``.
-        errors: Rows with status ``error`` or ``timeout``.
-        pass_rate: Share of rows that passed (errors and timeouts count as failures).
         format: ``csv``, ``jsonl``, ``inspect`` or ``promptfoo``.
         source: The path imported (a file or directory; the common directory of several).
         warnings: Things worth knowing that are not errors (ignored columns, skipped files).
         manifest: The run's manifest.
+
+    The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
 
-    run_id: str
-    run_dir: Path
-    items: int
-    ok: int
-    errors: int
-    pass_rate: float
     format: str
     source: str
     warnings: tuple[str, ...] = ()
@@ -90,16 +81,7 @@ class ImportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit import --json`` object (the ``run`` keys plus format and source)."""
-        return {
-            "run_id": self.run_id,
-            "run_dir": str(self.run_dir),
-            "items": self.items,
-            "ok": self.ok,
-            "errors": self.errors,
-            "pass_rate": self.pass_rate,
-            "format": self.format,
-            "source": self.source,
-        }
+        return {**super().to_dict(), "format": self.format, "source": self.source}
 
 
 def _sha256(path: Path) -> str:
@@ -353,13 +335,10 @@ def import_results(
     manifest = _manifest(rows, parsed, run_id, source, counts)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
     written = _write(run_dir, rows, scores, manifest, counts)
-    return ImportResult(
-        run_id=run_id,
-        run_dir=run_dir,
-        items=counts["items"],
-        ok=counts["ok"],
-        errors=counts["error"] + counts["timeout"],
-        pass_rate=counts["passed"] / counts["items"],
+    return ImportResult.from_counts(
+        run_id,
+        run_dir,
+        counts,
         format=format,
         source=source["path"],
         warnings=tuple(parsed.warnings),

@@ -45,6 +45,7 @@ from evalkit.results._manifest import (
     write_manifest,
 )
 from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
+from evalkit.results._summary import RunSummary
 from evalkit.results._transcripts import read_transcript, read_transcripts
 
 __all__ = [
@@ -67,6 +68,7 @@ __all__ = [
     "ProviderRecord",
     "RunFilters",
     "RunStatus",
+    "RunSummary",
     "SourceFile",
     "append_event",
     "append_line",

@@ -28,6 +28,7 @@ from evalkit.results import (
     ProviderRecord,
     RunFilters,
     RunStatus,
+    RunSummary,
     append_event,
     append_line,
     load_manifest,
@@ -67,39 +68,18 @@ class _Terminated(KeyboardInterrupt):
 
 
 @dataclass(frozen=True)
-class RunResult:
-    """Summary of a finished run.
+class RunResult(RunSummary):
+    """Summary of a finished run; ``.to_dict()`` (the shared keys) is ``evalkit run --json``.
 
     Attributes:
-        run_id: Run id.
-        run_dir: Run directory.
-        items: Work items in the run.
-        ok: Items with status ``ok``.
-        errors: Items with status ``error`` or ``timeout``.
-        pass_rate: Share of items that passed (errors and timeouts count as failures).
         cache_hits: Items whose outcome came from the cache.
         manifest: The run's manifest.
+
+    The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
 
-    run_id: str
-    run_dir: Path
-    items: int
-    ok: int
-    errors: int
-    pass_rate: float
     cache_hits: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``evalkit run --json`` object."""
-        return {
-            "run_id": self.run_id,
-            "run_dir": str(self.run_dir),
-            "items": self.items,
-            "ok": self.ok,
-            "errors": self.errors,
-            "pass_rate": self.pass_rate,
-        }
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
@@ -360,15 +340,8 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
     }
     manifest = write_manifest(run_dir, _manifest(prep, config, run_id, "complete", counts))
     append_event(run_dir, "run_finished", **counts)
-    return RunResult(
-        run_id=run_id,
-        run_dir=run_dir,
-        items=counts["items"],
-        ok=counts["ok"],
-        errors=counts["error"] + counts["timeout"],
-        pass_rate=counts["passed"] / counts["items"] if counts["items"] else 0.0,
-        cache_hits=counts["cache_hits"],
-        manifest=manifest,
+    return RunResult.from_counts(
+        run_id, run_dir, counts, cache_hits=counts["cache_hits"], manifest=manifest
     )
 
 
