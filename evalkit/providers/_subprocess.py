@@ -32,6 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from evalkit.errors import ConfigError, InfraError
+from evalkit.sandbox import start_in_new_session
 
 #: Variables every CLI gets from the caller's environment (when set).
 BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
@@ -199,15 +200,7 @@ def run_cli(
     result = CliResult()
     started = time.monotonic()
     try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        proc = start_in_new_session(argv, cwd=cwd, env=env, stderr=subprocess.PIPE)
     except OSError as exc:
         raise AgentCrashed(f"cannot start {argv[0]}: {exc}") from exc
     stop = threading.Event()

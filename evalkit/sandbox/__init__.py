@@ -14,6 +14,7 @@ from evalkit.sandbox._policy import (
     require_sandbox,
     sandbox_enabled,
 )
+from evalkit.sandbox._process import start_in_new_session
 from evalkit.sandbox._run import CommandOutcome, run_command
 
 __all__ = [
@@ -29,4 +30,5 @@ __all__ = [
     "require_sandbox",
     "run_command",
     "sandbox_enabled",
+    "start_in_new_session",
 ]

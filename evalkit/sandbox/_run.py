@@ -15,6 +15,7 @@ from typing import Literal
 from evalkit.sandbox._bwrap import bwrap_argv, command_env, limited
 from evalkit.sandbox._cgroup import create_pids_cgroup, remove_cgroup
 from evalkit.sandbox._policy import Limits, find_bwrap, sandbox_enabled, warn_unsandboxed
+from evalkit.sandbox._process import start_in_new_session
 
 #: Characters of output kept in :attr:`CommandOutcome.output` (the end of the output).
 OUTPUT_TAIL_CHARS = 8000
@@ -129,15 +130,7 @@ def _supervise(
     limits: Limits,
     sandboxed: bool,
 ) -> CommandOutcome:
-    proc = subprocess.Popen(
-        argv,
-        cwd=workspace,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    proc = start_in_new_session(argv, cwd=workspace, env=env, stderr=subprocess.STDOUT)
     stdout = proc.stdout
     if stdout is None:  # pragma: no cover - stdout=PIPE above
         raise RuntimeError("subprocess without a stdout pipe")
