@@ -6,6 +6,7 @@ which works on tables only.
 """
 
 from evalkit.analysis._compare import compare
+from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
 from evalkit.analysis._flips import flips
 from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
 from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
@@ -24,11 +25,13 @@ from evalkit.analysis._power import power
 
 __all__ = [
     "DEFAULT_ROLES",
+    "EXPORT_FORMATS",
     "IMPORT_FORMATS",
     "LIFT_COLUMNS",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
     "BudgetCheck",
+    "ExportResult",
     "GatePolicy",
     "GateResult",
     "ImportResult",
@@ -36,6 +39,7 @@ __all__ = [
     "LiftResult",
     "TriggerMetric",
     "compare",
+    "export_run",
     "flips",
     "gate",
     "import_results",

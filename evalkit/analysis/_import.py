@@ -23,6 +23,8 @@ from evalkit.analysis._import_inspect import SUFFIXES as INSPECT_SUFFIXES
 from evalkit.analysis._import_inspect import read_inspect
 from evalkit.analysis._import_promptfoo import SUFFIXES as PROMPTFOO_SUFFIXES
 from evalkit.analysis._import_promptfoo import read_promptfoo
+from evalkit.analysis._import_skill_creator import SUFFIXES as SKILL_CREATOR_SUFFIXES
+from evalkit.analysis._import_skill_creator import read_skill_creator
 from evalkit.analysis._import_tables import read_table
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -44,19 +46,21 @@ from evalkit.results import (
 )
 
 #: The formats ``evalkit import`` reads.
-IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "inspect", "promptfoo")
+IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "inspect", "promptfoo", "skill-creator")
 
 _SUFFIXES = {
     "csv": (".csv",),
     "jsonl": (".jsonl", ".ndjson"),
     "inspect": INSPECT_SUFFIXES,
     "promptfoo": PROMPTFOO_SUFFIXES,
+    "skill-creator": SKILL_CREATOR_SUFFIXES,
 }
 _WHAT = {
     "csv": "CSV files",
     "jsonl": "JSONL files",
     "inspect": "Inspect AI logs (.eval or .json)",
     "promptfoo": "promptfoo results (.json)",
+    "skill-creator": "skill-creator benchmarks (benchmark.json)",
 }
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -271,7 +275,9 @@ def import_results(
             ``trial, provider, model, lane, score, latency_s, cost_usd, input_tokens,
             output_tokens, split, category, status``), ``inspect`` (Inspect AI ``.eval``/``.json``
             logs: one row per sample x epoch) or ``promptfoo`` (``promptfoo eval -o
-            results.json``: one row per result, repeats as trials).
+            results.json``: one row per result, repeats as trials) or ``skill-creator``
+            (a ``benchmark.json``: one row per eval x configuration x run, one score row per
+            expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``).
         run_id: Id of the new run; an existing run is never overwritten.
         runs_dir: Where the run directory is created.
         condition_from: Where the condition comes from: Inspect ``model`` (default),
@@ -311,10 +317,10 @@ def import_results(
             f"run id {run_id!r} must be a plain name (letters, digits, '.', '_', '-'), "
             "e.g. --run-id inspect-baseline"
         )
-    if condition_from is not None and format in ("csv", "jsonl"):
+    if condition_from is not None and format in ("csv", "jsonl", "skill-creator"):
         raise ConfigError(
             "--condition-from applies to inspect and promptfoo imports; a CSV/JSONL gives the "
-            "condition in its 'condition' column"
+            "condition in its 'condition' column, a skill-creator benchmark in 'configuration'"
         )
     if scorer is not None and format != "inspect":
         raise ConfigError("--scorer applies to inspect imports only")
@@ -327,8 +333,10 @@ def import_results(
         parsed = read_table(files, format, lane)
     elif format == "inspect":
         parsed = read_inspect(files, listed, condition_from, scorer, lane)
-    else:
+    elif format == "promptfoo":
         parsed = read_promptfoo(files, listed, condition_from, lane)
+    else:
+        parsed = read_skill_creator(files, lane)
     rows, scores = _finalize(parsed, format, run_id, suite)
     counts = _counts(rows)
     source = _source(format, given, parsed.files or files)

@@ -27,6 +27,7 @@ from evalkit.cases._new_suite import NewSuite, init_suite
 from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
 from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
 from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
+from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 
 __all__ = [
     "DEFAULT_CONDITIONS",
@@ -38,6 +39,7 @@ __all__ = [
     "AntiPatternRule",
     "Budgets",
     "Case",
+    "CaseTableImport",
     "CommandCheck",
     "Condition",
     "FileExistsCheck",
@@ -50,6 +52,7 @@ __all__ = [
     "Suite",
     "SuiteDefaults",
     "SuiteFile",
+    "TableColumns",
     "VerifierCheck",
     "WorkflowCheck",
     "cases_schema",
@@ -57,6 +60,7 @@ __all__ = [
     "directory_hash",
     "find_affirmed",
     "first_match",
+    "import_case_table",
     "init_suite",
     "is_negated",
     "render_suites_markdown",

@@ -171,6 +171,23 @@ class Suite:
         skills[skill] = replace(old, texts=texts)
         return replace(self, skills=skills)
 
+    def with_skill_description(self, skill: str, description: str) -> Suite:
+        """Return a copy whose ``skill`` has another trigger description (``--description``).
+
+        Raises:
+            ConfigError: The skill does not exist, or the description is empty.
+        """
+        if skill not in self.skills:
+            known = ", ".join(sorted(self.skills)) or "(none)"
+            raise ConfigError(
+                f"--description: suite '{self.name}' has no skill '{skill}'; skills: {known}"
+            )
+        if not description.strip():
+            raise ConfigError(f"--description {skill}: the description is empty")
+        skills = dict(self.skills)
+        skills[skill] = replace(skills[skill], description=" ".join(description.split()))
+        return replace(self, skills=skills)
+
     def select(
         self,
         *,

@@ -1,19 +1,22 @@
-"""``evalkit cases validate`` and ``evalkit cases list``."""
+"""``evalkit cases validate``, ``evalkit cases list`` and ``evalkit cases import``."""
 
 from __future__ import annotations
 
 import argparse
 
-from evalkit.cases import Suite, load_suite
+from evalkit.cases import Suite, TableColumns, import_case_table, load_suite
 from evalkit.cli._common import add_json_flag, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
+from evalkit.errors import InputError
 from evalkit.scorers import check_case
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``evalkit cases``."""
     p = sub.add_parser("cases", help="validate or list a suite's cases")
-    cases_sub = p.add_subparsers(dest="cases_command", required=True, metavar="{validate,list}")
+    cases_sub = p.add_subparsers(
+        dest="cases_command", required=True, metavar="{validate,list,import}"
+    )
     v = cases_sub.add_parser("validate", help="validate a suite (exit 2 with every problem)")
     v.add_argument("suite", help="suite directory")
     v.add_argument(
@@ -29,6 +32,58 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
     add_json_flag(ls)
     ls.set_defaults(func=list_cases)
+    _add_import(cases_sub)
+
+
+def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    im = cases_sub.add_parser(
+        "import",
+        help="write prompt-lane cases from a CSV/JSONL dataset",
+        description="Build prompt-lane cases from a table, one case per row, validated like a "
+        "suite file (every problem as file:line). See docs/suites.md.",
+    )
+    im.add_argument("source", help="a .csv or .jsonl dataset")
+    im.add_argument(
+        "-o", "--output", required=True,
+        help="case file to write, or a suite directory (writes cases/<table name>.yaml)",
+    )
+    im.add_argument("--prompt-col", required=True, help="column holding the prompt")
+    im.add_argument("--id-col", help="column holding the case id (default: <file>-<line>)")
+    im.add_argument("--expected-skill-col", help="column naming the skill that should trigger")
+    im.add_argument("--expectations-col", help="column of judged expectations (list or lines)")
+    im.add_argument("--pattern-col", help="column of regexes the answer must match")
+    im.add_argument("--category-col", help="column holding the category")
+    im.add_argument("--split-col", help="column holding the split (dev, holdout, test)")
+    im.add_argument("--force", action="store_true", help="replace an existing case file")
+    add_json_flag(im)
+    im.set_defaults(func=import_table)
+
+
+def import_table(args: argparse.Namespace) -> int:
+    """Write the case file; then validate the suite it landed in, when it is in one."""
+    columns = TableColumns(
+        prompt=args.prompt_col,
+        id=args.id_col,
+        expected_skill=args.expected_skill_col,
+        expectations=args.expectations_col,
+        pattern=args.pattern_col,
+        category=args.category_col,
+        split=args.split_col,
+    )
+    done = import_case_table(args.source, args.output, columns, overwrite=args.force)
+    suite_dir = done.output.parent.parent
+    if (suite_dir / "suite.yaml").is_file():
+        try:
+            load_suite(suite_dir)
+        except InputError:
+            done.output.unlink()
+            raise
+    if args.json:
+        print_json(done.to_dict())
+    else:
+        parts = ", ".join(f"{n} {category}" for category, n in sorted(done.by_category.items()))
+        print(f"wrote {done.cases} cases ({parts}) from {done.source} to {done.output}")
+    return 0
 
 
 def validate(args: argparse.Namespace) -> int:

@@ -1,18 +1,29 @@
-"""``evalkit import``: turn results produced elsewhere into an evalkit run."""
+"""``evalkit import`` and ``evalkit export``: runs to and from other harnesses' formats."""
 
 from __future__ import annotations
 
 import argparse
 
-from evalkit.analysis import IMPORT_FORMATS, ImportResult, import_results
+from evalkit.analysis import (
+    EXPORT_FORMATS,
+    IMPORT_FORMATS,
+    ImportResult,
+    export_run,
+    import_results,
+)
 from evalkit.cli._common import add_json_flag, eprint, print_json
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit import``."""
+    """Register ``evalkit import`` and ``evalkit export``."""
+    _add_import(sub)
+    _add_export(sub)
+
+
+def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "import",
-        help="create a run from CSV/JSONL, Inspect AI logs or promptfoo results",
+        help="create a run from CSV/JSONL, Inspect AI logs, promptfoo or skill-creator results",
         description=(
             "Create a run directory from results produced by another harness, so lift, "
             "compare, flips and reports apply to them. See docs/import.md."
@@ -71,4 +82,44 @@ def main(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     else:
         _summary(result)
+    return 0
+
+
+def _add_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write a run as skill-creator's benchmark.json",
+        description=(
+            "Write a run in another tool's format: skill-creator's benchmark.json (its viewer "
+            "reads it), with evalkit's paired verdict under the extra key 'evalkit'. "
+            "See docs/skills.md."
+        ),
+    )
+    p.add_argument("run", help="run directory or run id")
+    p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
+    p.add_argument("-o", "--output", required=True, help="file to write (e.g. benchmark.json)")
+    p.add_argument("--baseline", default="none", help="condition written as without_skill")
+    p.add_argument("--skill", default="preloaded", help="condition written as with_skill")
+    p.add_argument("--runs-dir", default="runs", help="where run ids are looked up")
+    add_json_flag(p)
+    p.set_defaults(func=export_main)
+
+
+def export_main(args: argparse.Namespace) -> int:
+    """Export the run; print where it went (or the JSON object)."""
+    result = export_run(
+        args.run,
+        args.output,
+        format=args.format,
+        baseline=args.baseline,
+        skill=args.skill,
+        runs_dir=args.runs_dir,
+    )
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(
+            f"wrote {result.runs} runs to {result.path} ({result.format}); "
+            f"evalkit verdict: {result.verdict}"
+        )
     return 0

@@ -12,7 +12,7 @@ from evalkit.cases import load_suite
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
-from evalkit.runner import RunConfig, SkillOverride, run
+from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -47,6 +47,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME[:VARIANT]=PATH",
         help="replace a skill's text for this run (repeatable)",
     )
+    p.add_argument(
+        "--description",
+        action="append",
+        metavar="NAME=TEXT|@FILE",
+        help="replace a skill's trigger description for this run (repeatable)",
+    )
     p.add_argument("--resume", action="store_true", help="continue a partial run (needs --run-id)")
     p.add_argument("--no-cache", action="store_true", help="ignore cached outcomes")
     p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
@@ -62,6 +68,21 @@ def _skills(values: list[str] | None) -> tuple[SkillOverride, ...]:
     for name, path in parse_key_values(values, "--skill").items():
         skill, _, variant = name.partition(":")
         out.append(SkillOverride(skill=skill, variant=variant or "canonical", path=Path(path)))
+    return tuple(out)
+
+
+def _descriptions(values: list[str] | None) -> tuple[DescriptionOverride, ...]:
+    out = []
+    for skill, value in parse_key_values(values, "--description").items():
+        if value.startswith("@"):
+            path = Path(value[1:])
+            try:
+                value = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"--description {skill}=@{path}: cannot read: {exc}") from None
+        if not value.strip():
+            raise ConfigError(f"--description {skill}: the description is empty")
+        out.append(DescriptionOverride(skill=skill, text=value.strip()))
     return tuple(out)
 
 
@@ -91,6 +112,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         trials=args.trials,
         seed=args.seed,
         skills=_skills(args.skill),
+        descriptions=_descriptions(args.description),
         concurrency=args.concurrency,
         backend=args.backend,
         scheduler=args.scheduler,

@@ -19,6 +19,7 @@ reference solution in the workspace, so the verifier decides.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
 from functools import lru_cache
@@ -60,6 +61,27 @@ class SimulatedSettings(ProviderSettings):
     """Probability that an item crashes with a non-retryable exception (fault injection)."""
     hang_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an item hangs until its timeout (fault injection)."""
+    description_weight: Annotated[float, OUTCOME, Field(ge=0)] = 0.0
+    """Self-load routing reads the skill descriptions: the logit of loading a skill moves by
+    this weight times (share of the prompt's words found in the description - 0.1). 0 (the
+    default) routes on relevance alone, as if every description were apt."""
+
+
+_WORD = re.compile(r"[a-z][a-z0-9-]{3,}")
+
+
+def description_match(description: str, prompt: str) -> float:
+    """Share of the prompt's words (4+ letters) that the description also uses.
+
+    Examples:
+        >>> description_match("Writing or fixing bash scripts", "Fix this bash script loop")
+        0.5
+    """
+    words = set(_WORD.findall(prompt.lower()))
+    if not words:
+        return 0.0
+    described = {w.rstrip("s") for w in _WORD.findall(description.lower())}
+    return sum(1 for w in words if w.rstrip("s") in described) / len(words)
 
 
 def _sigmoid(x: float) -> float:
@@ -110,6 +132,8 @@ class SimulatedProvider:
     def outcome_settings(self) -> dict[str, Any]:
         """Every setting but ``latency_s`` changes outcomes."""
         out = self.settings.outcome()
+        if not out.get("description_weight"):
+            out.pop("description_weight", None)  # the default keeps earlier cache keys valid
         out["simulator"] = SIMULATOR_VERSION
         return out
 
@@ -130,6 +154,10 @@ class SimulatedProvider:
                 if relevant
                 else self.settings.over_trigger_p
             )
+            if self.settings.description_weight:
+                match = description_match(skill.description, request.case.prompt)
+                shift = self.settings.description_weight * (match - 0.1)
+                p_load = _sigmoid(_logit(min(max(p_load, 1e-9), 1 - 1e-9)) + shift)
             if rng.random() < p_load:
                 events.append(Event("tool_call", skill.name, name="load_skill"))
                 events.append(Event("tool_result", skill.text[:2000], name="load_skill"))

@@ -40,6 +40,8 @@ class ConditionRecord(_Record):
     """Skill text variant used by the condition."""
     skill_hashes: dict[str, str] | None = None
     """Stable hash of each skill's text under this condition."""
+    descriptions: dict[str, str] | None = None
+    """Self-load conditions: the trigger description of each skill in the agent's index."""
     items: int | None = None
     """Imported runs: rows of this condition."""
     passed: int | None = None

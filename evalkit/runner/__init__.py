@@ -1,10 +1,11 @@
 """The runner: execute a suite's matrix with joblib, all-settled, streaming results to disk."""
 
-from evalkit.runner._config import Backend, RunConfig, SkillOverride
+from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._run import RunInterrupted, RunResult, run
 
 __all__ = [
+    "DescriptionOverride",
     "Backend",
     "ItemOutcome",
     "ItemTask",

@@ -25,12 +25,27 @@ class SkillOverride(BaseModel):
     """File holding the new text."""
 
 
+class DescriptionOverride(BaseModel):
+    """A skill's trigger description replaced (``--description NAME=TEXT`` or ``NAME=@FILE``).
+
+    The description is what self-load shows the agent in its skill index, so a description
+    variant changes when the skill triggers and nothing else.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str
+    """Skill name."""
+    text: str = Field(min_length=1)
+    """The new description."""
+
+
 class RunConfig(BaseModel):
     """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
 
     Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
-    ``trials``, ``seed`` and ``skills`` can change outcomes; concurrency, backend, paths and
-    progress never do.
+    ``trials``, ``seed``, ``skills`` and ``descriptions`` can change outcomes; concurrency,
+    backend, paths and progress never do.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -57,6 +72,8 @@ class RunConfig(BaseModel):
     """Run seed (default: the suite's)."""
     skills: tuple[SkillOverride, ...] = ()
     """Skill texts replaced for this run only."""
+    descriptions: tuple[DescriptionOverride, ...] = ()
+    """Skill descriptions replaced for this run only (the trigger mechanism under self-load)."""
     concurrency: int = Field(default=2, ge=1)
     """Work items in flight at once."""
     backend: Backend = "loky"

@@ -98,6 +98,8 @@ def _apply_overrides(suite: Suite, config: RunConfig) -> Suite:
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"--skill {override.skill}={path}: cannot read text: {exc}") from None
         suite = suite.with_skill_text(override.skill, text, override.variant)
+    for described in config.descriptions:
+        suite = suite.with_skill_description(described.skill, described.text)
     return suite
 
 
@@ -168,8 +170,13 @@ def _manifest(
             for skill, texts in sorted(suite.skills.items())
             if cond.mode != "none"
         }
+        descriptions = (
+            {skill: texts.description for skill, texts in sorted(suite.skills.items())}
+            if cond.mode == "self-load"
+            else None
+        )
         conditions[name] = ConditionRecord(
-            mode=cond.mode, variant=cond.variant, skill_hashes=hashes
+            mode=cond.mode, variant=cond.variant, skill_hashes=hashes, descriptions=descriptions
         )
     return Manifest(
         run_id=run_id,
