@@ -170,14 +170,12 @@ def _manifest(
             for skill, texts in sorted(suite.skills.items())
             if cond.mode != "none"
         }
-        descriptions = (
-            {skill: texts.description for skill, texts in sorted(suite.skills.items())}
-            if cond.mode == "self-load"
-            else None
-        )
-        conditions[name] = ConditionRecord(
-            mode=cond.mode, variant=cond.variant, skill_hashes=hashes, descriptions=descriptions
-        )
+        record = ConditionRecord(mode=cond.mode, variant=cond.variant, skill_hashes=hashes)
+        if cond.mode == "self-load":  # what the agent's skill index showed
+            record.descriptions = {
+                skill: texts.description for skill, texts in sorted(suite.skills.items())
+            }
+        conditions[name] = record
     return Manifest(
         run_id=run_id,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),
