@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, TypeVar
 
 from joblib import Parallel, delayed, parallel_config
@@ -71,8 +72,10 @@ def parallel_map(
     backend: str,
     concurrency: int,
     scheduler: str | None = None,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """Run ``func`` over ``tasks`` on a joblib backend, yielding results as they finish.
+
+    Closing the generator early cancels the tasks not started yet.
 
     Args:
         func: A picklable function of one task.
@@ -128,4 +131,8 @@ def parallel_map(
     with stack:
         with starting:
             results: Any = parallel(delayed(func)(task) for task in tasks)
-        yield from results
+        with warnings.catch_warnings():
+            # closing early cancels the queued tasks on purpose (a run stopped on its first
+            # configuration error); joblib's advice about it is noise here
+            warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
+            yield from results
