@@ -15,6 +15,7 @@ import pytest
 
 import evalkit
 from evalkit.cli._main import main
+from evalkit.report import metrics_table, missing_cases
 from evalkit.results import load_manifest
 from tests.providers.agent_harness import CANONICAL, OPENAI_SECRET, closed_port
 from tests.providers.loopback_server import (
@@ -107,6 +108,14 @@ def test_a_condition_with_only_errors_fails_the_run_and_lift_says_so(
     assert main(["lift", str(runs_dir / "half")]) == 0
     out, _ = capsys.readouterr()
     assert "condition 'preloaded' has only errors" in out and "server_error" in out
+    # the report's views say it too, instead of showing a number
+    assert "has only errors" in metrics_table(result.metrics).html
+    assert "condition &#x27;preloaded&#x27; has only errors" in missing_cases(result).html
+    # compare refuses to call a verdict on a condition that measured nothing
+    assert main(["compare", str(runs_dir / "half"), "--conditions", "none,preloaded"]) == 2
+    _, err = capsys.readouterr()
+    assert "run 'half': condition 'preloaded' has only errors (6 items; server_error x6" in err
+    assert "nothing to compare" in err
 
 
 def test_a_healthy_run_is_complete_and_exits_0(
