@@ -357,10 +357,14 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
         config: Run options; defaults come from the suite.
 
     Returns:
-        The run summary; the tidy table is ``evalkit.read_run(result.run_dir)``.
+        The run summary; the tidy table is ``evalkit.read_run(result.run_dir)``. Its
+        ``status`` is ``failed`` (with ``failure``) when every item of the run, of a condition
+        or of a provider ended in an error or a timeout.
 
     Raises:
         evalkit.errors.InputError: Invalid suite or options (nothing is run).
+        RunStopped: The provider refused the credentials or could not start in a worker; the
+            remaining items were not started and ``--resume`` continues once fixed.
         RunInterrupted: SIGINT or SIGTERM; every finished item is on disk.
 
     Examples:

@@ -197,3 +197,27 @@ def test_an_agent_cli_refusing_the_key_is_auth_not_a_crash(
     assert len(calls.read_text().split()) <= 4  # of 60 items, and never retried
     manifest = load_manifest(runs_dir / "cli")
     assert manifest is not None and manifest.status == "stopped"
+
+
+def test_a_binary_gone_at_run_time_stops_the_run_as_a_config_error(
+    tiny_suite: Path, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fake-0123456789abcdef-SECRET")
+    binary = tmp_path / "claude"
+    # answers the planner's --version, then is gone before any worker builds the provider
+    binary.write_text('#!/bin/sh\nrm -f "$0"\necho "2.1.0 (Claude Code)"\n')
+    binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
+    code = main([
+        "run", str(tiny_suite), "--runs-dir", str(runs_dir), "--run-id", "gone",
+        "--provider", "claude_code", "--provider-opt", f"binary={binary}", "--no-progress",
+        "--backend", "threading", "--lane", "prompt", "--no-cache",
+    ])
+    _, err = capsys.readouterr()
+    assert not binary.exists()
+    assert code == 2
+    assert "stopped on a configuration error (config) of provider 'claude_code'" in err
+    assert f"no executable '{binary}'" in err and "--resume --run-id gone" in err
+    manifest = load_manifest(runs_dir / "gone")
+    assert manifest is not None and manifest.status == "stopped"
+    assert manifest.failure is not None and manifest.failure.error_class == "config"
