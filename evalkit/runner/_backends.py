@@ -75,7 +75,8 @@ def parallel_map(
 ) -> Generator[R, None, None]:
     """Run ``func`` over ``tasks`` on a joblib backend, yielding results as they finish.
 
-    Closing the generator early cancels the tasks not started yet.
+    Closing the generator early cancels the tasks not started yet (joblib warns about
+    cancelled tasks then; :func:`close_quietly` closes without that warning).
 
     Args:
         func: A picklable function of one task.
@@ -131,8 +132,15 @@ def parallel_map(
     with stack:
         with starting:
             results: Any = parallel(delayed(func)(task) for task in tasks)
-        with warnings.catch_warnings():
-            # closing early cancels the queued tasks on purpose (a run stopped on its first
-            # configuration error); joblib's advice about it is noise here
-            warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
-            yield from results
+        yield from results
+
+
+def close_quietly(results: Generator[Any, None, None]) -> None:
+    """Close a :func:`parallel_map` generator, cancelling the tasks not started yet.
+
+    Cancelling is the point (a run stopped on its first configuration error), so joblib's
+    warning that tasks were cancelled is silenced for this call only.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
+        results.close()

@@ -35,7 +35,7 @@ from evalkit.results import (
     load_manifest,
     write_manifest,
 )
-from evalkit.runner._backends import parallel_map
+from evalkit.runner._backends import close_quietly, parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import (
@@ -564,7 +564,7 @@ def _execute_all(
                 outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
             )
     finally:
-        outcomes.close()  # items not started yet never start
+        close_quietly(outcomes)  # items not started yet never start
         events.close()
 
 
