@@ -9,6 +9,7 @@ The tree::
     │   └── ConfigError       an invalid option, provider setting or flag combination
     ├── PlanError             the work plan is inconsistent (e.g. duplicate item keys)
     └── ProviderError         an agent invocation failed (becomes an error row, never a crash)
+        ├── AuthError         the provider refused the credentials: stops the run (exit 2)
         └── InfraError        retryable infrastructure failure
             ├── ProviderTimeout   the invocation exceeded its time budget
             ├── RateLimited       HTTP 429 or an equivalent signal
@@ -85,6 +86,16 @@ class ProviderError(EvalkitError):
     """An agent invocation failed; the runner records it as an ``error`` row."""
 
     error_class: str = "provider_error"
+
+
+class AuthError(ProviderError):
+    """The provider refused the credentials (HTTP 401/403, "Invalid API key").
+
+    A configuration error, not an outcome: never retried, and the runner stops the run at the
+    first one (every other item would fail the same way) instead of recording it as a row.
+    """
+
+    error_class = "auth"
 
 
 class InfraError(ProviderError):

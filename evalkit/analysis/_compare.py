@@ -7,9 +7,26 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evalkit.results import load_results, run_label
+from evalkit.errors import InputError
+from evalkit.results import errored_conditions, load_results, run_label
 from evalkit.stats import Correction, Metric, PairedComparison
 from evalkit.stats import compare as compare_tables
+
+
+def _refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
+    """Refuse to compare a condition that has only errors: its 0 % measured nothing."""
+    compared = rows if not conditions else rows[rows["condition"].isin(list(conditions))]
+    errored = errored_conditions(compared) if "condition" in compared else {}
+    if errored:
+        said = "; ".join(
+            f"condition '{name}' has only errors ({r.items} items; {r.error_class} x{r.count}: "
+            f"{r.message})"
+            for name, r in errored.items()
+        )
+        raise InputError(
+            f"compare: run '{label}': {said}; there is nothing to compare: fix the cause "
+            "(see evalkit run's message) and run it again"
+        )
 
 
 def compare(
@@ -57,7 +74,9 @@ def compare(
 
     Raises:
         RunNotFoundError: A run does not exist.
-        InputError: Bad input, unknown conditions, or nothing to match.
+        InputError: Bad input, unknown conditions, nothing to match, or a compared condition
+            whose every item ended in an error (it measured nothing: the message names the
+            run, the condition and the dominant error).
 
     Examples:
         >>> before = pd.DataFrame({
@@ -74,12 +93,14 @@ def compare(
     base = load_results(baseline, runs_dir, what="baseline")
     labels = None
     cand = None
+    _refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
     if candidate is not None:
         cand = load_results(candidate, runs_dir, what="candidate")
         labels = (
             run_label(baseline, runs_dir) or "baseline",
             run_label(candidate, runs_dir) or "candidate",
         )
+        _refuse_errored(cand, labels[1], conditions)
     return compare_tables(
         base,
         cand,

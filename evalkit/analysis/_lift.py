@@ -17,7 +17,10 @@ trigger_precision/...     from ``expected_skill`` vs ``inferred_skill`` under se
 Success rates average trials within a case first, so a case with more trials does not weigh
 more. A case "passes" under a condition (for regression and unlock rates) when at least half
 its trials pass. Every metric is computed on the cases that have the conditions it needs;
-cases missing a condition are listed in ``missing``, never silently dropped. Intervals come
+cases missing a condition are listed in ``missing``, never silently dropped. A condition whose
+every item of a group ended in an error or a timeout (a dead server, a refused key) measured
+nothing: the metrics and the success rate that involve it are null, with a ``note`` naming the
+condition and its dominant error, and ``notes`` lists each such condition. Intervals come
 from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
 every metric), with Hesterberg's expanded percentile interval. The per-condition success
 rates (one arm each) use the clustered Wilson interval with a few-cluster correction
@@ -37,7 +40,7 @@ import pandas as pd
 
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
-from evalkit.results import load_results
+from evalkit.results import FailureRecord, errored_conditions, load_results
 from evalkit.stats import Interval, as_frame, cluster_wilson, percentile_interval, records
 
 #: The conditions the lift metrics are defined on, by role.
@@ -89,6 +92,23 @@ _DELTAS: dict[LiftMetric, tuple[str, str]] = {
 EPSILON = 0.01
 METHOD = "case-bootstrap"
 
+#: Columns of :attr:`LiftResult.notes` (conditions with only errors).
+NOTE_COLUMNS = [
+    "provider", "lane", "condition", "roles", "items", "error_class", "count", "message", "note",
+]
+
+#: The roles (conditions) each metric is computed from.
+_ROLES_OF: dict[str, frozenset[str]] = {
+    "realized_lift": frozenset("AB"),
+    "oracle_lift": frozenset("AC"),
+    "routing_gap": frozenset("BC"),
+    "stale_harm": frozenset("CD"),
+    "regression_rate": frozenset("ABC"),
+    "unlock_rate": frozenset("ABC"),
+    "routing_efficiency": frozenset("ABC"),
+    **{name: frozenset("B") for name in TRIGGER_METRICS},
+}
+
 
 @dataclass(frozen=True)
 class LiftResult:
@@ -102,6 +122,10 @@ class LiftResult:
             n_cases, estimate, ci_low, ci_high, confidence, method``.
         missing: Cases lacking a condition: ``provider, lane, case_id, missing``.
         roles: Which condition played A, B, C and D.
+        notes: Conditions with only errors, whose metrics are null: ``provider, lane,
+            condition, roles, items, error_class, count, message, note``.
+
+    ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
     """
 
     run_id: str
@@ -109,12 +133,14 @@ class LiftResult:
     success: pd.DataFrame
     missing: pd.DataFrame
     roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+    notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOTE_COLUMNS))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit lift --json`` object.
 
         ``run_id`` and ``metrics`` as ``docs/architecture.md`` defines them, extended with
-        ``success``, ``missing_cases`` and ``roles``.
+        ``success``, ``missing_cases``, ``roles`` and ``notes`` (conditions with only errors;
+        their metrics are null).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -123,6 +149,7 @@ class LiftResult:
             "success": records(self.success),
             "missing_cases": records(self.missing),
             "roles": dict(self.roles),
+            "notes": records(self.notes),
         }
 
     def metric(
@@ -350,6 +377,41 @@ def parse_roles(text: str | Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
+def _error_note(condition: str, record: FailureRecord) -> str:
+    """Why a condition's metrics are null.
+
+    Examples:
+        >>> record = FailureRecord(scope="condition", groups=["none"], items=4,
+        ...                        error_class="auth", count=4, message="HTTP 401")
+        >>> _error_note("none", record)
+        "condition 'none' has only errors (4 items; auth x4: HTTP 401)"
+    """
+    return (
+        f"condition '{condition}' has only errors ({record.items} items; "
+        f"{record.error_class} x{record.count}: {record.message})"
+    )
+
+
+def _null_errored(
+    rows: list[dict[str, Any]],
+    success: list[dict[str, Any]],
+    errored: Mapping[str, FailureRecord],
+    roles: Mapping[str, str],
+) -> None:
+    """Null the metrics and success rates that involve a condition with only errors."""
+    notes = {c: _error_note(c, r) for c, r in errored.items()}
+    for row in rows:
+        involved = [roles[r] for r in sorted(_ROLES_OF.get(row["metric"], ())) if r in roles]
+        said = [notes[c] for c in dict.fromkeys(involved) if c in notes]
+        row["note"] = "; ".join(said)
+        if said:
+            row.update(estimate=np.nan, ci_low=np.nan, ci_high=np.nan, n_cases=0)
+    for row in success:
+        row["note"] = notes.get(row["condition"], "")
+        if row["note"]:
+            row.update(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
+
+
 def lift(
     data: pd.DataFrame | str | os.PathLike[str],
     *,
@@ -406,19 +468,33 @@ def lift(
         if column not in frame.columns:
             frame[column] = default
         frame[column] = frame[column].fillna(default).astype(str)
-    metrics, success, missing = [], [], []
+    metrics, success, missing, notes = [], [], [], []
     for index, ((provider, lane), group) in enumerate(
         frame.groupby(["provider", "lane"], sort=True)
     ):
         group_seed = None if seed is None else seed + index
         rows, succ, miss = _group_metrics(group, roles, group_seed, n_resamples, confidence)
+        errored = {c: r for c, r in errored_conditions(group).items() if c in roles.values()}
+        _null_errored(rows, succ, errored, roles)
         keys = {"provider": provider, "lane": lane}
         metrics += [keys | r for r in rows]
         success += [keys | s for s in succ]
         missing += [keys | m for m in miss]
+        notes += [
+            keys | {
+                "condition": condition,
+                "roles": ",".join(r for r, c in sorted(roles.items()) if c == condition),
+                "items": record.items,
+                "error_class": record.error_class,
+                "count": record.count,
+                "message": record.message,
+                "note": _error_note(condition, record),
+            }
+            for condition, record in errored.items()
+        ]
     return LiftResult(
         run_id=run_id,
-        metrics=pd.DataFrame(metrics, columns=list(LIFT_COLUMNS)),
+        metrics=pd.DataFrame(metrics, columns=[*LIFT_COLUMNS, "note"]),
         success=pd.DataFrame(
             success,
             columns=[
@@ -431,8 +507,10 @@ def lift(
                 "ci_high",
                 "confidence",
                 "method",
+                "note",
             ],
         ),
         missing=pd.DataFrame(missing, columns=["provider", "lane", "case_id", "missing"]),
         roles=roles,
+        notes=pd.DataFrame(notes, columns=NOTE_COLUMNS),
     )

@@ -106,6 +106,12 @@ def lift_main(args: argparse.Namespace) -> int:
                 str(row["n_cases"]),
             )
         console.print(table)
+    for _, row in result.notes.iterrows():
+        console.print(
+            f"{row['provider']} / {row['lane']}: {row['note']}; the metrics that need it are "
+            "n/a",
+            markup=False,
+        )
     if not result.missing.empty:
         console.print(f"{len(result.missing)} case(s) lack a condition (see --json missing_cases)")
     return 0

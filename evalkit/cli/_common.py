@@ -10,6 +10,11 @@ from typing import Any
 
 from evalkit.errors import ConfigError
 
+#: Exit code of ``evalkit run`` when the run finished but failed: every item of the run, or of
+#: a condition or provider, ended in an error (0 ok, 1 check failed, 2 bad input/config,
+#: 130/143 interrupted).
+EXIT_RUN_FAILED = 3
+
 
 def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):

@@ -48,7 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script.
 
     Returns:
-        0 success, 1 a check failed or a gate blocked, 2 bad usage or input, 130/143 when
+        0 success, 1 a check failed or a gate blocked, 2 bad usage, bad input or a
+        configuration error that stopped a run (refused credentials), 3 a run that finished
+        but failed (every item of it, or of a condition or provider, errored), 130/143 when
         interrupted.
     """
     parser = build_parser()

@@ -9,7 +9,14 @@ from pathlib import Path
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import load_suite
-from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
+from evalkit.cli._common import (
+    EXIT_RUN_FAILED,
+    add_json_flag,
+    eprint,
+    parse_key_values,
+    print_json,
+    split_csv,
+)
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
@@ -128,7 +135,13 @@ def build_config(args: argparse.Namespace) -> RunConfig:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Run the suite; print the summary (or the JSON object)."""
+    """Run the suite; print the summary (or the JSON object).
+
+    Returns:
+        0, or 3 when the run finished but failed (every item of the run, of a condition or
+        of a provider ended in an error); a run stopped on a configuration error raises
+        :class:`~evalkit.runner.RunStopped` (exit 2).
+    """
     config = build_config(args)
     lanes = set(args.lane or ())
     cases = load_suite(args.suite).cases
@@ -137,8 +150,12 @@ def main(args: argparse.Namespace) -> int:
     result = run(args.suite, config)
     if args.json:
         print_json(result.to_dict())
-        return 0
-    from evalkit.cli._summary import print_run_summary
+    else:
+        from evalkit.cli._summary import print_run_summary
 
-    print_run_summary(result)
+        print_run_summary(result)
+    if result.failure is not None:
+        eprint(f"error: run '{result.run_id}' failed: {result.failure.describe()}")
+        eprint("its pass rates measure nothing; fix the cause and run again")
+        return EXIT_RUN_FAILED
     return 0

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from evalkit._keys import build_item_key
 from evalkit.cases import Suite, stable_hash
 from evalkit.errors import PlanError
 from evalkit.scorers import SCORER_VERSION
@@ -36,7 +37,8 @@ class WorkItem:
     """One (lane, case, condition, provider, trial).
 
     Attributes:
-        key: ``lane:case_id:condition:provider:trial``, unique in a plan.
+        key: ``lane:case_id:condition:provider:trial`` with each part escaped
+            (:func:`item_key`), unique in a plan.
         lane: The case's lane.
         case_id: Case id.
         condition: Condition name.
@@ -59,14 +61,19 @@ class WorkItem:
 
 
 def item_key(lane: str, case_id: str, condition: str, provider: str, trial: int) -> str:
-    """The stable key of a work item.
+    """The stable key of a work item (see :func:`evalkit._keys.build_item_key`).
+
+    Each part is escaped (``%`` as ``%25``, ``:`` as ``%3A``), so the key is injective in its
+    parts; :func:`parse_item_key` reads it back.
 
     Examples:
         >>> item_key("prompt", "blind-sleep", "none", "simulated", 2)
         'prompt:blind-sleep:none:simulated:2'
+        >>> item_key("prompt", "q1:x", "m", "simulated", 0) != item_key(
+        ...     "prompt", "q1", "x:m", "simulated", 0)
+        True
     """
-    # a 'package.module:factory' provider keeps the key at five ':'-separated parts
-    return f"{lane}:{case_id}:{condition}:{provider.replace(':', '.')}:{trial}"
+    return build_item_key(lane, case_id, condition, provider, trial)
 
 
 def item_seed(run_seed: int, key: str) -> int:

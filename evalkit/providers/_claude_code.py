@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import field_validator
 
 from evalkit.errors import (
+    AuthError,
     ConnectionFailed,
     ProviderError,
     ProviderTimeout,
@@ -229,7 +230,9 @@ def classify_failure(stream: ClaudeStream, run: CliResult) -> ProviderError | No
         return ConnectionFailed(message)
     if "timed out" in text.lower() or "ETIMEDOUT" in text:
         return ProviderTimeout(message)
-    if kind in ("authentication_failed", "invalid_request", "billing_error") or (
+    if kind == "authentication_failed" or status in (401, 403):
+        return AuthError(message)
+    if kind in ("invalid_request", "billing_error") or (
         isinstance(status, int) and 400 <= status < 500 and status not in (408, 409)
     ):
         return ProviderError(message)

@@ -11,7 +11,10 @@ For each work item :meth:`CliAgentProvider.invoke`
 4. parses its JSON-lines output (:meth:`~CliAgentProvider.parse`, built on
    :func:`json_objects`);
 5. turns a failed invocation into evalkit's exception tree
-   (:meth:`~CliAgentProvider.classify`);
+   (:meth:`~CliAgentProvider.classify`); whatever the flavour says, a failure whose text or
+   output says the credentials were refused ("Invalid API key", "authentication failed",
+   "401 Unauthorized", ...) is an :class:`~evalkit.errors.AuthError` (:data:`AUTH_REFUSED`),
+   never a crash: the runner stops the run on it;
 6. builds the response (:meth:`~CliAgentProvider.usage` gives what differs) and redacts it.
 
 A flavour module sets the class attributes and overrides those hooks; nothing else.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -28,11 +32,11 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator
 
-from evalkit.errors import ConfigError, ProviderError, ProviderTimeout
+from evalkit.errors import AuthError, ConfigError, ProviderError, ProviderTimeout, RateLimited
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import injected_text, install_skills, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response
+from evalkit.providers._redact import redact_response, redact_text, secret_values
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings, split_args, split_list
 from evalkit.providers._subprocess import (
     AgentCrashed,
@@ -47,6 +51,13 @@ from evalkit.providers._subprocess import (
     version_number,
 )
 from evalkit.providers._transcript import AgentResponse, Event
+
+#: What agent CLIs and model servers say when they refuse the credentials.
+AUTH_REFUSED = re.compile(
+    r"(?i)invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|api key is invalid"
+    r"|authentication[ _](?:failed|failure|error|required)|\bunauthori[sz]ed\b"
+    r"|\b(?:status|http)[ :]*40[13]\b|please run /login|not logged in"
+)
 
 
 class CliSettings(AgentSettings):
@@ -234,6 +245,29 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
             return AgentCrashed(f"{self.name} exited {run.returncode} before any output: {tail}")
         return None
 
+    def refused(self, failure: ProviderError, run: CliResult) -> AuthError | None:
+        """An :class:`AuthError` when a failure means the credentials were refused, else None.
+
+        The failure's message, the CLI's stderr and its non-JSON stdout lines are searched for
+        :data:`AUTH_REFUSED`; the error names the key variable to fix, with secrets redacted.
+        """
+        if isinstance(failure, ProviderTimeout | RateLimited):
+            return None
+        plain = [line for line in run.lines if not line.lstrip().startswith("{")]
+        said = [str(failure), *run.stderr[-2000:].splitlines(), *plain[-20:]]
+        matched = next((line for line in said if AUTH_REFUSED.search(line)), None)
+        if not isinstance(failure, AuthError) and matched is None:
+            return None
+        detail = str(failure)
+        if matched is not None and matched.strip() not in detail:
+            detail += f" ({matched.strip()[:300]})"
+        env = self.settings.api_key_env
+        detail = redact_text(detail, secret_values([env]))
+        return AuthError(
+            f"{detail}; the credentials were refused: export a valid key in {env} (or name "
+            "another variable with --provider-opt api_key_env=NAME)"
+        )
+
     def invoke(self, request: AgentRequest) -> AgentResponse:
         """Run the CLI on one work item.
 
@@ -244,7 +278,8 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
             ServerError: 5xx, a malformed or truncated stream.
             ConnectionFailed: The model server could not be reached.
             AgentCrashed: The CLI died before printing anything.
-            ProviderError: A non-retryable API error (bad key, bad request, unknown model).
+            AuthError: The credentials were refused (see :meth:`refused`).
+            ProviderError: A non-retryable API error (bad request, unknown model).
         """
         started = time.monotonic()
         deadline = started + request.timeout_s
@@ -267,7 +302,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
             )
         failure = self.classify(stream, run)
         if failure is not None:
-            raise failure
+            raise self.refused(failure, run) or failure
         usage = self.usage(stream, run)
         injected = injected_text(request.injected)
         head = [Event("system", injected)] if injected else []

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evalkit.errors import (
+    AuthError,
     ConnectionFailed,
     ProviderError,
     ProviderTimeout,
@@ -209,6 +210,8 @@ def classify_message(message: str) -> ProviderError:
         >>> type(classify_message("exceeded retry limit, last status: 429 Too Many")).__name__
         'RateLimited'
         >>> type(classify_message("unexpected status 401 Unauthorized: bad key")).__name__
+        'AuthError'
+        >>> type(classify_message("unexpected status 404 Not Found: no such model")).__name__
         'ProviderError'
         >>> type(classify_message("stream closed before response.completed")).__name__
         'ServerError'
@@ -219,8 +222,10 @@ def classify_message(message: str) -> ProviderError:
         return RateLimited(text)
     if any(s in low for s in _NETWORK_DOWN):
         return ConnectionFailed(text)
-    if (re.search(r"\b(400|401|403|404|422)\b", message) or "unauthorized" in low
-            or "forbidden" in low or "invalid_request" in low or "model metadata" in low):
+    if re.search(r"\b(401|403)\b", message) or "unauthorized" in low or "forbidden" in low:
+        return AuthError(text)
+    if (re.search(r"\b(400|404|422)\b", message) or "invalid_request" in low
+            or "model metadata" in low):
         return ProviderError(text)
     if "timed out" in low or "idle timeout" in low:
         return ProviderTimeout(text)

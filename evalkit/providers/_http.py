@@ -2,8 +2,9 @@
 
 - :func:`post_json`: one JSON request with a deadline, failures mapped onto evalkit's
   exception tree (429 → :class:`RateLimited`, 5xx and malformed bodies → :class:`ServerError`,
-  unreachable endpoint → :class:`ConnectionFailed`, time out → :class:`ProviderTimeout`, other
-  4xx → non-retryable :class:`ProviderError`).
+  unreachable endpoint → :class:`ConnectionFailed`, time out → :class:`ProviderTimeout`, 401
+  and 403 → :class:`AuthError` (the run stops), other 4xx → non-retryable
+  :class:`ProviderError`).
 - :func:`run_tool_loop`: the agent loop shared by the API providers (model turn, tool calls,
   tool results, until a final answer or the turn limit).
 """
@@ -22,6 +23,7 @@ import httpx
 from pydantic import Field
 
 from evalkit.errors import (
+    AuthError,
     ConfigError,
     ConnectionFailed,
     ProviderError,
@@ -32,7 +34,7 @@ from evalkit.errors import (
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import Toolbox, ToolUse, system_prompt, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response
+from evalkit.providers._redact import redact_response, redact_text, secret_values
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings
 from evalkit.providers._transcript import AgentResponse, Event
 
@@ -46,9 +48,13 @@ def error_for_status(status: int, detail: str, where: str) -> ProviderError:
         >>> type(error_for_status(529, "overloaded", "x")).__name__
         'ServerError'
         >>> type(error_for_status(401, "bad key", "x")).__name__
+        'AuthError'
+        >>> type(error_for_status(404, "no such model", "x")).__name__
         'ProviderError'
     """
     message = f"{where}: HTTP {status}: {detail[:500]}"
+    if status in (401, 403):
+        return AuthError(message)
     if status == 429:
         return RateLimited(message)
     if status >= 500 or status in (408, 409):
@@ -83,7 +89,8 @@ def post_json(
         ConnectionFailed: The endpoint could not be reached.
         RateLimited: HTTP 429.
         ServerError: HTTP 5xx, a broken connection or a body that is not a JSON object.
-        ProviderError: Another HTTP error (bad key, bad request): not retried.
+        AuthError: HTTP 401 or 403 (credentials refused).
+        ProviderError: Another HTTP error (bad request, unknown model): not retried.
     """
     remaining = deadline - time.monotonic()
     if remaining <= 0:
@@ -296,6 +303,16 @@ class HttpProvider:
         """Request headers, credentials included."""
         raise NotImplementedError
 
+    def auth_error(self, detail: str) -> AuthError:
+        """The refused-credentials error: what the server said (redacted) and what to fix."""
+        env = self.settings.api_key_env
+        where = "no key is sent" if not self.api_key else f"the key is read from ${env}"
+        return AuthError(
+            f"{self.name}: {self.base_url} refused the credentials "
+            f"({redact_text(detail, secret_values([env]))}); {where}: export a valid key in "
+            f"{env} (or name another variable with --provider-opt api_key_env=NAME)"
+        )
+
     def conversation(self, post: Poster, system: str, user: str, toolbox: Toolbox) -> Conversation:
         """A fresh conversation in the provider's wire format, sending with ``post``."""
         raise NotImplementedError
@@ -319,7 +336,8 @@ class HttpProvider:
 
         Raises:
             InfraError: Timeouts, rate limits, server errors, unreachable endpoint.
-            ProviderError: A non-retryable API error (bad key, bad request).
+            AuthError: The server refused the key (the message names the variable to fix).
+            ProviderError: A non-retryable API error (bad request, unknown model).
         """
         started = time.monotonic()
         deadline = started + request.timeout_s
@@ -331,7 +349,12 @@ class HttpProvider:
             conversation = self.conversation(
                 functools.partial(self.post, client), system, user, toolbox
             )
-            loop = run_tool_loop(conversation, toolbox, max_turns=max_turns, deadline=deadline)
+            try:
+                loop = run_tool_loop(
+                    conversation, toolbox, max_turns=max_turns, deadline=deadline
+                )
+            except AuthError as exc:
+                raise self.auth_error(str(exc)) from None
         settings = self.settings
         cost = (
             loop.input_tokens * settings.input_cost_per_mtok

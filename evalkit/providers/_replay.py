@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
+from evalkit._keys import SEPARATOR, escape_key_part, parse_item_key
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._recording import restore_workspace
@@ -85,9 +86,20 @@ class ReplayProvider:
 
 
 def _unkeyed(item_key: str) -> str:
-    """Drop the provider part of an item key (recordings replay under another provider)."""
-    parts = item_key.split(":")
-    return ":".join(parts[:3] + parts[4:]) if len(parts) == 5 else item_key
+    """Drop the provider part of an item key (recordings replay under another provider).
+
+    Examples:
+        >>> _unkeyed("prompt:a%3Ab:none:claude_code:1")
+        'prompt:a%3Ab:none:1'
+        >>> _unkeyed("not a key")
+        'not a key'
+    """
+    try:
+        parts = parse_item_key(item_key)
+    except ValueError:
+        return item_key
+    fields = (parts.lane, parts.case_id, parts.condition, str(parts.trial))
+    return SEPARATOR.join(escape_key_part(f) for f in fields)
 
 
 def create_replay(settings: Mapping[str, Any]) -> ReplayProvider:

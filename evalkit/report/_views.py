@@ -169,15 +169,18 @@ def metrics_table(
             )
         ]
     )
+    columns = {
+        "provider": "provider",
+        "lane": "lane",
+        "metric": "metric",
+        "value": f"estimate [{level:.0%} CI]",
+        "n_cases": "cases",
+    }
+    if "note" in shown and shown["note"].fillna("").astype(bool).any():
+        columns["note"] = "note"  # why a metric is n/a: a condition with only errors
     return html_table(
         shown,
-        columns={
-            "provider": "provider",
-            "lane": "lane",
-            "metric": "metric",
-            "value": f"estimate [{level:.0%} CI]",
-            "n_cases": "cases",
-        },
+        columns=columns,
         numeric=["value"],
         caption=caption,
         table_id=table_id,
@@ -188,15 +191,24 @@ def metrics_table(
 def missing_cases(result: LiftResult) -> Fragment:
     """The cases that lack a condition (reported, never silently dropped), or a note.
 
+    Conditions with only errors (:attr:`~evalkit.analysis.LiftResult.notes`) are named first.
+
     Args:
         result: A lift result.
 
     Returns:
         A note, and the table when some cases lack a condition.
     """
+    errored = Fragment("")
+    for _, row in result.notes.iterrows():
+        errored += note(
+            f"{row['provider']} / {row['lane']}: {row['note']}: it measured nothing, so the "
+            "metrics that need it are n/a.",
+            "warn",
+        )
     if result.missing.empty:
-        return note("Every case has every condition of its group.", "ok")
-    return note(
+        return errored + note("Every case has every condition of its group.", "ok")
+    return errored + note(
         f"{len(result.missing)} case(s) lack a condition: each metric uses only the cases "
         "that have the conditions it needs.",
         "warn",

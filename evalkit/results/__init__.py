@@ -16,6 +16,12 @@ from evalkit.results._files import (
     read_json_record,
     write_json_atomic,
 )
+from evalkit.results._health import (
+    ERROR_STATUSES,
+    dominant_error,
+    errored_conditions,
+    find_failure,
+)
 from evalkit.results._io import (
     PARTS_DIR,
     RESULTS_FILE,
@@ -34,6 +40,7 @@ from evalkit.results._manifest import (
     MANIFEST_FILE,
     MANIFEST_VERSION,
     ConditionRecord,
+    FailureRecord,
     ImportSource,
     Manifest,
     ProviderRecord,
@@ -49,6 +56,7 @@ from evalkit.results._summary import RunSummary
 from evalkit.results._transcripts import read_transcript, read_transcripts
 
 __all__ = [
+    "ERROR_STATUSES",
     "EVENTS_FILE",
     "MANIFEST_FILE",
     "MANIFEST_VERSION",
@@ -62,6 +70,7 @@ __all__ = [
     "TRANSCRIPTS_DIR",
     "ConditionRecord",
     "EventLog",
+    "FailureRecord",
     "ImportSource",
     "LineWriter",
     "Manifest",
@@ -73,6 +82,9 @@ __all__ = [
     "append_event",
     "append_line",
     "conform",
+    "dominant_error",
+    "errored_conditions",
+    "find_failure",
     "load_manifest",
     "load_results",
     "manifest_path",

@@ -22,8 +22,12 @@ MANIFEST_FILE = "manifest.json"
 #: Version of the manifest layout written by this evalkit (bumped on extension).
 MANIFEST_VERSION = 1
 
-#: ``partial`` while a run is in progress (or was interrupted), ``complete`` once compacted.
-RunStatus = Literal["partial", "complete"]
+#: ``partial`` while a run is in progress (or was interrupted); ``stopped`` when a
+#: configuration error (refused credentials, a provider that cannot start) ended it early, to be
+#: resumed once fixed; ``failed`` when it finished but every item of the run, or every item of
+#: some condition or provider, ended in an error or a timeout (see
+#: :func:`evalkit.results.find_failure`); ``complete`` when it finished healthy.
+RunStatus = Literal["partial", "stopped", "failed", "complete"]
 
 
 class _Record(BaseModel):
@@ -59,6 +63,41 @@ class ProviderRecord(_Record):
     """Provider (or source tool) version."""
     settings: dict[str, Any] | None = None
     """Provider settings with secret values replaced by ``***``."""
+
+
+class FailureRecord(_Record):
+    """Why a run is ``failed`` or ``stopped``: where the errors were and the dominant one."""
+
+    scope: Literal["run", "condition", "provider"]
+    """``run``: every item errored; ``condition``/``provider``: every item of ``groups``."""
+    groups: list[str] = Field(default_factory=list)
+    """The conditions or providers whose items all errored (empty for the scope ``run``)."""
+    items: int
+    """Items in the failed scope."""
+    error_class: str
+    """The most frequent ``error_class`` among them."""
+    count: int
+    """Items with that error class."""
+    message: str
+    """The most frequent error message of that class (secrets redacted)."""
+
+    def describe(self) -> str:
+        r"""One line for people: what failed, the dominant error and its count.
+
+        Examples:
+            >>> record = FailureRecord(scope="condition", groups=["none"], items=8,
+            ...                        error_class="auth", count=8, message="HTTP 401")
+            >>> print(record.describe().replace("; ", "\n"))
+            every item of condition 'none' ended in an error (8 items)
+            dominant error: auth x8: HTTP 401
+        """
+        if self.scope == "run":
+            where = f"every item of the run ended in an error ({self.items} items)"
+        else:
+            names = ", ".join(f"'{g}'" for g in self.groups)
+            label = self.scope if len(self.groups) == 1 else f"{self.scope}s"
+            where = f"every item of {label} {names} ended in an error ({self.items} items)"
+        return f"{where}; dominant error: {self.error_class} x{self.count}: {self.message}"
 
 
 class RunFilters(_Record):
@@ -128,7 +167,9 @@ class Manifest(_Record):
     command_line: str | None = None
     """The command that started the run."""
     status: RunStatus
-    """``partial`` or ``complete``."""
+    """``partial``, ``stopped``, ``failed`` or ``complete`` (see :data:`RunStatus`)."""
+    failure: FailureRecord | None = None
+    """Runs ``failed`` or ``stopped``: where the errors were and the dominant error."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Items, ok, error, timeout, passed, cache_hits (and skipped for imports)."""
     source: ImportSource | None = None

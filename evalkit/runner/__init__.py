@@ -2,7 +2,7 @@
 
 from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
-from evalkit.runner._run import RunInterrupted, RunResult, run
+from evalkit.runner._run import RunInterrupted, RunResult, RunStopped, run
 
 __all__ = [
     "DescriptionOverride",
@@ -12,6 +12,7 @@ __all__ = [
     "RunConfig",
     "RunInterrupted",
     "RunResult",
+    "RunStopped",
     "SkillOverride",
     "execute_item",
     "run",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Generator, Iterable
 from typing import Any, TypeVar
 
 from joblib import Parallel, delayed, parallel_config
@@ -71,8 +72,11 @@ def parallel_map(
     backend: str,
     concurrency: int,
     scheduler: str | None = None,
-) -> Iterator[R]:
+) -> Generator[R, None, None]:
     """Run ``func`` over ``tasks`` on a joblib backend, yielding results as they finish.
+
+    Closing the generator early cancels the tasks not started yet (joblib warns about
+    cancelled tasks then; :func:`close_quietly` closes without that warning).
 
     Args:
         func: A picklable function of one task.
@@ -129,3 +133,14 @@ def parallel_map(
         with starting:
             results: Any = parallel(delayed(func)(task) for task in tasks)
         yield from results
+
+
+def close_quietly(results: Generator[Any, None, None]) -> None:
+    """Close a :func:`parallel_map` generator, cancelling the tasks not started yet.
+
+    Cancelling is the point (a run stopped on its first configuration error), so joblib's
+    warning that tasks were cancelled is silenced for this call only.
+    """
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
+        results.close()

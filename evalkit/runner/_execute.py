@@ -13,12 +13,25 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cases import AntiPatternRule, Case, SkillExposure
-from evalkit.errors import InfraError, ProviderError, ProviderTimeout
+from evalkit.errors import InfraError, InputError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
-from evalkit.providers import AgentRequest, AgentResponse, Provider, cached_provider
+from evalkit.providers import (
+    AgentRequest,
+    AgentResponse,
+    Provider,
+    cached_provider,
+    redact_text,
+)
 from evalkit.runner._cache import OutcomeCache
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers import score_item
+
+#: ``error_class`` of an item whose provider could not be built or configured in the worker.
+CONFIG_ERROR_CLASS = "config"
+
+#: Error classes that mean no item can succeed until the user fixes something: the runner
+#: stops the run at the first one instead of recording it.
+STOPPING_ERROR_CLASSES = ("auth", CONFIG_ERROR_CLASS)
 
 
 @dataclass(frozen=True)
@@ -184,13 +197,19 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         )
     except Exception as exc:  # noqa: BLE001 - all-settled: every failure becomes a row
         status = "timeout" if isinstance(exc, ProviderTimeout) else "error"
-        error_class = getattr(exc, "error_class", type(exc).__name__)
-        if not isinstance(exc, ProviderError):
+        # a provider that cannot start in the worker (a binary gone since the run started,
+        # a setting only the worker checks) is a configuration error, like a refused key
+        error_class = (
+            CONFIG_ERROR_CLASS
+            if isinstance(exc, InputError)
+            else getattr(exc, "error_class", type(exc).__name__)
+        )
+        if not isinstance(exc, ProviderError | InputError):
             logs.append("".join(traceback.format_exception(exc)).rstrip())
         row.update(
             status=status,
             error_class=error_class,
-            error_message=str(exc)[:2000],
+            error_message=redact_text(str(exc))[:2000],
             passed=False,
             score=0.0,
             latency_s=time.perf_counter() - t0,

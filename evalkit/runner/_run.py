@@ -24,6 +24,7 @@ from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
     ConditionRecord,
     EventLog,
+    FailureRecord,
     Manifest,
     ProviderRecord,
     RunFilters,
@@ -31,13 +32,19 @@ from evalkit.results import (
     RunSummary,
     append_event,
     append_line,
+    find_failure,
     load_manifest,
     write_manifest,
 )
-from evalkit.runner._backends import parallel_map
+from evalkit.runner._backends import close_quietly, parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
 from evalkit.runner._config import RunConfig
-from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+from evalkit.runner._execute import (
+    STOPPING_ERROR_CLASSES,
+    ItemOutcome,
+    ItemTask,
+    execute_item,
+)
 from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._resume import check_resumable
@@ -63,6 +70,56 @@ class RunInterrupted(EvalkitError):
         super().__init__(f"run '{run_id}' interrupted; resume with: {resume_command}")
 
 
+class RunStopped(ConfigError):
+    """A run stopped at its first configuration error; everything finished is on disk.
+
+    Raised when an item fails in a way every other item would too: the provider refused the
+    credentials (``error_class`` ``auth``) or could not be built in a worker (``config``, e.g.
+    its binary is gone). The remaining items are not started, the failing item is not
+    recorded, the manifest's status is ``stopped``, and ``--resume`` continues once the cause
+    is fixed. The CLI exits with code 2.
+
+    Attributes:
+        run_id: The run.
+        provider: The provider at fault.
+        error_class: ``auth`` or ``config``.
+        detail: The provider's message (secrets redacted), naming what to fix.
+        finished: Items finished and kept.
+        resume_command: The command that continues the run once fixed.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        provider: str,
+        error_class: str,
+        detail: str,
+        finished: int,
+        resume_command: str,
+    ) -> None:
+        self.run_id = run_id
+        self.provider = provider
+        self.error_class = error_class
+        self.detail = detail
+        self.finished = finished
+        self.resume_command = resume_command
+        what = "refused credentials" if error_class == "auth" else "a configuration error"
+        super().__init__(
+            f"run '{run_id}' stopped on {what} ({error_class}) of provider '{provider}': "
+            f"{detail}\n"
+            f"the remaining items were not started ({finished} finished item(s) kept); "
+            f"once fixed, resume with: {resume_command}"
+        )
+
+
+class _Stop(Exception):
+    """An outcome that stops the run (see :data:`STOPPING_ERROR_CLASSES`)."""
+
+    def __init__(self, outcome: ItemOutcome) -> None:
+        self.outcome = outcome
+        super().__init__(outcome.key)
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread like SIGINT."""
 
@@ -74,12 +131,28 @@ class RunResult(RunSummary):
     Attributes:
         cache_hits: Items whose outcome came from the cache.
         manifest: The run's manifest.
+        status: ``complete``, or ``failed`` when every item of the run, of a condition or of a
+            provider ended in an error or a timeout (:func:`evalkit.results.find_failure`).
+        failure: Where the errors were and the dominant error, for a failed run.
 
     The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
 
     cache_hits: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
+    status: RunStatus = "complete"
+    failure: FailureRecord | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit run --json`` object.
+
+        ``status`` and ``failure`` extend the shared keys of
+        :class:`~evalkit.results.RunSummary`; ``failure`` is null for a healthy run.
+        """
+        out = super().to_dict()
+        out["status"] = self.status
+        out["failure"] = None if self.failure is None else self.failure.model_dump(mode="json")
+        return out
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +232,12 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
 
 
 def _manifest(
-    prep: _Prepared, config: RunConfig, run_id: str, status: RunStatus, counts: dict[str, int]
+    prep: _Prepared,
+    config: RunConfig,
+    run_id: str,
+    status: RunStatus,
+    counts: dict[str, int],
+    failure: FailureRecord | None = None,
 ) -> Manifest:
     suite = prep.suite
     conditions = {}
@@ -207,6 +285,7 @@ def _manifest(
         command_line=config.command_line,
         status=status,
         counts=counts,
+        **({"failure": failure} if failure is not None else {}),
     )
 
 
@@ -268,10 +347,14 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
         config: Run options; defaults come from the suite.
 
     Returns:
-        The run summary; the tidy table is ``evalkit.read_run(result.run_dir)``.
+        The run summary; the tidy table is ``evalkit.read_run(result.run_dir)``. Its
+        ``status`` is ``failed`` (with ``failure``) when every item of the run, of a condition
+        or of a provider ended in an error or a timeout.
 
     Raises:
         evalkit.errors.InputError: Invalid suite or options (nothing is run).
+        RunStopped: The provider refused the credentials or could not start in a worker; the
+            remaining items were not started and ``--resume`` continues once fixed.
         RunInterrupted: SIGINT or SIGTERM; every finished item is on disk.
 
     Examples:
@@ -321,6 +404,9 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         with RunProgress(len(prep.items), f"{prep.suite.name} ({run_id})", config.progress) as bar:
             bar.advance(len(done))
             _execute_all(prep, config, run_id, run_dir, writer, done, workspace_root, bar)
+    except _Stop as stop:
+        writer.flush()
+        raise _stopped(stop.outcome, prep, config, run_id, run_dir, writer) from None
     except KeyboardInterrupt as exc:
         writer.flush()
         code = 143 if isinstance(exc, _Terminated) else 130
@@ -332,21 +418,61 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
     results, _ = compact(run_dir)
-    status = results.column("status").to_pylist()
+    statuses = results.column("status").to_pylist()
     passed = results.column("passed").to_pylist()
     hits = results.column("cache_hit").to_pylist()
     counts = {
         "items": results.num_rows,
-        "ok": status.count("ok"),
-        "error": status.count("error"),
-        "timeout": status.count("timeout"),
+        "ok": statuses.count("ok"),
+        "error": statuses.count("error"),
+        "timeout": statuses.count("timeout"),
         "passed": sum(bool(p) for p in passed),
         "cache_hits": sum(bool(h) for h in hits),
     }
-    manifest = write_manifest(run_dir, _manifest(prep, config, run_id, "complete", counts))
-    append_event(run_dir, "run_finished", **counts)
+    failure = find_failure(
+        results.select(["condition", "provider", "status", "error_class", "error_message"])
+        .to_pandas()
+    )
+    status: RunStatus = "complete" if failure is None else "failed"
+    manifest = write_manifest(
+        run_dir, _manifest(prep, config, run_id, status, counts, failure)
+    )
+    append_event(run_dir, "run_finished", status=status, **counts)
+    if failure is not None:
+        append_event(run_dir, "run_failed", **failure.model_dump(mode="json"))
     return RunResult.from_counts(
-        run_id, run_dir, counts, cache_hits=counts["cache_hits"], manifest=manifest
+        run_id,
+        run_dir,
+        counts,
+        cache_hits=counts["cache_hits"],
+        manifest=manifest,
+        status=status,
+        failure=failure,
+    )
+
+
+def _stopped(
+    outcome: ItemOutcome,
+    prep: _Prepared,
+    config: RunConfig,
+    run_id: str,
+    run_dir: Path,
+    writer: PartWriter,
+) -> RunStopped:
+    """Record a run stopped by ``outcome`` (manifest, event) and build its exception."""
+    error_class = str(outcome.row.get("error_class"))
+    detail = str(outcome.row.get("error_message") or "")
+    failure = FailureRecord(
+        scope="provider", groups=[prep.provider_name], items=1, error_class=error_class,
+        count=1, message=detail,
+    )
+    finished = len(writer.finished_keys())
+    write_manifest(
+        run_dir, _manifest(prep, config, run_id, "stopped", {"items": finished}, failure)
+    )
+    append_event(run_dir, "run_stopped", key=outcome.key, **failure.model_dump(mode="json"))
+    return RunStopped(
+        run_id, prep.provider_name, error_class, detail, finished, _resume_command(config, run_id)
     )
 
 
@@ -419,10 +545,13 @@ def _execute_all(
     events = EventLog(run_dir)
     try:
         for outcome in outcomes:
+            if outcome.row.get("error_class") in STOPPING_ERROR_CLASSES:
+                raise _Stop(outcome)
             _record(
                 outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
             )
     finally:
+        close_quietly(outcomes)  # items not started yet never start
         events.close()
 
 

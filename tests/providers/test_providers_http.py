@@ -13,6 +13,7 @@ import pytest
 
 from evalkit.errors import ConfigError, ProviderTimeout
 from evalkit.providers import Limiter, create_provider
+from evalkit.runner import RunStopped
 from tests.providers.agent_harness import (
     ANTHROPIC_SECRET,
     CANONICAL,
@@ -171,7 +172,7 @@ def test_hang_is_a_timeout_row(
 
 
 @pytest.mark.parametrize(("code", "error_class", "attempts"), [
-    (429, "rate_limited", 2), (503, "server_error", 2), (401, "provider_error", 1),
+    (429, "rate_limited", 2), (503, "server_error", 2), (404, "provider_error", 1),
 ])
 def test_http_errors_map_onto_retryable_classes(
     code: int, error_class: str, attempts: int, tiny_suite: Path, runs_dir: Path,
@@ -182,7 +183,7 @@ def test_http_errors_map_onto_retryable_classes(
     rows, _ = run_items(tiny_suite, runs_dir, "openai_compat", FLAVORS[0].options(loopback),
                         cases=("sum-numbers",), retries=1)
     assert rows.error_class.tolist() == [error_class]
-    assert len(loopback.model_requests()) == attempts  # a bad key is never retried
+    assert len(loopback.model_requests()) == attempts  # a bad request is never retried
 
 
 def test_unreachable_server_is_a_connection_error(
@@ -241,3 +242,17 @@ def test_limiter_caps_concurrency_and_spaces_requests() -> None:
     with busy.slot(time.monotonic() + 1), pytest.raises(ProviderTimeout):
         with busy.slot(time.monotonic() + 0.05):
             pass
+
+
+@pytest.mark.parametrize("code", [401, 403])
+def test_refused_credentials_stop_the_run_without_retries(
+    code: int, flavor: Flavor, tiny_suite: Path, runs_dir: Path, loopback: LoopbackModelServer,
+) -> None:
+    loopback.script = always(Status(code, json.dumps({"error": f"bad key {flavor.secret}"})))
+    with pytest.raises(RunStopped) as stopped:
+        run_items(tiny_suite, runs_dir, flavor.provider, flavor.options(loopback),
+                  cases=("sum-numbers", "wait-file"), retries=2, trials=3)
+    message = str(stopped.value)
+    assert stopped.value.error_class == "auth" and f"HTTP {code}" in message
+    assert f"export a valid key in {flavor.key_env}" in message and flavor.secret not in message
+    assert len(loopback.model_requests()) <= 2  # of 6 items: the first refusal stops the run

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import ConfigError
+from evalkit.matrix import parse_item_key
 from evalkit.providers import (
     AgentResponse,
     Event,
@@ -30,8 +31,7 @@ CONDITIONS = ("none", "self-load", "preloaded", "stale")
 
 def outcomes(rows: pd.DataFrame) -> list[tuple[Any, ...]]:
     """Sorted outcomes with the provider part of the item key dropped."""
-    keyed = rows.assign(key=[":".join(k.split(":")[:3] + k.split(":")[4:])
-                             for k in rows.item_key])
+    keyed = rows.assign(key=[parse_item_key(k)._replace(provider="") for k in rows.item_key])
     return sorted(keyed[COLUMNS].itertuples(index=False, name=None))
 
 

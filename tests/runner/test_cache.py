@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
+from evalkit.matrix import parse_item_key
 from evalkit.runner import RunConfig, run
 from tests.conftest import TINY
 
@@ -54,7 +55,7 @@ def test_skill_edit_reruns_only_conditions_using_it(
     skill.write_text(skill.read_text() + "Log how long the wait took.\n")
     rerun = _run(suite, runs_dir, count)
     # canonical text feeds self-load and preloaded; none and stale do not use it
-    assert rerun and {k.split(":")[2] for k in rerun} == {"self-load", "preloaded"}
+    assert rerun and {parse_item_key(k).condition for k in rerun} == {"self-load", "preloaded"}
     assert len(rerun) == 4 * 2 * 2  # 4 cases x 2 conditions x 2 trials
 
 
@@ -64,7 +65,7 @@ def test_case_edit_reruns_only_that_case(suite: Path, runs_dir: Path, tmp_path: 
     cases = suite / "cases" / "prompt.yaml"
     cases.write_text(cases.read_text().replace("What is the sum", "What's the sum"))
     rerun = _run(suite, runs_dir, count)
-    assert {k.split(":")[1] for k in rerun} == {"sum-numbers"} and len(rerun) == 8
+    assert {parse_item_key(k).case_id for k in rerun} == {"sum-numbers"} and len(rerun) == 8
 
 
 def test_fixture_edit_reruns_only_that_case(suite: Path, runs_dir: Path, tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_fixture_edit_reruns_only_that_case(suite: Path, runs_dir: Path, tmp_pat
     _run(suite, runs_dir, count)
     (suite / "fixtures" / "make-report" / "data.txt").write_text("a\nb\nc\nd\n")
     rerun = _run(suite, runs_dir, count)
-    assert {k.split(":")[1] for k in rerun} == {"make-report"} and len(rerun) == 8
+    assert {parse_item_key(k).case_id for k in rerun} == {"make-report"} and len(rerun) == 8
 
 
 def test_no_cache_bypasses(suite: Path, runs_dir: Path, tmp_path: Path) -> None:
