@@ -35,6 +35,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
+from evalkit._display import rich_html
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import load_results
@@ -97,6 +98,11 @@ class LiftResult:
     success: pd.DataFrame
     missing: pd.DataFrame
     roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit lift --json`` object.

@@ -26,6 +26,7 @@ from evalkit.report import _render
 from tests.report.conftest import (
     AFTER,
     BEFORE,
+    BROWSER_PAGES,
     EXPECTED_FIGURES,
     EXPECTED_TITLES,
     IMG_PAYLOAD,
@@ -127,7 +128,18 @@ def test_page_is_self_contained_without_code(rendered: dict[str, Rendered], name
     assert page.notebook_path.exists() and page.notebook_path.suffix == ".ipynb"
     assert page.notebook_path.with_suffix(".html") == page.html_path, "notebook kept beside"
     assert f"<title>{EXPECTED_TITLES[name]}</title>" in html
-    assert "<script" not in html.lower(), "no script at all (hostile ones are escaped)"
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S | re.I)
+    if name in BROWSER_PAGES:
+        # Exactly one script, evalkit's item browser, allowed by the CSP through its hash.
+        assert len(scripts) == 1 and html.lower().count("<script") == 1
+        assert scripts[0] == (ROOT / "templates/evalkit/static/browser.js").read_text("utf-8")
+        csp = re.search(r'content="([^"]*)" http-equiv="Content-Security-Policy"', html)
+        assert csp is not None
+        assert f"script-src '{_render.script_hash(scripts[0])}';" in csp.group(1)
+        assert "unsafe-inline'; script" not in csp.group(1).split("script-src", 1)[1]
+    else:
+        assert "<script" not in html.lower(), "no script at all (hostile ones are escaped)"
+        assert "script-src" not in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "no external URL"
     assert "require.js" not in html and "mathjax" not in html.lower()
     assert "jp-InputArea-editor" not in html and "import evalkit" not in html, "no code cells"
