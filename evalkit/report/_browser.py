@@ -96,8 +96,8 @@ def sample_items(
     A case is *flipped* when some of its items pass and others fail (across trials,
     conditions or runs), *failing* when none passes, *passing* otherwise. Cases are taken in
     that order, in a seeded random order within each group, while they fit; a case larger
-    than the room left is skipped so that the ones after it can still fit. A run within the
-    limit is returned whole.
+    than the room left is skipped so that the ones after it can still fit (when no case fits
+    at all, the first case is cut to the limit). A run within the limit is returned whole.
 
     Args:
         rows: Result rows (``case_id`` and ``passed``; two runs may be concatenated).
@@ -145,6 +145,10 @@ def sample_items(
             if room == 0:
                 break
     picked = rows[case.isin(chosen)]
+    if picked.empty:  # every case alone is larger than the limit: part of the first one
+        first = str(order.sort_values(["rank", "draw"], kind="stable").index[0])
+        chosen = [first]
+        picked = rows[case == first].head(max_items)
     keys = [c for c in (case_column, "condition", "provider", "trial") if c in picked]
     if "run" in picked:
         keys.insert(1, "run")
@@ -162,7 +166,13 @@ def _cell(column: str, value: Any) -> str:
         return f"${float(value):.4f}"
     if column == "latency_s":
         return f"{float(value):.1f} s"
+    if column == "score":
+        return f"{float(value):.2f}"
     return str(value)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
 
 
 def _safe_id(text: str) -> str:
@@ -304,7 +314,7 @@ def item_browser(
     return Fragment(
         f'<section class="ek-browser" id="{root}" aria-label="Items">'
         f'<p class="ek-note ek-note-{note_kind} ek-browser-note">'
-        f"{esc(sample.describe().capitalize())}. Click a row to read its transcript.</p>"
+        f"{esc(_sentence(sample.describe()))}. Click a row to read its transcript.</p>"
         f'<div class="ek-table-wrap ek-browser-wrap"><table class="ek-table ek-browser-table">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(body_rows)}</tbody></table></div>"
         f'<div class="ek-browser-panels">{"".join(panels)}</div></section>'

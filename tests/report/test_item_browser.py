@@ -226,8 +226,47 @@ def test_flipped_cases_come_first_when_failures_overflow() -> None:
     assert sample.cases == {"flipped": 40, "failing": 20, "passing": 0}
 
 
+def test_a_case_larger_than_the_limit_is_cut() -> None:
+    rows = _big_run(3, 50)
+    sample = sample_items(rows, max_items=20)
+    assert len(sample.rows) == 20 and sample.rows["case_id"].nunique() == 1
+    assert sample.describe().startswith("showing 20 of 150 items")
+
+
 def test_the_note_says_what_is_shown(tmp_path: Path) -> None:
     rows = evalkit.read_run(AFTER)
     markup = item_browser(AFTER, rows, max_items=40).html
     assert "Showing " in markup and f" of {len(rows)} items" in markup
     assert markup.count('class="ek-browser-row') <= 40
+
+
+def test_the_csp_blocks_a_script_that_got_past_the_sanitizer(
+    chromium: Browser, rendered: dict[str, Rendered], tmp_path: Path
+) -> None:
+    # Simulate a sanitizer failure: raw hostile markup spliced into the page's body. The page's
+    # CSP allows the browser script by its hash only, so the injected script and handler stay
+    # dead while the browser still works.
+    page_html = rendered["run"].html
+    injected = (
+        "<script>window.__pwned=1</script>"
+        '<img src="data:image/png;base64,x" onerror="window.__pwned=2">'
+        '<div id="probe" onclick="window.__pwned=3">probe</div>'
+    )
+    tampered = tmp_path / "tampered.html"
+    tampered.write_text(
+        page_html.replace(
+            '<main class="ek-main" id="ek-main">',
+            '<main class="ek-main" id="ek-main">' + injected,
+            1,
+        )
+    )
+    assert injected in tampered.read_text()
+    opened = Opened(chromium, tampered)
+    try:
+        page = opened.page
+        page.locator("#probe").click()
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert any("Content Security Policy" in error for error in opened.errors)
+        assert page.locator("input.ek-browser-search").count() == 1, "the browser still runs"
+    finally:
+        opened.context.close()
