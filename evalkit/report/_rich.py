@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalkit._display import register_html
@@ -343,22 +344,27 @@ def run_overview(
 
 def _flipped_within(rows: pd.DataFrame, max_pairs: int) -> list[tuple[str, Any, Any]]:
     keys = [c for c in ("case_id", "condition", "provider") if c in rows]
+    frame = rows.assign(_passed=rows["passed"].fillna(False).astype(bool))
+    share = frame.groupby(keys, sort=True, observed=True)["_passed"].mean().rename("share")
+    mixed = share[(share > 0) & (share < 1)].to_frame()
+    mixed["balance"] = np.minimum(mixed["share"], 1 - mixed["share"])
+    top = mixed.sort_values("balance", ascending=False, kind="stable").head(max_pairs)
+    chosen = frame.merge(top.reset_index()[keys], on=keys).sort_values("trial", kind="stable")
     out: list[tuple[str, Any, Any]] = []
-    ranked = []
-    for key, group in rows.groupby(keys, sort=True):
-        passed = group["passed"].fillna(False).astype(bool)
-        if passed.any() and not passed.all():
-            ranked.append((-min(passed.mean(), 1 - passed.mean()), key, group, passed))
-    ranked.sort(key=lambda item: item[0])
-    for _, key, group, passed in ranked[:max_pairs]:
-        good = group[passed].sort_values("trial", kind="stable").head(1)
-        bad = group[~passed].sort_values("trial", kind="stable").head(1)
+    for key in top.index:
         names = key if isinstance(key, tuple) else (key,)
+        mask = np.ones(len(chosen), dtype=bool)
+        for column, value in zip(keys, names, strict=True):
+            mask &= (chosen[column] == value).to_numpy()
+        group = chosen[mask]
+        good = rows_of(group[group["_passed"]].head(1).drop(columns="_passed"))[0]
+        bad = rows_of(group[~group["_passed"]].head(1).drop(columns="_passed"))[0]
+        condition = f" ({names[1]})" if len(names) > 1 else ""
         caption = (
-            f"case {names[0]} ({names[1] if len(names) > 1 else ''}): trial "
-            f"{good['trial'].iloc[0]} passed, trial {bad['trial'].iloc[0]} failed"
+            f"case {names[0]}{condition}: trial {good.get('trial')} passed, "
+            f"trial {bad.get('trial')} failed"
         )
-        out.append((caption, rows_of(good)[0], rows_of(bad)[0]))
+        out.append((caption, good, bad))
     return out
 
 
@@ -368,23 +374,20 @@ def _flipped_between(
     keys = [
         c for c in ("lane", "case_id", "condition", "provider", "trial") if c in base and c in cand
     ]
-    merged = (
-        base.reset_index(drop=True)
-        .assign(_b=lambda d: d.index)
-        .merge(
-            cand.reset_index(drop=True).assign(_c=lambda d: d.index), on=keys, suffixes=("", "_c")
-        )
+    base = base.reset_index(drop=True)
+    cand = cand.reset_index(drop=True)
+    merged = base[keys].assign(_b=base.index, _pb=base["passed"].fillna(False).astype(bool))
+    merged = merged.merge(
+        cand[keys].assign(_c=cand.index, _pc=cand["passed"].fillna(False).astype(bool)), on=keys
     )
-    flipped = merged[
-        merged["passed"].fillna(False).astype(bool) != merged["passed_c"].fillna(False).astype(bool)
-    ]
+    flipped = merged[merged["_pb"] != merged["_pc"]]
     flipped = flipped.drop_duplicates(["case_id", "condition"]).head(max_pairs)
     out: list[tuple[str, Any, Any]] = []
     for row in rows_of(flipped):
-        b = rows_of(base.reset_index(drop=True).iloc[[int(row["_b"])]])[0]
-        c = rows_of(cand.reset_index(drop=True).iloc[[int(row["_c"])]])[0]
-        outcome = "passed" if bool(b["passed"]) else "failed"
-        other = "passed" if bool(c["passed"]) else "failed"
+        b = rows_of(base.iloc[[int(row["_b"])]])[0]
+        c = rows_of(cand.iloc[[int(row["_c"])]])[0]
+        outcome = "passed" if row["_pb"] else "failed"
+        other = "passed" if row["_pc"] else "failed"
         out.append(
             (
                 f"case {row['case_id']} ({row['condition']}), trial {row.get('trial', '')}: "
