@@ -346,9 +346,9 @@ def report(
 
     The kind's notebook (``notebooks/<kind>.py``, read by jupytext) is executed by papermill
     with the run (and baseline) as parameters, then rendered by nbconvert with the
-    ``templates/evalkit`` template: one self-contained page (no script, no code, a table of
-    contents). The executed notebook is kept beside the page (``FILE.ipynb``), also when a
-    cell fails.
+    ``templates/evalkit`` template: one self-contained page (no code, a table of contents, no
+    script but the item browser's own, allowed by the page's CSP through its hash). The
+    executed notebook is kept beside the page (``FILE.ipynb``), also when a cell fails.
 
     Args:
         run: Run directory or run id; for ``kind="trend"``, a runs directory.

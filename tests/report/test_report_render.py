@@ -216,6 +216,17 @@ def test_compare_report_shows_verdict_and_case_pairs(rendered: dict[str, Rendere
     assert "after · none" in conditions and "after · preloaded" in conditions
 
 
+def test_flips_report_shows_flipped_items_side_by_side(rendered: dict[str, Rendered]) -> None:
+    html = rendered["flips"].html
+    assert re.search(r"<h2[^>]*>Flipped items side by side", html)
+    captions = re.findall(r'<p class="ek-pair-caption">([^<]*)</p>', html)
+    within = [c for c in captions if re.search(r"trial \d+ passed, trial \d+ failed$", c)]
+    between = [c for c in captions if re.search(r" in before, (passed|failed) in after$", c)]
+    assert len(within) == 5 and len(between) == 5, captions
+    assert "<style" not in html.split("</head>", 1)[1], "the notebook stylesheet is dropped"
+    assert 'class="ek-event ek-event-tool-call' in html
+
+
 def test_trend_marks_the_dataset_version_change(rendered: dict[str, Rendered]) -> None:
     html = rendered["trend"].html
     assert "c3e8f1d27a9b6e05" in html and "5d1c0a7e9b2f4a10" in html
