@@ -19,6 +19,9 @@ from evalkit.analysis import compare, flips, gate, import_results, lift, power
 from evalkit.results import read_run
 from evalkit.runner import RunConfig, RunResult, run
 
+# Rich displays of the result objects in Jupyter: evalkit.report registers them on import.
+import evalkit.report  # noqa: E402, F401  # isort: skip
+
 __all__ = [
     "RunConfig",
     "RunResult",

@@ -33,6 +33,7 @@ seed: int = 0  # bootstrap seed
 max_cases: int = 40  # most cases in the forest plot
 max_pairs: int = 5  # regressed / improved cases shown with their transcripts
 excerpt_chars: int = 900  # characters per transcript excerpt
+max_items: int = 500  # most items in the item browser (failing and flipped cases first)
 
 # %%
 from IPython.display import display
@@ -45,6 +46,7 @@ from evalkit.report import (
     forest_plot,
     html_table,
     interval_table,
+    item_browser,
     key_values,
     paired_excerpts,
     pp,
@@ -152,6 +154,20 @@ display(interval_table(
 display(html_table(
     result.unmatched, table_id="unmatched",
     empty="Every case and condition is present on both sides.",
+))
+
+# %% [markdown]
+# ## Browse items
+#
+# The items of both sides in one table (the `run` column tells them apart), searchable and
+# filterable; click a row to read its whole transcript. In a large comparison the table keeps
+# whole cases up to `max_items` items, those with a flip or a failure first.
+
+# %%
+display(item_browser(
+    view.candidate_run, view.candidate_rows, baseline=view.baseline_run,
+    baseline_rows=view.baseline_rows, labels=labels, runs_dir=runs_dir, max_items=max_items,
+    seed=seed,
 ))
 
 # %% [markdown]

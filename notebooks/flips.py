@@ -27,6 +27,8 @@ runs_dir: str = "runs"  # where run ids are looked up
 confidence: float = 0.95  # confidence level
 top_n: int = 20  # most unstable cases listed
 max_cases: int = 40  # most cases in a heatmap
+max_pairs: int = 5  # flipped cases shown with two transcripts side by side
+excerpt_chars: int = 900  # characters per transcript excerpt
 
 # %%
 from IPython.display import display
@@ -35,6 +37,7 @@ import evalkit
 from evalkit.report import (
     figure_html,
     flip_overview,
+    flip_pairs,
     heatmap,
     html_table,
     interval_plot,
@@ -128,4 +131,28 @@ else:
     display(interval_table(
         unstable_cases(between.by_case, top_n), ["case_id", "condition"],
         header="flip rate", extra=["n", "flips"], table_id="unstable-between",
+    ))
+
+# %% [markdown]
+# ## Flipped items side by side
+#
+# The same case twice: a trial that passed next to one that failed (within the run), and the
+# same work item in the two runs when a baseline is given. Tool calls and skill loads are
+# marked, so a different route through the task stands out.
+#
+# ### Within the run
+
+# %%
+display(flip_pairs(run, rows, runs_dir=runs_dir, max_pairs=max_pairs, max_chars=excerpt_chars))
+
+# %% [markdown]
+# ### Between the runs
+
+# %%
+if base_rows is None:
+    display(note("Pass a second run (`--baseline RUN`) to see the same items in both runs."))
+else:
+    display(flip_pairs(
+        run, rows, baseline=baseline, baseline_rows=base_rows, labels=(base_label, run_label),
+        runs_dir=runs_dir, max_pairs=max_pairs, max_chars=excerpt_chars,
     ))

@@ -30,6 +30,7 @@ top_n: int = 10  # rows of the slowest and most expensive tables
 max_transcripts: int = 6  # failing transcript excerpts shown
 excerpt_chars: int = 1200  # characters per transcript excerpt
 max_facets: int = 8  # most panels per figure (providers, lanes)
+max_items: int = 500  # most items in the item browser (failing and flipped cases first)
 
 # %%
 from IPython.display import display
@@ -44,6 +45,7 @@ from evalkit.report import (
     figure_html,
     html_table,
     interval_table,
+    item_browser,
     key_values,
     lift_plot,
     metrics_table,
@@ -215,6 +217,16 @@ display(excerpts(
     run, failing_items(rows, max_transcripts), runs_dir=runs_dir, rows=rows,
     max_chars=excerpt_chars, empty="No failing item.",
 ))
+
+# %% [markdown]
+# ## Browse items
+#
+# Every work item, searchable and filterable by condition, status and outcome; click a row to
+# read its whole transcript (tool calls and skill loads marked). In a large run the table keeps
+# whole cases up to `max_items` items, those with a flip or a failure first.
+
+# %%
+display(item_browser(run, rows, runs_dir=runs_dir, max_items=max_items, seed=seed))
 
 # %% [markdown]
 # ## About this report

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from statsmodels.stats.multitest import multipletests
 
+from evalkit._display import rich_html
 from evalkit._git import git_sha
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -170,6 +171,11 @@ class GateResult:
     def released(self) -> bool:
         """Whether the candidate may ship."""
         return self.decision == "released"
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit gate --json`` object."""

@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
+from evalkit._display import rich_html
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import FailureRecord, errored_conditions, load_results
@@ -134,6 +135,11 @@ class LiftResult:
     missing: pd.DataFrame
     roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
     notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOTE_COLUMNS))
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit lift --json`` object.

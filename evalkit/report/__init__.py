@@ -7,6 +7,7 @@ small views of a run, and the DuckDB trend across a runs directory. None of them
 statistic: intervals and verdicts come from :mod:`evalkit.stats` and :mod:`evalkit.analysis`.
 """
 
+from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
 from evalkit.report._html import sanitize_html
 from evalkit.report._notebooks import project_path, read_notebook
 from evalkit.report._optimize import (
@@ -30,6 +31,7 @@ from evalkit.report._plots import (
     interval_plot,
     lift_plot,
     order_conditions,
+    power_plot,
     rate_plot,
     trend_plot,
 )
@@ -40,6 +42,18 @@ from evalkit.report._render import (
     ReportInputError,
     ReportResult,
     report,
+)
+from evalkit.report._rich import (
+    RunOverview,
+    banner,
+    comparison_html,
+    flip_pairs,
+    flips_html,
+    gate_html,
+    lift_html,
+    power_html,
+    register_rich_displays,
+    run_overview,
 )
 from evalkit.report._tables import (
     Fragment,
@@ -57,9 +71,11 @@ from evalkit.report._tables import (
     verdict_banner,
 )
 from evalkit.report._transcripts import (
+    event_html,
     excerpts,
     paired_excerpts,
     side_by_side,
+    skill_loaded,
     transcript_html,
 )
 from evalkit.report._trend import Trend, describe_trend, lift_trend, load_items, trend
@@ -84,37 +100,50 @@ from evalkit.report._views import (
 )
 from evalkit.results import read_transcript, read_transcripts
 
+register_rich_displays()
+
 __all__ = [
+    "BROWSE_LIMIT",
     "CONDITION_COLORS",
     "KINDS",
     "NOTEBOOKS",
     "ComparisonView",
     "Fragment",
+    "ItemSample",
     "Optimization",
     "ReportError",
     "ReportInputError",
     "ReportResult",
+    "RunOverview",
     "Trend",
+    "banner",
     "case_pairs",
     "compare_view",
+    "comparison_html",
     "condition_color",
     "condition_palette",
     "cost_plot",
     "declared_parameters",
     "describe_trend",
     "errors_by_class",
+    "event_html",
     "excerpts",
     "failing_items",
     "figure_html",
     "flip_overview",
+    "flip_pairs",
+    "flips_html",
     "forest_plot",
+    "gate_html",
     "gate_plot",
     "heatmap",
     "html_table",
     "interval",
     "interval_plot",
     "interval_table",
+    "item_browser",
     "key_values",
+    "lift_html",
     "lift_plot",
     "lift_trend",
     "load_items",
@@ -125,21 +154,27 @@ __all__ = [
     "num",
     "optimization_facts",
     "order_conditions",
-    "parse_assignments",
     "paired_excerpts",
+    "parse_assignments",
     "pct",
+    "power_html",
+    "power_plot",
     "pp",
     "project_path",
     "rate_plot",
     "read_notebook",
     "read_transcript",
     "read_transcripts",
+    "register_rich_displays",
     "report",
     "run_facts",
+    "run_overview",
+    "sample_items",
     "sanitize_html",
     "seconds",
     "side_by_side",
     "skill_diff",
+    "skill_loaded",
     "stat_cards",
     "status_by",
     "summary_cards",

@@ -10,6 +10,7 @@ escaped or dropped. Bidi control characters are replaced by visible markers on t
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 
 TOC_MARKER = "<!--evalkit:toc-->"
@@ -43,6 +44,8 @@ _TAG_ATTRIBUTES = {
     "ol": frozenset({"start"}),
 }
 _IMAGE_PREFIXES = ("data:image/png;base64,", "data:image/jpeg;base64,")
+#: A ``<style>`` block: rich displays carry the notebook stylesheet in one; a page has its own.
+_STYLE_BLOCK = re.compile(r"<style\b[^>]*>.*?</style\s*>", re.IGNORECASE | re.DOTALL)
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -74,7 +77,8 @@ def sanitize_html(markup: str) -> str:
     """Keep only allowlisted tags and attributes of an HTML fragment (bleach).
 
     Disallowed tags are escaped (shown as text, so a hostile ``<script>`` stays visible and
-    inert); comments are dropped; ``img`` sources must be PNG/JPEG data URIs and links must be
+    inert); ``<style>`` blocks (the notebook stylesheet of a rich display) and comments are
+    dropped; ``img`` sources must be PNG/JPEG data URIs and links must be
     in-page anchors or ``https``.
 
     Args:
@@ -88,11 +92,13 @@ def sanitize_html(markup: str) -> str:
         '<p>hi&lt;script&gt;alert(1)&lt;/script&gt;</p>'
         >>> sanitize_html('<img src="https://example.com/t.png" alt="t">')
         '<img alt="t">'
+        >>> sanitize_html('<div class="ek-rich"><style>p{}</style><p>x</p></div>')
+        '<div class="ek-rich"><p>x</p></div>'
     """
     import bleach  # type: ignore[import-untyped]  # nbconvert's sanitizer dependency
 
     cleaned: str = bleach.clean(
-        markup,
+        _STYLE_BLOCK.sub("", markup),
         tags=ALLOWED_TAGS,
         attributes=_allowed_attribute,
         protocols=["data", "https"],

@@ -722,3 +722,50 @@ def figure_html(fig: Figure, name: str, caption: str, *, alt: str | None = None)
         f'<img src="data:image/png;base64,{data}" alt="{alt_text}" width="{width}">'
         f"<figcaption>{text}</figcaption></figure>"
     )
+
+
+def power_plot(
+    curve: pd.DataFrame,
+    *,
+    n_cases: int | None = None,
+    effect: float | None = None,
+    title: str = "Minimum detectable effect by number of cases",
+) -> Figure:
+    """The smallest effect a design detects, against its number of cases, the plan marked.
+
+    Args:
+        curve: ``n_cases, effect`` rows (from :func:`evalkit.stats.minimum_detectable_effect`).
+        n_cases: Cases of the plan (marked with a point when given with ``effect``).
+        effect: Its effect.
+        title: Figure title.
+
+    Returns:
+        The figure.
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    if curve.empty:
+        return _message_figure("nothing to show", title)
+    fig = _new_figure(6.4, 3.4)
+    ax = fig.add_subplot()
+    ax.plot(
+        curve["n_cases"].to_numpy(dtype=float),
+        curve["effect"].to_numpy(dtype=float),
+        color=SERIES_COLORS[0],
+        linewidth=2,
+    )
+    if n_cases is not None and effect is not None and math.isfinite(effect):
+        ax.plot([n_cases], [effect], marker="o", color=SERIES_COLORS[3], markersize=7)
+        ax.annotate(
+            f"{n_cases} cases: {effect * 100:.1f} pp",
+            (n_cases, effect),
+            textcoords="offset points",
+            xytext=(8, 8),
+            fontsize=9,
+        )
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v * 100:.0f} pp"))
+    ax.set_xlabel("cases", fontsize=9)
+    ax.set_ylabel("minimum detectable effect", fontsize=9)
+    ax.set_title(title, fontsize=11, loc="left")
+    _style(ax)
+    return fig

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import time
 from collections.abc import Mapping
@@ -28,6 +30,10 @@ NOTEBOOKS: Mapping[str, str] = {
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
+#: The item browser's script (in the template's ``static/``), embedded in pages that show one.
+BROWSER_SCRIPT = "static/browser.js"
+#: What marks an item browser in a notebook's HTML output (see ``_browser.py``).
+BROWSER_MARKER = '<section class="ek-browser"'
 #: Default per-cell execution timeout, in seconds.
 CELL_TIMEOUT_S = 600.0
 
@@ -279,8 +285,40 @@ def render_html(
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         }
     }
+    if _has_browser(nb):
+        script = (resource_dir("templates") / TEMPLATE / BROWSER_SCRIPT).read_text("utf-8")
+        resources["evalkit"]["script"] = script
+        resources["evalkit"]["script_hash"] = script_hash(script)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
     html_path.write_text(neutralize_bidi(add_toc(body)), encoding="utf-8")
+
+
+def script_hash(script: str) -> str:
+    """The Content-Security-Policy source allowing exactly this inline script.
+
+    Args:
+        script: The text between ``<script>`` and ``</script>``.
+
+    Returns:
+        ``sha256-<base64 digest>``.
+
+    Examples:
+        >>> script_hash("")
+        'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='
+    """
+    digest = hashlib.sha256(script.encode("utf-8")).digest()
+    return "sha256-" + base64.b64encode(digest).decode("ascii")
+
+
+def _has_browser(nb: Any) -> bool:
+    """Whether an executed notebook displays an item browser (so the page needs its script)."""
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            markup = output.get("data", {}).get("text/html", "")
+            text = "".join(markup) if isinstance(markup, list) else str(markup)
+            if BROWSER_MARKER in text:
+                return True
+    return False
 
 
 def _runs_root(run: str | os.PathLike[str]) -> Path:
@@ -308,9 +346,9 @@ def report(
 
     The kind's notebook (``notebooks/<kind>.py``, read by jupytext) is executed by papermill
     with the run (and baseline) as parameters, then rendered by nbconvert with the
-    ``templates/evalkit`` template: one self-contained page (no script, no code, a table of
-    contents). The executed notebook is kept beside the page (``FILE.ipynb``), also when a
-    cell fails.
+    ``templates/evalkit`` template: one self-contained page (no code, a table of contents, no
+    script but the item browser's own, allowed by the page's CSP through its hash). The
+    executed notebook is kept beside the page (``FILE.ipynb``), also when a cell fails.
 
     Args:
         run: Run directory or run id; for ``kind="trend"``, a runs directory.

@@ -8,6 +8,7 @@ escapes every string.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,60 @@ _KIND_CLASSES = {
     "tool_call": "tool-call",
     "tool_result": "tool-result",
 }
+#: A tool call reading ``skills/NAME/SKILL.md`` loads skill ``NAME`` (Claude Code, Codex).
+_SKILL_PATH = re.compile(r"skills/([^/\s\"']+)/SKILL\.md")
+
+
+def skill_loaded(event: Mapping[str, Any]) -> str | None:
+    """The skill an event loads: a ``load_skill`` call, or a tool call reading a ``SKILL.md``.
+
+    Args:
+        event: One transcript event (``kind``, ``name``, ``content``).
+
+    Returns:
+        The skill's name, or None when the event loads no skill.
+
+    Examples:
+        >>> skill_loaded({"kind": "tool_call", "name": "load_skill", "content": "safe-shell"})
+        'safe-shell'
+        >>> skill_loaded({"kind": "tool_call", "name": "bash", "content": "cat skills/x/SKILL.md"})
+        'x'
+        >>> skill_loaded({"kind": "assistant", "content": "skills/x/SKILL.md"}) is None
+        True
+    """
+    if str(event.get("kind", "")) != "tool_call":
+        return None
+    content = str(event.get("content", "") or "")
+    if str(event.get("name", "") or "") == "load_skill":
+        return content.strip().strip("\"'") or None
+    match = _SKILL_PATH.search(content)
+    return match.group(1) if match else None
+
+
+def event_html(event: Mapping[str, Any], budget: int) -> str:
+    """One escaped transcript event, tool calls and skill loads marked by their CSS class.
+
+    Args:
+        event: The event (``kind``, ``name``, ``content``).
+        budget: Most characters of its content shown.
+
+    Returns:
+        The event's markup (``<div class="ek-event ek-event-KIND">``; a skill load also has
+        ``ek-event-skill`` and its label names the skill).
+    """
+    kind = str(event.get("kind", ""))
+    name = str(event.get("name", "") or "")
+    label = f"{kind} · {name}" if name else kind
+    css = f"ek-event ek-event-{_KIND_CLASSES.get(kind, 'other')}"
+    skill = skill_loaded(event)
+    if skill is not None:
+        css += " ek-event-skill"
+        label = f"skill load · {skill}"
+    content = _clip(str(event.get("content", "")), budget)
+    return (
+        f'<div class="{css}"><div class="ek-event-kind">{esc(label)}</div>'
+        f"<pre>{esc(content)}</pre></div>"
+    )
 
 
 def _events(record: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -88,15 +143,7 @@ def transcript_html(
     budget = max(160, max_chars // max(len(keep), 1))
     body = []
     for index, event in enumerate(keep):
-        kind = str(event.get("kind", ""))
-        name = str(event.get("name", "") or "")
-        label = f"{kind} · {name}" if name else kind
-        css = _KIND_CLASSES.get(kind, "other")
-        content = _clip(str(event.get("content", "")), budget)
-        body.append(
-            f'<div class="ek-event ek-event-{css}"><div class="ek-event-kind">{esc(label)}</div>'
-            f"<pre>{esc(content)}</pre></div>"
-        )
+        body.append(event_html(event, budget))
         if skipped and index == 0:
             body.append(f'<p class="ek-skipped">… {skipped} event(s) not shown …</p>')
     return Fragment(f'<article class="ek-excerpt">{head}{"".join(body)}</article>')

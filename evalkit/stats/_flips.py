@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
+from evalkit._display import rich_html
 from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, check_confidence, records
 from evalkit.stats._interval import json_float
@@ -55,6 +56,11 @@ class FlipRate:
     method: str
     by_case: pd.DataFrame
     n_unmatched: int = 0
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the ``flips`` JSON shape (``docs/architecture.md``).

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
+from evalkit._display import rich_html
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._frame import (
@@ -141,6 +142,11 @@ class PairedComparison:
     def improved_cases(self) -> list[str]:
         """Case ids whose per-case verdict is ``"improved"``."""
         return _case_ids(self.cases, "improved")
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the ``compare`` JSON shape (``docs/architecture.md``) (plain Python values only).

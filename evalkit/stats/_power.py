@@ -46,6 +46,7 @@ from typing import Any
 
 from scipy import optimize, stats
 
+from evalkit._display import rich_html
 from evalkit.errors import InputError
 from evalkit.stats._frame import (
     check_choice,
@@ -104,6 +105,11 @@ class PowerResult:
     n_sims: int | None = None
     threshold: float | None = None
     note: str = ""
+
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
+        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict of every field (NaN → None).

@@ -62,6 +62,8 @@ EXPECTED_TITLES = {
 }
 #: Reports that show case ids (and so must show the hostile ones as text).
 SHOWS_CASE_IDS = ("run", "compare", "compare-conditions", "flips")
+#: Reports with an item browser (and so with its one embedded script).
+BROWSER_PAGES = ("run", "compare", "compare-conditions")
 
 
 @pytest.fixture(scope="session")

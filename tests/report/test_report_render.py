@@ -26,6 +26,7 @@ from evalkit.report import _render
 from tests.report.conftest import (
     AFTER,
     BEFORE,
+    BROWSER_PAGES,
     EXPECTED_FIGURES,
     EXPECTED_TITLES,
     IMG_PAYLOAD,
@@ -127,7 +128,18 @@ def test_page_is_self_contained_without_code(rendered: dict[str, Rendered], name
     assert page.notebook_path.exists() and page.notebook_path.suffix == ".ipynb"
     assert page.notebook_path.with_suffix(".html") == page.html_path, "notebook kept beside"
     assert f"<title>{EXPECTED_TITLES[name]}</title>" in html
-    assert "<script" not in html.lower(), "no script at all (hostile ones are escaped)"
+    scripts = re.findall(r"<script\b[^>]*>(.*?)</script>", html, re.S | re.I)
+    if name in BROWSER_PAGES:
+        # Exactly one script, evalkit's item browser, allowed by the CSP through its hash.
+        assert len(scripts) == 1 and html.lower().count("<script") == 1
+        assert scripts[0] == (ROOT / "templates/evalkit/static/browser.js").read_text("utf-8")
+        csp = re.search(r'content="([^"]*)" http-equiv="Content-Security-Policy"', html)
+        assert csp is not None
+        assert f"script-src '{_render.script_hash(scripts[0])}';" in csp.group(1)
+        assert "unsafe-inline'; script" not in csp.group(1).split("script-src", 1)[1]
+    else:
+        assert "<script" not in html.lower(), "no script at all (hostile ones are escaped)"
+        assert "script-src" not in html
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html), "no external URL"
     assert "require.js" not in html and "mathjax" not in html.lower()
     assert "jp-InputArea-editor" not in html and "import evalkit" not in html, "no code cells"
@@ -202,6 +214,17 @@ def test_compare_report_shows_verdict_and_case_pairs(rendered: dict[str, Rendere
     conditions = rendered["compare-conditions"].html
     assert "preloaded vs none" in conditions
     assert "after · none" in conditions and "after · preloaded" in conditions
+
+
+def test_flips_report_shows_flipped_items_side_by_side(rendered: dict[str, Rendered]) -> None:
+    html = rendered["flips"].html
+    assert re.search(r"<h2[^>]*>Flipped items side by side", html)
+    captions = re.findall(r'<p class="ek-pair-caption">([^<]*)</p>', html)
+    within = [c for c in captions if re.search(r"trial \d+ passed, trial \d+ failed$", c)]
+    between = [c for c in captions if re.search(r" in before, (passed|failed) in after$", c)]
+    assert len(within) == 5 and len(between) == 5, captions
+    assert "<style" not in html.split("</head>", 1)[1], "the notebook stylesheet is dropped"
+    assert 'class="ek-event ek-event-tool-call' in html
 
 
 def test_trend_marks_the_dataset_version_change(rendered: dict[str, Rendered]) -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 import evalkit.stats as stats_pkg
 
 PACKAGE = Path(stats_pkg.__file__).parent
-ALLOWED_EVALKIT_IMPORTS = ("evalkit.errors", "evalkit.results", "evalkit.stats")
+# evalkit._display: the registry behind the result types' _repr_html_ (it imports nothing).
+ALLOWED_EVALKIT_IMPORTS = ("evalkit.errors", "evalkit.results", "evalkit.stats", "evalkit._display")
 
 
 def test_all_matches_public_names() -> None:
@@ -57,6 +58,17 @@ def test_only_errors_and_results_are_imported_from_evalkit() -> None:
             for name in names:
                 if name == "evalkit" or name.startswith("evalkit."):
                     assert name.startswith(ALLOWED_EVALKIT_IMPORTS), f"{path.name}: {name}"
+
+
+def test_the_display_registry_imports_nothing_from_evalkit() -> None:
+    tree = ast.parse((PACKAGE.parent / "_display.py").read_text(encoding="utf-8"))
+    modules: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            modules.append(node.module or "")
+        elif isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+    assert modules and not [m for m in modules if m.startswith("evalkit")]
 
 
 def test_private_modules_are_small() -> None:

@@ -1,0 +1,464 @@
+"""Rich displays of evalkit's result objects in Jupyter: a banner, a compact table, a figure.
+
+Each renderer takes one result object and returns self-styled HTML (:func:`styled`): every
+text escaped by the builders of :mod:`evalkit.report._tables`, the figure drawn only when the
+object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays` makes them the
+``_repr_html_`` of :class:`~evalkit.stats.PairedComparison`, :class:`~evalkit.stats.FlipRate`,
+:class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult` and
+:class:`~evalkit.analysis.GateResult` (through :mod:`evalkit._display`); ``import evalkit``
+calls it. A run gets the same through :func:`run_overview`, and flipped items through
+:func:`flip_pairs`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit._display import register_html
+from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult
+from evalkit.report._browser import item_browser
+from evalkit.report._plots import (
+    figure_html,
+    forest_plot,
+    heatmap,
+    lift_plot,
+    power_plot,
+    rate_plot,
+)
+from evalkit.report._style import styled
+from evalkit.report._tables import (
+    Fragment,
+    esc,
+    html_table,
+    interval,
+    interval_table,
+    key_values,
+    note,
+    pct,
+    pp,
+    rows_of,
+)
+from evalkit.report._transcripts import paired_excerpts
+from evalkit.report._views import metrics_table, unstable_cases
+from evalkit.results import read_manifest, read_run, resolve_run_dir
+from evalkit.stats import (
+    FlipRate,
+    PairedComparison,
+    PowerResult,
+    minimum_detectable_effect,
+    pass_rates,
+)
+
+#: Rows of the compact table of a rich display.
+COMPACT_ROWS = 10
+
+
+def banner(tone: str, label: str, headline: str, details: Sequence[str] = ()) -> Fragment:
+    """A banner like :func:`~evalkit.report.verdict_banner` with any label.
+
+    Args:
+        tone: ``improved`` (green), ``regressed`` (red) or ``inconclusive`` (grey).
+        label: The word in capitals at the top (escaped).
+        headline: One sentence (escaped).
+        details: Further lines (escaped).
+
+    Returns:
+        The banner.
+
+    Examples:
+        >>> "ek-banner-regressed" in banner("regressed", "<blocked>", "x").html
+        True
+    """
+    kind = tone if tone in ("improved", "regressed", "inconclusive") else "inconclusive"
+    items = "".join(f"<li>{esc(line)}</li>" for line in details)
+    return Fragment(
+        f'<section class="ek-banner ek-banner-{kind}" role="status">'
+        f'<p class="ek-banner-verdict">{esc(label.upper())}</p>'
+        f'<p class="ek-banner-headline">{esc(headline)}</p>'
+        + (f"<ul>{items}</ul>" if items else "")
+        + "</section>"
+    )
+
+
+def _tone(low: float, high: float) -> str:
+    if math.isfinite(low) and low > 0:
+        return "improved"
+    if math.isfinite(high) and high < 0:
+        return "regressed"
+    return "inconclusive"
+
+
+def comparison_html(result: PairedComparison) -> str:
+    """A paired comparison: its verdict banner, the cases that moved most, the forest plot."""
+    what = "pass rate" if result.metric == "passed" else "score"
+    d = result.delta
+    headline = (
+        f"{result.candidate_label} vs {result.baseline_label}: change in {what} "
+        f"{interval(d.estimate, d.ci_low, d.ci_high, 'pp')} ({d.confidence:.0%} {d.method} "
+        f"interval) over {result.n_cases} matched cases"
+    )
+    details = [
+        f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
+        f"{len(result.regressed_cases)} case(s) regressed, {len(result.improved_cases)} improved "
+        f"({result.correction} correction, alpha {result.alpha:g}); practical threshold "
+        f"{pp(result.threshold)}",
+    ]
+    if result.verdict_note:
+        details.append(result.verdict_note)
+    cases = result.cases.assign(_named=result.cases["verdict"] != "inconclusive")
+    cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
+        ["_named", "_size"], ascending=False, kind="stable"
+    )
+    table = interval_table(
+        cases,
+        ["case_id", "condition"],
+        kind="pp",
+        header="change",
+        extra=["baseline_rate", "candidate_rate", "verdict"],
+        caption=f"Cases that moved most ({min(COMPACT_ROWS, len(cases))} of {len(cases)})",
+        max_rows=COMPACT_ROWS,
+    )
+    figure = figure_html(
+        forest_plot(result, max_cases=20),
+        "forest",
+        "Per-case change with its interval; dotted lines: the practical threshold.",
+    )
+    return styled((banner(result.verdict, result.verdict, headline, details) + table + figure).html)
+
+
+def lift_html(result: LiftResult) -> str:
+    """Lift metrics: the realized lift in the banner, every metric in the table, the plot."""
+    realized = result.metrics[result.metrics["metric"] == "realized_lift"]
+    if realized.empty:
+        head = banner("inconclusive", "skill lift", "no realized lift: a condition is missing")
+    else:
+        first = realized.iloc[0]
+        groups = len(realized)
+        head = banner(
+            _tone(float(first["ci_low"]), float(first["ci_high"])),
+            "skill lift",
+            f"realized lift {interval(first['estimate'], first['ci_low'], first['ci_high'], 'pp')}"
+            f" for {first['provider']} / {first['lane']} ({int(first['n_cases'])} cases)",
+            [f"{groups} provider/lane group(s); the table lists every metric"]
+            + ([f"{len(result.missing)} case(s) miss a condition"] if len(result.missing) else []),
+        )
+    table = metrics_table(result.metrics, LIFT_METRICS, caption="Lift metrics")
+    figure = figure_html(
+        lift_plot(result.metrics), "lift", "Lift metrics with case-bootstrap intervals."
+    )
+    return styled((head + table + figure).html)
+
+
+def flips_html(result: FlipRate) -> str:
+    """A flip rate: the rate and its interval, the most unstable cases, the heatmap."""
+    head = banner(
+        "inconclusive",
+        "flip rate",
+        f"{interval(result.flip_rate, result.ci_low, result.ci_high)} of {result.n_pairs:,} "
+        f"pairs disagree ({result.n_flips:,} flips; {result.confidence:.0%} {result.method})",
+        [f"{result.n_unmatched} item(s) had no match"] if result.n_unmatched else [],
+    )
+    unstable = unstable_cases(result.by_case, COMPACT_ROWS)
+    table = html_table(
+        unstable,
+        formats={"estimate": pct},
+        caption="Most unstable cases",
+        empty="No case flipped.",
+    )
+    parts = head + table
+    if {"case_id", "condition", "estimate"} <= set(result.by_case.columns):
+        parts = parts + figure_html(
+            heatmap(
+                result.by_case,
+                title="Flip rate by case and condition",
+                colorbar_label="flip rate",
+                max_rows=30,
+            ),
+            "flip-heatmap",
+            "Flip rate per case (rows) and condition (columns).",
+        )
+    return styled(parts.html)
+
+
+def power_html(result: PowerResult) -> str:
+    """A power plan: the plan in the banner, its inputs in the table, the detectable effect."""
+    trials = result.n_trials or 1
+    if result.n_cases is not None:
+        headline = (
+            f"{result.n_cases} cases × {trials} trial(s): power {result.power:.0%} to detect "
+            f"{pp(result.effect)} at alpha {result.alpha:g}"
+        )
+    else:
+        headline = f"power {result.power:.0%} to detect {pp(result.effect)}"
+    head = banner("inconclusive", "power", headline, [result.note] if result.note else [])
+    facts = key_values(
+        {
+            "cases": result.n_cases,
+            "trials per case and arm": trials,
+            "effect": pp(result.effect),
+            "power": f"{result.power:.1%}",
+            "alpha": f"{result.alpha:g}",
+            "baseline rate": pct(result.baseline_rate),
+            "between-case variance": f"{result.var_between:.4g}",
+            "within-case variance": f"{result.var_within:.4g}",
+            "correlation of the arms": f"{result.correlation:.3g}",
+            "method": result.method,
+            "simulations": result.n_sims,
+        }
+    )
+    parts = head + facts
+    if result.n_cases is not None:
+        top = max(3 * result.n_cases, 20)
+        sizes = sorted({max(2, round(top * i / 40)) for i in range(1, 41)})
+        curve = pd.DataFrame(
+            {
+                "n_cases": sizes,
+                "effect": [
+                    minimum_detectable_effect(
+                        n,
+                        trials,
+                        baseline_rate=result.baseline_rate,
+                        var_between=result.var_between,
+                        var_within=result.var_within,
+                        correlation=result.correlation,
+                        alpha=result.alpha,
+                        power=max(min(result.power, 0.99), 0.5),
+                        threshold=result.threshold,
+                    ).effect
+                    for n in sizes
+                ],
+            }
+        )
+        parts = parts + figure_html(
+            power_plot(curve, n_cases=result.n_cases, effect=result.effect),
+            "power",
+            f"Smallest effect detected with power {max(min(result.power, 0.99), 0.5):.0%} "
+            f"(Miller's formula) as the number of cases grows; the point is this plan.",
+        )
+    return styled(parts.html)
+
+
+def gate_html(result: GateResult) -> str:
+    """A gate decision: released or blocked with its reasons, budgets, cases, forest plot."""
+    released = result.released
+    head = banner(
+        "improved" if released else "regressed",
+        result.decision,
+        result.message,
+        [*result.reasons, *(f"safety regression: {c}" for c in result.safety_regressions)],
+    )
+    budgets = pd.DataFrame([b.__dict__ for b in result.budgets])
+    parts = head + html_table(
+        budgets,
+        columns={"name": "budget", "summary": "measured", "blocked": "blocks"},
+        caption=f"Budgets (tier {result.tier})",
+        empty="No budget in the policy.",
+    )
+    cases = pd.DataFrame(result.comparison.get("cases") or [])
+    if not cases.empty and {"estimate", "ci_low", "ci_high"} <= set(cases.columns):
+        parts = parts + figure_html(
+            forest_plot(cases, threshold=result.comparison.get("threshold"), max_cases=20),
+            "gate-forest",
+            "Per-case change gated on, with intervals.",
+        )
+    return styled(parts.html)
+
+
+@dataclass(frozen=True)
+class RunOverview:
+    """A run as a notebook shows it: pass rates with intervals, a plot and the item browser.
+
+    Attributes:
+        run_dir: The run directory.
+        rows: Its result rows (:func:`evalkit.read_run`).
+        manifest: Its manifest (empty for imported tables without one).
+        confidence: Confidence level of the pass-rate intervals.
+        max_items: Most items in the browser.
+    """
+
+    run_dir: Path
+    rows: pd.DataFrame
+    manifest: dict[str, Any] = field(default_factory=dict)
+    confidence: float = 0.95
+    max_items: int = 200
+
+    def _repr_html_(self) -> str:
+        rows = self.rows
+        overall = pass_rates(rows, by=[], confidence=self.confidence)
+        rates = pass_rates(rows, by=["condition"], confidence=self.confidence)
+        first = overall.iloc[0]
+        status = rows["status"].astype(str).value_counts()
+        head = banner(
+            "inconclusive",
+            f"run {self.run_dir.name}",
+            f"pass rate {interval(first['estimate'], first['ci_low'], first['ci_high'])} over "
+            f"{len(rows):,} items of {rows['case_id'].nunique():,} cases",
+            [", ".join(f"{k} {v:,}" for k, v in status.items())],
+        )
+        table = interval_table(rates, ["condition"], header="pass rate", caption="By condition")
+        figure = figure_html(
+            rate_plot(rates, title="Pass rate by condition"),
+            "pass-rate-condition",
+            "Pass rate by condition, with confidence intervals (cases as clusters).",
+        )
+        browser = item_browser(
+            self.run_dir, rows, max_items=self.max_items, browser_id=self.run_dir.name
+        )
+        return styled((head + table + figure + browser).html)
+
+    def __repr__(self) -> str:
+        return f"<RunOverview {self.run_dir.name}: {len(self.rows)} items>"
+
+
+def run_overview(
+    run: str | os.PathLike[str],
+    *,
+    runs_dir: str | os.PathLike[str] = "runs",
+    confidence: float = 0.95,
+    max_items: int = 200,
+) -> RunOverview:
+    """Load a run for a notebook: ``.rows`` is :func:`evalkit.read_run`, the display is rich.
+
+    Args:
+        run: Run directory or id.
+        runs_dir: Where run ids are looked up.
+        confidence: Confidence level of the pass-rate intervals.
+        max_items: Most items in the item browser.
+
+    Returns:
+        The :class:`RunOverview`.
+    """
+    run_dir = resolve_run_dir(run, runs_dir)
+    return RunOverview(
+        run_dir, read_run(run_dir), dict(read_manifest(run_dir)), confidence, max_items
+    )
+
+
+def _flipped_within(rows: pd.DataFrame, max_pairs: int) -> list[tuple[str, Any, Any]]:
+    keys = [c for c in ("case_id", "condition", "provider") if c in rows]
+    frame = rows.assign(_passed=rows["passed"].fillna(False).astype(bool))
+    share = frame.groupby(keys, sort=True, observed=True)["_passed"].mean().rename("share")
+    mixed = share[(share > 0) & (share < 1)].to_frame()
+    mixed["balance"] = np.minimum(mixed["share"], 1 - mixed["share"])
+    top = mixed.sort_values("balance", ascending=False, kind="stable").head(max_pairs)
+    chosen = frame.merge(top.reset_index()[keys], on=keys).sort_values("trial", kind="stable")
+    out: list[tuple[str, Any, Any]] = []
+    for key in top.index:
+        names = key if isinstance(key, tuple) else (key,)
+        mask = np.ones(len(chosen), dtype=bool)
+        for column, value in zip(keys, names, strict=True):
+            mask &= (chosen[column] == value).to_numpy()
+        group = chosen[mask]
+        good = rows_of(group[group["_passed"]].head(1).drop(columns="_passed"))[0]
+        bad = rows_of(group[~group["_passed"]].head(1).drop(columns="_passed"))[0]
+        condition = f" ({names[1]})" if len(names) > 1 else ""
+        caption = (
+            f"case {names[0]}{condition}: trial {good.get('trial')} passed, "
+            f"trial {bad.get('trial')} failed"
+        )
+        out.append((caption, good, bad))
+    return out
+
+
+def _flipped_between(
+    base: pd.DataFrame, cand: pd.DataFrame, labels: tuple[str, str], max_pairs: int
+) -> list[tuple[str, Any, Any]]:
+    keys = [
+        c for c in ("lane", "case_id", "condition", "provider", "trial") if c in base and c in cand
+    ]
+    base = base.reset_index(drop=True)
+    cand = cand.reset_index(drop=True)
+    merged = base[keys].assign(_b=base.index, _pb=base["passed"].fillna(False).astype(bool))
+    merged = merged.merge(
+        cand[keys].assign(_c=cand.index, _pc=cand["passed"].fillna(False).astype(bool)), on=keys
+    )
+    flipped = merged[merged["_pb"] != merged["_pc"]]
+    flipped = flipped.drop_duplicates(["case_id", "condition"]).head(max_pairs)
+    out: list[tuple[str, Any, Any]] = []
+    for row in rows_of(flipped):
+        b = rows_of(base.iloc[[int(row["_b"])]])[0]
+        c = rows_of(cand.iloc[[int(row["_c"])]])[0]
+        outcome = "passed" if row["_pb"] else "failed"
+        other = "passed" if row["_pc"] else "failed"
+        out.append(
+            (
+                f"case {row['case_id']} ({row['condition']}), trial {row.get('trial', '')}: "
+                f"{outcome} in {labels[0]}, {other} in {labels[1]}",
+                b,
+                c,
+            )
+        )
+    return out
+
+
+def flip_pairs(
+    run: str | os.PathLike[str],
+    rows: pd.DataFrame | None = None,
+    *,
+    baseline: str | os.PathLike[str] | None = None,
+    baseline_rows: pd.DataFrame | None = None,
+    labels: tuple[str, str] | None = None,
+    runs_dir: str | os.PathLike[str] = "runs",
+    max_pairs: int = 5,
+    max_chars: int = 900,
+) -> Fragment:
+    """Two transcripts of the same case side by side: a pass and a fail, or run A and run B.
+
+    Within a run (no ``baseline``), each case, condition and provider whose trials disagree
+    gives one passing and one failing trial, the most evenly split cases first. Between two
+    runs, each matched item (same case, condition, provider and trial) whose outcome changed
+    gives the baseline's and the candidate's transcript. Tool calls and skill loads are marked.
+
+    Args:
+        run: The run (the candidate when ``baseline`` is given).
+        rows: Its result rows (read when None).
+        baseline: A second run: show between-run flips.
+        baseline_rows: The baseline's result rows (read when None).
+        labels: Column headings (default: the run directories' names, or ``passed``/``failed``).
+        runs_dir: Where run ids are looked up.
+        max_pairs: Most pairs shown.
+        max_chars: Character budget of one transcript.
+
+    Returns:
+        The pairs (self-styled, so they read the same in Jupyter and in a report).
+    """
+    run_dir = resolve_run_dir(run, runs_dir)
+    rows = read_run(run_dir) if rows is None else rows
+    if baseline is None:
+        pairs = _flipped_within(rows, max_pairs)
+        base_dir, base_rows = run_dir, rows
+        heads = labels or ("a passing trial", "a failing trial")
+    else:
+        base_dir = resolve_run_dir(baseline, runs_dir)
+        base_rows = read_run(base_dir) if baseline_rows is None else baseline_rows
+        heads = labels or (base_dir.name, run_dir.name)
+        pairs = _flipped_between(base_rows, rows, heads, max_pairs)
+    if not pairs:
+        return Fragment(styled(note("No flipped item: every pair of outcomes agrees.").html))
+    markup = paired_excerpts(
+        pairs,
+        baseline_run=base_dir,
+        candidate_run=run_dir,
+        baseline_rows=base_rows,
+        candidate_rows=rows,
+        labels=heads,
+        max_chars=max_chars,
+    )
+    return Fragment(styled(markup.html))
+
+
+def register_rich_displays() -> None:
+    """Make the renderers above the ``_repr_html_`` of evalkit's result types."""
+    register_html(PairedComparison, comparison_html)
+    register_html(LiftResult, lift_html)
+    register_html(FlipRate, flips_html)
+    register_html(PowerResult, power_html)
+    register_html(GateResult, gate_html)
