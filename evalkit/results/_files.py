@@ -119,20 +119,22 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk or an interrupt leaves no temporary file
+        raise
 
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
-def read_json_record(
-    path: Path, model: type[RecordT], newest_version: int, fix: str
-) -> RecordT:
+def read_json_record(path: Path, model: type[RecordT], newest_version: int, fix: str) -> RecordT:
     """Read a versioned JSON record (manifest, optimiser state) into its model.
 
     Args:

@@ -3,13 +3,16 @@
 from evalkit.runner._config import Backend, RunConfig, SkillOverride
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._run import RunInterrupted, RunResult, run
+from evalkit.runner._space import EXIT_NO_SPACE, RunOutOfSpace
 
 __all__ = [
+    "EXIT_NO_SPACE",
     "Backend",
     "ItemOutcome",
     "ItemTask",
     "RunConfig",
     "RunInterrupted",
+    "RunOutOfSpace",
     "RunResult",
     "SkillOverride",
     "execute_item",

@@ -208,5 +208,8 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             "scores": [{k: v for k, v in s.items() if k != "item_key"} for s in scores],
             "response": response_json,
         }
-        OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
+        try:
+            OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
+        except OSError as exc:  # a full disk: the outcome stands, only its cache entry is lost
+            logs.append(f"cache entry not written: {exc}")
     return ItemOutcome(key=item.key, row=row, scores=scores, response=response_json, logs=logs)
