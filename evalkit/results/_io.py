@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -208,22 +209,41 @@ def write_parquet(table: pa.Table, path: Path) -> None:
     pq.write_table(table, path, write_page_checksum=True)
 
 
-def resume_command(command_line: str | None, run_id: str) -> str:
+def resume_command(
+    command_line: str | None, run_id: str, runs_dir: str | os.PathLike[str] | None = None
+) -> str:
     """The command that resumes a run: its own command line plus ``--resume --run-id``.
 
     Args:
         command_line: The command the run was started with (None when unknown).
-        run_id: The run id.
+        run_id: The run id (replaces the one in ``command_line``: the directory may have
+            been renamed).
+        runs_dir: The directory holding the run, when known (replaces ``--runs-dir``).
 
     Returns:
         The command, e.g. ``evalkit run cases/demo --trials 3 --resume --run-id nightly``.
     """
-    line = command_line or "evalkit run SUITE"
-    if "--resume" not in line:
-        line += " --resume"
-    if "--run-id" not in line:
-        line += f" --run-id {run_id}"
-    return line
+    try:
+        words = shlex.split(command_line) if command_line else []
+    except ValueError:
+        words = []
+    words = words or ["evalkit", "run", "SUITE"]
+    replaced = {"--run-id"} | ({"--runs-dir"} if runs_dir is not None else set())
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in replaced:
+            skip = "=" not in word
+            continue
+        if word != "--resume":
+            kept.append(word)
+    if runs_dir is not None:
+        kept += ["--runs-dir", str(runs_dir)]
+    return shlex.join([*kept, "--resume", "--run-id", run_id])
 
 
 def _damage_fix(run_dir: Path, path: Path) -> str:
@@ -232,7 +252,9 @@ def _damage_fix(run_dir: Path, path: Path) -> str:
         manifest = load_manifest(run_dir)
     except (InputError, OSError, UnicodeDecodeError):
         manifest = None
-    command = resume_command(manifest.command_line if manifest else None, run_dir.name)
+    command = resume_command(
+        manifest.command_line if manifest else None, run_dir.name, run_dir.parent
+    )
     if path.parent.name == PARTS_DIR:
         number = path.stem.split("-", 1)[-1]
         pair = " and ".join(
