@@ -13,6 +13,7 @@ from evalkit.results._files import (
     LineWriter,
     append_event,
     append_line,
+    end_torn_line,
     read_json_record,
     write_json_atomic,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "append_event",
     "append_line",
     "conform",
+    "end_torn_line",
     "load_manifest",
     "load_results",
     "manifest_path",

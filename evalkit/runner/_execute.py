@@ -17,6 +17,7 @@ from evalkit.errors import InfraError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
 from evalkit.providers import AgentRequest, AgentResponse, Provider, cached_provider
 from evalkit.runner._cache import OutcomeCache
+from evalkit.runner._space import is_out_of_space
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers import score_item
 
@@ -62,6 +63,8 @@ class ItemOutcome:
         scores: Rows of ``scores.parquet``.
         response: The transcript as JSON (``AgentResponse.to_json``), or None on error.
         logs: Buffered log lines.
+        no_space: ``(errno, message, filename)`` when the item could not run because a disk
+            was full (the runner then stops instead of recording an error row).
     """
 
     key: str
@@ -69,6 +72,7 @@ class ItemOutcome:
     scores: list[dict[str, Any]] = field(default_factory=list)
     response: dict[str, Any] | None = None
     logs: list[str] = field(default_factory=list)
+    no_space: tuple[int, str, str | None] | None = None
 
 
 def _now() -> datetime:
@@ -123,6 +127,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
     row: dict[str, Any] = {"started_at": started, "status": "ok"}
     scores: list[dict[str, Any]] = []
     response_json = None
+    no_space: tuple[int, str, str | None] | None = None
     workspace: Path | None = None
     try:
         provider = cached_provider(item.provider, task.provider_settings)
@@ -183,6 +188,9 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             }
         )
     except Exception as exc:  # noqa: BLE001 - all-settled: every failure becomes a row
+        if isinstance(exc, OSError) and is_out_of_space(exc):
+            filename = str(exc.filename) if exc.filename is not None else None
+            no_space = (exc.errno or 0, exc.strerror or str(exc), filename)
         status = "timeout" if isinstance(exc, ProviderTimeout) else "error"
         error_class = getattr(exc, "error_class", type(exc).__name__)
         if not isinstance(exc, ProviderError):
@@ -212,4 +220,11 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
         except OSError as exc:  # a full disk: the outcome stands, only its cache entry is lost
             logs.append(f"cache entry not written: {exc}")
-    return ItemOutcome(key=item.key, row=row, scores=scores, response=response_json, logs=logs)
+    return ItemOutcome(
+        key=item.key,
+        row=row,
+        scores=scores,
+        response=response_json,
+        logs=logs,
+        no_space=no_space,
+    )

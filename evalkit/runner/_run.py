@@ -7,7 +7,8 @@ import secrets
 import shutil
 import signal
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
+    EVENTS_FILE,
     ConditionRecord,
     EventLog,
     Manifest,
@@ -30,6 +32,7 @@ from evalkit.results import (
     RunStatus,
     append_event,
     append_line,
+    end_torn_line,
     resume_command,
     write_manifest,
 )
@@ -308,8 +311,10 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
 
 def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
     """Run the plan into ``run_dir``, whose lock the caller holds; a full disk stops it cleanly."""
-    remove_temporary_files(run_dir)  # of a writer killed mid-write: no live writer holds them
     try:
+        remove_temporary_files(run_dir)  # of a writer killed mid-write: none is alive
+        for name in (EVENTS_FILE, LOG_FILE):
+            end_torn_line(run_dir / name)  # cut short by a full disk
         return _run_steps(prep, config, run_id, run_dir)
     except OSError as exc:
         if not is_out_of_space(exc):
@@ -486,6 +491,13 @@ def _execute_all(
             _record(
                 outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
             )
+    except OSError as exc:
+        if is_out_of_space(exc) and isinstance(outcomes, Generator):
+            with warnings.catch_warnings():
+                # joblib counts the items in flight it drops: they are run on resume
+                warnings.simplefilter("ignore", UserWarning)
+                outcomes.close()
+        raise
     finally:
         events.close()
     return rejected
@@ -515,6 +527,9 @@ def _record(
     events: EventLog,
     bar: RunProgress,
 ) -> None:
+    if outcome.no_space is not None:
+        code, message, filename = outcome.no_space
+        raise OSError(code, message, filename)  # not a result: the run stops, the item reruns
     row = _base_row(item, prep, run_id) | outcome.row
     if outcome.logs:
         lines = [f"[{item.key}] {line}" for log in outcome.logs for line in log.splitlines()]

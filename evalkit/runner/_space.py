@@ -45,6 +45,8 @@ def is_out_of_space(exc: BaseException) -> bool:
 
 def _mount_point(path: Path) -> Path:
     path = path.resolve()
+    while not path.exists() and path.parent != path:
+        path = path.parent  # a file that could not be created: its nearest existing folder
     device = path.stat().st_dev
     while path.parent != path and path.parent.stat().st_dev == device:
         path = path.parent
@@ -70,7 +72,8 @@ def describe_location(exc: OSError, run_dir: Path) -> str:
     """Where the space ran out: ``DEVICE (mounted at PATH, holding RUN_DIR)``.
 
     Args:
-        exc: The error (``ENOSPC``, ``EDQUOT`` or ``EFBIG``).
+        exc: The error (``ENOSPC``, ``EDQUOT`` or ``EFBIG``); its file, when it names one,
+            locates the filesystem (an item's workspace may be on another one).
         run_dir: The run directory being written.
 
     Returns:
@@ -79,9 +82,11 @@ def describe_location(exc: OSError, run_dir: Path) -> str:
     written = f", writing {exc.filename}" if exc.filename else ""
     if exc.errno == errno.EFBIG:
         return f"{run_dir} (a file reached the size limit of this process, RLIMIT_FSIZE{written})"
+    target = Path(exc.filename) if exc.filename else run_dir
     try:
-        mount = _mount_point(run_dir)
+        mount = _mount_point(target)
     except OSError:
-        return f"the filesystem holding {run_dir}{written}"
+        return f"the filesystem holding {target}{written}"
     device = _device(mount) or "the device"
-    return f"{device} (mounted at {mount}, holding {run_dir}{written})"
+    held = "" if exc.filename else f", holding {run_dir}"
+    return f"{device} (mounted at {mount}{held}{written})"
