@@ -82,11 +82,13 @@ class CorruptFileError(InputError):
 
     Attributes:
         path: The unreadable file.
+        problem: What is wrong with it.
         fix: What to do about it.
     """
 
     def __init__(self, path: str, problem: str, fix: str) -> None:
         self.path = path
+        self.problem = problem
         self.fix = fix
         super().__init__(f"{path}: {problem}; {fix}")
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 import os
 import shlex
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +132,7 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
         else []
     )
     files = ([path] if path.exists() else []) + parts
-    tables = [read_parquet(f, schema, fix=_damage_fix(run_dir, f)) for f in files]
+    tables = [read_parquet(f, schema, fix=partial(_damage_fix, run_dir, f)) for f in files]
     table = pa.concat_tables(tables) if tables else schema.empty_table()
     unique = table.num_rows == 0 or pc.count_distinct(table.column("item_key")).as_py() == (
         table.num_rows
@@ -145,7 +147,7 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
     return table
 
 
-def read_parquet(path: Path, schema: pa.Schema, *, fix: str) -> pa.Table:
+def read_parquet(path: Path, schema: pa.Schema, *, fix: str | Callable[[], str]) -> pa.Table:
     """Read one parquet file of a run, cast to ``schema``; damage becomes a clear error.
 
     Page checksums are verified (files written by :func:`write_parquet` carry them), and the
@@ -155,7 +157,8 @@ def read_parquet(path: Path, schema: pa.Schema, *, fix: str) -> pa.Table:
     Args:
         path: The parquet file.
         schema: The schema to cast to (see :func:`conform`).
-        fix: What the user should do when the file cannot be read (ends the message).
+        fix: What the user should do when the file cannot be read (ends the message), or a
+            function returning it (called only then).
 
     Returns:
         The table.
@@ -165,12 +168,14 @@ def read_parquet(path: Path, schema: pa.Schema, *, fix: str) -> pa.Table:
     """
     try:
         if path.stat().st_size == 0:
-            raise CorruptFileError(str(path), "the file is empty (0 bytes)", fix)
+            raise _Damaged("the file is empty (0 bytes)")
         handle = pq.ParquetFile(path, page_checksum_verification=True)
-        _check_column_names(path, handle, fix)
+        _check_column_names(handle)
         return conform(handle.read(), schema)
-    except CorruptFileError:
-        raise
+    except _Damaged as exc:
+        raise CorruptFileError(
+            str(path), str(exc), fix if isinstance(fix, str) else fix()
+        ) from None
     except FileNotFoundError:
         raise CorruptFileError(
             str(path),
@@ -181,21 +186,24 @@ def read_parquet(path: Path, schema: pa.Schema, *, fix: str) -> pa.Table:
     except (pa.ArrowException, OSError, ValueError, EOFError, KeyError) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise CorruptFileError(
-            str(path), f"the file is truncated or damaged ({detail})", fix
+            str(path),
+            f"the file is truncated or damaged ({detail})",
+            fix if isinstance(fix, str) else fix(),
         ) from None
 
 
-def _check_column_names(path: Path, handle: pq.ParquetFile, fix: str) -> None:
+class _Damaged(Exception):
+    """A check of :func:`read_parquet` failed (becomes a ``CorruptFileError``)."""
+
+
+def _check_column_names(handle: pq.ParquetFile) -> None:
     stored = (handle.metadata.metadata or {}).get(b"ARROW:schema")
     if stored is None:
         return  # written by another tool: nothing to compare against
     arrow_schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
-    names = handle.schema_arrow.names
-    if arrow_schema.names != names:
-        raise CorruptFileError(
-            str(path),
-            "the file is damaged (its column names differ from the schema in its footer)",
-            fix,
+    if arrow_schema.names != handle.schema_arrow.names:
+        raise _Damaged(
+            "the file is damaged (its column names differ from the schema in its footer)"
         )
 
 

@@ -248,3 +248,16 @@ def test_real_commands_and_report_notebook_exit_2_naming_the_file(
     assert "results.parquet" in report.stderr and "CorruptFileError" in report.stderr
     assert "Traceback" not in report.stderr
     assert not (tmp_path / "r.html").exists()
+
+
+def test_trend_loader_names_a_damaged_run(reference: Path, runs_dir: Path) -> None:
+    from evalkit.errors import CorruptFileError
+    from evalkit.report._trend import load_items
+
+    _copy_run(reference, runs_dir, "fine")
+    damaged = _copy_run(reference, runs_dir, "torn")
+    _truncate(damaged / "results.parquet")
+    with pytest.raises(CorruptFileError) as caught:
+        load_items(runs_dir)
+    assert caught.value.path == str(damaged / "results.parquet")
+    assert f"move the run {damaged} out of {runs_dir}" in str(caught.value)
