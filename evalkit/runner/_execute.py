@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import random
 import shutil
 import tempfile
@@ -17,7 +18,7 @@ from evalkit.errors import InfraError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
 from evalkit.providers import AgentRequest, AgentResponse, Provider, cached_provider
 from evalkit.runner._cache import OutcomeCache
-from evalkit.runner._space import is_out_of_space
+from evalkit.runner._space import filesystem_full, is_out_of_space
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers import score_item
 
@@ -191,6 +192,9 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         if isinstance(exc, OSError) and is_out_of_space(exc):
             filename = str(exc.filename) if exc.filename is not None else None
             no_space = (exc.errno or 0, exc.strerror or str(exc), filename)
+        elif filesystem_full(Path(task.workspace_root)):
+            # e.g. shutil.Error from copying a fixture, which carries no errno
+            no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)
         status = "timeout" if isinstance(exc, ProviderTimeout) else "error"
         error_class = getattr(exc, "error_class", type(exc).__name__)
         if not isinstance(exc, ProviderError):
@@ -205,9 +209,13 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         )
     finally:
         if workspace is not None:
+            if no_space is None and filesystem_full(workspace):
+                # commands that could not write in the workspace failed for lack of space,
+                # not on their merits: the outcome is not used and the run stops
+                no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)
             shutil.rmtree(workspace, ignore_errors=True)
     row["finished_at"] = _now()
-    if task.cache_root is not None and row["status"] == "ok":
+    if task.cache_root is not None and row["status"] == "ok" and no_space is None:
         cached_row = dict(row)
         for key in ("started_at", "finished_at"):
             cached_row[key] = cached_row[key].isoformat()

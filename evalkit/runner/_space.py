@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 from evalkit.errors import EvalkitError
@@ -41,6 +42,14 @@ class RunOutOfSpace(EvalkitError):
 def is_out_of_space(exc: BaseException) -> bool:
     """Whether an exception is a full disk, an exhausted quota or a file size limit."""
     return isinstance(exc, OSError) and exc.errno in _NO_SPACE_ERRNOS
+
+
+def filesystem_full(path: Path) -> bool:
+    """Whether the filesystem holding ``path`` has no block left for this user."""
+    try:
+        return os.statvfs(path).f_bavail == 0
+    except OSError:
+        return False
 
 
 def _mount_point(path: Path) -> Path:

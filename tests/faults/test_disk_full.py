@@ -15,6 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +174,35 @@ def test_file_size_limit_stops_cleanly_and_resume_completes_identically(tmp_path
     resumed = _run(_resume_command(done.stderr))  # without the limit
     assert resumed.returncode == 0, resumed.stderr
     _check_resumed(run_dir, kept, expected)
+
+
+def test_full_workspace_disk_stops_the_run_instead_of_recording_failures(
+    small_filesystem: tuple[Path, Path, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evalkit.runner import RunConfig, RunOutOfSpace, run
+
+    mount, filler, kind = small_filesystem
+    options = {"lanes": ("execution",), "trials": 3, "seed": 7, "progress": False}
+    options |= {"use_cache": False, "backend": "threading", "concurrency": 2}
+    reference = run(TINY, RunConfig(runs_dir=tmp_path / "reference", **options))  # type: ignore[arg-type]
+    expected = _outcomes(reference.run_dir)
+    rest = mount / "rest"  # take the last free bytes too
+    with open(rest, "wb") as handle:
+        stats = os.statvfs(mount)
+        os.posix_fallocate(handle.fileno(), 0, stats.f_bavail * stats.f_frsize)
+    # item workspaces live under the temporary directory: put it on the full disk
+    monkeypatch.setattr(tempfile, "tempdir", str(mount))
+    config = RunConfig(runs_dir=tmp_path / "runs", run_id="ws", **options)  # type: ignore[arg-type]
+    with pytest.raises(RunOutOfSpace) as caught:
+        run(TINY, config)
+    assert str(mount.resolve()) in caught.value.location, caught.value.location
+    run_dir = tmp_path / "runs" / "ws"
+    recorded = evalkit.read_run(run_dir)
+    assert recorded.empty or (recorded["status"] == "ok").all(), "no error row for lack of space"
+
+    rest.unlink()
+    filler.unlink()
+    resumed = run(TINY, RunConfig(runs_dir=tmp_path / "runs", run_id="ws", resume=True, **options))  # type: ignore[arg-type]
+    pd.testing.assert_frame_equal(_outcomes(resumed.run_dir), expected)
