@@ -6,6 +6,7 @@ The tree::
     ├── InputError            bad user input; the CLI exits with code 2
     │   ├── SuiteError        a suite failed validation (carries every problem at once)
     │   ├── RunNotFoundError  a run directory or run id does not exist
+    │   ├── CorruptFileError  a file of a run cannot be read (truncated, damaged, empty)
     │   └── ConfigError       an invalid option, provider setting or flag combination
     ├── PlanError             the work plan is inconsistent (e.g. duplicate item keys)
     └── ProviderError         an agent invocation failed (becomes an error row, never a crash)
@@ -72,6 +73,25 @@ class SuiteError(InputError):
 
 class RunNotFoundError(InputError):
     """A run directory or run id does not exist."""
+
+
+class CorruptFileError(InputError):
+    """A file of a run directory is truncated, damaged or empty; the CLI exits with code 2.
+
+    The message names the file, what is wrong with it and what to do (delete a part and
+    resume, re-run, ...).
+
+    Attributes:
+        path: The unreadable file.
+        problem: What is wrong with it.
+        fix: What to do about it.
+    """
+
+    def __init__(self, path: str, problem: str, fix: str) -> None:
+        self.path = path
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"{path}: {problem}; {fix}")
 
 
 class ConfigError(InputError):

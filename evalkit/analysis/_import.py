@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from evalkit._version import __version__
 from evalkit.analysis._import_common import ParsedSource, SourceRow, expand_paths
@@ -43,6 +42,7 @@ from evalkit.results import (
     append_event,
     conform,
     write_manifest,
+    write_parquet,
 )
 
 #: The formats ``evalkit import`` reads.
@@ -234,8 +234,8 @@ def _write(
             imported_from=source.path if source else None,
             format=source.format if source else None,
         )
-        pq.write_table(results, tmp / RESULTS_FILE)
-        pq.write_table(score_table, tmp / SCORES_FILE)
+        write_parquet(results, tmp / RESULTS_FILE)
+        write_parquet(score_table, tmp / SCORES_FILE)
         written = write_manifest(tmp, manifest)
         append_event(tmp, "run_finished", **counts)
         try:

@@ -19,12 +19,14 @@ from evalkit.cli import (
 )
 from evalkit.cli._common import eprint
 from evalkit.errors import InputError, PlanError
-from evalkit.runner import RunInterrupted
+from evalkit.runner import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
+#: ``evalkit run`` stopped by a full disk; free space and resume (``EX_TEMPFAIL``).
+EXIT_DISK_FULL = EXIT_NO_SPACE
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,10 +50,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script.
 
     Returns:
-        0 success, 1 a check failed or a gate blocked, 2 bad usage, bad input or a
-        configuration error that stopped a run (refused credentials), 3 a run that finished
-        but failed (every item of it, or of a condition or provider, errored), 130/143 when
-        interrupted.
+        0 success, 1 a check failed or a gate blocked, 2 bad usage, bad input (a damaged run
+        file included) or a configuration error that stopped a run (refused credentials), 3 a
+        run that finished but failed (every item of it, or of a condition or provider,
+        errored), 75 a run stopped by a full disk, 130/143 when interrupted.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -67,6 +69,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         eprint(f"interrupted: run '{exc.run_id}' saved everything that finished.")
         eprint(f"resume with: {exc.resume_command}")
         return exc.exit_code
+    except RunOutOfSpace as exc:
+        eprint(f"error: {exc}")
+        eprint(f"run '{exc.run_id}' kept every item flushed before the disk filled up.")
+        return EXIT_DISK_FULL
     except KeyboardInterrupt:
         # Ctrl-C outside a run's own handling (start-up, validation, a report): no traceback
         eprint("interrupted")

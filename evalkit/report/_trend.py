@@ -19,7 +19,7 @@ import pandas as pd
 
 from evalkit.analysis import LIFT_COLUMNS, lift
 from evalkit.errors import InputError
-from evalkit.results import MANIFEST_FILE, RESULTS_FILE, read_manifest
+from evalkit.results import MANIFEST_FILE, RESULT_SCHEMA, RESULTS_FILE, read_manifest, read_parquet
 from evalkit.stats import pass_rates
 
 #: Columns the trend reads (others are never loaded).
@@ -116,6 +116,7 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
 
     Raises:
         InputError: Not a directory, or no run in it.
+        evalkit.errors.CorruptFileError: A run's ``results.parquet`` is damaged (named).
     """
     import duckdb
 
@@ -140,6 +141,9 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
         }
         select = ", ".join(f'"{c}"' if c in available else f'NULL AS "{c}"' for c in TREND_COLUMNS)
         items = con.execute(_QUERY.format(columns=select), {"glob": glob}).df()
+    except duckdb.Error:
+        _name_damaged_file(root, files)
+        raise
     finally:
         con.close()
     items["run_dir"] = items.pop("filename").map(lambda f: Path(str(f)).parent.name)
@@ -155,6 +159,16 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
         items["run_id"].astype("object").where(items["run_id"].notna(), items["run_dir"])
     )
     return items
+
+
+def _name_damaged_file(root: Path, files: list[Path]) -> None:
+    """Raise the :class:`~evalkit.errors.CorruptFileError` of the first damaged file, if any."""
+    for path in files:
+        fix = (
+            f"move the run {path.parent} out of {root}, or repair it (delete its "
+            f"{RESULTS_FILE} and scores.parquet and resume it with evalkit run --resume)"
+        )
+        read_parquet(path, RESULT_SCHEMA, fix=fix)
 
 
 def _manifest_time(run_dir: Path) -> pd.Timestamp:

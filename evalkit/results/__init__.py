@@ -4,7 +4,7 @@ Besides the user-facing readers (:func:`read_run`, :func:`read_scores`, :func:`r
 :func:`read_transcripts`), this package is the one place other packages go for run-directory
 I/O: the crash-safe writers (:func:`append_line`, :class:`EventLog`, :func:`append_event`,
 :func:`write_json_atomic`), the typed :class:`Manifest` and the table helpers
-(:func:`read_table`, :func:`conform`).
+(:func:`read_table`, :func:`conform`, :func:`read_parquet`, :func:`write_parquet`).
 """
 
 from evalkit.results._files import (
@@ -13,6 +13,7 @@ from evalkit.results._files import (
     LineWriter,
     append_event,
     append_line,
+    end_torn_line,
     read_json_record,
     write_json_atomic,
 )
@@ -30,11 +31,14 @@ from evalkit.results._io import (
     conform,
     load_results,
     read_manifest,
+    read_parquet,
     read_run,
     read_scores,
     read_table,
     resolve_run_dir,
+    resume_command,
     run_label,
+    write_parquet,
 )
 from evalkit.results._manifest import (
     MANIFEST_FILE,
@@ -85,18 +89,22 @@ __all__ = [
     "dominant_error",
     "errored_conditions",
     "find_failure",
+    "end_torn_line",
     "load_manifest",
     "load_results",
     "manifest_path",
     "read_json_record",
     "read_manifest",
+    "read_parquet",
     "read_run",
     "read_scores",
     "read_table",
     "read_transcript",
     "read_transcripts",
     "resolve_run_dir",
+    "resume_command",
     "run_label",
     "write_json_atomic",
     "write_manifest",
+    "write_parquet",
 ]

@@ -32,6 +32,40 @@ def _encode(line: str) -> bytes:
     return (line.rstrip("\n") + "\n").encode("utf-8")
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte: a short write (a disk filling up) continues until done or an error."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def end_torn_line(path: str | os.PathLike[str]) -> bool:
+    """End a file whose last line was cut short (a full disk) with a newline.
+
+    Called by a directory's single writer before it appends again, so the next line starts
+    on a line of its own and only the torn fragment fails to parse.
+
+    Args:
+        path: The line-oriented file (absent is fine).
+
+    Returns:
+        Whether a newline was added.
+    """
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            if handle.tell() == 0:
+                return False
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) == b"\n":
+                return False
+    except FileNotFoundError:
+        return False
+    append_line(path, "")
+    return True
+
+
 def append_line(path: str | os.PathLike[str], line: str) -> None:
     """Append one whole line with a single ``O_APPEND`` write (readers never see a torn line).
 
@@ -42,7 +76,7 @@ def append_line(path: str | os.PathLike[str], line: str) -> None:
     """
     fd = _open_append(path)
     try:
-        os.write(fd, _encode(line))
+        _write_all(fd, _encode(line))
     finally:
         os.close(fd)
 
@@ -59,7 +93,7 @@ class LineWriter:
 
     def write(self, line: str) -> None:
         """Append one whole line."""
-        os.write(self._fd, _encode(line))
+        _write_all(self._fd, _encode(line))
 
     def close(self) -> None:
         """Close the file."""
@@ -119,20 +153,22 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=False, default=str)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # a full disk or an interrupt leaves no temporary file
+        raise
 
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
-def read_json_record(
-    path: Path, model: type[RecordT], newest_version: int, fix: str
-) -> RecordT:
+def read_json_record(path: Path, model: type[RecordT], newest_version: int, fix: str) -> RecordT:
     """Read a versioned JSON record (manifest, optimiser state) into its model.
 
     Args:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
 import os
+import shlex
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalkit.errors import InputError, RunNotFoundError
+from evalkit.errors import CorruptFileError, InputError, RunNotFoundError
 from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
@@ -116,6 +120,11 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
 
     Returns:
         The table, sorted by ``item_key`` and de-duplicated on it for results.
+
+    Raises:
+        CorruptFileError: A file is empty, truncated or damaged; the message names it and
+            says what to do (delete a part and resume, or delete the compacted files and run
+            again).
     """
     path = run_dir / name
     stem = name.removesuffix(".parquet")
@@ -125,7 +134,7 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
         else []
     )
     files = ([path] if path.exists() else []) + parts
-    tables = [conform(pq.read_table(f), schema) for f in files]
+    tables = [read_parquet(f, schema, fix=partial(_damage_fix, run_dir, f)) for f in files]
     table = pa.concat_tables(tables) if tables else schema.empty_table()
     unique = table.num_rows == 0 or pc.count_distinct(table.column("item_key")).as_py() == (
         table.num_rows
@@ -138,6 +147,135 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
     elif table.num_rows:
         table = table.sort_by("item_key")
     return table
+
+
+def read_parquet(path: Path, schema: pa.Schema, *, fix: str | Callable[[], str]) -> pa.Table:
+    """Read one parquet file of a run, cast to ``schema``; damage becomes a clear error.
+
+    Page checksums are verified (files written by :func:`write_parquet` carry them), and the
+    column names are checked against the Arrow schema pyarrow stores in the footer, so a
+    flipped bit in the data or in a column name is reported instead of read as data.
+
+    Args:
+        path: The parquet file.
+        schema: The schema to cast to (see :func:`conform`).
+        fix: What the user should do when the file cannot be read (ends the message), or a
+            function returning it (called only then).
+
+    Returns:
+        The table.
+
+    Raises:
+        CorruptFileError: The file is empty, truncated, damaged or vanished while being read.
+    """
+    try:
+        if path.stat().st_size == 0:
+            raise _Damaged("the file is empty (0 bytes)")
+        handle = pq.ParquetFile(path, page_checksum_verification=True)
+        _check_column_names(handle)
+        return conform(handle.read(), schema)
+    except _Damaged as exc:
+        raise CorruptFileError(
+            str(path), str(exc), fix if isinstance(fix, str) else fix()
+        ) from None
+    except FileNotFoundError:
+        raise CorruptFileError(
+            str(path),
+            "the file vanished while it was being read (a running `evalkit run` compacts its "
+            "parts when it finishes)",
+            "run the command again",
+        ) from None
+    except (pa.ArrowException, OSError, ValueError, EOFError, KeyError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CorruptFileError(
+            str(path),
+            f"the file is truncated or damaged ({detail})",
+            fix if isinstance(fix, str) else fix(),
+        ) from None
+
+
+class _Damaged(Exception):
+    """A check of :func:`read_parquet` failed (becomes a ``CorruptFileError``)."""
+
+
+def _check_column_names(handle: pq.ParquetFile) -> None:
+    stored = (handle.metadata.metadata or {}).get(b"ARROW:schema")
+    if stored is None:
+        return  # written by another tool: nothing to compare against
+    arrow_schema = pa.ipc.read_schema(pa.py_buffer(base64.b64decode(stored)))
+    if arrow_schema.names != handle.schema_arrow.names:
+        raise _Damaged(
+            "the file is damaged (its column names differ from the schema in its footer)"
+        )
+
+
+def write_parquet(table: pa.Table, path: Path) -> None:
+    """Write a table of a run as parquet, with page checksums that :func:`read_parquet` checks.
+
+    Args:
+        table: The table.
+        path: The destination (callers write a temporary file and rename it).
+    """
+    pq.write_table(table, path, write_page_checksum=True)
+
+
+def resume_command(
+    command_line: str | None, run_id: str, runs_dir: str | os.PathLike[str] | None = None
+) -> str:
+    """The command that resumes a run: its own command line plus ``--resume --run-id``.
+
+    Args:
+        command_line: The command the run was started with (None when unknown).
+        run_id: The run id (replaces the one in ``command_line``: the directory may have
+            been renamed).
+        runs_dir: The directory holding the run, when known (replaces ``--runs-dir``).
+
+    Returns:
+        The command, e.g. ``evalkit run cases/demo --trials 3 --resume --run-id nightly``.
+    """
+    try:
+        words = shlex.split(command_line) if command_line else []
+    except ValueError:
+        words = []
+    words = words or ["evalkit", "run", "SUITE"]
+    replaced = {"--run-id"} | ({"--runs-dir"} if runs_dir is not None else set())
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in replaced:
+            skip = "=" not in word
+            continue
+        if word != "--resume":
+            kept.append(word)
+    if runs_dir is not None:
+        kept += ["--runs-dir", str(runs_dir)]
+    return shlex.join([*kept, "--resume", "--run-id", run_id])
+
+
+def _damage_fix(run_dir: Path, path: Path) -> str:
+    """What to do about a damaged table file of ``run_dir`` (a part or a compacted file)."""
+    try:
+        manifest = load_manifest(run_dir)
+    except (InputError, OSError, UnicodeDecodeError):
+        manifest = None
+    command = resume_command(
+        manifest.command_line if manifest else None, run_dir.name, run_dir.parent
+    )
+    if path.parent.name == PARTS_DIR:
+        number = path.stem.split("-", 1)[-1]
+        pair = " and ".join(
+            str(path.parent / f"{s}-{number}.parquet") for s in ("results", "scores")
+        )
+        return f"delete {pair} (their items are run again) and resume with: {command}"
+    pair = " and ".join(str(run_dir / f) for f in (RESULTS_FILE, SCORES_FILE))
+    return (
+        f"re-run: delete {pair} and run again with: {command} (cached outcomes are reused), "
+        "or restore the files from a backup"
+    )
 
 
 def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -171,7 +171,8 @@ class Manifest(_Record):
     failure: FailureRecord | None = None
     """Runs ``failed`` or ``stopped``: where the errors were and the dominant error."""
     counts: dict[str, int] = Field(default_factory=dict)
-    """Items, ok, error, timeout, passed, cache_hits (and skipped for imports)."""
+    """Items, ok, error, timeout, passed, cache_hits, cache_rejected (cache entries that failed
+    verification in the last attempt; absent in older manifests), and skipped for imports."""
     source: ImportSource | None = None
     """Imported runs: where the results came from."""
     tool: str | None = None

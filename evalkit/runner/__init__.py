@@ -3,14 +3,17 @@
 from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
 from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
 from evalkit.runner._run import RunInterrupted, RunResult, RunStopped, run
+from evalkit.runner._space import EXIT_NO_SPACE, RunOutOfSpace
 
 __all__ = [
-    "DescriptionOverride",
+    "EXIT_NO_SPACE",
     "Backend",
+    "DescriptionOverride",
     "ItemOutcome",
     "ItemTask",
     "RunConfig",
     "RunInterrupted",
+    "RunOutOfSpace",
     "RunResult",
     "RunStopped",
     "SkillOverride",

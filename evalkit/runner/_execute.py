@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import random
 import shutil
 import tempfile
@@ -23,6 +24,7 @@ from evalkit.providers import (
     redact_text,
 )
 from evalkit.runner._cache import OutcomeCache
+from evalkit.runner._space import filesystem_full, is_out_of_space
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers import score_item
 
@@ -75,6 +77,8 @@ class ItemOutcome:
         scores: Rows of ``scores.parquet``.
         response: The transcript as JSON (``AgentResponse.to_json``), or None on error.
         logs: Buffered log lines.
+        no_space: ``(errno, message, filename)`` when the item could not run because a disk
+            was full (the runner then stops instead of recording an error row).
     """
 
     key: str
@@ -82,6 +86,7 @@ class ItemOutcome:
     scores: list[dict[str, Any]] = field(default_factory=list)
     response: dict[str, Any] | None = None
     logs: list[str] = field(default_factory=list)
+    no_space: tuple[int, str, str | None] | None = None
 
 
 def _now() -> datetime:
@@ -136,6 +141,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
     row: dict[str, Any] = {"started_at": started, "status": "ok"}
     scores: list[dict[str, Any]] = []
     response_json = None
+    no_space: tuple[int, str, str | None] | None = None
     workspace: Path | None = None
     try:
         provider = cached_provider(item.provider, task.provider_settings)
@@ -196,6 +202,12 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             }
         )
     except Exception as exc:  # noqa: BLE001 - all-settled: every failure becomes a row
+        if isinstance(exc, OSError) and is_out_of_space(exc):
+            filename = str(exc.filename) if exc.filename is not None else None
+            no_space = (exc.errno or 0, exc.strerror or str(exc), filename)
+        elif filesystem_full(Path(task.workspace_root)):
+            # e.g. shutil.Error from copying a fixture, which carries no errno
+            no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)
         status = "timeout" if isinstance(exc, ProviderTimeout) else "error"
         # a provider that cannot start in the worker (a binary gone since the run started,
         # a setting only the worker checks) is a configuration error, like a refused key
@@ -216,9 +228,13 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         )
     finally:
         if workspace is not None:
+            if no_space is None and filesystem_full(workspace):
+                # commands that could not write in the workspace failed for lack of space,
+                # not on their merits: the outcome is not used and the run stops
+                no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)
             shutil.rmtree(workspace, ignore_errors=True)
     row["finished_at"] = _now()
-    if task.cache_root is not None and row["status"] == "ok":
+    if task.cache_root is not None and row["status"] == "ok" and no_space is None:
         cached_row = dict(row)
         for key in ("started_at", "finished_at"):
             cached_row[key] = cached_row[key].isoformat()
@@ -227,5 +243,15 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             "scores": [{k: v for k, v in s.items() if k != "item_key"} for s in scores],
             "response": response_json,
         }
-        OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
-    return ItemOutcome(key=item.key, row=row, scores=scores, response=response_json, logs=logs)
+        try:
+            OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
+        except OSError as exc:  # a full disk: the outcome stands, only its cache entry is lost
+            logs.append(f"cache entry not written: {exc}")
+    return ItemOutcome(
+        key=item.key,
+        row=row,
+        scores=scores,
+        response=response_json,
+        logs=logs,
+        no_space=no_space,
+    )

@@ -60,4 +60,4 @@ class RunProgress:
 
     def log(self, message: str) -> None:
         """Print a line above the bar."""
-        self._progress.console.print(message, markup=False, highlight=False)
+        self._progress.console.print(message, markup=False, highlight=False, soft_wrap=True)

@@ -7,7 +7,8 @@ import secrets
 import shutil
 import signal
 import threading
-from collections.abc import Iterator
+import warnings
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from evalkit.errors import ConfigError, EvalkitError
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
+    EVENTS_FILE,
     ConditionRecord,
     EventLog,
     FailureRecord,
@@ -32,8 +34,9 @@ from evalkit.results import (
     RunSummary,
     append_event,
     append_line,
+    end_torn_line,
     find_failure,
-    load_manifest,
+    resume_command,
     write_manifest,
 )
 from evalkit.runner._backends import close_quietly, parallel_map
@@ -49,7 +52,8 @@ from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._resume import check_resumable
 from evalkit.runner._scratch import make_scratch
-from evalkit.runner._store import LOG_FILE, PartWriter, compact
+from evalkit.runner._space import RunOutOfSpace, describe_location, is_out_of_space
+from evalkit.runner._store import LOG_FILE, PartWriter, compact, remove_temporary_files
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
@@ -316,12 +320,7 @@ def _base_row(item: WorkItem, prep: _Prepared, run_id: str) -> dict[str, Any]:
 
 
 def _resume_command(config: RunConfig, run_id: str) -> str:
-    line = config.command_line or "evalkit run SUITE"
-    if "--resume" not in line:
-        line += " --resume"
-    if "--run-id" not in line:
-        line += f" --run-id {run_id}"
-    return line
+    return resume_command(config.command_line, run_id)
 
 
 def _open_run_dir(config: RunConfig, run_id: str) -> Path:
@@ -356,6 +355,9 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
         RunStopped: The provider refused the credentials or could not start in a worker; the
             remaining items were not started and ``--resume`` continues once fixed.
         RunInterrupted: SIGINT or SIGTERM; every finished item is on disk.
+        RunOutOfSpace: The disk holding the run filled up (or a file size limit was hit);
+            every flushed item is kept, temporary files are removed, and ``--resume``
+            continues once space is freed.
 
     Examples:
         >>> from evalkit.runner import RunConfig
@@ -376,10 +378,28 @@ def run(suite: str | os.PathLike[str] | Suite, config: RunConfig | None = None) 
 
 
 def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
-    """Run the plan into ``run_dir``, whose lock the caller holds."""
+    """Run the plan into ``run_dir``, whose lock the caller holds; a full disk stops it cleanly."""
+    try:
+        remove_temporary_files(run_dir)  # of a writer killed mid-write: none is alive
+        for name in (EVENTS_FILE, LOG_FILE):
+            end_torn_line(run_dir / name)  # cut short by a full disk
+        return _run_steps(prep, config, run_id, run_dir)
+    except OSError as exc:
+        if not is_out_of_space(exc):
+            raise
+        remove_temporary_files(run_dir)
+        location = describe_location(exc, run_dir)
+        try:
+            append_event(run_dir, "run_out_of_space", error=str(exc), location=location)
+        except OSError:
+            pass  # the disk is full: the message on stderr is what counts
+        raise RunOutOfSpace(run_id, run_dir, location, _resume_command(config, run_id)) from None
+
+
+def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
+    """Run the plan into ``run_dir``: manifest, items, parts, compaction, final manifest."""
     if config.resume:
-        check_resumable(run_dir, run_id)
-        previous = load_manifest(run_dir)
+        previous = check_resumable(run_dir, run_id)
         if previous is not None:
             plan_hash = stable_hash([i.item_hash for i in prep.items])
             if previous.plan_hash not in (None, plan_hash):
@@ -390,7 +410,16 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
     write_manifest(run_dir, _manifest(prep, config, run_id, "partial", {}))
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)
-    done = writer.finished_keys() if config.resume else set()
+    done: set[str] = set()
+    notes: list[str] = []
+    if config.resume:
+        done, missing = writer.finished_keys()
+        for shard, keys in sorted(missing.items()):
+            append_event(run_dir, "transcripts_missing", shard=shard, items=len(keys))
+            notes.append(
+                f"warning: transcripts shard {run_dir / shard} is missing; "
+                f"its {len(keys)} item(s) are run again"
+            )
     workspace_root = make_scratch(run_id)
     previous_handler = signal.getsignal(signal.SIGTERM)
 
@@ -403,7 +432,11 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
     try:
         with RunProgress(len(prep.items), f"{prep.suite.name} ({run_id})", config.progress) as bar:
             bar.advance(len(done))
-            _execute_all(prep, config, run_id, run_dir, writer, done, workspace_root, bar)
+            for note in notes:
+                bar.log(note)
+            rejected = _execute_all(
+                prep, config, run_id, run_dir, writer, done, workspace_root, bar
+            )
     except _Stop as stop:
         writer.flush()
         raise _stopped(stop.outcome, prep, config, run_id, run_dir, writer) from None
@@ -428,6 +461,7 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         "timeout": statuses.count("timeout"),
         "passed": sum(bool(p) for p in passed),
         "cache_hits": sum(bool(h) for h in hits),
+        "cache_rejected": rejected,
     }
     failure = find_failure(
         results.select(["condition", "provider", "status", "error_class", "error_message"])
@@ -466,7 +500,7 @@ def _stopped(
         scope="provider", groups=[prep.provider_name], items=1, error_class=error_class,
         count=1, message=detail,
     )
-    finished = len(writer.finished_keys())
+    finished = len(writer.finished_keys()[0])
     write_manifest(
         run_dir, _manifest(prep, config, run_id, "stopped", {"items": finished}, failure)
     )
@@ -489,23 +523,36 @@ def _execute_all(
     done: set[str],
     workspace_root: Path,
     bar: RunProgress,
-) -> None:
+) -> int:
+    """Run every item not done: cached outcomes first, then the rest on the backend.
+
+    Returns:
+        The number of cache entries rejected (their items were run again).
+    """
     cache = OutcomeCache(Path(config.runs_dir) / CACHE_DIR)
     pending: list[WorkItem] = []
     by_key = {item.key: item for item in prep.items}
+    rejected = 0
     for item in prep.items:
         if item.key in done:
             continue
-        entry = cache.get(item.item_hash) if config.use_cache else None
+        lookup = cache.lookup(item.item_hash) if config.use_cache else None
+        if lookup is not None and lookup.rejected is not None:
+            rejected += 1
+            _report_rejected(run_dir, bar, item, lookup.path, lookup.rejected, rejected)
+        entry = lookup.entry if lookup is not None else None
         if entry is None:
             pending.append(item)
             continue
         row = _base_row(item, prep, run_id) | entry["row"] | {"cache_hit": True}
-        for key in ("started_at", "finished_at"):
-            row[key] = datetime.fromisoformat(row[key]) if row.get(key) else None
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
         writer.add(row, scores, entry["response"])
         bar.advance()
+    if rejected > _REJECTED_SHOWN:
+        bar.log(
+            f"warning: {rejected} cache entries rejected in all (each is listed in "
+            f"{run_dir / 'events.jsonl'}); their items were run again"
+        )
     if len(prep.items) - len(done) - len(pending):
         append_event(run_dir, "cache_hits", count=len(prep.items) - len(done) - len(pending))
 
@@ -550,9 +597,30 @@ def _execute_all(
             _record(
                 outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
             )
+    except OSError as exc:
+        if is_out_of_space(exc) and isinstance(outcomes, Generator):
+            with warnings.catch_warnings():
+                # joblib counts the items in flight it drops: they are run on resume
+                warnings.simplefilter("ignore", UserWarning)
+                outcomes.close()
+        raise
     finally:
         close_quietly(outcomes)  # items not started yet never start
         events.close()
+    return rejected
+
+
+#: Rejected cache entries named one by one on stderr (all of them go to ``events.jsonl``).
+_REJECTED_SHOWN = 20
+
+
+def _report_rejected(
+    run_dir: Path, bar: RunProgress, item: WorkItem, path: Path, reason: str, count: int
+) -> None:
+    """Log one rejected cache entry: always in ``events.jsonl``, on stderr for the first few."""
+    append_event(run_dir, "cache_rejected", key=item.key, path=str(path), reason=reason)
+    if count <= _REJECTED_SHOWN:
+        bar.log(f"warning: cache entry {path} rejected: {reason}; {item.key} is run again")
 
 
 def _record(
@@ -566,6 +634,9 @@ def _record(
     events: EventLog,
     bar: RunProgress,
 ) -> None:
+    if outcome.no_space is not None:
+        code, message, filename = outcome.no_space
+        raise OSError(code, message, filename)  # not a result: the run stops, the item reruns
     row = _base_row(item, prep, run_id) | outcome.row
     if outcome.logs:
         lines = [f"[{item.key}] {line}" for log in outcome.logs for line in log.splitlines()]
