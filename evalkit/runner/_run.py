@@ -131,6 +131,7 @@ class _Prepared:
     trials: int
     seed: int
     items: list[WorkItem]
+    deterministic: bool = False
 
 
 def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
@@ -172,7 +173,15 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         pass_threshold=defaults.pass_threshold,
     )
     return _Prepared(
-        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items
+        suite,
+        provider_name,
+        spec.settings,
+        info,
+        tuple(conditions),
+        trials,
+        seed,
+        items,
+        deterministic=bool(getattr(provider, "deterministic", False)),
     )
 
 
@@ -248,6 +257,8 @@ def _base_row(item: WorkItem, prep: _Prepared, run_id: str) -> dict[str, Any]:
         "seed": item.seed,
         "cache_hit": False,
         "transcript_path": None,
+        "origin_run_id": run_id,
+        "provider_deterministic": prep.deterministic,
     }
 
 
@@ -396,7 +407,10 @@ def _execute_all(
         if entry is None:
             pending.append(item)
             continue
-        row = _base_row(item, prep, run_id) | entry["row"] | {"cache_hit": True}
+        # the producing run's id (None for entries written before it was recorded: unknown)
+        origin = entry["row"].get("origin_run_id")
+        row = _base_row(item, prep, run_id) | entry["row"]
+        row |= {"cache_hit": True, "origin_run_id": origin}
         for key in ("started_at", "finished_at"):
             row[key] = datetime.fromisoformat(row[key]) if row.get(key) else None
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
@@ -429,6 +443,7 @@ def _execute_all(
                 retries=config.retries,
                 retry_backoff_s=config.retry_backoff_s,
                 cache_root=cache_root,
+                run_id=run_id,
             )
 
     outcomes = parallel_map(
