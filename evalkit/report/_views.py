@@ -577,8 +577,10 @@ def flip_overview(
         confidence: Confidence level.
 
     Returns:
-        ``scope, condition, flip_rate, ci_low, ci_high, n_pairs, n_flips, method`` with
-        ``condition = "all"`` for the pooled rows.
+        ``scope, condition, flip_rate, ci_low, ci_high, n_pairs, n_flips, method,
+        reused_items`` with ``condition = "all"`` for the pooled rows; between runs, pairs
+        whose two sides are one sample are left out and counted in ``reused_items`` (the flip
+        rate is NaN when every pair is one).
     """
     records: list[dict[str, Any]] = []
 
@@ -593,6 +595,7 @@ def flip_overview(
                 "n_pairs": result.n_pairs,
                 "n_flips": result.n_flips,
                 "method": result.method,
+                "reused_items": result.reused_items,
             }
         )
 
@@ -623,7 +626,7 @@ def flip_overview(
                 ),
             )
     columns = ["scope", "condition", "flip_rate", "ci_low", "ci_high", "n_pairs", "n_flips"]
-    return pd.DataFrame(records, columns=[*columns, "method"])
+    return pd.DataFrame(records, columns=[*columns, "method", "reused_items"])
 
 
 def within_flips(rows: pd.DataFrame, confidence: float = 0.95) -> FlipRate:
