@@ -377,6 +377,8 @@ def gate(
     reasons: list[str] = []
     d = result.delta
     delta_text = f"delta {d.estimate * 100:+.1f} pp [{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}]"
+    if not np.isfinite(d.estimate):
+        delta_text = "no delta: no pair is evidence"
     if result.verdict == "regressed":
         reasons.append(f"overall {rules.metric} regressed ({delta_text})")
     regressed = result.regressed_cases

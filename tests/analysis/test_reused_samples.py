@@ -73,6 +73,8 @@ def test_old_runs_count_cache_hits_as_reused(runs_dir: Path) -> None:
     result = gate(runs_dir / "a", runs_dir / "b", n_resamples=500, runs_dir=runs_dir)
     assert result.comparison["reused_items"] == len(b)
     assert result.ledger_row["reused_items"] == len(b) and result.ledger_row["n_cases"] == 0
+    assert "no pair is evidence" in result.message
+    assert f"{len(b)} reused item pair(s) left out" in result.message
 
 
 def test_same_seed_no_cache_reruns_are_one_sample(
