@@ -131,8 +131,9 @@ def stratify(
 
     Each case (the unit columns but ``condition``) is one cluster whose difference is the
     mean of its per-condition differences; the interval, the sign-flip test, the verdict and
-    wins/losses/ties are then over cases. Per-(case, condition) rows, their exact tests and
-    the unmatched items stay as they are.
+    wins/losses/ties are then over cases (resampling cases: with ``resample_trials`` only
+    the per-condition comparisons resample trials too). Per-(case, condition) rows, their
+    exact tests and the unmatched items stay as they are.
 
     Args:
         result: The comparison on units that include ``condition``.
