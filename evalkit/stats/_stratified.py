@@ -85,7 +85,12 @@ def no_evidence(
 
 
 def compare_pair(
-    base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str], options: CompareOptions
+    base: pd.DataFrame,
+    cand: pd.DataFrame,
+    on: Sequence[str],
+    options: CompareOptions,
+    *,
+    part: bool = False,
 ) -> PairedComparison:
     """One paired comparison on units ``on``, its reused pairs left out.
 
@@ -94,17 +99,23 @@ def compare_pair(
         cand: Validated candidate rows.
         on: Unit columns.
         options: Comparison options.
+        part: The rows are one condition of a larger comparison: sharing no unit gives an
+            inconclusive comparison over 0 cases instead of an error.
 
     Returns:
         The comparison, with ``reused_items`` and ``reuse_note``.
 
     Raises:
-        InputError: The two sides share no unit (reused pairs aside).
+        InputError: The two sides share no unit (reused pairs aside) and ``part`` is False.
     """
     split = split_reused(base, cand, [*on, "trial"])
     reused = len(split.reused)
-    if reused and not _share_a_unit(split.baseline, split.candidate, on):
-        return no_evidence(on, options, reused, split.n_pairs)
+    if (reused or part) and not _share_a_unit(split.baseline, split.candidate, on):
+        result = no_evidence(on, options, reused, split.n_pairs)
+        if not reused:
+            note = "the two runs share no case in this condition"
+            result = dataclasses.replace(result, verdict_note=note)
+        return result
     pairs = build_pairs(split.baseline, split.candidate, on, options.metric)
     result = compare_matrices(
         pairs.keys,
@@ -182,7 +193,11 @@ def compare_runs(
         (
             name,
             compare_pair(
-                base[base["condition"] == name], cand[cand["condition"] == name], on, options
+                base[base["condition"] == name],
+                cand[cand["condition"] == name],
+                on,
+                options,
+                part=True,
             ),
         )
         for name in shared

@@ -214,3 +214,15 @@ def test_stratified_pool_keeps_the_a_a_false_verdict_rate() -> None:
             false_verdicts += 1
     # alpha = 0.05 over 60 simulations: 9 or more false verdicts would be p < 0.005
     assert false_verdicts <= 8
+
+
+def test_a_condition_without_common_cases_is_reported_not_fatal() -> None:
+    base = _rows({"none": [0.5] * 10, "preloaded": [0.3] * 10}, run_id="a", seed=13)
+    cand = _rows({"none": [0.5] * 10, "preloaded": [0.9] * 10}, run_id="b", seed=14)
+    cand.loc[cand["condition"] == "none", "case_id"] += "-renamed"
+    result = compare(base, cand, n_resamples=500)
+    parts = dict(result.by_condition)
+    assert parts["none"].n_cases == 0 and parts["none"].verdict == "inconclusive"
+    assert "share no case" in parts["none"].verdict_note
+    assert parts["preloaded"].n_cases == 10
+    assert len(result.unmatched) == 20  # the renamed cases, on both sides, listed not dropped
