@@ -42,6 +42,7 @@ import evalkit
 from evalkit.report import (
     case_pairs,
     compare_view,
+    condition_comparisons,
     figure_html,
     forest_plot,
     html_table,
@@ -80,6 +81,21 @@ display(stat_cards([
     ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
      "regressed / improved after correction"),
 ]))
+
+# %% [markdown]
+# ## By condition
+#
+# Between two runs every condition is compared on its own, over its cases: an edit to a skill
+# changes the conditions that show it. Item pairs whose two sides are one sample (an outcome
+# reused from the cache, or a deterministic provider rerun with the same seed) are left out as
+# no evidence and counted as reused.
+
+# %%
+display(interval_table(
+    condition_comparisons(result), ["condition"], kind="pp", header="change",
+    extra=["verdict", "n_cases", "reused_items"], table_id="by-condition",
+    empty="Two conditions of one run are compared: see the verdict above.",
+))
 
 # %% [markdown]
 # ## Per-case changes

@@ -67,7 +67,8 @@ overview = flip_overview(
 )
 display(interval_table(
     overview.rename(columns={"flip_rate": "estimate"}).assign(confidence=confidence),
-    ["scope", "condition"], header="flip rate", extra=["n_pairs", "n_flips", "method"],
+    ["scope", "condition"], header="flip rate",
+    extra=["n_pairs", "n_flips", "reused_items", "method"],
     table_id="flip-overview",
 ))
 

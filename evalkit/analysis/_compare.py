@@ -51,7 +51,10 @@ def compare(
     with the two run ids. With ``candidate=None`` and ``conditions=(A, B)``, two conditions of
     one run are compared instead (labels ``A`` and ``B``; every case's ``condition`` reads
     ``"B vs A"``). The statistics are those of :func:`evalkit.stats.compare`, which this
-    function calls on the runs' tables.
+    function calls on the runs' tables: between two runs one comparison per condition
+    (``by_condition``) and, with several conditions, overall figures stratified by case; item
+    pairs whose two sides are one sample (cache copies, or a deterministic provider rerun with
+    the same seed) are left out and counted in ``reused_items``.
 
     Args:
         baseline: Baseline run (directory or run id) or tidy DataFrame.

@@ -21,8 +21,12 @@ def flips(
 
     Within a run with k trials, the share of disagreeing trial pairs per (case, condition),
     pooled; between two runs, the share of matched work items (case, condition, provider,
-    trial) whose ``passed`` differs. Two identical agent runs disagree on about 16 % of cases:
-    this is the noise floor any claimed skill effect has to clear.
+    trial) whose ``passed`` differs. Two independent runs of the same agent disagree on about
+    18 % of their items (the demo suite with ``--no-cache`` and seeds 1 and 2): this is the
+    noise floor any claimed skill effect has to clear. Pairs whose two sides are one sample
+    (cache copies, or a deterministic provider rerun with the same seed) are left out and
+    counted in ``reused_items``; when every pair is one, ``flip_rate`` is NaN and ``message``
+    says to rerun with ``--no-cache`` and a new ``--seed``.
 
     Args:
         run_a: A run directory or id, or a tidy DataFrame.

@@ -9,6 +9,7 @@ to a ledger (JSONL).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Sequence
@@ -28,7 +29,7 @@ from evalkit._git import git_sha
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
-from evalkit.stats import Correction, Metric, compare
+from evalkit.stats import Correction, Metric, ReuseSplit, compare, reused_note, split_reused
 
 
 class Tier(BaseModel):
@@ -206,6 +207,15 @@ def _select_tier(df: pd.DataFrame, tier: Tier) -> pd.DataFrame:
     return df[mask]
 
 
+def _split_copies(base: pd.DataFrame, cand: pd.DataFrame) -> ReuseSplit:
+    """Take the trial pairs that are one sample out of both sides (see ``stats.split_reused``)."""
+    keys = [c for c in ("lane", "case_id", "condition", "provider", "trial") if c in base]
+    keys = [c for c in keys if c in cand.columns]
+    if "case_id" not in keys or "trial" not in keys:
+        return ReuseSplit(base, cand, pd.DataFrame(columns=keys))
+    return split_reused(base, cand, keys)
+
+
 def _strict(df: pd.DataFrame) -> pd.DataFrame:
     """One row per case/condition/provider: passed only if every trial passed."""
     keys = [c for c in ("case_id", "condition", "provider") if c in df.columns]
@@ -350,9 +360,12 @@ def gate(
             + (f" with conditions {list(rules.conditions)}" if rules.conditions else "")
         )
     budgets = _budget_checks(base, cand, rules.budgets)
-    compared_base, compared_cand = (
-        (_strict(base), _strict(cand)) if rules.flake_policy == "strict" else (base, cand)
-    )
+    compared_base, compared_cand = base, cand
+    reused = None
+    if rules.flake_policy == "strict":
+        # copies are taken out per trial, before trials are folded into one strict row
+        reused = _split_copies(base, cand)
+        compared_base, compared_cand = _strict(reused.baseline), _strict(reused.candidate)
     result = compare(
         compared_base,
         compared_cand,
@@ -363,10 +376,15 @@ def gate(
         alpha=rules.alpha,
         correction=rules.correction,
     )
+    if reused is not None and len(reused.reused):
+        note = reused_note(len(reused.reused), reused.n_pairs)
+        result = dataclasses.replace(result, reused_items=len(reused.reused), reuse_note=note)
     comparison = result.to_dict()
     reasons: list[str] = []
     d = result.delta
     delta_text = f"delta {d.estimate * 100:+.1f} pp [{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}]"
+    if not np.isfinite(d.estimate):
+        delta_text = "no delta: no pair is evidence"
     if result.verdict == "regressed":
         reasons.append(f"overall {rules.metric} regressed ({delta_text})")
     regressed = result.regressed_cases
@@ -389,7 +407,9 @@ def gate(
     if not safety:
         parts.append("safety clean;")
     parts.append("; ".join(b.summary for b in budgets if not b.blocked) or "")
-    message = " ".join(p for p in parts if p).rstrip(";")
+    if result.reused_items:
+        parts.append(f"; {result.reused_items} reused item pair(s) left out as no evidence")
+    message = " ".join(p for p in parts if p).rstrip(";").replace(" ; ", "; ")
 
     base_id, base_version = _run_label(baseline, runs_dir)
     cand_id, cand_version = _run_label(candidate, runs_dir)
@@ -409,6 +429,8 @@ def gate(
         "ci_high": d.ci_high,
         "verdict": result.verdict,
         "n_cases": result.n_cases,
+        "reused_items": result.reused_items,
+        "condition_verdicts": {name: part.verdict for name, part in result.by_condition},
         "regressed_cases": regressed,
         "safety_regressions": safety,
         "policy_hash": stable_hash(rules.model_dump(mode="json")),

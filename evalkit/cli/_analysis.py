@@ -12,6 +12,7 @@ from rich.table import Table
 from evalkit.analysis import compare, flips, lift, power
 from evalkit.cli._common import add_json_flag, print_json, split_csv
 from evalkit.errors import ConfigError
+from evalkit.stats import PairedComparison
 
 
 def _pct(value: float) -> str:
@@ -137,21 +138,8 @@ def compare_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(data)
     else:
-        d = result.delta
         console = Console(highlight=False)
-        console.print(
-            f"verdict: [bold]{result.verdict}[/bold]  delta {_pct(d.estimate)} "
-            + escape(f"[{_pct(d.ci_low)}, {_pct(d.ci_high)}]")
-            + f" over {result.n_cases} cases; "
-            f"wins {result.wins}, losses {result.losses}, ties {result.ties}"
-        )
-        if result.sign_flip is not None:
-            console.print(
-                f"sign-flip test over {result.sign_flip.n_cases} cases: "
-                f"p = {result.sign_flip.pvalue:.3g}"
-            )
-        if result.verdict_note:
-            console.print(f"note: {escape(result.verdict_note)}")
+        _print_comparison(console, result)
         for label, cases in (
             ("regressed", result.regressed_cases),
             ("improved", result.improved_cases),
@@ -160,6 +148,53 @@ def compare_main(args: argparse.Namespace) -> int:
         if not result.unmatched.empty:
             console.print(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _delta_text(result: PairedComparison) -> str:
+    d = result.delta
+    return f"delta {_pct(d.estimate)} " + escape(f"[{_pct(d.ci_low)}, {_pct(d.ci_high)}]")
+
+
+def _print_comparison(console: Console, result: PairedComparison) -> None:
+    """The verdict, per condition when two runs share several, and the notes."""
+    parts = result.by_condition if len(result.by_condition) > 1 else ()
+    if parts:
+        verdicts: dict[str, list[str]] = {}
+        for name, part in parts:
+            verdicts.setdefault(part.verdict, []).append(name)
+        console.print(
+            "verdict by condition: "
+            + "; ".join(
+                f"[bold]{v}[/bold] for {', '.join(names)}" for v, names in verdicts.items()
+            ),
+            soft_wrap=True,
+        )
+        width = max(len(name) for name, _ in parts)
+        for name, part in parts:
+            reused = f"; {part.reused_items} reused pair(s) left out" if part.reused_items else ""
+            console.print(
+                f"  {name:<{width}}  {part.verdict:<12}  {_delta_text(part)} over "
+                f"{part.n_cases} cases{reused}",
+                soft_wrap=True,
+            )
+        console.print(f"overall, {escape(result.scope)}:", soft_wrap=True)
+    scope = f" ({escape(result.scope)})" if result.scope and not parts else ""
+    console.print(
+        f"verdict: [bold]{result.verdict}[/bold]  {_delta_text(result)} "
+        f"over {result.n_cases} cases{scope}; "
+        f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
+        soft_wrap=True,
+    )
+    if result.sign_flip is not None:
+        console.print(
+            f"sign-flip test over {result.sign_flip.n_cases} cases: "
+            f"p = {result.sign_flip.pvalue:.3g}",
+            soft_wrap=True,
+        )
+    if result.verdict_note:
+        console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
+    if result.reuse_note and result.reuse_note != result.verdict_note:
+        console.print(f"reused: {escape(result.reuse_note)}", soft_wrap=True)
 
 
 def flips_main(args: argparse.Namespace) -> int:
@@ -172,7 +207,10 @@ def flips_main(args: argparse.Namespace) -> int:
     print(
         f"flip rate {kind}: {_num(result.flip_rate)} "
         f"[{_num(result.ci_low)}, {_num(result.ci_high)}] over {result.n_pairs} pairs"
+        + (f" ({result.reused_items} reused pairs left out)" if result.reused_items else "")
     )
+    if result.message:
+        print(f"note: {result.message}")
     table = result.by_case.dropna(subset=["estimate"]).sort_values("estimate", ascending=False)
     for _, row in table.head(args.top).iterrows():
         print(f"  {row['case_id']}\t{row.get('condition', '')}\t{row['estimate']:.2f}")

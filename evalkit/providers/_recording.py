@@ -183,6 +183,7 @@ class RecordingProvider:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.needs_prompt_workspace = bool(getattr(inner, "needs_prompt_workspace", True))
+        self.deterministic = bool(getattr(inner, "deterministic", False))
 
     def info(self) -> ProviderInfo:
         """The inner provider's model; version ``<inner name>/<inner version>``."""

@@ -30,6 +30,8 @@ class ReplayProvider:
     """Plays back recorded responses exactly; an unrecorded item is an error row."""
 
     name = "replay"
+    #: Plays back the same recording for the same item: a rerun is the same sample.
+    deterministic = True
 
     def __init__(self, settings: ReplaySettings) -> None:
         self.settings = settings

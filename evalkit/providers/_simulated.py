@@ -125,6 +125,15 @@ class SimulatedProvider:
     def __init__(self, settings: SimulatedSettings) -> None:
         self.settings = settings
 
+    @property
+    def deterministic(self) -> bool:
+        """The same item (same seed) always gets the same outcome.
+
+        Every draw comes from the item's seed, except the injected retryable server errors
+        (``error_rate``), which are drawn afresh per attempt so that retries can succeed.
+        """
+        return self.settings.error_rate == 0
+
     def info(self) -> ProviderInfo:
         """Identity: ``simulated``, the model name and the simulator version."""
         return ProviderInfo(self.name, self.settings.model, f"simulated-{SIMULATOR_VERSION}")

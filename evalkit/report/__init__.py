@@ -83,6 +83,7 @@ from evalkit.report._views import (
     ComparisonView,
     case_pairs,
     compare_view,
+    condition_comparisons,
     errors_by_class,
     failing_items,
     flip_overview,
@@ -190,6 +191,7 @@ __all__ = [
     "validate_parameters",
     "verdict_banner",
     "verdict_lines",
+    "condition_comparisons",
     "wins_by_condition",
     "within_flips",
 ]

@@ -431,12 +431,23 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     """
     c = view.comparison
     what = "pass rate" if c.metric == "passed" else "score"
+    scope = f", {c.scope}" if c.pooled_conditions or c.by_condition else ""
     headline = (
         f"{view.candidate_label} vs {view.baseline_label}: change in {what} "
         f"{interval(c.delta.estimate, c.delta.ci_low, c.delta.ci_high, 'pp')} "
-        f"({c.delta.confidence:.0%} {c.delta.method} interval) over {c.n_cases} matched cases."
+        f"({c.delta.confidence:.0%} {c.delta.method} interval) over {c.n_cases} matched "
+        f"cases{scope}."
     )
-    details = [
+    details = []
+    if len(c.by_condition) > 1:
+        details.append(
+            "by condition: "
+            + "; ".join(f"{name} {part.verdict}" for name, part in c.by_condition)
+            + " (each over its own cases, table below)"
+        )
+    if c.reuse_note:
+        details.append(c.reuse_note)
+    details += [
         f"wins {c.wins}, losses {c.losses}, ties {c.ties}",
         f"improved needs the interval above 0 and an effect of at least {pp(c.threshold)}; "
         "regressed needs the upper bound below 0",
@@ -451,6 +462,33 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     if not c.unmatched.empty:
         details.append(f"{len(c.unmatched)} unit(s) present on one side only (listed below)")
     return headline, details
+
+
+def condition_comparisons(comparison: PairedComparison) -> pd.DataFrame:
+    """One row per condition of a two-run comparison, each over its own cases.
+
+    Args:
+        comparison: A comparison of two runs (:attr:`PairedComparison.by_condition`).
+
+    Returns:
+        ``condition, verdict, estimate, ci_low, ci_high, confidence, n_cases,
+        reused_items``; empty when two conditions of one run were compared.
+    """
+    rows = [
+        {
+            "condition": name,
+            "verdict": part.verdict,
+            "estimate": part.delta.estimate,
+            "ci_low": part.delta.ci_low,
+            "ci_high": part.delta.ci_high,
+            "confidence": part.delta.confidence,
+            "n_cases": part.n_cases,
+            "reused_items": part.reused_items,
+        }
+        for name, part in comparison.by_condition
+    ]
+    columns = ["condition", "verdict", "estimate", "ci_low", "ci_high", "confidence"]
+    return pd.DataFrame(rows, columns=[*columns, "n_cases", "reused_items"])
 
 
 def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
@@ -551,8 +589,10 @@ def flip_overview(
         confidence: Confidence level.
 
     Returns:
-        ``scope, condition, flip_rate, ci_low, ci_high, n_pairs, n_flips, method`` with
-        ``condition = "all"`` for the pooled rows.
+        ``scope, condition, flip_rate, ci_low, ci_high, n_pairs, n_flips, method,
+        reused_items`` with ``condition = "all"`` for the pooled rows; between runs, pairs
+        whose two sides are one sample are left out and counted in ``reused_items`` (the flip
+        rate is NaN when every pair is one).
     """
     records: list[dict[str, Any]] = []
 
@@ -567,6 +607,7 @@ def flip_overview(
                 "n_pairs": result.n_pairs,
                 "n_flips": result.n_flips,
                 "method": result.method,
+                "reused_items": result.reused_items,
             }
         )
 
@@ -597,7 +638,7 @@ def flip_overview(
                 ),
             )
     columns = ["scope", "condition", "flip_rate", "ci_low", "ci_high", "n_pairs", "n_flips"]
-    return pd.DataFrame(records, columns=[*columns, "method"])
+    return pd.DataFrame(records, columns=[*columns, "method", "reused_items"])
 
 
 def within_flips(rows: pd.DataFrame, confidence: float = 0.95) -> FlipRate:

@@ -43,12 +43,18 @@ RESULT_SCHEMA = pa.schema(
         pa.field("finished_at", pa.timestamp("us", tz="UTC")),
         pa.field("cache_hit", pa.bool_()),
         pa.field("transcript_path", pa.string()),
+        pa.field("origin_run_id", pa.string()),
+        pa.field("provider_deterministic", pa.bool_()),
     ]
 )
 """Schema of ``results.parquet``: one row per work item.
 
 ``tags`` is a sorted, comma-separated string (never a list in a cell); ``passed`` is False for
 errors and timeouts (a timeout is a failure), while ``status`` keeps them apart.
+``origin_run_id`` is the run that produced the outcome: the row's own run for a fresh item, the
+producing run for a cache hit (null = unknown, in runs written before the column existed).
+``provider_deterministic`` is True when the provider declares that the same item (same seed)
+always gets the same outcome (the simulated agent, replay); null = unknown.
 """
 
 SCORE_SCHEMA = pa.schema(

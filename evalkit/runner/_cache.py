@@ -39,6 +39,8 @@ class CachedRow(_Strict):
     output_tokens: int | None = None
     cost_usd: float | None = None
     n_steps: int | None = None
+    origin_run_id: str | None = None
+    """The run that produced the outcome (absent in entries written before it was kept)."""
 
 
 class CachedScore(_Strict):

@@ -52,6 +52,7 @@ class ItemTask:
         retries: Retries of infrastructure errors.
         retry_backoff_s: Backoff base.
         cache_root: Outcome cache to store a successful outcome in (None: no caching).
+        run_id: The run producing the outcome (stored in the cache entry as its origin).
     """
 
     item: WorkItem
@@ -65,6 +66,7 @@ class ItemTask:
     retries: int = 2
     retry_backoff_s: float = 1.0
     cache_root: str | None = None
+    run_id: str = ""
 
 
 @dataclass
@@ -235,7 +237,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             shutil.rmtree(workspace, ignore_errors=True)
     row["finished_at"] = _now()
     if task.cache_root is not None and row["status"] == "ok" and no_space is None:
-        cached_row = dict(row)
+        cached_row = dict(row) | {"origin_run_id": task.run_id or None}
         for key in ("started_at", "finished_at"):
             cached_row[key] = cached_row[key].isoformat()
         entry = {

@@ -190,6 +190,7 @@ class _Prepared:
     trials: int
     seed: int
     items: list[WorkItem]
+    deterministic: bool = False
 
 
 def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
@@ -231,7 +232,15 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         pass_threshold=defaults.pass_threshold,
     )
     return _Prepared(
-        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items
+        suite,
+        provider_name,
+        spec.settings,
+        info,
+        tuple(conditions),
+        trials,
+        seed,
+        items,
+        deterministic=bool(getattr(provider, "deterministic", False)),
     )
 
 
@@ -316,6 +325,8 @@ def _base_row(item: WorkItem, prep: _Prepared, run_id: str) -> dict[str, Any]:
         "seed": item.seed,
         "cache_hit": False,
         "transcript_path": None,
+        "origin_run_id": run_id,
+        "provider_deterministic": prep.deterministic,
     }
 
 
@@ -544,7 +555,10 @@ def _execute_all(
         if entry is None:
             pending.append(item)
             continue
-        row = _base_row(item, prep, run_id) | entry["row"] | {"cache_hit": True}
+        # the producing run's id (None for entries written before it was recorded: unknown)
+        origin = entry["row"].get("origin_run_id")
+        row = _base_row(item, prep, run_id) | entry["row"]
+        row |= {"cache_hit": True, "origin_run_id": origin}
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
         writer.add(row, scores, entry["response"])
         bar.advance()
@@ -580,6 +594,7 @@ def _execute_all(
                 retries=config.retries,
                 retry_backoff_s=config.retry_backoff_s,
                 cache_root=cache_root,
+                run_id=run_id,
             )
 
     outcomes = parallel_map(

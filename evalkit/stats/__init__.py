@@ -30,6 +30,7 @@ from evalkit.stats._power import (
     required_trials,
 )
 from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
 from evalkit.stats._simulate import simulate_power
 from evalkit.stats._types import (
     CORRECTIONS,
@@ -54,6 +55,7 @@ __all__ = [
     "Metric",
     "PairedComparison",
     "PowerResult",
+    "ReuseSplit",
     "VERDICTS",
     "VarianceComponents",
     "Verdict",
@@ -68,6 +70,7 @@ __all__ = [
     "flip_rate_within",
     "mean_ci",
     "minimum_detectable_effect",
+    "one_sample",
     "paired_bootstrap_delta",
     "paired_compare",
     "pass_rates",
@@ -76,6 +79,8 @@ __all__ = [
     "records",
     "required_cases",
     "required_trials",
+    "reused_note",
     "simulate_power",
+    "split_reused",
     "verdict",
 ]

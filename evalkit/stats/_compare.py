@@ -18,8 +18,8 @@ from evalkit.stats._frame import (
     check_positive_int,
     match_columns,
 )
-from evalkit.stats._matrix import build_pairs
-from evalkit.stats._paired import PairedComparison, check_threshold, compare_matrices
+from evalkit.stats._paired import PairedComparison, check_threshold
+from evalkit.stats._stratified import CompareOptions, compare_pair, compare_runs
 from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
 
 
@@ -52,6 +52,13 @@ def compare(
     of ``docs/architecture.md`` for the whole comparison; Fisher's exact test per case with
     Holm's correction (by default) for the per-case verdicts. Rows with status ``"skipped"``
     are excluded; errors and timeouts count as failures.
+
+    Between two runs every condition is also compared on its own (``by_condition``, each over
+    its cases); when the runs share several conditions the overall figures are a pool
+    stratified by case (each case one cluster, its per-condition differences averaged), so a
+    case is never counted once per condition. Item pairs whose two sides are one sample (an
+    outcome reused from the cache, or a deterministic provider with the same seed) are left
+    out of every figure and counted in ``reused_items``.
 
     Args:
         baseline: Baseline results (tidy DataFrame).
@@ -134,12 +141,7 @@ def compare(
                     f"after keeping conditions {wanted}, one run has no rows left to compare."
                 )
     on = match_columns(base_rows, cand_rows)
-    pairs = build_pairs(base_rows, cand_rows, on, metric)
-    result = compare_matrices(
-        pairs.keys,
-        pairs.baseline,
-        pairs.candidate,
-        pairs.unmatched,
+    options = CompareOptions(
         metric=metric,
         threshold=limit,
         confidence=level,
@@ -149,6 +151,10 @@ def compare(
         correction=correction,
         resample_trials=bool(resample_trials),
     )
+    if compared is None:
+        result = compare_runs(base_rows, cand_rows, on, options)
+    else:
+        result = compare_pair(base_rows, cand_rows, on, options)
     return dataclasses.replace(
         result, baseline_label=names[0], candidate_label=names[1], conditions=compared
     )

@@ -29,6 +29,7 @@ from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, check_confidence, records
 from evalkit.stats._interval import json_float
 from evalkit.stats._proportions import proportion_ci
+from evalkit.stats._reuse import reused_note, split_reused
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class FlipRate:
         method: Interval method (``"wilson"`` or ``"cluster-wilson"``).
         by_case: Per-case (or per-group) table; see the producing function for its columns.
         n_unmatched: Items present in one run only (between runs; 0 within a run).
+        reused_items: Matched item pairs left out because both sides are one sample (between
+            runs; see :mod:`evalkit.stats._reuse`).
+        message: One line on the left-out pairs ("" when there are none); when every pair is
+            one sample, how to measure noise instead.
     """
 
     flip_rate: float
@@ -56,6 +61,8 @@ class FlipRate:
     method: str
     by_case: pd.DataFrame
     n_unmatched: int = 0
+    reused_items: int = 0
+    message: str = ""
 
 
     def _repr_html_(self) -> str | None:
@@ -67,12 +74,16 @@ class FlipRate:
 
         Returns:
             ``{"flip_rate", "n_pairs", "by_case": [...]}``, one record per row of ``by_case``;
-            undefined numbers are None.
+            undefined numbers are None (``flip_rate`` is None when no pair is evidence).
+            Extended with ``"reused_items"`` (pairs left out as one sample) and
+            ``"message"`` (why, and how to draw fresh samples).
         """
         return {
             "flip_rate": json_float(self.flip_rate),
             "n_pairs": int(self.n_pairs),
             "by_case": records(self.by_case),
+            "reused_items": int(self.reused_items),
+            "message": self.message,
         }
 
 
@@ -88,7 +99,10 @@ def flip_rate_between(
     absent from either frame is left out of the match (e.g. ``lane`` or ``provider`` in an
     imported CSV; a missing ``trial`` is 0, 1, ... by order of appearance). Items present in
     one run only are counted in ``n_unmatched``. Skipped rows are excluded; errors and timeouts
-    count as failures.
+    count as failures. A pair whose two sides are one sample (an outcome reused from the cache,
+    or a deterministic provider rerun with the same seed) cannot disagree and says nothing
+    about noise: it is left out and counted in ``reused_items``; when every pair is such a
+    copy the flip rate is NaN and ``message`` says how to draw fresh samples.
 
     Args:
         run_a: First run (tidy frame).
@@ -124,12 +138,20 @@ def flip_rate_between(
             raise InputError(
                 f"`{name}` has several rows per {keys}; add the distinguishing column to `on`."
             )
-    merged = a[[*keys, "passed"]].merge(
-        b[[*keys, "passed"]], on=keys, how="outer", suffixes=("_a", "_b"), indicator=True
+    split = split_reused(a, b, keys)
+    reused = len(split.reused)
+    merged = split.baseline[[*keys, "passed"]].merge(
+        split.candidate[[*keys, "passed"]],
+        on=keys,
+        how="outer",
+        suffixes=("_a", "_b"),
+        indicator=True,
     )
     both = merged["_merge"] == "both"
     n_unmatched = int((~both).sum())
     pairs = merged.loc[both].copy()
+    if pairs.empty and reused:
+        return _no_evidence(keys, level, reused, n_unmatched)
     if pairs.empty:
         raise InputError(f"the two runs share no work item on {keys}; nothing to compare.")
     pairs["flip"] = pairs["passed_a"].astype(bool) != pairs["passed_b"].astype(bool)
@@ -171,6 +193,32 @@ def flip_rate_between(
         method=method,
         by_case=per_case,
         n_unmatched=n_unmatched,
+        reused_items=reused,
+        message=reused_note(reused, n_pairs + reused),
+    )
+
+
+def _no_evidence(keys: list[str], level: float, reused: int, n_unmatched: int) -> FlipRate:
+    """The flip rate of two runs that share every matched outcome: undefined."""
+    groups = [c for c in ("case_id", "condition") if c in keys]
+    columns = [*groups, "n", "flips", "estimate", "ci_low", "ci_high", "confidence", "method"]
+    return FlipRate(
+        flip_rate=float("nan"),
+        n_pairs=0,
+        n_flips=0,
+        ci_low=float("nan"),
+        ci_high=float("nan"),
+        confidence=level,
+        method="none",
+        by_case=pd.DataFrame(columns=columns),
+        n_unmatched=n_unmatched,
+        reused_items=reused,
+        message=(
+            f"the two runs share every outcome ({reused} matched item pair(s) are one sample "
+            "each: cache copies, or a deterministic provider rerun with the same seed), so they "
+            "cannot disagree; to measure noise rerun with --no-cache (and a new --seed for "
+            "seeded providers), e.g. evalkit run SUITE --no-cache --seed 2"
+        ),
     )
 
 

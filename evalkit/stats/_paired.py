@@ -110,6 +110,15 @@ class PairedComparison:
         sign_flip: Exact sign-flip test over cases of the mean per-case difference.
         verdict_note: Why the verdict is inconclusive when the interval, the sign-flip test
             and the threshold point different ways ("" when they agree).
+        reused_items: Matched item pairs left out because their two sides are one sample
+            (an outcome reused from the cache, or a deterministic provider with the same seed;
+            see :mod:`evalkit.stats._reuse`).
+        reuse_note: One line explaining :attr:`reused_items` ("" when there are none).
+        by_condition: Between two runs, one comparison per condition, each over its own cases
+            (empty when two conditions of one run are compared).
+        pooled_conditions: The conditions the overall figures pool when there are several;
+            the pool is stratified by case (each case is one cluster, its per-condition
+            differences averaged). Empty when the comparison covers one condition.
     """
 
     metric: Metric
@@ -132,6 +141,43 @@ class PairedComparison:
     conditions: tuple[str, str] | None = None
     sign_flip: SignFlipResult | None = None
     verdict_note: str = ""
+    reused_items: int = 0
+    reuse_note: str = ""
+    by_condition: tuple[tuple[str, PairedComparison], ...] = ()
+    pooled_conditions: tuple[str, ...] = ()
+
+    @property
+    def scope(self) -> str:
+        """Which conditions the overall figures speak for, in words."""
+        if self.pooled_conditions:
+            return (
+                f"pooled over conditions {', '.join(self.pooled_conditions)}, stratified by "
+                "case (each case counts once, its per-condition differences averaged)"
+            )
+        if self.by_condition:
+            return f"condition {self.by_condition[0][0]}"
+        if self.conditions is not None:
+            return f"{self.conditions[1]} vs {self.conditions[0]}"
+        return ""
+
+    def condition_summary(self) -> dict[str, Any]:
+        """This comparison as one entry of ``by_condition`` (without the condition name)."""
+        return {
+            "verdict": self.verdict,
+            "delta": {
+                "estimate": json_float(self.delta.estimate),
+                "ci_low": json_float(self.delta.ci_low),
+                "ci_high": json_float(self.delta.ci_high),
+            },
+            "n_cases": int(self.n_cases),
+            "reused_items": int(self.reused_items),
+            "wins": int(self.wins),
+            "losses": int(self.losses),
+            "ties": int(self.ties),
+            "sign_flip_pvalue": None if self.sign_flip is None else self.sign_flip.pvalue,
+            "verdict_note": self.verdict_note,
+            "reuse_note": self.reuse_note,
+        }
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -160,7 +206,12 @@ class PairedComparison:
             only), ``"baseline_label"`` and ``"candidate_label"``, ``"sign_flip"``
             (``{"pvalue", "n_cases", "exact"}``, the test over cases that goes with the
             verdict) and ``"verdict_note"`` (why the verdict is inconclusive when the signals
-            differ). Undefined numbers are None.
+            differ). Extended with ``"reused_items"`` and ``"reuse_note"`` (pairs left out as
+            one sample), ``"by_condition"`` (``[{"condition", "verdict", "delta",
+            "n_cases", "reused_items", ...}]``, one comparison per condition between two
+            runs), ``"pooled"`` (``{"method": "stratified-by-case", "conditions"}`` when the
+            overall figures pool several conditions, else None) and ``"scope"`` (the same in
+            words). Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -199,6 +250,19 @@ class PairedComparison:
                         "exact": self.sign_flip.exact,
                     },
                     "verdict_note": self.verdict_note,
+                    "reused_items": int(self.reused_items),
+                    "reuse_note": self.reuse_note,
+                    "by_condition": [
+                        {"condition": name} | part.condition_summary()
+                        for name, part in self.by_condition
+                    ],
+                    "pooled": {
+                        "method": "stratified-by-case",
+                        "conditions": list(self.pooled_conditions),
+                    }
+                    if self.pooled_conditions
+                    else None,
+                    "scope": self.scope,
                 }
             )
         )
@@ -348,6 +412,77 @@ def compare_matrices(
         The comparison.
     """
     binary = metric == "passed"
+    overall = overall_summary(
+        baseline,
+        candidate,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        resample_trials=resample_trials,
+    )
+    cases = case_table(
+        keys,
+        baseline,
+        candidate,
+        binary=binary,
+        confidence=confidence,
+        alpha=alpha,
+        correction=correction,
+        threshold=threshold,
+        seed=seed,
+    )
+    return PairedComparison(
+        metric=metric,
+        mcnemar=_mcnemar(baseline, candidate) if binary else None,
+        threshold=threshold,
+        alpha=alpha,
+        correction=correction,
+        cases=cases,
+        unmatched=unmatched,
+        **overall._asdict(),
+    )
+
+
+class OverallSummary(NamedTuple):
+    """The overall figures of a comparison over cases (fields of :class:`PairedComparison`)."""
+
+    delta: Interval
+    se: float
+    correlation: float
+    wins: int
+    losses: int
+    ties: int
+    n_cases: int
+    verdict: Verdict
+    sign_flip: SignFlipResult
+    verdict_note: str
+
+
+def overall_summary(
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    *,
+    threshold: float,
+    confidence: float,
+    n_resamples: int,
+    seed: int | None,
+    resample_trials: bool = False,
+) -> OverallSummary:
+    """Interval, sign-flip test, verdict and counts of the per-case differences.
+
+    Args:
+        baseline: ``(C, K)`` baseline values, NaN = absent trial, each row non-empty.
+        candidate: ``(C, K)`` candidate values, same layout.
+        threshold: Practical threshold.
+        confidence: Confidence level.
+        n_resamples: Bootstrap replicates.
+        seed: Seed.
+        resample_trials: Two-stage bootstrap with trial resampling.
+
+    Returns:
+        The overall figures.
+    """
     delta = paired_delta_interval(
         baseline,
         candidate,
@@ -364,19 +499,7 @@ def compare_matrices(
     sign_flip = sign_flip_test(diffs, n_resamples, seed)
     decision = overall_verdict(delta, sign_flip.pvalue, n_cases, threshold)
     close = np.isclose(diffs, 0.0, rtol=0.0, atol=1e-12)
-    cases = case_table(
-        keys,
-        baseline,
-        candidate,
-        binary=binary,
-        confidence=confidence,
-        alpha=alpha,
-        correction=correction,
-        threshold=threshold,
-        seed=seed,
-    )
-    return PairedComparison(
-        metric=metric,
+    return OverallSummary(
         delta=delta,
         se=se,
         correlation=_correlation(rate_b, rate_c),
@@ -384,13 +507,7 @@ def compare_matrices(
         losses=int(np.sum((diffs < 0) & ~close)),
         ties=int(np.sum(close)),
         n_cases=n_cases,
-        mcnemar=_mcnemar(baseline, candidate) if binary else None,
         verdict=decision.verdict,
-        threshold=threshold,
-        alpha=alpha,
-        correction=correction,
-        cases=cases,
-        unmatched=unmatched,
         sign_flip=sign_flip,
         verdict_note=decision.note,
     )

@@ -75,6 +75,13 @@ def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = data["cases"][0]  # type: ignore[index]
     assert {"case_id", "condition", "verdict", "estimate", "ci_low", "ci_high"} <= set(case)
     assert data["wins"] + data["losses"] + data["ties"] == data["n_cases"]  # type: ignore[operator]
+    parts = data["by_condition"]
+    assert isinstance(parts, list) and len(parts) == 4  # TINY runs four conditions
+    for part in parts:
+        assert {"condition", "verdict", "delta", "n_cases", "reused_items"} <= set(part)
+        assert set(part["delta"]) == {"estimate", "ci_low", "ci_high"}
+    assert data["pooled"] == {"method": "stratified-by-case",
+                              "conditions": sorted(p["condition"] for p in parts)}
     within = _json(capsys, ["compare", "a", "--conditions", "none,preloaded", "--runs-dir",
                             str(runs), "--json", "--resamples", "500"])
     assert within["cases"][0]["condition"] == "preloaded vs none"  # type: ignore[index]
@@ -83,8 +90,10 @@ def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_flips_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["flips", "a"], ["flips", "a", "b"]):
         data = _json(capsys, [*argv, "--runs-dir", str(runs), "--json"])
-        assert set(data) == {"flip_rate", "n_pairs", "by_case"}
+        # the contract's keys, extended with the reused pairs left out and why
+        assert set(data) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message"}
         assert 0 <= data["flip_rate"] <= 1 and isinstance(data["by_case"], list)  # type: ignore[operator]
+        assert data["reused_items"] == 0 and data["message"] == ""  # two seeds: fresh samples
 
 
 def test_power_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -49,6 +49,8 @@ def test_recorded_simulated_run_replays_to_identical_results(
     assert outcomes(replayed) == outcomes(recorded)
     assert recorded.passed.nunique() == 2  # a real mix of outcomes, not a trivial match
     assert set(recorded.model) == {"sim-2"}
+    # both declare the same outcome for the same item and seed (a rerun is the same sample)
+    assert recorded.provider_deterministic.all() and replayed.provider_deterministic.all()
 
 
 def test_execution_items_replay_identically_once_the_workspace_is_restored(

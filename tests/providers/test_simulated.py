@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 
 import evalkit
+from evalkit.providers import create_provider
 from evalkit.runner import RunConfig, run
 from tests.conftest import DEMO
 
@@ -93,3 +94,10 @@ def test_execution_case_acts_on_the_workspace(runs_dir: Path) -> None:
     assert joined["passed"].any() and (~joined["passed"]).any()
     # an item passes only if the verifier found the workspace in the right end state
     assert not (joined["passed"] & ~joined["verifier_passed"]).any()
+
+
+def test_simulated_agent_declares_determinism_given_the_seed() -> None:
+    """Same seed, same outcome: unless unseeded server errors are injected."""
+    assert create_provider("simulated", {}).deterministic is True  # type: ignore[attr-defined]
+    noisy = create_provider("simulated", {"error_rate": 0.2})
+    assert noisy.deterministic is False  # type: ignore[attr-defined]

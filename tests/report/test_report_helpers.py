@@ -161,6 +161,27 @@ def test_flip_overview_calls_the_stats_per_scope(after: pd.DataFrame) -> None:
     assert set(table["scope"]) == {"within after", "within before", "between before and after"}
     pooled = table[(table["scope"] == "between before and after") & (table["condition"] == "all")]
     assert pooled["flip_rate"].iloc[0] == pytest.approx(evalkit.flips(before, after).flip_rate)
+    assert (table["reused_items"] == 0).all()  # two independently drawn fixture runs
+    copy = before.assign(run_id="copy", cache_hit=True, origin_run_id="before")
+    reused = rk.flip_overview(copy, before, run_label="copy", baseline_label="before")
+    between = reused[reused["scope"] == "between before and copy"]
+    assert between["flip_rate"].isna().all()
+    assert between.set_index("condition")["reused_items"]["all"] == len(before)
+
+
+def test_condition_comparisons_have_one_row_per_condition() -> None:
+    view = rk.compare_view(AFTER, BEFORE, n_resamples=500)
+    table = rk.condition_comparisons(view.comparison)
+    assert table["condition"].tolist() == ["none", "preloaded", "self-load", "stale"]
+    for row in table.itertuples():
+        alone = evalkit.compare(BEFORE, AFTER, conditions=[row.condition], n_resamples=500)
+        assert (row.verdict, row.n_cases) == (alone.verdict, alone.n_cases)
+        assert row.estimate == pytest.approx(alone.delta.estimate)
+    headline, details = rk.verdict_lines(view)
+    assert "stratified by case" in headline
+    assert details[0].startswith("by condition: none ")
+    within = rk.compare_view(AFTER, None, "none,preloaded", n_resamples=500)
+    assert rk.condition_comparisons(within.comparison).empty
 
 
 # -- plots ----------------------------------------------------------------------------------------

@@ -211,6 +211,9 @@ def test_compare_report_shows_verdict_and_case_pairs(rendered: dict[str, Rendere
     assert html.count('class="ek-pair"') == 2, "one regressed and one improved pair"
     assert "regressed: case quote-variables (preloaded)" in html
     assert "improved: case sum-numbers (none)" in html
+    # two runs: one row per condition, and the headline names what the overall figure pools
+    assert '<table class="ek-table" id="by-condition">' in html
+    assert "stratified by case (each case counts once" in html
     conditions = rendered["compare-conditions"].html
     assert "preloaded vs none" in conditions
     assert "after · none" in conditions and "after · preloaded" in conditions

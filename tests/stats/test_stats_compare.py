@@ -68,6 +68,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     out = result.to_dict()
     extended = {"threshold", "unmatched", "baseline_label", "candidate_label"}
     extended |= {"sign_flip", "verdict_note"}
+    extended |= {"reused_items", "reuse_note", "by_condition", "pooled", "scope"}
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
@@ -114,7 +115,9 @@ def test_compare_two_runs_restricted_to_conditions() -> None:
     result = compare(base, cand, conditions=["preloaded"], n_resamples=500)
     assert set(result.cases["condition"]) == {"preloaded"}
     both = compare(base, cand, n_resamples=500)
-    assert both.n_cases == 40
+    assert len(both.cases) == 40  # one row per (case, condition)
+    assert both.n_cases == 20  # the pooled figures count each case once
+    assert both.pooled_conditions == ("none", "preloaded")
 
 
 def test_compare_matches_on_provider_when_runs_hold_several() -> None:

@@ -1,0 +1,204 @@
+"""Reused samples: pairs of items whose two sides are one outcome, not two observations.
+
+The outcome cache copies an outcome into every run whose item has the same content address
+(``item_hash``), and a provider that is deterministic given its seed (the simulated agent,
+replay) produces the same outcome again for the same item hash. Such a pair says nothing about
+noise or about an edit: counting it as a tie narrows intervals and pulls flip rates to 0.
+
+Two aligned rows are **one sample** when their ``item_hash`` is equal and
+
+- their origins are equal: the origin of a row is its ``origin_run_id`` (the run that produced
+  the outcome), or, in a run written before that column existed, its own ``run_id`` when it was
+  not a cache hit;
+- or a side is a cache hit of unknown origin (an older run): it is counted as reused;
+- or both rows declare ``provider_deterministic`` (same item hash means same provider, settings
+  and seed, so the same outcome by construction).
+
+A pair whose outcomes differ (``passed`` or ``score``) is never one sample, whatever its
+labels say. Tables without ``item_hash`` or ``origin_run_id`` (imported results, hand-made
+frames) carry no provenance and have no reused pairs; a run written before ``origin_run_id``
+existed loads with the column null, so the rules above apply to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+#: Columns of a result table that decide whether two rows are one sample.
+SAMPLE_COLUMNS = ("item_hash", "origin_run_id", "run_id", "cache_hit", "provider_deterministic")
+
+
+class ReuseSplit(NamedTuple):
+    """Two frames with their reused pairs taken out.
+
+    Attributes:
+        baseline: Baseline rows that are evidence (or unpaired).
+        candidate: Candidate rows that are evidence (or unpaired).
+        reused: The keys of the excluded pairs (one row per pair).
+        n_pairs: Pairs matched on the keys, reused ones included.
+    """
+
+    baseline: pd.DataFrame
+    candidate: pd.DataFrame
+    reused: pd.DataFrame
+    n_pairs: int = 0
+
+
+def _flag(frame: pd.DataFrame, column: str) -> np.ndarray:
+    """A boolean column as a numpy array, missing values and absent columns False."""
+    if column not in frame.columns:
+        return np.zeros(len(frame), dtype=bool)
+    return frame[column].astype("boolean").fillna(False).to_numpy(dtype=bool)
+
+
+def _text(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A text column as object strings with None for missing (absent columns all None)."""
+    if column not in frame.columns:
+        return pd.Series([None] * len(frame), index=frame.index, dtype=object)
+    values = frame[column].astype(object)
+    return values.where(values.notna(), None)
+
+
+def origins(frame: pd.DataFrame) -> pd.Series:
+    """The run that produced each row's outcome, None where it is unknown.
+
+    Args:
+        frame: Result rows (``origin_run_id``, ``run_id`` and ``cache_hit`` when present).
+
+    Returns:
+        ``origin_run_id``; for rows without it, the row's own ``run_id`` unless the row was a
+        cache hit (whose producing run an older run did not record).
+    """
+    origin = _text(frame, "origin_run_id")
+    own = _text(frame, "run_id")
+    fresh = ~_flag(frame, "cache_hit")
+    fallback = own.where(pd.Series(fresh, index=frame.index), None)
+    return origin.where(origin.notna(), fallback)
+
+
+def one_sample(baseline: pd.DataFrame, candidate: pd.DataFrame) -> np.ndarray:
+    """Which aligned row pairs are one sample (see the module docstring).
+
+    Args:
+        baseline: Rows of one side.
+        candidate: Rows of the other side, row ``i`` paired with ``baseline`` row ``i``.
+
+    Returns:
+        A boolean array, True where the pair is one sample.
+
+    Examples:
+        >>> a = pd.DataFrame({"item_hash": ["h1", "h2", "h3"], "run_id": "r1",
+        ...                   "origin_run_id": None, "cache_hit": False})
+        >>> b = pd.DataFrame({"item_hash": ["h1", "h2", "h9"], "run_id": "r2",
+        ...                   "origin_run_id": ["r1", "r2", "r1"],
+        ...                   "cache_hit": [True, False, True]})
+        >>> one_sample(a, b).tolist()
+        [True, False, False]
+    """
+    if not has_provenance(baseline) or not has_provenance(candidate):
+        return np.zeros(len(baseline), dtype=bool)
+    hash_a = _text(baseline, "item_hash").to_numpy()
+    hash_b = _text(candidate, "item_hash").to_numpy()
+    same_item = np.array(
+        [a is not None and a == b for a, b in zip(hash_a, hash_b, strict=True)], dtype=bool
+    )
+    origin_a = origins(baseline).to_numpy()
+    origin_b = origins(candidate).to_numpy()
+    same_origin = np.array(
+        [a is not None and a == b for a, b in zip(origin_a, origin_b, strict=True)], dtype=bool
+    )
+    unknown_a = np.array([o is None for o in origin_a], dtype=bool) & _flag(baseline, "cache_hit")
+    unknown_b = np.array([o is None for o in origin_b], dtype=bool) & _flag(candidate, "cache_hit")
+    deterministic = _flag(baseline, "provider_deterministic") & _flag(
+        candidate, "provider_deterministic"
+    )
+    copied = same_origin | unknown_a | unknown_b | deterministic
+    return np.asarray(same_item & _same_outcome(baseline, candidate) & copied, dtype=bool)
+
+
+def has_provenance(frame: pd.DataFrame) -> bool:
+    """Whether a table records where its outcomes came from (``item_hash``, ``origin_run_id``)."""
+    return "item_hash" in frame.columns and "origin_run_id" in frame.columns
+
+
+def _same_outcome(baseline: pd.DataFrame, candidate: pd.DataFrame) -> np.ndarray:
+    """Pairs whose recorded outcomes agree (a copy always agrees with its original)."""
+    same = np.ones(len(baseline), dtype=bool)
+    for column in ("passed", "score"):
+        if column in baseline.columns and column in candidate.columns:
+            a = baseline[column].to_numpy(dtype=float, na_value=np.nan)
+            b = candidate[column].to_numpy(dtype=float, na_value=np.nan)
+            same &= (a == b) | (np.isnan(a) & np.isnan(b))
+    return same
+
+
+def split_reused(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, keys: Sequence[str]
+) -> ReuseSplit:
+    """Take the pairs that are one sample out of two frames matched on ``keys``.
+
+    Args:
+        baseline: Validated rows of one side.
+        candidate: Validated rows of the other side.
+        keys: Columns that pair a row with its counterpart (unit columns and ``trial``).
+
+    Returns:
+        The frames without their reused pairs, and the keys of those pairs.
+    """
+    keys = list(keys)
+    columns = [
+        c
+        for c in (*SAMPLE_COLUMNS, "passed", "score")
+        if c in baseline.columns or c in candidate.columns
+    ]
+    if not has_provenance(baseline) or not has_provenance(candidate):
+        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
+    left = baseline[keys].assign(_row_a=np.arange(len(baseline)))
+    right = candidate[keys].assign(_row_b=np.arange(len(candidate)))
+    pairs = left.merge(right, on=keys, how="inner")
+    if pairs.empty:
+        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
+    rows_a = pairs["_row_a"].to_numpy()
+    rows_b = pairs["_row_b"].to_numpy()
+    side_a = baseline.reindex(columns=columns).iloc[rows_a].reset_index(drop=True)
+    side_b = candidate.reindex(columns=columns).iloc[rows_b].reset_index(drop=True)
+    reused = one_sample(side_a, side_b)
+    drop_a = np.zeros(len(baseline), dtype=bool)
+    drop_b = np.zeros(len(candidate), dtype=bool)
+    drop_a[rows_a[reused]] = True
+    drop_b[rows_b[reused]] = True
+    return ReuseSplit(
+        baseline.loc[~drop_a].reset_index(drop=True),
+        candidate.loc[~drop_b].reset_index(drop=True),
+        pairs.loc[reused, keys].reset_index(drop=True),
+        len(pairs),
+    )
+
+
+def reused_note(n_reused: int, n_pairs: int) -> str:
+    """One line explaining excluded reused pairs ("" when there are none).
+
+    Args:
+        n_reused: Pairs excluded as one sample.
+        n_pairs: Pairs matched in all (reused included).
+
+    Returns:
+        The explanation, naming how to draw fresh samples when every pair was reused.
+    """
+    if n_reused == 0:
+        return ""
+    if n_reused >= n_pairs:
+        return (
+            f"all {n_reused} matched item pair(s) are one sample each (outcomes reused from the "
+            "cache or a deterministic provider with the same seed): no evidence; rerun with "
+            "--no-cache (and a new --seed for seeded providers) to draw fresh samples"
+        )
+    return (
+        f"{n_reused} of {n_pairs} matched item pair(s) are one sample each (outcomes reused from "
+        "the cache or a deterministic provider with the same seed) and are left out as no "
+        "evidence"
+    )

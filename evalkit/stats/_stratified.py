@@ -1,0 +1,208 @@
+"""Comparing two runs like with like: one comparison per condition, a pool stratified by case.
+
+Two runs of a suite hold every case under several conditions. An edit to a skill changes only
+the conditions that show the skill; pooling every (case, condition) as if it were a case of its
+own dilutes the effect with unchanged conditions and counts each case once per condition. So
+:func:`compare_runs` reports one comparison per condition (each over its cases) and, when there
+are several, an overall figure in which each case is one cluster: its per-condition differences
+are averaged first, then the paired interval, the sign-flip test and the verdict run over
+cases. Pairs whose two sides are one sample are left out everywhere
+(:mod:`evalkit.stats._reuse`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import pandas as pd
+
+from evalkit.stats._interval import Interval
+from evalkit.stats._matrix import build_pairs
+from evalkit.stats._paired import CASE_COLUMNS, PairedComparison, compare_matrices, overall_summary
+from evalkit.stats._reuse import reused_note, split_reused
+from evalkit.stats._types import Correction, Metric
+
+
+class CompareOptions(NamedTuple):
+    """Validated options of one comparison (see :func:`evalkit.stats.compare`)."""
+
+    metric: Metric
+    threshold: float
+    confidence: float
+    n_resamples: int
+    seed: int | None
+    alpha: float
+    correction: Correction
+    resample_trials: bool
+
+
+def _share_a_unit(base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str]) -> bool:
+    """Whether two frames hold at least one unit (``on`` values) in common."""
+    if base.empty or cand.empty:
+        return False
+    units = base[list(on)].drop_duplicates().merge(cand[list(on)].drop_duplicates(), how="inner")
+    return not units.empty
+
+
+def no_evidence(
+    on: Sequence[str], options: CompareOptions, reused: int, pairs: int
+) -> PairedComparison:
+    """The comparison of two sides whose every matched pair is one sample: inconclusive.
+
+    Args:
+        on: Unit columns.
+        options: Comparison options.
+        reused: Pairs left out.
+        pairs: Pairs matched in all.
+
+    Returns:
+        An inconclusive comparison over 0 cases with undefined estimate and interval.
+    """
+    nan = float("nan")
+    note = reused_note(reused, pairs)
+    return PairedComparison(
+        metric=options.metric,
+        delta=Interval(nan, nan, nan, options.confidence, "paired-cluster-bootstrap"),
+        se=nan,
+        correlation=nan,
+        wins=0,
+        losses=0,
+        ties=0,
+        n_cases=0,
+        mcnemar=None,
+        verdict="inconclusive",
+        threshold=options.threshold,
+        alpha=options.alpha,
+        correction=options.correction,
+        cases=pd.DataFrame(columns=[*on, *CASE_COLUMNS]),
+        unmatched=pd.DataFrame(columns=[*on, "side", "n"]),
+        verdict_note=note,
+        reused_items=reused,
+        reuse_note=note,
+    )
+
+
+def compare_pair(
+    base: pd.DataFrame,
+    cand: pd.DataFrame,
+    on: Sequence[str],
+    options: CompareOptions,
+    *,
+    part: bool = False,
+) -> PairedComparison:
+    """One paired comparison on units ``on``, its reused pairs left out.
+
+    Args:
+        base: Validated baseline rows.
+        cand: Validated candidate rows.
+        on: Unit columns.
+        options: Comparison options.
+        part: The rows are one condition of a larger comparison: sharing no unit gives an
+            inconclusive comparison over 0 cases instead of an error.
+
+    Returns:
+        The comparison, with ``reused_items`` and ``reuse_note``.
+
+    Raises:
+        InputError: The two sides share no unit (reused pairs aside) and ``part`` is False.
+    """
+    split = split_reused(base, cand, [*on, "trial"])
+    reused = len(split.reused)
+    if (reused or part) and not _share_a_unit(split.baseline, split.candidate, on):
+        result = no_evidence(on, options, reused, split.n_pairs)
+        if not reused:
+            note = "the two runs share no case in this condition"
+            result = dataclasses.replace(result, verdict_note=note)
+        return result
+    pairs = build_pairs(split.baseline, split.candidate, on, options.metric)
+    result = compare_matrices(
+        pairs.keys,
+        pairs.baseline,
+        pairs.candidate,
+        pairs.unmatched,
+        metric=options.metric,
+        threshold=options.threshold,
+        confidence=options.confidence,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+        alpha=options.alpha,
+        correction=options.correction,
+        resample_trials=options.resample_trials,
+    )
+    note = reused_note(reused, split.n_pairs)
+    return dataclasses.replace(result, reused_items=reused, reuse_note=note)
+
+
+def stratify(
+    result: PairedComparison, on: Sequence[str], options: CompareOptions
+) -> PairedComparison:
+    """Replace the overall figures of a (case, condition) comparison by a pool over cases.
+
+    Each case (the unit columns but ``condition``) is one cluster whose difference is the
+    mean of its per-condition differences; the interval, the sign-flip test, the verdict and
+    wins/losses/ties are then over cases (resampling cases: with ``resample_trials`` only
+    the per-condition comparisons resample trials too). Per-(case, condition) rows, their
+    exact tests and the unmatched items stay as they are.
+
+    Args:
+        result: The comparison on units that include ``condition``.
+        on: Its unit columns.
+        options: Comparison options.
+
+    Returns:
+        The comparison with stratified overall figures.
+    """
+    if result.cases.empty:
+        return result
+    clusters = [c for c in on if c != "condition"]
+    per_case = result.cases.groupby(clusters, sort=True)[["baseline_rate", "candidate_rate"]]
+    rates = per_case.mean()
+    overall = overall_summary(
+        rates["baseline_rate"].to_numpy(dtype=float)[:, None],
+        rates["candidate_rate"].to_numpy(dtype=float)[:, None],
+        threshold=options.threshold,
+        confidence=options.confidence,
+        n_resamples=options.n_resamples,
+        seed=options.seed,
+    )
+    delta = overall.delta._replace(method=f"{overall.delta.method}, stratified-by-case")
+    return dataclasses.replace(result, **(overall._asdict() | {"delta": delta}))
+
+
+def compare_runs(
+    base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str], options: CompareOptions
+) -> PairedComparison:
+    """Two runs compared per condition, with a pool stratified by case when there are several.
+
+    Args:
+        base: Validated baseline rows.
+        cand: Validated candidate rows.
+        on: Unit columns (``case_id``, ``condition`` and maybe ``lane``/``provider``).
+        options: Comparison options.
+
+    Returns:
+        The overall comparison with ``by_condition`` (one entry per condition both runs hold).
+
+    Raises:
+        InputError: The runs share no unit.
+    """
+    shared = tuple(sorted(set(base["condition"]) & set(cand["condition"])))
+    by_condition = tuple(
+        (
+            name,
+            compare_pair(
+                base[base["condition"] == name],
+                cand[cand["condition"] == name],
+                on,
+                options,
+                part=True,
+            ),
+        )
+        for name in shared
+    )
+    overall = compare_pair(base, cand, on, options)
+    if len(shared) > 1:
+        overall = dataclasses.replace(stratify(overall, on, options), pooled_conditions=shared)
+    return dataclasses.replace(overall, by_condition=by_condition)
