@@ -41,6 +41,12 @@ class RunConfig(BaseModel):
     """Provider settings (``--provider-opt KEY=VALUE``), over the suite's ``providers``."""
     model: str | None = None
     """Model override, passed to the provider as its ``model`` setting."""
+    judge_provider: str | None = None
+    """Judge of the suite's expectations (default: the suite's ``judge``)."""
+    judge_model: str | None = None
+    """Judge model override."""
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    """Judge settings (``--judge-opt KEY=VALUE``), over the suite's ``judge.settings``."""
     conditions: tuple[str, ...] | None = None
     """Conditions to run (default: the suite's)."""
     lanes: tuple[str, ...] = ()

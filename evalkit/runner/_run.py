@@ -19,9 +19,12 @@ from evalkit._paths import safe_run_id
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
+from evalkit.judge import Judge, apply_judge, check_judgeable, make_judge, resolve_judge_spec
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
+    RESULT_SCHEMA,
+    RESULTS_FILE,
     ConditionRecord,
     EventLog,
     Manifest,
@@ -31,6 +34,7 @@ from evalkit.results import (
     append_event,
     append_line,
     load_manifest,
+    read_table,
     write_manifest,
 )
 from evalkit.runner._backends import parallel_map
@@ -79,6 +83,7 @@ class RunResult:
         pass_rate: Share of items that passed (errors and timeouts count as failures).
         cache_hits: Items whose outcome came from the cache.
         manifest: The run's manifest.
+        judge: What the judge of the run's expectations did and cost (None without one).
     """
 
     run_id: str
@@ -89,10 +94,11 @@ class RunResult:
     pass_rate: float
     cache_hits: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``evalkit run --json`` object."""
-        return {
+        """The ``evalkit run --json`` object (``judge`` only when the run was judged)."""
+        out: dict[str, Any] = {
             "run_id": self.run_id,
             "run_dir": str(self.run_dir),
             "items": self.items,
@@ -100,6 +106,9 @@ class RunResult:
             "errors": self.errors,
             "pass_rate": self.pass_rate,
         }
+        if self.judge is not None:
+            out["judge"] = self.judge
+        return out
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
@@ -131,6 +140,26 @@ class _Prepared:
     trials: int
     seed: int
     items: list[WorkItem]
+    judge: Judge | None = None
+
+
+def _prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | None:
+    """The judge of the planned cases' expectations (None when no planned case is judged)."""
+    spec = resolve_judge_spec(
+        suite.spec.judge, config.judge_provider, config.judge_model, config.judge_options
+    )
+    judged = [case for case in cases if case.is_judged]
+    if not judged:
+        return None
+    judge = None if spec is None else make_judge(
+        spec,
+        config.runs_dir,
+        use_cache=config.use_cache,
+        retries=config.retries,
+        retry_backoff_s=config.retry_backoff_s,
+    )
+    check_judgeable(judge, judged)
+    return judge
 
 
 def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
@@ -156,6 +185,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     for case in cases:
         for name in conditions:
             suite.exposure(case, name)  # raises ConfigError on a missing skill variant
+    judge = _prepare_judge(suite, config, list(cases))
     trials = config.trials or defaults.trials
     seed = config.seed if config.seed is not None else defaults.seed
     outcome = tuple(sorted(provider.outcome_settings().items()))
@@ -172,7 +202,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         pass_threshold=defaults.pass_threshold,
     )
     return _Prepared(
-        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items
+        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items, judge
     )
 
 
@@ -222,6 +252,7 @@ def _manifest(
         command_line=config.command_line,
         status=status,
         counts=counts,
+        **({"judge": prep.judge.record()} if prep.judge is not None else {}),
     )
 
 
@@ -347,6 +378,10 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
     results, _ = compact(run_dir)
+    judged = None
+    if prep.judge is not None:
+        judged = apply_judge(run_dir, prep.suite, prep.judge, concurrency=config.concurrency)
+        results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     status = results.column("status").to_pylist()
     passed = results.column("passed").to_pylist()
     hits = results.column("cache_hit").to_pylist()
@@ -369,6 +404,7 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         pass_rate=counts["passed"] / counts["items"] if counts["items"] else 0.0,
         cache_hits=counts["cache_hits"],
         manifest=manifest,
+        judge=None if judged is None else judged.to_dict(),
     )
 
 
