@@ -130,6 +130,7 @@ class Judge:
         }
         self._rng = random.Random(0)
         self._lock = threading.Lock()
+        self._asking: dict[str, threading.Lock] = {}
 
     @property
     def prompt_hash(self) -> str:
@@ -188,6 +189,14 @@ class Judge:
         return out
 
     def _verdict(self, question: Question, usage: Usage) -> tuple[bool, str]:
+        # one question in flight per key: a second item with the same answer waits for the
+        # first verdict and reads it from the cache instead of paying for a second call
+        with self._lock:
+            asking = self._asking.setdefault(question.key, threading.Lock())
+        with asking:
+            return self._verdict_once(question, usage)
+
+    def _verdict_once(self, question: Question, usage: Usage) -> tuple[bool, str]:
         if self.cache is not None:
             hit = self.cache.get(question.key)
             if hit is not None:
