@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "matrix": {"cases", "scorers"},
     "providers": {"cases", "sandbox"},
     "scorers": {"cases", "providers", "sandbox"},
-    "judge": {"cases", "providers", "results"},
+    "judge": {"cases", "providers", "results", "stats"},
     "runner": {"cases", "judge", "matrix", "providers", "scorers", "results", "sandbox"},
     "analysis": {"cases", "matrix", "results", "runner", "stats"},
     "report": {"analysis", "optimize", "results", "stats"},

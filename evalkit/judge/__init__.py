@@ -18,6 +18,7 @@ from evalkit.judge._apply import (
     resolve_judge_spec,
 )
 from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
+from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
 from evalkit.judge._grade import (
     Combined,
     Graded,
@@ -47,10 +48,12 @@ from evalkit.judge._prompt import (
 )
 
 __all__ = [
+    "CALIBRATION_DIR",
     "JUDGE_CACHE_DIR",
     "JUDGE_ERROR",
     "PROMPT_HASH",
     "Answer",
+    "Calibration",
     "Combined",
     "Graded",
     "Grader",
@@ -67,6 +70,7 @@ __all__ = [
     "Verdict",
     "apply_judge",
     "build_prompt",
+    "calibrate",
     "check_judgeable",
     "combine",
     "create_grader",
@@ -75,6 +79,7 @@ __all__ = [
     "known_truth",
     "make_judge",
     "parse_verdict",
+    "read_labels",
     "resolve_judge_spec",
     "statements",
     "transcript_excerpt",
