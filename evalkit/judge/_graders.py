@@ -19,7 +19,7 @@ from evalkit.providers import (
     AgentRequest,
     Provider,
     ProviderSettings,
-    create_provider,
+    cached_provider,
     parse_settings,
 )
 
@@ -199,7 +199,9 @@ def create_grader(
     try:
         if provider == SIMULATED:
             return SimulatedJudge(parse_settings(SimulatedJudgeSettings, SIMULATED, settings))
-        return ProviderGrader(create_provider(provider, settings), timeout_s)
+        # the per-process instance: a judge with the agent's provider and settings shares its
+        # limiter (max_concurrency, requests_per_minute) with the agent's calls
+        return ProviderGrader(cached_provider(provider, tuple(sorted(settings.items()))), timeout_s)
     except ConfigError as exc:
         raise ConfigError(
             f"judge '{provider}': {exc} (judge settings come from suite.yaml 'judge:' and "

@@ -29,8 +29,8 @@ class RunConfig(BaseModel):
     """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
 
     Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
-    ``trials``, ``seed`` and ``skills`` can change outcomes; concurrency, backend, paths and
-    progress never do.
+    ``trials``, ``seed`` and ``skills`` can change the agent's outcomes, and the ``judge_*``
+    options the verdicts on expectations; concurrency, backend, paths and progress never do.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

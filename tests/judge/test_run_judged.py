@@ -175,3 +175,17 @@ def test_cli_run_and_judge_with_json_and_clean_errors(
     assert "unknown option 'eror_rate'" in err and "Traceback" not in err
     assert main(["judge", "c", "--runs-dir", str(runs_dir), "--run-id", "c2"]) == 2
     assert "already exists" in capsys.readouterr().err
+
+
+def test_demo_expectations_hold_on_their_references() -> None:
+    from evalkit.cases import load_suite
+    from evalkit.judge import known_truth, statements
+    from tests.conftest import DEMO
+
+    suite = load_suite(DEMO)
+    judged = [c for c in suite.cases if c.is_judged]
+    assert len(judged) >= 3 and suite.spec.judge is not None
+    for case in judged:
+        assert case.reference
+        for statement in statements(case):
+            assert known_truth(statement, case, case.reference), (case.id, statement.text)
