@@ -189,3 +189,17 @@ def test_demo_expectations_hold_on_their_references() -> None:
         assert case.reference
         for statement in statements(case):
             assert known_truth(statement, case, case.reference), (case.id, statement.text)
+
+
+def test_cases_validate_checks_expectation_truths_on_the_reference(tmp_path: Path) -> None:
+    from evalkit.cases import load_suite
+    from evalkit.scorers import check_references
+
+    suite_dir = write_suite(tmp_path, cases_yaml=CASES_YAML.replace(
+        "truth: 'deadline'", "truth: 'exponential backoff'"))
+    problems = check_references(load_suite(suite_dir))
+    assert problems == [
+        "wait-server: expectations[1] ('Bounds the wait with a deadline'): its truth regex does "
+        "not hold on the reference; fix the regex or the reference"
+    ]
+    assert check_references(load_suite(write_suite(tmp_path / "ok"))) == []
