@@ -170,3 +170,39 @@ def test_secrets_in_a_judge_answer_are_redacted(
     assert evidence.str.contains("[REDACTED]", regex=False).all()
     for path in [*runs_dir.rglob("*.parquet"), *runs_dir.rglob("*.json*")]:
         assert flavor.secret.encode() not in path.read_bytes(), path
+
+
+def test_the_judge_never_sees_the_injected_skill_or_the_condition(
+    judged_suite: Path, runs_dir: Path, loopback: LoopbackModelServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A real API agent gets the skill injected; the same server then judges its answers."""
+    from tests.judge.conftest import SKILL_MARKER
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_SECRET)
+
+    def script(request: Recorded) -> Reply:
+        if "<statement>" in request.text:
+            return verdict(request)
+        return Text("Poll in a loop: until curl -fsS localhost:8080/health; give up at a deadline.")
+
+    loopback.reset(script)
+    result = run(judged_suite, RunConfig(
+        runs_dir=runs_dir, run_id="skill", progress=False, trials=1, backend="threading",
+        provider="anthropic", provider_options={"base_url": loopback.base_url, "model": "agent-1"},
+        conditions=("cond-okapi", "none"), judge_provider="anthropic", judge_model="judge-1",
+        judge_options={"base_url": loopback.base_url}))
+    requests = loopback.model_requests()
+    agent = [r for r in requests if "<statement>" not in r.text]
+    judge = [r for r in requests if "<statement>" in r.text]
+    assert result.judge is not None and len(judge) == result.judge["calls"] > 0
+    # the agent under the preloaded condition did get the skill text: the check can fail
+    assert any(SKILL_MARKER in r.text for r in agent)
+    transcripts = evalkit.results.read_transcripts(result.run_dir)
+    assert any(SKILL_MARKER in json.dumps(t) for t in transcripts.values())
+    for request in judge:
+        assert SKILL_MARKER not in request.text
+        assert "cond-okapi" not in request.text and "preloaded" not in request.text
+    # identical answers under both conditions are one question to the judge: the condition is
+    # not part of what it grades
+    assert result.judge["calls"] == 3 and result.judge["cache_hits"] == 3
