@@ -45,6 +45,18 @@ RESULT_SCHEMA = pa.schema(
         pa.field("transcript_path", pa.string()),
         pa.field("origin_run_id", pa.string()),
         pa.field("provider_deterministic", pa.bool_()),
+        # the judge (null for runs and cases without judged expectations)
+        pa.field("judge_provider", pa.string()),
+        pa.field("judge_model", pa.string()),
+        pa.field("judge_prompt_hash", pa.string()),
+        pa.field("judge_passed", pa.bool_()),
+        pa.field("judge_score", pa.float64()),
+        pa.field("judge_calls", pa.int32()),
+        pa.field("judge_cache_hits", pa.int32()),
+        pa.field("judge_input_tokens", pa.int64()),
+        pa.field("judge_output_tokens", pa.int64()),
+        pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_error", pa.string()),
     ]
 )
 """Schema of ``results.parquet``: one row per work item.
@@ -55,6 +67,13 @@ errors and timeouts (a timeout is a failure), while ``status`` keeps them apart.
 producing run for a cache hit (null = unknown, in runs written before the column existed).
 ``provider_deterministic`` is True when the provider declares that the same item (same seed)
 always gets the same outcome (the simulated agent, replay); null = unknown.
+
+The ``judge_*`` columns describe the grading of a case's expectations: the judge's identity
+(``judge_provider``, ``judge_model``, ``judge_prompt_hash``), its verdict (``judge_passed``,
+``judge_score``: the share of judged statements passed), what it cost apart from the agent
+(``judge_calls`` made, ``judge_cache_hits``, tokens, ``judge_cost_usd``) and ``judge_error``
+when the judge failed after its retries (the row is then an ``error`` with ``error_class``
+``judge_error``).
 """
 
 SCORE_SCHEMA = pa.schema(
@@ -65,9 +84,14 @@ SCORE_SCHEMA = pa.schema(
         pa.field("max_value", pa.float64()),
         pa.field("passed", pa.bool_()),
         pa.field("detail", pa.string()),
+        pa.field("expectation", pa.string()),
     ]
 )
-"""Schema of ``scores.parquet``: one row per (work item, scoring component)."""
+"""Schema of ``scores.parquet``: one row per (work item, scoring component).
+
+Judged statements are components ``expectation:N`` and ``rubric:N`` (1-based, in case order):
+``expectation`` holds the statement, ``detail`` the judge's one-line evidence.
+"""
 
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
 STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "skipped")

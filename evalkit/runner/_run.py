@@ -20,10 +20,13 @@ from evalkit._paths import safe_run_id
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
+from evalkit.judge import Judge, apply_judge, check_judgeable, make_judge, resolve_judge_spec
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
     EVENTS_FILE,
+    RESULT_SCHEMA,
+    RESULTS_FILE,
     ConditionRecord,
     EventLog,
     FailureRecord,
@@ -36,6 +39,7 @@ from evalkit.results import (
     append_line,
     end_torn_line,
     find_failure,
+    read_table,
     resume_command,
     write_manifest,
 )
@@ -138,6 +142,7 @@ class RunResult(RunSummary):
         status: ``complete``, or ``failed`` when every item of the run, of a condition or of a
             provider ended in an error or a timeout (:func:`evalkit.results.find_failure`).
         failure: Where the errors were and the dominant error, for a failed run.
+        judge: What the judge of the run's expectations did and cost (None without one).
 
     The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
@@ -146,16 +151,20 @@ class RunResult(RunSummary):
     manifest: dict[str, Any] = field(default_factory=dict)
     status: RunStatus = "complete"
     failure: FailureRecord | None = None
+    judge: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit run --json`` object.
 
         ``status`` and ``failure`` extend the shared keys of
-        :class:`~evalkit.results.RunSummary`; ``failure`` is null for a healthy run.
+        :class:`~evalkit.results.RunSummary` (``failure`` is null for a healthy run), and
+        ``judge`` is added only when the run was judged.
         """
         out = super().to_dict()
         out["status"] = self.status
         out["failure"] = None if self.failure is None else self.failure.model_dump(mode="json")
+        if self.judge is not None:
+            out["judge"] = self.judge
         return out
 
 
@@ -191,6 +200,26 @@ class _Prepared:
     seed: int
     items: list[WorkItem]
     deterministic: bool = False
+    judge: Judge | None = None
+
+
+def _prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | None:
+    """The judge of the planned cases' expectations (None when no planned case is judged)."""
+    spec = resolve_judge_spec(
+        suite.spec.judge, config.judge_provider, config.judge_model, config.judge_options
+    )
+    judged = [case for case in cases if case.is_judged]
+    if not judged:
+        return None
+    judge = None if spec is None else make_judge(
+        spec,
+        config.runs_dir,
+        use_cache=config.use_cache,
+        retries=config.retries,
+        retry_backoff_s=config.retry_backoff_s,
+    )
+    check_judgeable(judge, judged)
+    return judge
 
 
 def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
@@ -216,6 +245,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     for case in cases:
         for name in conditions:
             suite.exposure(case, name)  # raises ConfigError on a missing skill variant
+    judge = _prepare_judge(suite, config, list(cases))
     trials = config.trials or defaults.trials
     seed = config.seed if config.seed is not None else defaults.seed
     outcome = tuple(sorted(provider.outcome_settings().items()))
@@ -241,6 +271,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         seed,
         items,
         deterministic=bool(getattr(provider, "deterministic", False)),
+        judge=judge,
     )
 
 
@@ -299,6 +330,7 @@ def _manifest(
         status=status,
         counts=counts,
         **({"failure": failure} if failure is not None else {}),
+        **({"judge": prep.judge.record()} if prep.judge is not None else {}),
     )
 
 
@@ -462,6 +494,10 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
     results, _ = compact(run_dir)
+    judged = None
+    if prep.judge is not None:
+        judged = apply_judge(run_dir, prep.suite, prep.judge, concurrency=config.concurrency)
+        results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     statuses = results.column("status").to_pylist()
     passed = results.column("passed").to_pylist()
     hits = results.column("cache_hit").to_pylist()
@@ -493,6 +529,7 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         manifest=manifest,
         status=status,
         failure=failure,
+        judge=None if judged is None else judged.to_dict(),
     )
 
 

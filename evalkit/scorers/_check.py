@@ -6,7 +6,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from evalkit.cases import Case, Suite
+from evalkit.cases import Case, Suite, find_affirmed
 from evalkit.providers import AgentResponse, Event
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers._score import score_item
@@ -25,6 +25,8 @@ def _reference_response(case: Case) -> AgentResponse:
 def check_case(suite: Suite, case: Case) -> list[str]:
     """Problems with one case's reference: it must pass, and its fixture must not.
 
+    The reference must also satisfy the known truth (``truth`` regex) of each expectation.
+
     Args:
         suite: The suite (for fixtures, thresholds and suite-wide anti-patterns).
         case: The case.
@@ -32,7 +34,7 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     Returns:
         Human-readable problems (empty when the case is sound).
     """
-    problems: list[str] = []
+    problems: list[str] = _truth_problems(case)
     if case.lane == "prompt" and not case.reference:
         return problems
     workspace = Path(tempfile.mkdtemp(prefix="evalkit-check-"))
@@ -52,7 +54,9 @@ def check_case(suite: Suite, case: Case) -> list[str]:
             pass_threshold=suite.spec.defaults.pass_threshold,
             suite_anti_patterns=suite.spec.anti_patterns,
         )
-        if not result.passed:
+        weighted = [c for c in result.components if c.component != "skill_trigger"]
+        judged_only = case.is_judged and not weighted  # no scorer to pass: the judge decides
+        if not result.passed and not judged_only:
             failed = [f"{c.component} ({c.detail})" for c in result.components if not c.passed]
             failed = [f for f in failed if not f.startswith("skill_trigger")]
             problems.append(
@@ -62,6 +66,19 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return problems
+
+
+def _truth_problems(case: Case) -> list[str]:
+    """Expectations whose known-truth regex does not hold on the case's reference."""
+    if not case.reference and not case.solution:
+        return []
+    text = _reference_response(case).scored_text()
+    return [
+        f"{case.id}: expectations[{i}] ({e.text!r}): its truth regex does not hold on the "
+        "reference; fix the regex or the reference"
+        for i, e in enumerate(case.judged_expectations)
+        if e.truth and not find_affirmed(e.truth, text)
+    ]
 
 
 def check_references(suite: Suite) -> list[str]:
