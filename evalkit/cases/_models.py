@@ -212,6 +212,11 @@ class Skill(_Frozen):
     default: the canonical file."""
     variants: dict[str, str] = Field(default_factory=dict)
     """Other named variants (e.g. ``stale``, ``candidate``) as paths relative to the suite."""
+    resources: str | None = None
+    """A directory (relative to the suite) that ships with the skill: its ``scripts/``,
+    ``references/``, ``assets/`` (e.g. a skill-creator skill directory). Agents that read
+    skills from disk get the whole directory with the condition's text as its ``SKILL.md``;
+    API agents read its files through ``load_skill``. Changing a file reruns the skill's items."""
 
 
 class Condition(_Frozen):
