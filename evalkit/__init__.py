@@ -11,11 +11,14 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`flips` — flip rates within or between runs (``evalkit flips``);
 - :func:`power` — cases and trials needed, minimum detectable effect (``evalkit power``);
 - :func:`gate` — the CI delivery gate (``evalkit gate``);
-- :func:`import_results` — results from other harnesses (``evalkit import``).
+- :func:`import_results` — results from other harnesses (``evalkit import``);
+- :func:`judge_run` — re-grade a run's expectations without rerunning the agent
+  (``evalkit judge``).
 """
 
 from evalkit._version import __version__
 from evalkit.analysis import compare, flips, gate, import_results, lift, power
+from evalkit.judge import judge_run
 from evalkit.results import read_run
 from evalkit.runner import RunConfig, RunResult, run
 
@@ -27,6 +30,7 @@ __all__ = [
     "flips",
     "gate",
     "import_results",
+    "judge_run",
     "lift",
     "power",
     "read_run",

@@ -13,7 +13,8 @@ The tree::
             ├── ProviderTimeout   the invocation exceeded its time budget
             ├── RateLimited       HTTP 429 or an equivalent signal
             ├── ServerError       HTTP 5xx or a malformed response stream
-            └── ConnectionFailed  the endpoint could not be reached
+            ├── ConnectionFailed  the endpoint could not be reached
+            └── JudgeAnswerError  a judge's answer could not be parsed as a verdict
 """
 
 from __future__ import annotations
@@ -115,3 +116,9 @@ class ConnectionFailed(InfraError):
     """The provider endpoint could not be reached."""
 
     error_class = "connection_error"
+
+
+class JudgeAnswerError(InfraError):
+    """A judge answered something that is not a verdict; retried, then a judge error."""
+
+    error_class = "judge_answer_error"

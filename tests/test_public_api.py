@@ -11,7 +11,7 @@ import evalkit
 PACKAGES = [
     "evalkit", "evalkit.cases", "evalkit.matrix", "evalkit.providers", "evalkit.scorers",
     "evalkit.runner", "evalkit.results", "evalkit.stats", "evalkit.analysis",
-    "evalkit.optimize", "evalkit.report", "evalkit.sandbox",
+    "evalkit.optimize", "evalkit.report", "evalkit.sandbox", "evalkit.judge",
 ]
 
 
@@ -29,5 +29,6 @@ def test_all_matches_public_names(name: str) -> None:
 
 
 def test_top_level_functions_are_exported() -> None:
-    for name in ("run", "compare", "lift", "flips", "power", "gate", "import_results"):
+    for name in ("run", "compare", "lift", "flips", "power", "gate", "import_results",
+                 "judge_run"):
         assert callable(getattr(evalkit, name))

@@ -451,8 +451,13 @@ def _check_cases(
                 )
 
 
+#: Case fields only a judge reads: they cannot change the agent's outcome, so editing them
+#: re-judges the stored answers instead of rerunning the agent.
+JUDGE_ONLY_FIELDS = frozenset({"expectations", "rubric_pass"})
+
+
 def _case_hash(root: Path, case: Case) -> str:
-    content: dict[str, Any] = {"case": case.model_dump(mode="json")}
+    content: dict[str, Any] = {"case": case.model_dump(mode="json", exclude=set(JUDGE_ONLY_FIELDS))}
     if case.fixture is not None:
         content["fixture"] = directory_hash(root / case.fixture)
     return stable_hash(content)

@@ -122,6 +122,17 @@ class JsonPathEqualsCheck(_Frozen):
     """The expected value (compared after JSON decoding)."""
 
 
+class Expectation(_Frozen):
+    """A short statement about a good answer, graded pass/fail by the suite's judge."""
+
+    text: str = Field(min_length=1)
+    """The statement, e.g. ``Registers the cleanup with an EXIT trap``."""
+    truth: Regex | None = None
+    """Known truth: a regex (case-insensitive, outside negation contexts) that holds in an
+    answer exactly when the statement does. Never shown to a judge; the ``simulated`` judge
+    grades against it (else against the case's ``reference``)."""
+
+
 VerifierCheck = Annotated[
     CommandCheck | FileExistsCheck | FileMatchesCheck | JsonPathEqualsCheck,
     Field(discriminator="kind"),
@@ -155,7 +166,14 @@ class Case(_Frozen):
     forbidden_patterns: tuple[Regex, ...] = ()
     """Regexes a good answer does not recommend (``instead of tmux`` does not count)."""
     rubric: tuple[str, ...] = ()
-    """Human-readable grading notes (for reviewers and judges; not scored deterministically)."""
+    """Human-readable grading notes (for reviewers and judges; not scored deterministically).
+    With ``rubric_pass`` set, the judge grades each note like an expectation."""
+    rubric_pass: float | None = Field(default=None, gt=0, le=1)
+    """Share of the rubric notes the judge must pass for the item to pass (e.g. ``0.75``);
+    unset: the rubric is not judged."""
+    expectations: tuple[str | Expectation, ...] = ()
+    """Statements about a good answer, each graded pass/fail by the suite's ``judge``; all
+    must pass (plain text, or ``{text, truth}`` with a known-truth regex)."""
     workflow_checks: tuple[WorkflowCheck, ...] = ()
     """Partial-order checks on the transcript."""
     anti_patterns: tuple[AntiPatternRule, ...] = ()
@@ -190,7 +208,21 @@ class Case(_Frozen):
             raise ValueError("prompt-lane cases take no 'verifier', 'fixture' or 'setup'")
         if self.lane == "evidence" and not self.artifacts_required:
             raise ValueError("lane 'evidence' needs 'artifacts_required'")
+        if self.rubric_pass is not None and not self.rubric:
+            raise ValueError("'rubric_pass' needs a 'rubric' with at least one note to judge")
         return self
+
+    @property
+    def judged_expectations(self) -> tuple[Expectation, ...]:
+        """The expectations as :class:`Expectation` objects (plain text has no ``truth``)."""
+        return tuple(
+            e if isinstance(e, Expectation) else Expectation(text=e) for e in self.expectations
+        )
+
+    @property
+    def is_judged(self) -> bool:
+        """Whether a judge grades this case (it has expectations or a judged rubric)."""
+        return bool(self.expectations) or self.rubric_pass is not None
 
 
 class CaseFile(_Frozen):
@@ -256,6 +288,21 @@ class SuiteDefaults(_Frozen):
     """Default seed."""
 
 
+class JudgeSpec(_Frozen):
+    """The model that grades expectations and judged rubrics (``--judge-*`` override it)."""
+
+    provider: str = Field(default="simulated", min_length=1)
+    """A provider name (``anthropic``, ``openai_compat``, ``claude_code``), or ``simulated``:
+    the offline judge that grades against each expectation's known truth."""
+    model: str | None = None
+    """Judge model (passed to the provider as its ``model`` setting)."""
+    settings: dict[str, Any] = Field(default_factory=dict)
+    """Provider settings of the judge (as under ``providers``); for ``simulated``:
+    ``error_rate``, ``malformed_rate``, ``seed``."""
+    timeout_s: float = Field(default=120.0, gt=0)
+    """Wall-clock limit of one judge call in seconds."""
+
+
 class SuiteFile(_Frozen):
     """The ``suite.yaml`` file."""
 
@@ -275,6 +322,9 @@ class SuiteFile(_Frozen):
     """Anti-pattern rules applied to every case."""
     providers: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Provider settings by provider name (overridden by ``--provider-opt``)."""
+    judge: JudgeSpec | None = None
+    """The judge of the suite's expectations (needed when a case has ``expectations`` or a
+    ``rubric_pass``)."""
 
     @field_validator("skills")
     @classmethod

@@ -13,6 +13,7 @@ from evalkit.cli import (
     _cases,
     _gate,
     _import,
+    _judge,
     _optimize,
     _report,
     _run,
@@ -41,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _modules() -> list:  # type: ignore[type-arg]
-    return [_run, _cases, _authoring, _analysis, _gate, _optimize, _import, _report]
+    return [_run, _cases, _authoring, _analysis, _gate, _optimize, _import, _judge, _report]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

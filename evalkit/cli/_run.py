@@ -10,6 +10,7 @@ from pathlib import Path
 from evalkit._paths import safe_run_id
 from evalkit.cases import load_suite
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json, split_csv
+from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
@@ -41,6 +42,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--provider-opt", action="append", metavar="KEY=VALUE", help="provider setting (repeatable)"
     )
+    add_judge_flags(p)
     p.add_argument(
         "--skill",
         action="append",
@@ -104,6 +106,9 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         provider=args.provider,
         provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
         model=args.model,
+        judge_provider=args.judge_provider,
+        judge_model=args.judge_model,
+        judge_options=parse_key_values(args.judge_opt, "--judge-opt"),
         conditions=split_csv(args.conditions) or None,
         lanes=tuple(args.lane or ()),
         case_ids=tuple(args.case or ()),

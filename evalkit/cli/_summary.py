@@ -42,4 +42,12 @@ def print_run_summary(result: RunResult) -> None:
         f"{result.items} items, {result.ok} ok, {result.errors} errors/timeouts, "
         f"{result.cache_hits} from cache"
     )
+    if result.judge is not None:
+        j = result.judge
+        console.print(
+            f"judge {j['provider']}/{j['model']}: {j['statements_passed']}/{j['statements']} "
+            f"expectations passed on {j['items']} items, {j['errors']} judge errors; "
+            f"{j['calls']} judge calls, {j['cache_hits']} from cache, judge cost "
+            f"${j['cost_usd']:.4f} (apart from the agent's)"
+        )
     console.print(f"run written to {result.run_dir}")

@@ -61,6 +61,21 @@ class ProviderRecord(_Record):
     """Provider settings with secret values replaced by ``***``."""
 
 
+class JudgeRecord(_Record):
+    """The judge that graded a run's expectations."""
+
+    provider: str
+    """Judge provider (``simulated``, ``anthropic``, ...)."""
+    model: str | None = None
+    """Judge model."""
+    version: str | None = None
+    """Judge provider version."""
+    prompt_hash: str
+    """Hash of the judge prompt template (with the judge's system instructions)."""
+    settings: dict[str, Any] | None = None
+    """Judge settings with secret values replaced by ``***``."""
+
+
 class RunFilters(_Record):
     """Case filters the run was planned with."""
 
@@ -137,6 +152,10 @@ class Manifest(_Record):
     """Imported runs: the harness that produced them."""
     warnings: list[str] | None = None
     """Imported runs: things worth knowing that were not errors."""
+    judge: JudgeRecord | None = None
+    """The judge of the run's expectations, when a case has some."""
+    judged_from: str | None = None
+    """Runs made by ``evalkit judge``: the run whose agent outcomes were re-graded."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to ``manifest.json``: ``version`` and every key set."""

@@ -43,12 +43,31 @@ RESULT_SCHEMA = pa.schema(
         pa.field("finished_at", pa.timestamp("us", tz="UTC")),
         pa.field("cache_hit", pa.bool_()),
         pa.field("transcript_path", pa.string()),
+        # the judge (null for runs and cases without judged expectations)
+        pa.field("judge_provider", pa.string()),
+        pa.field("judge_model", pa.string()),
+        pa.field("judge_prompt_hash", pa.string()),
+        pa.field("judge_passed", pa.bool_()),
+        pa.field("judge_score", pa.float64()),
+        pa.field("judge_calls", pa.int32()),
+        pa.field("judge_cache_hits", pa.int32()),
+        pa.field("judge_input_tokens", pa.int64()),
+        pa.field("judge_output_tokens", pa.int64()),
+        pa.field("judge_cost_usd", pa.float64()),
+        pa.field("judge_error", pa.string()),
     ]
 )
 """Schema of ``results.parquet``: one row per work item.
 
 ``tags`` is a sorted, comma-separated string (never a list in a cell); ``passed`` is False for
 errors and timeouts (a timeout is a failure), while ``status`` keeps them apart.
+
+The ``judge_*`` columns describe the grading of a case's expectations: the judge's identity
+(``judge_provider``, ``judge_model``, ``judge_prompt_hash``), its verdict (``judge_passed``,
+``judge_score``: the share of judged statements passed), what it cost apart from the agent
+(``judge_calls`` made, ``judge_cache_hits``, tokens, ``judge_cost_usd``) and ``judge_error``
+when the judge failed after its retries (the row is then an ``error`` with ``error_class``
+``judge_error``).
 """
 
 SCORE_SCHEMA = pa.schema(
@@ -59,9 +78,14 @@ SCORE_SCHEMA = pa.schema(
         pa.field("max_value", pa.float64()),
         pa.field("passed", pa.bool_()),
         pa.field("detail", pa.string()),
+        pa.field("expectation", pa.string()),
     ]
 )
-"""Schema of ``scores.parquet``: one row per (work item, scoring component)."""
+"""Schema of ``scores.parquet``: one row per (work item, scoring component).
+
+Judged statements are components ``expectation:N`` and ``rubric:N`` (1-based, in case order):
+``expectation`` holds the statement, ``detail`` the judge's one-line evidence.
+"""
 
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
 STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "skipped")

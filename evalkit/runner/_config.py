@@ -44,8 +44,9 @@ class RunConfig(BaseModel):
     """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
 
     Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
-    ``trials``, ``seed``, ``skills`` and ``descriptions`` can change outcomes; concurrency,
-    backend, paths and progress never do.
+    ``trials``, ``seed``, ``skills`` and ``descriptions`` can change the agent's outcomes, and
+    the ``judge_*`` options the verdicts on expectations; concurrency, backend, paths and
+    progress never do.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -56,6 +57,12 @@ class RunConfig(BaseModel):
     """Provider settings (``--provider-opt KEY=VALUE``), over the suite's ``providers``."""
     model: str | None = None
     """Model override, passed to the provider as its ``model`` setting."""
+    judge_provider: str | None = None
+    """Judge of the suite's expectations (default: the suite's ``judge``)."""
+    judge_model: str | None = None
+    """Judge model override."""
+    judge_options: dict[str, Any] = Field(default_factory=dict)
+    """Judge settings (``--judge-opt KEY=VALUE``), over the suite's ``judge.settings``."""
     conditions: tuple[str, ...] | None = None
     """Conditions to run (default: the suite's)."""
     lanes: tuple[str, ...] = ()

@@ -19,9 +19,12 @@ from evalkit._paths import safe_run_id
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
+from evalkit.judge import Judge, apply_judge, check_judgeable, make_judge, resolve_judge_spec
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
+    RESULT_SCHEMA,
+    RESULTS_FILE,
     ConditionRecord,
     EventLog,
     Manifest,
@@ -32,6 +35,7 @@ from evalkit.results import (
     append_event,
     append_line,
     load_manifest,
+    read_table,
     write_manifest,
 )
 from evalkit.runner._backends import parallel_map
@@ -74,12 +78,21 @@ class RunResult(RunSummary):
     Attributes:
         cache_hits: Items whose outcome came from the cache.
         manifest: The run's manifest.
+        judge: What the judge of the run's expectations did and cost (None without one).
 
     The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
 
     cache_hits: int = 0
     manifest: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit run --json`` object (``judge`` only when the run was judged)."""
+        out = super().to_dict()
+        if self.judge is not None:
+            out["judge"] = self.judge
+        return out
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
@@ -113,6 +126,26 @@ class _Prepared:
     trials: int
     seed: int
     items: list[WorkItem]
+    judge: Judge | None = None
+
+
+def _prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | None:
+    """The judge of the planned cases' expectations (None when no planned case is judged)."""
+    spec = resolve_judge_spec(
+        suite.spec.judge, config.judge_provider, config.judge_model, config.judge_options
+    )
+    judged = [case for case in cases if case.is_judged]
+    if not judged:
+        return None
+    judge = None if spec is None else make_judge(
+        spec,
+        config.runs_dir,
+        use_cache=config.use_cache,
+        retries=config.retries,
+        retry_backoff_s=config.retry_backoff_s,
+    )
+    check_judgeable(judge, judged)
+    return judge
 
 
 def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
@@ -138,6 +171,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     for case in cases:
         for name in conditions:
             suite.exposure(case, name)  # raises ConfigError on a missing skill variant
+    judge = _prepare_judge(suite, config, list(cases))
     trials = config.trials or defaults.trials
     seed = config.seed if config.seed is not None else defaults.seed
     outcome = tuple(sorted(provider.outcome_settings().items()))
@@ -154,7 +188,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         pass_threshold=defaults.pass_threshold,
     )
     return _Prepared(
-        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items
+        suite, provider_name, spec.settings, info, tuple(conditions), trials, seed, items, judge
     )
 
 
@@ -207,6 +241,7 @@ def _manifest(
         command_line=config.command_line,
         status=status,
         counts=counts,
+        **({"judge": prep.judge.record()} if prep.judge is not None else {}),
     )
 
 
@@ -332,6 +367,10 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
     results, _ = compact(run_dir)
+    judged = None
+    if prep.judge is not None:
+        judged = apply_judge(run_dir, prep.suite, prep.judge, concurrency=config.concurrency)
+        results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     status = results.column("status").to_pylist()
     passed = results.column("passed").to_pylist()
     hits = results.column("cache_hit").to_pylist()
@@ -346,7 +385,12 @@ def _run_locked(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) 
     manifest = write_manifest(run_dir, _manifest(prep, config, run_id, "complete", counts))
     append_event(run_dir, "run_finished", **counts)
     return RunResult.from_counts(
-        run_id, run_dir, counts, cache_hits=counts["cache_hits"], manifest=manifest
+        run_id,
+        run_dir,
+        counts,
+        cache_hits=counts["cache_hits"],
+        manifest=manifest,
+        judge=None if judged is None else judged.to_dict(),
     )
 
 

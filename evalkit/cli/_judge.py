@@ -1,0 +1,138 @@
+"""``evalkit judge``: re-grade a run, or calibrate its judge against human labels.
+
+``evalkit judge RUN`` re-grades without rerunning the agent; ``evalkit judge calibrate RUN
+--labels labels.csv`` compares the judge's verdicts with human labels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from evalkit.cli._common import add_json_flag, parse_key_values, print_json
+from evalkit.errors import ConfigError
+from evalkit.judge import Calibration, calibrate, judge_run
+
+
+def add_judge_flags(p: argparse.ArgumentParser) -> None:
+    """``--judge-provider``, ``--judge-model`` and ``--judge-opt`` (shared with ``run``)."""
+    p.add_argument(
+        "--judge-provider",
+        help="judge of the expectations: simulated, anthropic, openai_compat, claude_code ... "
+        "(default: the suite's judge)",
+    )
+    p.add_argument("--judge-model", help="judge model")
+    p.add_argument(
+        "--judge-opt", action="append", metavar="KEY=VALUE", help="judge setting (repeatable)"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``evalkit judge``."""
+    p = sub.add_parser(
+        "judge",
+        help="re-grade a run's expectations (e.g. with another judge) into a new run; "
+        "'judge calibrate RUN --labels FILE' compares the judge with human labels",
+        description="evalkit judge RUN: grade the expectations of an existing run again, "
+        "without rerunning the agent: the new run shares the agent outcomes and transcripts; "
+        "unchanged verdicts come from the judge cache. evalkit judge calibrate RUN --labels "
+        "labels.csv: Cohen's kappa, agreement, confusion matrix and disagreements of the "
+        "run's judge against human labels, stored beside the run.",
+    )
+    p.add_argument("run", help="run id (under --runs-dir) or run directory; or 'calibrate'")
+    p.add_argument("calibrate_run", nargs="?", metavar="RUN", help="with 'calibrate': the run")
+    p.add_argument("--labels", help="calibrate: CSV of human labels (expectation, label, and "
+                   "item_key or case_id/condition/trial)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="calibrate: confidence level of kappa's interval (default 0.95)")
+    add_judge_flags(p)
+    p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
+    p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")
+    p.add_argument("--concurrency", type=int, default=2, help="judge calls in flight (default 2)")
+    p.add_argument("--retries", type=int, default=2, help="retries of a failed judge call")
+    p.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
+    add_json_flag(p)
+    p.set_defaults(func=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    """Judge the run (or calibrate it); print a summary (or the JSON object)."""
+    if args.run == "calibrate":
+        return _calibrate(args)
+    if args.calibrate_run is not None or args.labels is not None:
+        raise ConfigError(
+            "--labels and a second run go with 'evalkit judge calibrate RUN --labels FILE'"
+        )
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.retries < 0:
+        raise ConfigError(f"--retries must be at least 0, got {args.retries}")
+    result = judge_run(
+        args.run,
+        runs_dir=args.runs_dir,
+        provider=args.judge_provider,
+        model=args.judge_model,
+        options=parse_key_values(args.judge_opt, "--judge-opt"),
+        run_id=args.run_id,
+        use_cache=not args.no_cache,
+        concurrency=args.concurrency,
+        retries=args.retries,
+        command_line=shlex.join(["evalkit", *sys.argv[1:]]),
+    )
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    judge = result.judge
+    print(
+        f"judged {judge.items} items of run '{result.judged_from}' with {judge.provider}/"
+        f"{judge.model}: {judge.statements_passed}/{judge.statements} statements passed, "
+        f"{judge.errors} judge errors"
+    )
+    print(
+        f"judge calls {judge.calls}, from cache {judge.cache_hits}, judge cost "
+        f"${judge.cost_usd:.4f}; pass rate {result.pass_rate:.1%}"
+    )
+    print(f"run written to {result.run_dir}")
+    return 0
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    if args.calibrate_run is None or args.labels is None:
+        raise ConfigError("usage: evalkit judge calibrate RUN --labels labels.csv")
+    result = calibrate(
+        args.calibrate_run, args.labels, runs_dir=args.runs_dir, confidence=args.confidence
+    )
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    _print_calibration(result)
+    return 0
+
+
+def _print_calibration(result: Calibration) -> None:
+    judge, kappa, c = result.judge, result.kappa, result.confusion
+    estimate = "undefined" if kappa.estimate != kappa.estimate else f"{kappa.estimate:.3f}"
+    bounds = "" if kappa.ci_low != kappa.ci_low else (
+        f" [{kappa.ci_low:.3f}, {kappa.ci_high:.3f}] ({kappa.confidence:.0%})"
+    )
+    print(f"judge {judge['provider']}/{judge['model']} (prompt {judge['prompt_hash']}) on run "
+          f"'{result.run_id}': {result.n} labelled statements"
+          + (f", {result.unmatched} labels without a verdict" if result.unmatched else ""))
+    print(f"Cohen's kappa {estimate}{bounds}; raw agreement {result.agreement:.1%}")
+    if kappa.note:
+        print(f"note: {kappa.note}")
+    print("confusion (judge x human):  human pass  human fail")
+    print(f"  judge pass               {c['pass_pass']:>10}  {c['pass_fail']:>10}")
+    print(f"  judge fail               {c['fail_pass']:>10}  {c['fail_fail']:>10}")
+    print("agreement per expectation:")
+    for row in result.per_expectation:
+        print(f"  {row['agreement']:6.1%}  n={row['n']:<4} {row['expectation']}")
+    if result.disagreements:
+        print(f"disagreements ({len(result.disagreements)}):")
+        for d in result.disagreements:
+            verdict = "pass" if d["judge"] else "fail"
+            human = "pass" if d["human"] else "fail"
+            print(f"  {d['item_key']}: {d['expectation']!r}: judge {verdict}, human {human}; "
+                  f"evidence: {d['evidence']}")
+    print(f"report written to {result.path}")

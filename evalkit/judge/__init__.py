@@ -1,0 +1,86 @@
+"""The LLM judge: model-graded expectations and rubrics, cached, through evalkit's providers.
+
+A case's ``expectations`` (and its ``rubric`` when ``rubric_pass`` is set) are graded pass/fail
+by the suite's judge from the case prompt, the agent's final answer and a bounded transcript
+excerpt; :func:`combine` joins the verdicts with the deterministic scorers. Verdicts are
+content-addressed (:class:`JudgeCache`), so re-judging an unchanged answer costs nothing, and
+:func:`judge_run` re-grades an existing run into a new one without rerunning the agent.
+"""
+
+from evalkit.judge._apply import (
+    JUDGE_ERROR,
+    JudgeRunResult,
+    JudgeSummary,
+    apply_judge,
+    check_judgeable,
+    judge_run,
+    make_judge,
+    resolve_judge_spec,
+)
+from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
+from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
+from evalkit.judge._grade import (
+    Combined,
+    Graded,
+    ItemJudgement,
+    Judge,
+    Statement,
+    combine,
+    known_truth,
+    statements,
+)
+from evalkit.judge._graders import (
+    Answer,
+    Grader,
+    ProviderGrader,
+    Question,
+    SimulatedJudge,
+    SimulatedJudgeSettings,
+    create_grader,
+)
+from evalkit.judge._prompt import (
+    PROMPT_HASH,
+    Verdict,
+    build_prompt,
+    final_answer,
+    parse_verdict,
+    transcript_excerpt,
+)
+
+__all__ = [
+    "CALIBRATION_DIR",
+    "JUDGE_CACHE_DIR",
+    "JUDGE_ERROR",
+    "PROMPT_HASH",
+    "Answer",
+    "Calibration",
+    "Combined",
+    "Graded",
+    "Grader",
+    "ItemJudgement",
+    "Judge",
+    "JudgeCache",
+    "JudgeRunResult",
+    "JudgeSummary",
+    "ProviderGrader",
+    "Question",
+    "SimulatedJudge",
+    "SimulatedJudgeSettings",
+    "Statement",
+    "Verdict",
+    "apply_judge",
+    "build_prompt",
+    "calibrate",
+    "check_judgeable",
+    "combine",
+    "create_grader",
+    "final_answer",
+    "judge_run",
+    "known_truth",
+    "make_judge",
+    "parse_verdict",
+    "read_labels",
+    "resolve_judge_spec",
+    "statements",
+    "transcript_excerpt",
+]

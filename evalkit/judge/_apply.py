@@ -1,0 +1,396 @@
+"""Judge a run's items: in place, or into a new run sharing the agent outcomes.
+
+:func:`apply_judge` grades a run in place at the end of ``evalkit run``; :func:`judge_run`
+(``evalkit judge RUN``) copies a run's agent outcomes into a new run and grades that.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalkit._paths import safe_run_id
+from evalkit.cases import Case, JudgeSpec, Suite, load_suite
+from evalkit.errors import ConfigError
+from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
+from evalkit.judge._grade import Judge, combine
+from evalkit.results import (
+    RESULT_SCHEMA,
+    RESULTS_FILE,
+    SCORE_SCHEMA,
+    SCORES_FILE,
+    TRANSCRIPTS_DIR,
+    append_event,
+    load_manifest,
+    read_table,
+    read_transcripts,
+    resolve_run_dir,
+    write_manifest,
+)
+
+#: ``error_class`` of an item whose judge failed after its retries.
+JUDGE_ERROR = "judge_error"
+
+_JUDGED = ("expectation:", "rubric:")
+_UNWEIGHTED = ("total", "skill_trigger")
+
+
+@dataclass(frozen=True)
+class JudgeSummary:
+    """What judging a run did and cost (the ``judge`` object of ``--json``).
+
+    Attributes:
+        provider: Judge provider.
+        model: Judge model.
+        prompt_hash: Hash of the judge prompt template.
+        items: Items graded.
+        statements: Statements graded.
+        statements_passed: Statements the judge passed.
+        calls: Judge calls made (retries included; 0 when everything came from the cache).
+        cache_hits: Verdicts reused from the cache.
+        errors: Items whose judge failed after its retries.
+        input_tokens: Judge prompt tokens.
+        output_tokens: Judge completion tokens.
+        cost_usd: Judge cost, apart from the agent's ``cost_usd``.
+    """
+
+    provider: str
+    model: str
+    prompt_hash: str
+    items: int = 0
+    statements: int = 0
+    statements_passed: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    errors: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object."""
+        return asdict(self)
+
+
+def resolve_judge_spec(
+    suite_judge: JudgeSpec | None,
+    provider: str | None = None,
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> JudgeSpec | None:
+    """The judge of a run: the suite's ``judge:`` with the command line's overrides.
+
+    A ``--judge-provider`` other than the suite's drops the suite's judge settings (they
+    belong to the other provider); ``--judge-opt`` values go over what remains.
+
+    Returns:
+        The judge spec, or None when neither the suite nor the command line names a judge.
+    """
+    if suite_judge is None and provider is None and model is None and not options:
+        return None
+    spec = suite_judge or JudgeSpec()
+    settings = dict(spec.settings)
+    if provider is not None and provider != spec.provider:
+        settings = {}
+    settings.update(options or {})
+    return JudgeSpec(
+        provider=provider or spec.provider,
+        model=model if model is not None else spec.model,
+        settings=settings,
+        timeout_s=spec.timeout_s,
+    )
+
+
+def make_judge(
+    spec: JudgeSpec,
+    runs_dir: str | os.PathLike[str],
+    *,
+    use_cache: bool = True,
+    retries: int = 2,
+    retry_backoff_s: float = 1.0,
+) -> Judge:
+    """A :class:`Judge` with the verdict cache of ``runs_dir`` (validates the settings).
+
+    Raises:
+        ConfigError: Unknown judge provider or invalid settings.
+    """
+    cache = JudgeCache(Path(runs_dir) / JUDGE_CACHE_DIR) if use_cache else None
+    return Judge(spec, cache, retries=retries, retry_backoff_s=retry_backoff_s)
+
+
+def check_judgeable(judge: Judge | None, cases: list[Case]) -> None:
+    """Refuse a plan whose judged cases have no judge, or no known truth for a simulated one.
+
+    Raises:
+        ConfigError: The message names the case and the fix.
+    """
+    judged = [c for c in cases if c.is_judged]
+    if judged and judge is None:
+        raise ConfigError(
+            f"case '{judged[0].id}' has expectations but the suite declares no judge: add "
+            "`judge: {provider: simulated}` (or anthropic, openai_compat, claude_code) to "
+            "suite.yaml, or pass --judge-provider NAME"
+        )
+    if judge is None or judge.grader.provider != "simulated":
+        return
+    for case in judged:
+        for i, e in enumerate(case.judged_expectations, start=1):
+            if e.truth is None and not case.reference:
+                raise ConfigError(
+                    f"case '{case.id}': expectations[{i - 1}] has no 'truth' regex and the case "
+                    "has no 'reference': the simulated judge grades against one of them; add "
+                    "one, or use a model judge (--judge-provider)"
+                )
+        if case.rubric_pass is not None and not case.reference:
+            raise ConfigError(
+                f"case '{case.id}': a judged rubric needs a 'reference' for the simulated judge"
+            )
+
+
+def _write(run_dir: Path, name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
+    table = pa.Table.from_pylist(rows, schema=schema)
+    if table.num_rows:
+        table = table.sort_by("item_key")
+    tmp = run_dir / f".{name}.tmp"
+    pq.write_table(table, tmp)
+    os.replace(tmp, run_dir / name)
+
+
+def apply_judge(
+    run_dir: Path, suite: Suite, judge: Judge, *, concurrency: int = 2
+) -> JudgeSummary:
+    """Grade the judged cases of a compacted run and rewrite its tables.
+
+    Every ``ok`` item of a case with expectations (or a judged rubric) is graded from its
+    transcript; its ``passed`` and ``score`` become the combination of the scorers' ``total``
+    row and the verdicts (:func:`~evalkit.judge.combine`), its ``judge_*`` columns are set and
+    ``scores.parquet`` gets one ``expectation:N`` / ``rubric:N`` row per statement. It is
+    idempotent: re-applying starts again from the scorers' ``total`` rows.
+
+    Args:
+        run_dir: The run directory (compacted).
+        suite: The suite (cases and their statements).
+        judge: The judge.
+        concurrency: Judge calls in flight (threads; the judge provider's limiter applies).
+
+    Returns:
+        What was judged and what it cost.
+    """
+    results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA).to_pylist()
+    scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA).to_pylist()
+    cases = {case.id: case for case in suite.cases}
+    for row in results:
+        if row.get("error_class") == JUDGE_ERROR:  # the agent's outcome itself was fine
+            row.update(status="ok", error_class=None, error_message=None)
+    todo = [r for r in results if r["status"] == "ok" and r["case_id"] in cases
+            and cases[r["case_id"]].is_judged]
+    transcripts = read_transcripts(run_dir, [r["item_key"] for r in todo])
+    todo = [r for r in todo if r["item_key"] in transcripts]
+    by_item: dict[str, list[dict[str, Any]]] = {}
+    for s in scores:
+        by_item.setdefault(s["item_key"], []).append(s)
+
+    def grade(row: dict[str, Any]) -> Any:
+        events = transcripts[row["item_key"]]["response"]["events"]
+        return judge.judge_item(cases[row["case_id"]], events)
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        judgements = list(pool.map(grade, todo))
+
+    totals = dict(provider=judge.grader.provider, model=judge.grader.model,
+                  prompt_hash=judge.prompt_hash)
+    counts = dict.fromkeys(("items", "statements", "statements_passed", "calls", "cache_hits",
+                            "errors", "input_tokens", "output_tokens"), 0)
+    cost = 0.0
+    for row, result in zip(todo, judgements, strict=True):
+        key, case = row["item_key"], cases[row["case_id"]]
+        kept = [s for s in by_item.get(key, []) if not s["component"].startswith(_JUDGED)]
+        usage = result.usage
+        row.update(
+            judge_provider=judge.grader.provider,
+            judge_model=judge.grader.model,
+            judge_prompt_hash=judge.prompt_hash,
+            judge_calls=usage.calls,
+            judge_cache_hits=usage.cache_hits,
+            judge_input_tokens=usage.input_tokens,
+            judge_output_tokens=usage.output_tokens,
+            judge_cost_usd=usage.cost_usd,
+            judge_error=result.error,
+        )
+        counts["items"] += 1
+        counts["calls"] += usage.calls
+        counts["cache_hits"] += usage.cache_hits
+        counts["input_tokens"] += usage.input_tokens
+        counts["output_tokens"] += usage.output_tokens
+        cost += usage.cost_usd
+        total = next((s for s in kept if s["component"] == "total"), None)
+        if result.error is not None or total is None:
+            message = result.error or "the item has no scorers' 'total' row to combine with"
+            row.update(status="error", error_class=JUDGE_ERROR, error_message=message,
+                       passed=False, score=0.0, judge_passed=None, judge_score=None,
+                       judge_error=message)
+            counts["errors"] += 1
+            by_item[key] = kept
+            continue
+        has_scorers = any(s["component"] not in _UNWEIGHTED and (s["max_value"] or 0) > 0
+                          for s in kept)
+        combined = combine(case, result.graded, scored_passed=bool(total["passed"]),
+                           scored_score=float(total["value"] or 0.0), has_scorers=has_scorers)
+        row.update(passed=combined.passed, score=combined.score,
+                   judge_passed=combined.judge_passed, judge_score=combined.judge_score)
+        counts["statements"] += len(result.graded)
+        counts["statements_passed"] += sum(g.passed for g in result.graded)
+        by_item[key] = kept + [
+            {"item_key": key, "component": g.statement.component, "value": float(g.passed),
+             "max_value": 1.0, "passed": g.passed, "detail": g.evidence,
+             "expectation": g.statement.text}
+            for g in result.graded
+        ]
+    _write(run_dir, RESULTS_FILE, results, RESULT_SCHEMA)
+    _write(run_dir, SCORES_FILE, [s for rows in by_item.values() for s in rows], SCORE_SCHEMA)
+    summary = JudgeSummary(**totals, **counts, cost_usd=cost)  # type: ignore[arg-type]
+    append_event(run_dir, "judged", **summary.to_dict())
+    return summary
+
+
+@dataclass(frozen=True)
+class JudgeRunResult:
+    """A run re-graded by ``evalkit judge RUN``.
+
+    Attributes:
+        run_id: The new run.
+        run_dir: Its directory.
+        judged_from: The run whose agent outcomes it shares.
+        items: Work items.
+        pass_rate: Share of items that passed after judging.
+        judge: What judging did and cost.
+    """
+
+    run_id: str
+    run_dir: Path
+    judged_from: str
+    items: int
+    pass_rate: float
+    judge: JudgeSummary
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``evalkit judge --json`` object."""
+        return {
+            "run_id": self.run_id,
+            "run_dir": str(self.run_dir),
+            "judged_from": self.judged_from,
+            "items": self.items,
+            "pass_rate": self.pass_rate,
+            "judge": self.judge.to_dict(),
+        }
+
+
+def judge_run(
+    run: str | os.PathLike[str],
+    *,
+    runs_dir: str | os.PathLike[str] = "runs",
+    provider: str | None = None,
+    model: str | None = None,
+    options: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    use_cache: bool = True,
+    concurrency: int = 2,
+    retries: int = 2,
+    retry_backoff_s: float = 1.0,
+    command_line: str = "",
+) -> JudgeRunResult:
+    """Re-grade an existing run's expectations without rerunning the agent.
+
+    The new run copies the source run's agent outcomes and transcripts, then grades them with
+    the suite's judge (or the one given); unchanged questions come from the verdict cache.
+
+    Args:
+        run: Run directory or run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up and the new run is written.
+        provider: Judge provider (default: the suite's).
+        model: Judge model.
+        options: Judge settings over the suite's.
+        run_id: Id of the new run (default: ``<source>-judged-<time>``).
+        use_cache: Reuse cached verdicts.
+        concurrency: Judge calls in flight.
+        retries: Retries of a failed or unparsable judge call.
+        retry_backoff_s: Base of the backoff between retries.
+        command_line: The command that asked for it (recorded in the manifest).
+
+    Returns:
+        The new run.
+
+    Raises:
+        RunNotFoundError: The run does not exist.
+        ConfigError: No suite or no judge, or the new run id is taken.
+    """
+    source = resolve_run_dir(run, runs_dir)
+    manifest = load_manifest(source)
+    if manifest is None or not manifest.suite_path:
+        raise ConfigError(
+            f"{source}: the run records no suite_path in manifest.json, so its expectations "
+            "cannot be found; only runs made by `evalkit run` can be judged"
+        )
+    suite_path = Path(manifest.suite_path)
+    if not suite_path.is_dir():
+        raise ConfigError(
+            f"{source}/manifest.json: suite_path '{suite_path}' does not exist any more; "
+            "restore the suite there (expectations are read from it)"
+        )
+    suite = load_suite(suite_path)
+    spec = resolve_judge_spec(suite.spec.judge, provider, model, options)
+    judge = None if spec is None else make_judge(
+        spec, runs_dir, use_cache=use_cache, retries=retries, retry_backoff_s=retry_backoff_s
+    )
+    check_judgeable(judge, [c for c in suite.cases if c.is_judged])
+    if judge is None:
+        raise ConfigError(f"suite '{suite.name}' has no judged cases and no judge")
+    new_id = run_id or f"{source.name}-judged-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    target = Path(runs_dir) / safe_run_id(new_id)
+    try:
+        target.mkdir(parents=True)
+    except FileExistsError:
+        raise ConfigError(
+            f"run '{new_id}' already exists in {runs_dir}; choose another --run-id"
+        ) from None
+    results = read_table(source, RESULTS_FILE, RESULT_SCHEMA).to_pylist()
+    for row in results:
+        row["run_id"] = new_id
+    _write(target, RESULTS_FILE, results, RESULT_SCHEMA)
+    _write(target, SCORES_FILE, read_table(source, SCORES_FILE, SCORE_SCHEMA).to_pylist(),
+           SCORE_SCHEMA)
+    if (source / TRANSCRIPTS_DIR).is_dir():
+        shutil.copytree(source / TRANSCRIPTS_DIR, target / TRANSCRIPTS_DIR)
+    append_event(target, "judge_started", judged_from=source.name)
+    summary = apply_judge(target, suite, judge, concurrency=concurrency)
+    final = read_table(target, RESULTS_FILE, RESULT_SCHEMA)
+    status = final.column("status").to_pylist()
+    passed = sum(bool(p) for p in final.column("passed").to_pylist())
+    counts = dict(manifest.counts)
+    counts.update(items=final.num_rows, ok=status.count("ok"), error=status.count("error"),
+                  timeout=status.count("timeout"), passed=passed)
+    write_manifest(target, manifest.model_copy(update={
+        "run_id": new_id,
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "judge": judge.record(),
+        "judged_from": source.name,
+        "counts": counts,
+        "command_line": command_line or manifest.command_line,
+    }))
+    return JudgeRunResult(
+        run_id=new_id,
+        run_dir=target,
+        judged_from=source.name,
+        items=final.num_rows,
+        pass_rate=passed / final.num_rows if final.num_rows else 0.0,
+        judge=summary,
+    )

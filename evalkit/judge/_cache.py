@@ -1,0 +1,46 @@
+"""Content-addressed judge verdicts, shared by every run under one runs directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+#: Where verdicts live under the runs directory.
+JUDGE_CACHE_DIR = Path(".cache") / "judge"
+
+
+class JudgeCache:
+    """Verdicts by question key, one JSON file each, written by atomic rename.
+
+    The key is the content address of everything that can change a verdict: the judge's
+    provider, model and outcome settings, the prompt template, the statement and the graded
+    answer (see :func:`evalkit.judge.question_key`). Only parsed verdicts are stored.
+
+    Args:
+        root: The cache directory (``<runs_dir>/.cache/judge``).
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored verdict (``passed``, ``evidence``, usage), or None."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("passed"), bool) else None
+
+    def put(self, key: str, entry: dict[str, Any]) -> None:
+        """Store a verdict atomically."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        tmp.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
+        os.replace(tmp, path)

@@ -1,0 +1,293 @@
+"""Grade one item's statements: questions, cache, retries, and the rule that combines them."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
+from evalkit.errors import InfraError, ProviderError
+from evalkit.judge._cache import JudgeCache
+from evalkit.judge._graders import Grader, Question, create_grader
+from evalkit.judge._prompt import (
+    PROMPT_HASH,
+    build_prompt,
+    final_answer,
+    parse_verdict,
+    transcript_excerpt,
+)
+from evalkit.results import JudgeRecord
+
+_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One judged statement of a case.
+
+    Attributes:
+        component: Its ``scores.parquet`` component: ``expectation:N`` or ``rubric:N``.
+        text: The statement.
+        truth: The known-truth regex, when the suite gives one.
+    """
+
+    component: str
+    text: str
+    truth: str | None = None
+
+
+def statements(case: Case) -> tuple[Statement, ...]:
+    """The statements a judge grades for ``case``: expectations, then a judged rubric."""
+    out = [
+        Statement(f"expectation:{i}", e.text, e.truth)
+        for i, e in enumerate(case.judged_expectations, start=1)
+    ]
+    if case.rubric_pass is not None:
+        out += [Statement(f"rubric:{i}", note) for i, note in enumerate(case.rubric, start=1)]
+    return tuple(out)
+
+
+def known_truth(statement: Statement | Expectation, case: Case, graded_text: str) -> bool | None:
+    """The known truth of a statement about an answer, for the simulated judge.
+
+    With a ``truth`` regex: whether it matches the answer outside negation contexts. Without
+    one: whether the answer carries at least half of the lines of the case's ``reference``
+    (None when the case has no reference).
+    """
+    if statement.truth:
+        return bool(find_affirmed(statement.truth, graded_text))
+    if not case.reference:
+        return None
+    lines = [" ".join(line.split()) for line in case.reference.splitlines() if line.strip()]
+    flat = " ".join(graded_text.split())
+    return sum(line in flat for line in lines) * 2 >= len(lines)
+
+
+@dataclass
+class Usage:
+    """Judge calls of one item and what they cost."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
+class Graded:
+    """A statement with its verdict."""
+
+    statement: Statement
+    passed: bool
+    evidence: str
+
+
+@dataclass
+class ItemJudgement:
+    """Every verdict of one item (or the error that stopped its grading)."""
+
+    graded: list[Graded] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+
+
+class Judge:
+    """A resolved judge: grader, identity, cache and retry policy.
+
+    Args:
+        spec: The judge's provider, model, settings and time limit.
+        cache: Verdict cache (None: no caching).
+        retries: Retries of a failed or unparsable judge call.
+        retry_backoff_s: Base of the exponential backoff between retries.
+    """
+
+    def __init__(
+        self,
+        spec: JudgeSpec,
+        cache: JudgeCache | None = None,
+        *,
+        retries: int = 2,
+        retry_backoff_s: float = 1.0,
+    ) -> None:
+        settings = dict(spec.settings)
+        if spec.model:
+            settings["model"] = spec.model
+        self.spec = spec
+        self.grader: Grader = create_grader(spec.provider, settings, timeout_s=spec.timeout_s)
+        self.cache = cache
+        self.retries = retries
+        self.retry_backoff_s = retry_backoff_s
+        self.identity = {
+            "provider": self.grader.provider,
+            "model": self.grader.model,
+            "outcome": self.grader.outcome_settings(),
+            "prompt": PROMPT_HASH,
+        }
+        self._rng = random.Random(0)
+        self._lock = threading.Lock()
+        self._asking: dict[str, threading.Lock] = {}
+
+    @property
+    def prompt_hash(self) -> str:
+        """Hash of the judge prompt template."""
+        return PROMPT_HASH
+
+    def record(self) -> JudgeRecord:
+        """The manifest record of this judge (secret-looking settings masked)."""
+        settings = {
+            k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v)
+            for k, v in self.spec.settings.items()
+        }
+        return JudgeRecord(
+            provider=self.grader.provider,
+            model=self.grader.model,
+            version=self.grader.version,
+            prompt_hash=PROMPT_HASH,
+            settings=settings,
+        )
+
+    def question_key(self, statement: str, graded: Sequence[str]) -> str:
+        """Content address of one question (judge identity, prompt, statement, answer)."""
+        return stable_hash(
+            {"judge": self.identity, "statement": statement, "graded": stable_hash(list(graded))}
+        )
+
+    def judge_item(self, case: Case, events: Sequence[Mapping[str, Any]]) -> ItemJudgement:
+        """Grade every statement of ``case`` about one transcript.
+
+        Args:
+            case: The case (its prompt and statements).
+            events: The item's transcript events as stored.
+
+        Returns:
+            The verdicts, or an ``error`` once a statement could not be graded after retries.
+        """
+        task = case.prompt + (f"\n\n{case.context}" if case.context else "")
+        answer = final_answer(events)
+        excerpt = transcript_excerpt(events)
+        graded_text = "\n".join(
+            str(e.get("content", "")) for e in events if e.get("kind") in ("assistant", "tool_call")
+        )
+        out = ItemJudgement()
+        for statement in statements(case):
+            question = Question(
+                prompt=build_prompt(task, answer, excerpt, statement.text),
+                key=self.question_key(statement.text, (task, answer, excerpt)),
+                truth=known_truth(statement, case, graded_text),
+            )
+            try:
+                passed, evidence = self._verdict(question, out.usage)
+            except ProviderError as exc:
+                out.error = f"{statement.component}: {getattr(exc, 'error_class', 'error')}: {exc}"
+                return out
+            out.graded.append(Graded(statement, passed, evidence))
+        return out
+
+    def _verdict(self, question: Question, usage: Usage) -> tuple[bool, str]:
+        # one question in flight per key: a second item with the same answer waits for the
+        # first verdict and reads it from the cache instead of paying for a second call
+        with self._lock:
+            asking = self._asking.setdefault(question.key, threading.Lock())
+        with asking:
+            return self._verdict_once(question, usage)
+
+    def _verdict_once(self, question: Question, usage: Usage) -> tuple[bool, str]:
+        if self.cache is not None:
+            hit = self.cache.get(question.key)
+            if hit is not None:
+                usage.cache_hits += 1
+                return bool(hit["passed"]), str(hit.get("evidence", ""))
+        for attempt in range(self.retries + 1):
+            try:
+                usage.calls += 1
+                answer = self.grader.ask(question, attempt)
+                usage.input_tokens += answer.input_tokens
+                usage.output_tokens += answer.output_tokens
+                usage.cost_usd += answer.cost_usd
+                verdict = parse_verdict(answer.text)
+            except InfraError:
+                if attempt == self.retries:
+                    raise
+                with self._lock:
+                    jitter = 0.5 + self._rng.random()
+                time.sleep(self.retry_backoff_s * (2**attempt) * jitter)
+                continue
+            if self.cache is not None:
+                self.cache.put(
+                    question.key,
+                    {
+                        "passed": verdict.passed,
+                        "evidence": verdict.evidence,
+                        "input_tokens": answer.input_tokens,
+                        "output_tokens": answer.output_tokens,
+                        "cost_usd": answer.cost_usd,
+                    },
+                )
+            return verdict.passed, verdict.evidence
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class Combined:
+    """An item's outcome once its judged statements are combined with its scorers.
+
+    Attributes:
+        passed: The item's pass bit.
+        score: The item's score in [0, 1].
+        judge_passed: Every expectation passed and the rubric share reached ``rubric_pass``.
+        judge_score: Share of the judged statements that passed.
+    """
+
+    passed: bool
+    score: float
+    judge_passed: bool
+    judge_score: float
+
+
+def combine(
+    case: Case,
+    graded: Sequence[Graded],
+    *,
+    scored_passed: bool,
+    scored_score: float,
+    has_scorers: bool,
+) -> Combined:
+    """The documented rule that combines deterministic scorers and judged statements.
+
+    - ``judge_passed``: every expectation passed, and the share of rubric notes passed is at
+      least ``rubric_pass`` (when the rubric is judged);
+    - ``judge_score``: the share of all judged statements that passed;
+    - ``passed``: ``judge_passed`` and, when the case has weighted scorers (patterns,
+      anti-patterns, workflow, verifier, artifacts), their own pass bit too;
+    - ``score``: the mean of the scorers' score and ``judge_score`` (``judge_score`` alone
+      for a case judged only).
+
+    Examples:
+        >>> from evalkit.cases import Case
+        >>> case = Case(id="c", prompt="p", expectations=("a", "b"))
+        >>> s = [Statement("expectation:1", "a"), Statement("expectation:2", "b")]
+        >>> combine(case, [Graded(s[0], True, ""), Graded(s[1], False, "")],
+        ...         scored_passed=True, scored_score=1.0, has_scorers=True)
+        Combined(passed=False, score=0.75, judge_passed=False, judge_score=0.5)
+    """
+    expectations = [g for g in graded if g.statement.component.startswith("expectation:")]
+    rubric = [g for g in graded if g.statement.component.startswith("rubric:")]
+    judge_passed = all(g.passed for g in expectations)
+    if case.rubric_pass is not None and rubric:
+        judge_passed = judge_passed and (
+            sum(g.passed for g in rubric) / len(rubric) >= case.rubric_pass - 1e-12
+        )
+    judge_score = sum(g.passed for g in graded) / len(graded) if graded else 1.0
+    if has_scorers:
+        return Combined(
+            passed=judge_passed and scored_passed,
+            score=(scored_score + judge_score) / 2,
+            judge_passed=judge_passed,
+            judge_score=judge_score,
+        )
+    return Combined(judge_passed, judge_score, judge_passed, judge_score)
