@@ -202,6 +202,11 @@ def _eval_cases(
             raise InputError(
                 f"{where}: nothing to grade: give 'expectations' or an 'expected_output'"
             )
+        if "reference" not in case:
+            warnings.append(
+                f"{where}: no 'expected_output': the offline simulated judge cannot grade it "
+                "(it grades against the reference); name a model judge in suite.yaml"
+            )
         files = _strings(raw.get("files"), where, "files")
         if files:
             case["lane"] = "execution"

@@ -9,6 +9,7 @@ extra key, an eval without expectations.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -141,7 +142,7 @@ def test_unusable_evals_are_named_and_leave_nothing(
     data = json.loads((skill / "evals" / "evals.json").read_text())
     mutate(data)  # type: ignore[operator]
     (skill / "evals" / "evals.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match=message) as info:
+    with pytest.raises(InputError, match=re.escape(message)) as info:
         import_skill_dir(skill, tmp_path / "suite")
     assert str(skill / "evals" / "evals.json") in str(info.value)
     assert not (tmp_path / "suite").exists()
