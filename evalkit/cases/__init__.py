@@ -28,6 +28,7 @@ from evalkit.cases._models import (
 from evalkit.cases._new_suite import NewSuite, init_suite
 from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
 from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
+from evalkit.cases._skill_creator import SkillImport, import_skill_dir, is_skill_dir
 from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
 from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 
@@ -51,6 +52,7 @@ __all__ = [
     "JudgeSpec",
     "NewSuite",
     "Skill",
+    "SkillImport",
     "SkillExposure",
     "SkillTexts",
     "Suite",
@@ -65,8 +67,10 @@ __all__ = [
     "find_affirmed",
     "first_match",
     "import_case_table",
-    "init_suite",
+    "import_skill_dir",
     "is_negated",
+    "is_skill_dir",
+    "init_suite",
     "render_suites_markdown",
     "load_suite",
     "stable_hash",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,19 @@ def stable_hash(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LENGTH]
 
 
-def directory_hash(root: Path) -> str:
+def directory_hash(root: Path, exclude: Collection[str] = ()) -> str:
     """Hash a directory tree's relative paths and file contents.
 
     Args:
         root: The directory.
+        exclude: Relative paths (POSIX form) left out of the hash.
 
     Returns:
         A stable hash that changes when any file's name or content changes.
     """
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    files = (p for p in root.rglob("*") if p.is_file())
+    for path in sorted(p for p in files if p.relative_to(root).as_posix() not in exclude):
         digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
         digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()[:HASH_LENGTH]

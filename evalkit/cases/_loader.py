@@ -232,8 +232,34 @@ def _load_skills(
             if text is not None:
                 texts[variant] = text
         texts.setdefault("bootstrap", texts.get("canonical", ""))
-        skills[name] = SkillTexts(name=name, description=skill.description, texts=texts)
+        resources = _skill_resources(root, name, skill.resources, at, problems)
+        skills[name] = SkillTexts(
+            name=name,
+            description=skill.description,
+            texts=texts,
+            resources=resources,
+            resources_hash=directory_hash(resources, exclude=("SKILL.md",)) if resources else "",
+        )
     return skills
+
+
+def _skill_resources(
+    root: Path, name: str, rel: str | None, at: _Locator, problems: list[Problem]
+) -> Path | None:
+    """The skill's resource directory, checked like a fixture (inside the suite, safe links)."""
+    if rel is None:
+        return None
+    path = root / rel
+    where = ("skills", name, "resources")
+    if Path(rel).is_absolute() or not is_inside(rel, root):
+        problems.append(at(where, f"'{rel}' lies outside the suite; use a path inside it"))
+        return None
+    if not path.is_dir():
+        problems.append(at(where, f"not a directory: {path}; create it or fix the path"))
+        return None
+    for link in fixture_link_problems(path):
+        problems.append(at(where, str(link)))
+    return path.resolve()
 
 
 def _check_conditions(

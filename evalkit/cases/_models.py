@@ -196,14 +196,18 @@ class Case(_Frozen):
     """Execution lanes: reference shell commands that solve the task (used by the simulated
     agent, and by ``cases validate`` to check the verifier accepts a correct workspace)."""
     verifier: tuple[VerifierCheck, ...] = ()
-    """Execution lanes: checks on the workspace after the agent ran; all must pass."""
+    """Execution lanes: checks on the workspace after the agent ran; all must pass. A case
+    with judged ``expectations`` may leave the verdict to the judge instead."""
     artifacts_required: tuple[str, ...] = ()
     """Evidence lane: files the agent must leave in the workspace."""
 
     @model_validator(mode="after")
     def _check_lane_fields(self) -> Case:
-        if self.lane in ("execution", "evidence") and not self.verifier:
-            raise ValueError(f"lane '{self.lane}' needs a 'verifier' with at least one check")
+        if self.lane in ("execution", "evidence") and not (self.verifier or self.is_judged):
+            raise ValueError(
+                f"lane '{self.lane}' needs a 'verifier' with at least one check, or "
+                "'expectations' for the judge to grade"
+            )
         if self.lane == "prompt" and (self.verifier or self.fixture or self.setup):
             raise ValueError("prompt-lane cases take no 'verifier', 'fixture' or 'setup'")
         if self.lane == "evidence" and not self.artifacts_required:
@@ -244,6 +248,11 @@ class Skill(_Frozen):
     default: the canonical file."""
     variants: dict[str, str] = Field(default_factory=dict)
     """Other named variants (e.g. ``stale``, ``candidate``) as paths relative to the suite."""
+    resources: str | None = None
+    """A directory (relative to the suite) that ships with the skill: its ``scripts/``,
+    ``references/``, ``assets/`` (e.g. a skill-creator skill directory). Agents that read
+    skills from disk get the whole directory with the condition's text as its ``SKILL.md``;
+    API agents read its files through ``load_skill``. Changing a file reruns the skill's items."""
 
 
 class Condition(_Frozen):

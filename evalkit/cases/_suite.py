@@ -19,11 +19,15 @@ class SkillTexts:
         name: Skill name.
         description: One-line trigger description (shown under self-load).
         texts: Text of each variant: always ``canonical`` and ``bootstrap``, plus suite variants.
+        resources: The skill's directory of files (``scripts/``, ``references/``...), if any.
+        resources_hash: Content hash of those files (their ``SKILL.md`` left out).
     """
 
     name: str
     description: str
     texts: dict[str, str]
+    resources: Path | None = None
+    resources_hash: str = ""
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,8 @@ class SkillExposure:
         mode: ``self-load`` (discoverable) or ``preloaded`` (injected).
         text: The skill text injected, or loaded when the agent decides to load it.
         bootstrap: What the agent discovers before loading (self-load only).
+        resources: The skill's directory of files, shipped with it (``None``: text only).
+        resources_hash: Content hash of those files.
     """
 
     name: str
@@ -43,6 +49,32 @@ class SkillExposure:
     mode: str
     text: str
     bootstrap: str = ""
+    resources: Path | None = None
+    resources_hash: str = ""
+
+    def resource_files(self) -> list[str]:
+        """Relative paths (POSIX) of the skill's files besides ``SKILL.md``, sorted."""
+        if self.resources is None:
+            return []
+        return sorted(
+            p.relative_to(self.resources).as_posix()
+            for p in self.resources.rglob("*")
+            if p.is_file() and p.relative_to(self.resources).as_posix() != "SKILL.md"
+        )
+
+    def read_resource(self, relative: str, limit: int = 100_000) -> str | None:
+        """The text of one of the skill's files (None when it is not one, or not text).
+
+        Args:
+            relative: A path from :meth:`resource_files`.
+            limit: Characters returned at most.
+        """
+        if relative not in self.resource_files() or self.resources is None:
+            return None
+        try:
+            return (self.resources / relative).read_text(encoding="utf-8")[:limit]
+        except (OSError, UnicodeDecodeError):
+            return None
 
 
 @dataclass(frozen=True)
@@ -142,6 +174,8 @@ class Suite:
                     mode=spec.mode,
                     text=skill.texts[spec.variant],
                     bootstrap=skill.texts["bootstrap"] if spec.mode == "self-load" else "",
+                    resources=skill.resources,
+                    resources_hash=skill.resources_hash,
                 )
             )
         return tuple(out)
@@ -149,7 +183,13 @@ class Suite:
     def skill_hash(self, case: Case, condition: str) -> str:
         """Hash of everything ``condition`` exposes for ``case`` (empty exposure included)."""
         exposure = self.exposure(case, condition)
-        return stable_hash([[e.name, e.mode, e.description, e.text, e.bootstrap] for e in exposure])
+        return stable_hash(
+            [
+                [e.name, e.mode, e.description, e.text, e.bootstrap]
+                + ([e.resources_hash] if e.resources is not None else [])
+                for e in exposure
+            ]
+        )
 
     def with_skill_text(self, skill: str, text: str, variant: str = "canonical") -> Suite:
         """Return a copy whose ``skill`` variant text is replaced (for ``--skill NAME=PATH``).

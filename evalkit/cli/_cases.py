@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cases import Suite, TableColumns, import_case_table, load_suite
+from evalkit.cases import (
+    Suite,
+    TableColumns,
+    import_case_table,
+    import_skill_dir,
+    is_skill_dir,
+    load_suite,
+)
 from evalkit.cli._common import add_json_flag, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
-from evalkit.errors import InputError
+from evalkit.errors import ConfigError, InputError
 from evalkit.scorers import check_case
 
 
@@ -38,16 +45,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     im = cases_sub.add_parser(
         "import",
-        help="write prompt-lane cases from a CSV/JSONL dataset",
-        description="Build prompt-lane cases from a table, one case per row, validated like a "
-        "suite file (every problem as file:line). See docs/suites.md.",
+        help="write a suite from a skill directory, or cases from a CSV/JSONL dataset",
+        description="A skill-creator skill directory (SKILL.md, evals/evals.json) becomes a "
+        "suite; a CSV/JSONL table becomes prompt-lane cases, one per row. Everything is "
+        "validated like a suite file (every problem as file:line). See docs/skills.md.",
     )
-    im.add_argument("source", help="a .csv or .jsonl dataset")
+    im.add_argument("source", help="a skill directory, or a .csv / .jsonl dataset")
     im.add_argument(
         "-o", "--output", required=True,
-        help="case file to write, or a suite directory (writes cases/<table name>.yaml)",
+        help="skill directory: the suite directory to create; table: a case file, or a suite "
+        "directory (writes cases/<table name>.yaml)",
     )
-    im.add_argument("--prompt-col", required=True, help="column holding the prompt")
+    im.add_argument(
+        "--from", dest="source_format", choices=("skill-creator", "table"),
+        help="what SOURCE is (default: a directory holding SKILL.md is skill-creator)",
+    )
+    im.add_argument("--stale", metavar="FILE_OR_GIT_REV", help="skill: an older SKILL.md")
+    im.add_argument("--bootstrap", metavar="FILE", help="skill: what self-load shows first")
+    im.add_argument(
+        "--triggers", action="append", metavar="FILE",
+        help="skill: a trigger eval set [{query, should_trigger}] (repeatable)",
+    )
+    im.add_argument("--prompt-col", help="table: column holding the prompt (required)")
     im.add_argument("--id-col", help="column holding the case id (default: <file>-<line>)")
     im.add_argument("--expected-skill-col", help="column naming the skill that should trigger")
     im.add_argument("--expectations-col", help="column of judged expectations (list or lines)")
@@ -56,7 +75,43 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     im.add_argument("--split-col", help="column holding the split (dev, holdout, test)")
     im.add_argument("--force", action="store_true", help="replace an existing case file")
     add_json_flag(im)
-    im.set_defaults(func=import_table)
+    im.set_defaults(func=import_cases)
+
+
+def import_cases(args: argparse.Namespace) -> int:
+    """Import a skill directory as a suite, or a table as a case file."""
+    as_skill = args.source_format == "skill-creator" or (
+        args.source_format is None and is_skill_dir(args.source)
+    )
+    skill_options = [o for o in ("stale", "bootstrap", "triggers") if getattr(args, o)]
+    if as_skill:
+        if args.prompt_col:
+            raise ConfigError("--prompt-col applies to tables; a skill directory has its evals")
+        done = import_skill_dir(
+            args.source, args.output, stale=args.stale, bootstrap=args.bootstrap,
+            triggers=tuple(args.triggers or ()),
+        )
+        for warning in done.warnings:
+            eprint(f"warning: {warning}")
+        if args.json:
+            print_json(done.to_dict())
+        else:
+            print(
+                f"wrote suite {done.suite_dir} for skill '{done.skill}': {done.eval_cases} eval "
+                f"cases, {done.trigger_cases} trigger cases, conditions "
+                f"{', '.join(done.conditions)}; next: evalkit run {done.suite_dir}"
+            )
+        return 0
+    if skill_options:
+        raise ConfigError(
+            f"--{skill_options[0]} applies to skill directories; {args.source} is a table"
+        )
+    if not args.prompt_col:
+        raise ConfigError(
+            f"{args.source}: a table needs --prompt-col (the column holding the prompt); "
+            "for a skill directory, pass the directory holding SKILL.md"
+        )
+    return import_table(args)
 
 
 def import_table(args: argparse.Namespace) -> int:

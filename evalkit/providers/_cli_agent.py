@@ -285,7 +285,9 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
         deadline = started + request.timeout_s
         prefix = f"evalkit-{self.binary_name}-"
         with self.limiter.slot(deadline), agent_dirs(prefix, self.settings.state_dir) as dirs:
-            install_skills(request.discoverable, dirs.config / "skills")
+            # preloaded skills with files are installed too, so the files they name exist
+            with_files = [s for s in request.injected if s.resources is not None]
+            install_skills([*request.discoverable, *with_files], dirs.config / "skills")
             self.write_files(request, dirs)
             run = run_cli(
                 self.argv(request, dirs),

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -67,11 +68,24 @@ def injected_text(injected: Sequence[SkillExposure]) -> str:
         One block per skill (empty when nothing is injected).
     """
     blocks = [
-        f'<skill name="{s.name}">\n{_strip_frontmatter(s.text).strip()}\n</skill>' for s in injected
+        f'<skill name="{s.name}">\n{_strip_frontmatter(s.text).strip()}\n{_files_note(s)}</skill>'
+        for s in injected
     ]
     if not blocks:
         return ""
     return "The following skill instructions apply to this task:\n\n" + "\n\n".join(blocks)
+
+
+def _files_note(skill: SkillExposure) -> str:
+    """One line naming the skill's files and how to read them (empty for a text-only skill)."""
+    files = skill.resource_files()
+    if not files:
+        return ""
+    shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
+    return (
+        f"Files of this skill: {shown}. Read one with load_skill('{skill.name}/<file>') "
+        "or from the skill's directory.\n"
+    )
 
 
 def skills_index(discoverable: Sequence[SkillExposure]) -> str:
@@ -94,6 +108,8 @@ def skills_index(discoverable: Sequence[SkillExposure]) -> str:
     ]
     for skill in discoverable:
         lines.append(f"- {skill.name}: {_one_line(skill.description)}")
+        if skill.resource_files():
+            lines.append(f"  {_files_note(skill).strip()}")
         note = _strip_frontmatter(skill.bootstrap).strip()
         if note:
             lines += [f"  {line}" for line in note.splitlines() if line.strip()]
@@ -121,7 +137,7 @@ def skill_file_text(skill: SkillExposure) -> str:
 
 
 def install_skills(skills: Sequence[SkillExposure], skills_dir: Path) -> list[Path]:
-    """Write ``skills_dir/<name>/SKILL.md`` for each skill.
+    """Write ``skills_dir/<name>/SKILL.md`` for each skill (with its resource files, if any).
 
     Returns:
         The files written.
@@ -129,6 +145,8 @@ def install_skills(skills: Sequence[SkillExposure], skills_dir: Path) -> list[Pa
     paths = []
     for skill in skills:
         path = skills_dir / skill.name / "SKILL.md"
+        if skill.resources is not None:  # the whole skill directory, this condition's SKILL.md
+            shutil.copytree(skill.resources, path.parent, symlinks=True, dirs_exist_ok=True)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(skill_file_text(skill), encoding="utf-8")
         paths.append(path)
@@ -214,8 +232,8 @@ def _one_string_tool(name: str, description: str, argument: str, meaning: str) -
 
 
 LOAD_SKILL = _one_string_tool(
-    "load_skill", "Load the full instructions of one of the listed skills.",
-    "name", "The skill's name.",
+    "load_skill", "Load the full instructions of one of the listed skills, or one of its files.",
+    "name", "The skill's name, or '<skill name>/<file>' for one of the skill's files.",
 )
 
 BASH = _one_string_tool(
@@ -242,9 +260,14 @@ class Toolbox:
     loaded: list[str] = field(default_factory=list)
 
     @property
+    def _discoverable(self) -> set[str]:
+        return {s.name for s in self.request.discoverable}
+
+    @property
     def specs(self) -> list[ToolSpec]:
         """Tools offered in this request."""
-        specs = [LOAD_SKILL] if self.request.discoverable else []
+        has_files = any(s.resources is not None for s in self.request.injected)
+        specs = [LOAD_SKILL] if self.request.discoverable or has_files else []
         if self.request.case.lane != "prompt":
             specs.append(BASH)
         return specs
@@ -258,11 +281,18 @@ class Toolbox:
         """
         if use.name == "load_skill":
             name = str(use.arguments.get("name", "")).strip()
-            skills = {s.name: s for s in self.request.discoverable}
-            skill = skills.get(name)
-            if skill is None:
-                known = ", ".join(skills) or "none"
+            skills = {s.name: s for s in (*self.request.discoverable, *self.request.injected)}
+            base, _, relative = name.partition("/")
+            skill = skills.get(base)
+            if skill is None or (not relative and base not in self._discoverable):
+                known = ", ".join(s.name for s in self.request.discoverable) or "none"
                 result = f"error: no skill named {name!r}; available: {known}"
+            elif relative:
+                text = skill.read_resource(relative)
+                files = ", ".join(skill.resource_files()) or "none"
+                result = text if text is not None else (
+                    f"error: skill {base!r} has no text file {relative!r}; its files: {files}"
+                )
             else:
                 self.loaded.append(name)
                 result = skill.text

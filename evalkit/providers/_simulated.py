@@ -28,7 +28,14 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from evalkit.cases import NO_SKILL, Case, compile_pattern, find_affirmed, stable_hash
+from evalkit.cases import (
+    NO_SKILL,
+    Case,
+    SkillExposure,
+    compile_pattern,
+    find_affirmed,
+    stable_hash,
+)
 from evalkit.errors import ProviderTimeout, ServerError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
@@ -82,6 +89,12 @@ def description_match(description: str, prompt: str) -> float:
         return 0.0
     described = {w.rstrip("s") for w in _WORD.findall(description.lower())}
     return sum(1 for w in words if w.rstrip("s") in described) / len(words)
+
+
+def _skill_text(skill: SkillExposure) -> str:
+    """What the agent can use of a skill: its text and the text of its files."""
+    files = [skill.read_resource(f) for f in skill.resource_files()]
+    return "\n".join([skill.text, *(f for f in files if f)])
 
 
 def _sigmoid(x: float) -> float:
@@ -154,7 +167,7 @@ class SimulatedProvider:
     def _used_skills(
         self, request: AgentRequest, rng: np.random.Generator, route_bias: float
     ) -> tuple[list[str], list[Event]]:
-        texts = [e.text for e in request.injected]
+        texts = [_skill_text(e) for e in request.injected]
         events: list[Event] = []
         for skill in request.discoverable:
             relevant = skill.name == request.case.expected_skill
@@ -170,7 +183,7 @@ class SimulatedProvider:
             if rng.random() < p_load:
                 events.append(Event("tool_call", skill.name, name="load_skill"))
                 events.append(Event("tool_result", skill.text[:2000], name="load_skill"))
-                texts.append(skill.text)
+                texts.append(_skill_text(skill))
         return texts, events
 
     def _pass_probability(

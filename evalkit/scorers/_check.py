@@ -26,6 +26,8 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     """Problems with one case's reference: it must pass, and its fixture must not.
 
     The reference must also satisfy the known truth (``truth`` regex) of each expectation.
+    Only deterministic scorers are held to the reference: a case graded by the judge alone
+    (judged expectations, no patterns or verifier) has nothing here to check it against.
 
     Args:
         suite: The suite (for fixtures, thresholds and suite-wide anti-patterns).
