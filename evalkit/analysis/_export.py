@@ -9,7 +9,8 @@ Mapping (the inverse of ``evalkit import --format skill-creator``): the baseline
 (default ``none``) is ``without_skill``, the skill condition (default ``preloaded``) is
 ``with_skill``; trial N is ``run_number`` N + 1; a case id that is a whole number becomes an
 integer ``eval_id``. A run's expectations are its ``scores.parquet`` rows (judged expectations,
-scorers, verifiers): each becomes ``{text, passed, evidence}``; an item without score rows
+scorers, verifiers): each becomes ``{text, passed, evidence}`` (the text is a judged row's
+statement, else the component's name); an item without score rows
 gets one expectation, ``passed``, from its result row.
 """
 
@@ -88,7 +89,7 @@ def _expectations(row: dict[Any, Any], scores: pd.DataFrame | None) -> list[dict
     if scores is not None and len(scores):
         return [
             {
-                "text": str(s["component"]),
+                "text": str(s.get("expectation") or s["component"]),
                 "passed": bool(s["passed"]) if s["passed"] is not None else False,
                 "evidence": "" if s["detail"] is None else str(s["detail"]),
             }

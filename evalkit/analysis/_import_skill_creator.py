@@ -20,8 +20,8 @@ How the cells become evalkit rows:
   ``score`` is ``pass_rate``, the share of expectations that passed;
 - ``time_seconds`` is ``latency_s``, ``tokens`` (skill-creator records one total) is
   ``output_tokens``, ``tool_calls`` is ``n_steps``;
-- each expectation is a ``scores.parquet`` row: ``component`` the expectation text,
-  ``passed``, ``detail`` the grader's evidence.
+- each expectation is a ``scores.parquet`` row as a judged expectation is: ``component``
+  ``expectation:N``, ``expectation`` its text, ``passed``, ``detail`` the grader's evidence.
 
 ``run_summary`` and ``notes`` are derived data: evalkit recomputes what it needs and ignores
 them (with a warning when ``run_summary`` disagrees with the runs).
@@ -97,7 +97,6 @@ def _expectations(run: dict[str, Any], row: SourceRow) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         raise row.problem("'expectations' must be a list of {text, passed, evidence}")
     scores: list[dict[str, Any]] = []
-    seen: Counter[str] = Counter()
     for index, item in enumerate(raw):
         if isinstance(item, str):
             raise row.problem(
@@ -112,11 +111,11 @@ def _expectations(run: dict[str, Any], row: SourceRow) -> list[dict[str, Any]]:
             raise row.problem(
                 f"expectations[{index}] needs 'text' (a string) and 'passed' (true or false)"
             )
-        seen[text] += 1
         evidence = item.get("evidence")
         scores.append(
             {
-                "component": text if seen[text] == 1 else f"{text} #{seen[text]}",
+                "component": f"expectation:{index + 1}",
+                "expectation": text,
                 "value": float(item["passed"]),
                 "max_value": 1.0,
                 "passed": item["passed"],
