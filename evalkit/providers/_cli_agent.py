@@ -28,6 +28,7 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator
 
+from evalkit._redact import clip_tail, register_secret_env
 from evalkit.errors import ConfigError, ProviderError, ProviderTimeout
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import injected_text, install_skills, user_prompt
@@ -158,6 +159,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
 
     def __init__(self, settings: SettingsT) -> None:
         self.settings = settings
+        register_secret_env(settings.api_key_env)
         self.binary = find_binary(settings.binary, self.binary_env, self.binary_name, self.name)
         if (settings.api_key_env or self.key_required) and not os.environ.get(
             settings.api_key_env
@@ -230,7 +232,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
     def crashed(self, stream: StreamT, run: CliResult) -> AgentCrashed | None:
         """An :class:`AgentCrashed` when the CLI exited non-zero before any JSON output."""
         if stream.json_lines == 0 and run.returncode not in (0, None):
-            tail = run.stderr.strip()[-500:]
+            tail = clip_tail(run.stderr.strip(), 500)
             return AgentCrashed(f"{self.name} exited {run.returncode} before any output: {tail}")
         return None
 

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import Field
 
+from evalkit._redact import clip, register_secret_env
 from evalkit.errors import (
     ConfigError,
     ConnectionFailed,
@@ -48,7 +49,7 @@ def error_for_status(status: int, detail: str, where: str) -> ProviderError:
         >>> type(error_for_status(401, "bad key", "x")).__name__
         'ProviderError'
     """
-    message = f"{where}: HTTP {status}: {detail[:500]}"
+    message = f"{where}: HTTP {status}: {clip(detail, 500)}"
     if status == 429:
         return RateLimited(message)
     if status >= 500 or status in (408, 409):
@@ -105,7 +106,7 @@ def post_json(
         data = response.json()
     except ValueError as exc:
         raise ServerError(
-            f"{url}: malformed response (not JSON): {response.text[:200]!r}"
+            f"{url}: malformed response (not JSON): {clip(response.text, 200)!r}"
         ) from exc
     if not isinstance(data, dict):
         raise ServerError(f"{url}: malformed response (not a JSON object)")
@@ -273,6 +274,7 @@ class HttpProvider:
         self.settings = settings
         self.model: str = settings.model
         self.base_url = settings.base_url or self.default_base_url
+        register_secret_env(settings.api_key_env)
         self.api_key = os.environ.get(settings.api_key_env, "")
         if self.key_required and not self.api_key:
             raise ConfigError(

@@ -16,6 +16,7 @@ from typing import Any
 
 from evalkit._git import git_sha
 from evalkit._paths import safe_run_id
+from evalkit._redact import redact_value
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -103,9 +104,12 @@ class RunResult:
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
-    return {
+    """Settings for the manifest: secret-named ones masked, every other value redacted."""
+    masked = {
         k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in settings.items()
     }
+    redacted: dict[str, Any] = redact_value(masked)
+    return redacted
 
 
 def _apply_overrides(suite: Suite, config: RunConfig) -> Suite:
@@ -396,6 +400,7 @@ def _execute_all(
         if entry is None:
             pending.append(item)
             continue
+        entry = redact_value(entry)  # entries written before outcomes were redacted
         row = _base_row(item, prep, run_id) | entry["row"] | {"cache_hit": True}
         for key in ("started_at", "finished_at"):
             row[key] = datetime.fromisoformat(row[key]) if row.get(key) else None
