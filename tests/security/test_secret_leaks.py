@@ -24,6 +24,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.providers.agent_harness import run_items
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Status, Text
 from tests.security.leak_probes import ANTHROPIC_KEY, OPENAI_KEY, leaks, transformations
 
@@ -112,7 +113,7 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
     runs = tmp_path / "runs"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env |= {"OPENAI_API_KEY": OPENAI_KEY, "LOOPBACK_CREDENTIAL": ANTHROPIC_KEY,
-            "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])}
+            "PYTHONPATH": os.pathsep.join([env.get("PYTHONPATH", ""), str(ROOT)])}
     flavours = {
         "openai": ["--provider", "openai_compat", "--provider-opt",
                    f"base_url={server.base_url}/v1"],
@@ -123,7 +124,7 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
     for run_id, options in flavours.items():
         done = _evalkit("run", str(suite), *options, "--model", "loopback-1", "--runs-dir",
                         str(runs), "--run-id", run_id, "--backend", "threading",
-                        "--concurrency", "4", "--retries", "1", "--no-progress", "--json",
+                        "--concurrency", "8", "--retries", "1", "--no-progress", "--json",
                         env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         report = tmp_path / "reports" / f"{run_id}.html"
@@ -151,3 +152,31 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
     files = [p for p in runs.rglob("*") if p.is_file()] + reports
     for key in (OPENAI_KEY, ANTHROPIC_KEY):
         assert leaks(files, key) == []
+
+
+CRASHING_AGENT = """#!{python}
+import base64, os, sys
+if sys.argv[1:] == ["--version"]:
+    print("2.1.0 (Claude Code)")
+    sys.exit(0)
+key = os.environ["ANTHROPIC_API_KEY"]
+for leaked in (key, key[::-1], key.upper(), base64.b64encode(b"u:" + key.encode()).decode(),
+               key.encode().hex(), "\\u200b".join(key), "Authorization: Bearer " + key):
+    print("auth failed for", leaked, file=sys.stderr)
+sys.exit(3)
+"""
+
+
+def test_a_key_a_crashing_agent_cli_prints_reaches_no_file(
+    tiny_suite: Path, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = tmp_path / "claude"
+    agent.write_text(CRASHING_AGENT.format(python=sys.executable))
+    agent.chmod(0o755)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
+    rows, _ = run_items(tiny_suite, runs_dir, "claude_code", {"binary": str(agent)},
+                        cases=("sum-numbers",))
+    (message,) = rows["error_message"]
+    assert "exited 3 before any output" in message and "[REDACTED]" in message
+    assert message.count("auth failed for") == 7, "the stderr tail was kept, only redacted"
+    assert leaks([p for p in runs_dir.rglob("*") if p.is_file()], ANTHROPIC_KEY) == []
