@@ -6,7 +6,7 @@ What it replaces by ``[REDACTED]``:
   :data:`SECRET_ENV_SUFFIXES`, plus every variable a provider reads its key from, see
   :func:`register_secret_env`), at least :data:`MIN_LITERAL` characters long, also when
   transformed: any change of case, reversed, split by whitespace or zero-width characters
-  (U+200B-U+200D, U+2060, U+FEFF, raw or as ``\uXXXX`` escapes), percent-encoded (any
+  (U+200B-U+200D, U+2060, U+FEFF; raw or as ``\n``, ``\u200b`` ... escapes), percent-encoded (any
   characters, either hex case), hex-encoded (``\x``/``0x``/``:``/space separated or not), and
   base64 (standard or URL-safe, at any of the three byte alignments, so also inside
   ``user:key`` and longer encoded texts, wrapped lines included).
@@ -114,6 +114,9 @@ _GENERIC: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"()\bxox[abprs]-[A-Za-z0-9-]{10,}"), tuple(f"xox{c}-" for c in "abprs")),
 )
 
+#: Any word of :data:`_GENERIC`: a text without one skips those patterns in one search.
+_TRIGGERS = re.compile("|".join(re.escape(w) for _, words in _GENERIC for w in words))
+
 
 def register_secret_env(*names: str) -> None:
     """Treat the values of these environment variables as secrets in this process.
@@ -180,15 +183,15 @@ class _SecretMatcher:
 
     Attributes:
         pattern: Every secret in every handled transformation (``re.IGNORECASE``).
-        folded: Casefolded forms one of which a matching text holds once its gaps are
-            removed, casefolded and (a second view) percent-decoded: the secret, reversed,
-            its base64 middles in both alphabets.
-        hexed: Hex forms one of which a matching text holds once hex separators are removed.
+        folded: Any of the casefolded forms a matching text holds once its gaps are removed,
+            casefolded and (a second view) percent-decoded: the secret, reversed, its base64
+            middles in both alphabets (plain literals: the engine skips ahead on them).
+        hexed: Any of the hex forms a matching text holds once hex separators are removed.
     """
 
     pattern: re.Pattern[str]
-    folded: tuple[str, ...]
-    hexed: tuple[str, ...]
+    folded: re.Pattern[str]
+    hexed: re.Pattern[str]
 
     def may_match(self, text: str) -> bool:
         """False only when :attr:`pattern` cannot match ``text`` (a fast pre-check)."""
@@ -198,10 +201,10 @@ class _SecretMatcher:
             views.append(_ESCAPED_GAP_RE.sub("", joined))
         if "%" in joined:
             views += [unquote(view).casefold() for view in views]
-        if any(form in view for view in views for form in self.folded):
+        if any(self.folded.search(view) for view in views):
             return True
-        unhexed = [view.replace("0x", "").translate(_DROP_HEX_GAPS) for view in views]
-        return any(form in view for view in unhexed for form in self.hexed)
+        unhexed = (view.replace("0x", "").translate(_DROP_HEX_GAPS) for view in views)
+        return any(self.hexed.search(view) for view in unhexed)
 
 
 @functools.lru_cache(maxsize=64)
@@ -227,14 +230,20 @@ def _matcher(secrets: tuple[str, ...]) -> _SecretMatcher | None:
         hexed.append(raw.hex())
     return _SecretMatcher(
         re.compile("|".join(branches), re.IGNORECASE),
-        tuple(dict.fromkeys(folded)),
-        tuple(hexed),
+        re.compile("|".join(re.escape(f) for f in dict.fromkeys(folded))),
+        re.compile("|".join(hexed)),
     )
 
 
 def _known(secrets: Iterable[str] | None) -> tuple[str, ...]:
-    values = secret_values() if secrets is None else secrets
-    return tuple(sorted({v for v in values if len(v) >= MIN_LITERAL}, key=lambda v: (-len(v), v)))
+    return _normalised(tuple(secret_values() if secrets is None else secrets))
+
+
+@functools.lru_cache(maxsize=64)
+def _normalised(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Distinct secrets of at least :data:`MIN_LITERAL` characters, longest first."""
+    kept = {v for v in secrets if len(v) >= MIN_LITERAL}
+    return tuple(sorted(kept, key=lambda v: (-len(v), v)))
 
 
 def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
@@ -249,10 +258,17 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
         The text with every secret, its transformations and credential header values
         replaced by ``[REDACTED]``.
     """
-    matcher = _matcher(_known(secrets))
+    return _redact(text, _matcher(_known(secrets)))
+
+
+def _redact(text: str, matcher: _SecretMatcher | None) -> str:
+    if len(text) < MIN_LITERAL:  # shorter than anything a pattern matches
+        return text
     if matcher is not None and matcher.may_match(text):
         text = matcher.pattern.sub(MARK, text)
     folded = text.casefold()
+    if _TRIGGERS.search(folded) is None:
+        return text
     for pattern, words in _GENERIC:
         if any(word in folded for word in words):
             text = pattern.sub(_keep_name, text)
@@ -273,13 +289,18 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     Returns:
         A copy with redacted strings (dict keys included); other values are returned as is.
     """
-    known = _known(secrets)
+    return _redact_nested(value, _matcher(_known(secrets)))
+
+
+def _redact_nested(value: Any, matcher: _SecretMatcher | None) -> Any:
     if isinstance(value, str):
-        return redact_text(value, known)
+        return _redact(value, matcher)
     if isinstance(value, dict):
-        return {redact_value(k, known): redact_value(v, known) for k, v in value.items()}
+        return {
+            _redact_nested(k, matcher): _redact_nested(v, matcher) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
-        return type(value)(redact_value(v, known) for v in value)
+        return type(value)(_redact_nested(v, matcher) for v in value)
     return value
 
 
