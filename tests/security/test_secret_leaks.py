@@ -180,3 +180,27 @@ def test_a_key_a_crashing_agent_cli_prints_reaches_no_file(
     assert "exited 3 before any output" in message and "[REDACTED]" in message
     assert message.count("auth failed for") == 7, "the stderr tail was kept, only redacted"
     assert leaks([p for p in runs_dir.rglob("*") if p.is_file()], ANTHROPIC_KEY) == []
+
+
+def test_cached_outcomes_holding_a_key_are_redacted_when_reused(
+    tiny_suite: Path, runs_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache entry written before redaction (or by hand) does not carry a key into a run."""
+    from evalkit.runner import RunConfig, run
+
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    config = RunConfig(runs_dir=runs_dir, run_id="first", progress=False, backend="threading",
+                       case_ids=("sum-numbers",), conditions=("none",), trials=1)
+    run(tiny_suite, config)
+    entries = list((runs_dir / ".cache").rglob("*.json"))
+    assert entries
+    for entry in entries:  # plant the key, as an older version would have stored it
+        data = json.loads(entry.read_text())
+        data["response"]["events"][-1]["content"] += f" key {OPENAI_KEY}"
+        data["row"]["model"] = OPENAI_KEY.swapcase()
+        entry.write_text(json.dumps(data))
+    second = run(tiny_suite, config.model_copy(update={"run_id": "second"}))
+    assert second.cache_hits == len(entries)
+    files = [p for p in (runs_dir / "second").rglob("*") if p.is_file()]
+    assert leaks(files, OPENAI_KEY) == []
+    assert "[REDACTED]" in "".join(p.read_text() for p in files if p.suffix == ".jsonl")
