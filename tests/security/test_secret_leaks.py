@@ -12,18 +12,21 @@ body and into an answer. A full ``evalkit run`` (a real subprocess) of ``openai_
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 import yaml
 
+from evalkit.providers import AgentRequest, AgentResponse, Event, ProviderInfo
 from tests.providers.agent_harness import run_items
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Status, Text
 from tests.security.leak_probes import ANTHROPIC_KEY, OPENAI_KEY, leaks, transformations
@@ -204,3 +207,39 @@ def test_cached_outcomes_holding_a_key_are_redacted_when_reused(
     files = [p for p in (runs_dir / "second").rglob("*") if p.is_file()]
     assert leaks(files, OPENAI_KEY) == []
     assert "[REDACTED]" in "".join(p.read_text() for p in files if p.suffix == ".jsonl")
+
+
+class _LeakyProvider:
+    """A plugin-style provider that returns the key base64-encoded, unredacted."""
+
+    name = "leaky"
+    needs_prompt_workspace = False
+
+    def info(self) -> ProviderInfo:
+        return ProviderInfo("leaky", "leaky-1", "1")
+
+    def outcome_settings(self) -> dict[str, Any]:
+        return {}
+
+    def invoke(self, request: AgentRequest) -> AgentResponse:
+        secret = base64.b64encode(b"user:" + os.environ["OPENAI_API_KEY"].encode()).decode()
+        return AgentResponse(events=(Event("assistant", f"The sum is 5050. {secret}"),),
+                             model="leaky-1", extra={"debug": {"auth": f"Basic {secret}"}})
+
+
+def create_leaky(settings: Mapping[str, Any]) -> _LeakyProvider:
+    """Factory of :class:`_LeakyProvider` (``tests.security.test_secret_leaks:create_leaky``)."""
+    return _LeakyProvider()
+
+
+def test_a_recording_of_a_provider_that_does_not_redact_holds_no_key(
+    tiny_suite: Path, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    path = tmp_path / "recorded.jsonl"
+    options = {"inner": "tests.security.test_secret_leaks:create_leaky", "path": str(path)}
+    rows, transcripts = run_items(tiny_suite, runs_dir, "recording", options,
+                                  cases=("sum-numbers",))
+    assert rows.status.tolist() == ["ok"]
+    assert "[REDACTED]" in path.read_text()
+    assert leaks([path, *(p for p in runs_dir.rglob("*") if p.is_file())], OPENAI_KEY) == []
