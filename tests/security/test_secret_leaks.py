@@ -109,6 +109,7 @@ def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Completed
     )
 
 
+@pytest.mark.slow
 def test_a_key_echoed_in_every_way_reaches_no_file(
     tmp_path: Path, server: LoopbackModelServer
 ) -> None:
