@@ -41,7 +41,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -287,9 +287,29 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
         secrets: Literal secret values; default: :func:`secret_values`.
 
     Returns:
-        A copy with redacted strings (dict keys included); other values are returned as is.
+        A copy with redacted strings (dict keys included), other values as they are; the
+        value itself when no string in it needs redacting.
     """
-    return _redact_nested(value, _matcher(_known(secrets)))
+    matcher = _matcher(_known(secrets))
+    # one pre-check over all strings at once (NUL-separated, so no match spans two of them)
+    joined = "\0".join(_strings(value))
+    if (matcher is None or not matcher.may_match(joined)) and not _TRIGGERS.search(
+        joined.casefold()
+    ):
+        return value
+    return _redact_nested(value, matcher)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
 
 
 def _redact_nested(value: Any, matcher: _SecretMatcher | None) -> Any:

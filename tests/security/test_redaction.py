@@ -103,6 +103,10 @@ def test_registered_variables_and_secret_suffixes_are_secrets(
 def test_nested_values_and_clipping_redact_before_cutting() -> None:
     value = {"rows": [("a", OPENAI_KEY)], OPENAI_KEY.upper(): 3, "n": 1.5}
     assert redact_value(value, KEYS) == {"rows": [("a", MARK)], MARK: 3, "n": 1.5}
+    clean = {"rows": [("a", "no secret in here")], "n": 1.5}
+    assert redact_value(clean, KEYS) is clean, "nothing to redact: nothing copied"
+    split = {"a": OPENAI_KEY[:20], "b": OPENAI_KEY[20:]}
+    assert redact_value(split, KEYS) == split, "two strings are never read as one"
     text = "x" * 10 + OPENAI_KEY
     assert clip(text, 20, KEYS) == "x" * 10 + MARK
     assert clip_tail(OPENAI_KEY + "tail", 8, KEYS) == "TED]tail"
