@@ -5,6 +5,7 @@ Each provider is built by a factory from a mapping of settings (see
 through the ``evalkit.providers`` entry-point group (:data:`ENTRY_POINT_GROUP`).
 """
 
+from evalkit._redact import redact_text, register_secret_env
 from evalkit.providers._anthropic import AnthropicSettings
 from evalkit.providers._claude_code import ClaudeCodeSettings
 from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
@@ -14,7 +15,7 @@ from evalkit.providers._limiter import Limiter
 from evalkit.providers._openai_compat import OpenAICompatSettings
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
 from evalkit.providers._recording import RecordingSettings, restore_workspace
-from evalkit.providers._redact import redact_response, redact_text
+from evalkit.providers._redact import redact_response
 from evalkit.providers._registry import (
     BUILTIN_PROVIDERS,
     ENTRY_POINT_GROUP,
@@ -67,5 +68,6 @@ __all__ = [
     "redact_response",
     "redact_text",
     "register_provider",
+    "register_secret_env",
     "restore_workspace",
 ]

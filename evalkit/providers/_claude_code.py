@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 
+from evalkit._redact import clip, clip_tail
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -212,7 +213,7 @@ def classify_failure(stream: ClaudeStream, run: CliResult) -> ProviderError | No
     """
     result = stream.result
     if result is None:
-        tail = run.stderr.strip()[-500:]
+        tail = clip_tail(run.stderr.strip(), 500)
         if stream.bad_lines and stream.json_lines == 0:
             return ServerError(f"claude_code: malformed output stream: {tail}")
         return ServerError(
@@ -220,7 +221,7 @@ def classify_failure(stream: ClaudeStream, run: CliResult) -> ProviderError | No
         )
     if not result.get("is_error") or str(result.get("subtype", "")).startswith("error_max"):
         return None
-    text = str(result.get("result") or result.get("subtype") or "unknown error")[:1000]
+    text = clip(str(result.get("result") or result.get("subtype") or "unknown error"), 1000)
     status = result.get("api_error_status") or stream.api_error.get("api_error_status")
     kind = str(stream.api_error.get("error") or "")
     message = f"claude_code: {text}"

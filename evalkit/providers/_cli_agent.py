@@ -32,11 +32,12 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator
 
+from evalkit._redact import clip_tail, redact_text, register_secret_env, secret_values
 from evalkit.errors import AuthError, ConfigError, ProviderError, ProviderTimeout, RateLimited
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import injected_text, install_skills, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response, redact_text, secret_values
+from evalkit.providers._redact import redact_response
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings, split_args, split_list
 from evalkit.providers._subprocess import (
     AgentCrashed,
@@ -169,6 +170,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
 
     def __init__(self, settings: SettingsT) -> None:
         self.settings = settings
+        register_secret_env(settings.api_key_env)
         self.binary = find_binary(settings.binary, self.binary_env, self.binary_name, self.name)
         if (settings.api_key_env or self.key_required) and not os.environ.get(
             settings.api_key_env
@@ -241,7 +243,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
     def crashed(self, stream: StreamT, run: CliResult) -> AgentCrashed | None:
         """An :class:`AgentCrashed` when the CLI exited non-zero before any JSON output."""
         if stream.json_lines == 0 and run.returncode not in (0, None):
-            tail = run.stderr.strip()[-500:]
+            tail = clip_tail(run.stderr.strip(), 500)
             return AgentCrashed(f"{self.name} exited {run.returncode} before any output: {tail}")
         return None
 

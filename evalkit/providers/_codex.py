@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
+from evalkit._redact import clip, clip_tail
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -217,7 +218,7 @@ def classify_message(message: str) -> ProviderError:
         'ServerError'
     """
     low = message.lower()
-    text = f"codex: {message[:1000]}"
+    text = f"codex: {clip(message, 1000)}"
     if "429" in message or "too many requests" in low or "rate limit" in low:
         return RateLimited(text)
     if any(s in low for s in _NETWORK_DOWN):
@@ -352,7 +353,7 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
         crashed = self.crashed(stream, run)
         if crashed is not None:
             return crashed
-        tail = run.stderr.strip()[-500:]
+        tail = clip_tail(run.stderr.strip(), 500)
         return ServerError(f"codex: stream ended without a completed turn "
                            f"(exit {run.returncode}): {tail}")
 

@@ -22,6 +22,7 @@ from typing import Annotated, Any, Protocol
 import httpx
 from pydantic import Field
 
+from evalkit._redact import clip, redact_text, register_secret_env, secret_values
 from evalkit.errors import (
     AuthError,
     ConfigError,
@@ -34,7 +35,7 @@ from evalkit.errors import (
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import Toolbox, ToolUse, system_prompt, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
-from evalkit.providers._redact import redact_response, redact_text, secret_values
+from evalkit.providers._redact import redact_response
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings
 from evalkit.providers._transcript import AgentResponse, Event
 
@@ -52,7 +53,7 @@ def error_for_status(status: int, detail: str, where: str) -> ProviderError:
         >>> type(error_for_status(404, "no such model", "x")).__name__
         'ProviderError'
     """
-    message = f"{where}: HTTP {status}: {detail[:500]}"
+    message = f"{where}: HTTP {status}: {clip(detail, 500)}"
     if status in (401, 403):
         return AuthError(message)
     if status == 429:
@@ -112,7 +113,7 @@ def post_json(
         data = response.json()
     except ValueError as exc:
         raise ServerError(
-            f"{url}: malformed response (not JSON): {response.text[:200]!r}"
+            f"{url}: malformed response (not JSON): {clip(response.text, 200)!r}"
         ) from exc
     if not isinstance(data, dict):
         raise ServerError(f"{url}: malformed response (not a JSON object)")
@@ -280,6 +281,7 @@ class HttpProvider:
         self.settings = settings
         self.model: str = settings.model
         self.base_url = settings.base_url or self.default_base_url
+        register_secret_env(settings.api_key_env)
         self.api_key = os.environ.get(settings.api_key_env, "")
         if self.key_required and not self.api_key:
             raise ConfigError(

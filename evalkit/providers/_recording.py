@@ -1,9 +1,9 @@
 """``recording``: wrap any provider and write what it answers as fixtures ``replay`` plays back.
 
-Each successful invocation appends one JSON line ``{"item_key", "provider", "inner", "model",
-"response"}`` (the format of a run's ``transcripts/part-*.jsonl``) with a single ``O_APPEND``
-write, so concurrent workers never interleave lines. Failed invocations are not recorded (the
-runner retries them or records an error row).
+Each successful invocation appends one redacted JSON line ``{"item_key", "provider", "inner",
+"model", "response"}`` (the format of a run's ``transcripts/part-*.jsonl``) with a single
+``O_APPEND`` write, so concurrent workers never interleave lines. Failed invocations are not
+recorded (the runner retries them or records an error row).
 
 Settings: ``inner`` (the wrapped provider), ``path`` (the JSONL file), and the inner provider's
 settings either as ``inner.KEY=VALUE`` options or as ``inner_settings`` (a JSON object string,
@@ -30,6 +30,7 @@ from pydantic import Field, field_validator, model_validator
 
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
+from evalkit.providers._redact import redact_response
 from evalkit.providers._registry import create_provider
 from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._transcript import AgentResponse
@@ -198,7 +199,9 @@ class RecordingProvider:
     def invoke(self, request: AgentRequest) -> AgentResponse:
         """Invoke the inner provider, record its response and return it.
 
-        The response is unchanged, except that execution items carry their workspace changes.
+        The response is the inner one, redacted (an inner provider of a plugin may not redact,
+        and the workspace files the agent wrote may hold a key), plus the workspace changes of
+        execution items.
         """
         capture = self.settings.capture_workspace and request.case.lane != "prompt"
         before = snapshot(request.workspace) if capture else {}
@@ -208,6 +211,7 @@ class RecordingProvider:
                 before, request.workspace, self.settings.max_capture_bytes
             )
             response = replace(response, extra={**response.extra, WORKSPACE_KEY: changes})
+        response = redact_response(response)
         line = json.dumps(
             {
                 "item_key": request.item_key,

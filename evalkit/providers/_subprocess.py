@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from evalkit._redact import clip_tail
 from evalkit.errors import ConfigError, InfraError
 from evalkit.sandbox import start_in_new_session
 
@@ -231,7 +232,7 @@ def run_cli(
             if pipe is not None:
                 pipe.close()
     result.returncode = None if (result.timed_out or result.aborted) else proc.returncode
-    result.stderr = b"".join(stderr_chunks).decode("utf-8", "replace")[-20000:]
+    result.stderr = clip_tail(b"".join(stderr_chunks).decode("utf-8", "replace"), 20000)
     result.elapsed_s = time.monotonic() - started
     return result
 

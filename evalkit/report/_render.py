@@ -1,4 +1,9 @@
-"""``report``: execute a report notebook with papermill, render it to HTML with nbconvert."""
+"""``report``: execute a report notebook with papermill, render it to HTML with nbconvert.
+
+Both files a report leaves (the executed notebook and the page) pass the redactor
+(:mod:`evalkit._redact`): runs written by evalkit hold no secret already, but imported runs and
+runs from older versions may.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit._redact import redact_text, redact_value
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, EvalkitError, InputError
 from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
@@ -234,8 +240,10 @@ def execute(
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
         )
     except PapermillExecutionError as exc:
+        redact_notebook(executed)
         raise _cell_error(notebook, executed, exc) from None
     except Exception as exc:  # kernel death, cell timeout, kernel start failure
+        redact_notebook(executed)
         raise ReportError(
             f"report notebook '{notebook.name}' could not be executed: "
             f"{type(exc).__name__}: {exc}. Whatever ran is kept at '{executed}'.",
@@ -244,6 +252,22 @@ def execute(
             ename=type(exc).__name__,
             evalue=str(exc),
         ) from exc
+    redact_notebook(executed)
+
+
+def redact_notebook(path: Path) -> None:
+    """Rewrite an executed notebook with every string redacted (nothing when it is missing).
+
+    Args:
+        path: The executed notebook.
+    """
+    import nbformat
+
+    if not path.is_file():
+        return
+    nb = nbformat.read(path, as_version=4)  # type: ignore[no-untyped-call]
+    redacted = nbformat.from_dict(redact_value(nb))  # type: ignore[no-untyped-call]
+    nbformat.write(redacted, path)  # type: ignore[no-untyped-call]
 
 
 def render_html(
@@ -290,7 +314,7 @@ def render_html(
         resources["evalkit"]["script"] = script
         resources["evalkit"]["script_hash"] = script_hash(script)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    html_path.write_text(neutralize_bidi(add_toc(body)), encoding="utf-8")
+    html_path.write_text(neutralize_bidi(add_toc(redact_text(body))), encoding="utf-8")
 
 
 def script_hash(script: str) -> str:

@@ -1,4 +1,12 @@
-"""Execute one work item in a worker: workspace, provider, scorers, a result row."""
+"""Execute one work item in a worker: workspace, provider, scorers, a result row.
+
+Everything an item produces leaves the worker through :func:`execute_item`, and it passes the
+redactor there (:func:`redact_outcome`) before it is cached or sent back: the result row
+(``error_message`` of HTTP errors and subprocess failures included), the score details, the
+transcript and the item's log lines. Whatever the runner then writes (parquet parts,
+transcript shards, ``items.log``, the outcome cache) and whatever a report shows of them holds
+no secret the worker knew.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +16,12 @@ import shutil
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit._redact import redact_value, secret_values
 from evalkit.cases import AntiPatternRule, Case, SkillExposure
 from evalkit.errors import InfraError, InputError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
@@ -21,7 +30,6 @@ from evalkit.providers import (
     AgentResponse,
     Provider,
     cached_provider,
-    redact_text,
 )
 from evalkit.runner._cache import OutcomeCache
 from evalkit.runner._space import filesystem_full, is_out_of_space
@@ -89,6 +97,36 @@ class ItemOutcome:
     response: dict[str, Any] | None = None
     logs: list[str] = field(default_factory=list)
     no_space: tuple[int, str, str | None] | None = None
+
+
+#: ``error_message`` of a failed item is cut to this many characters, after redaction.
+ERROR_MESSAGE_LIMIT = 2000
+
+
+def redact_outcome(outcome: ItemOutcome) -> ItemOutcome:
+    """The outcome with every string redacted (row, scores, transcript, log lines).
+
+    The secrets are the secret environment variables of this process, including the ones the
+    provider registered as its key (see :mod:`evalkit._redact`). ``error_message`` is cut to
+    :data:`ERROR_MESSAGE_LIMIT` characters only after redaction, so no half secret survives.
+
+    Args:
+        outcome: The outcome as the item produced it.
+
+    Returns:
+        A redacted copy.
+    """
+    known = secret_values()
+    row = redact_value(outcome.row, known)
+    if isinstance(row.get("error_message"), str):
+        row["error_message"] = row["error_message"][:ERROR_MESSAGE_LIMIT]
+    return replace(
+        outcome,
+        row=row,
+        scores=redact_value(outcome.scores, known),
+        response=redact_value(outcome.response, known),
+        logs=redact_value(outcome.logs, known),
+    )
 
 
 def _now() -> datetime:
@@ -223,7 +261,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         row.update(
             status=status,
             error_class=error_class,
-            error_message=redact_text(str(exc))[:2000],
+            error_message=str(exc),
             passed=False,
             score=0.0,
             latency_s=time.perf_counter() - t0,
@@ -236,24 +274,27 @@ def execute_item(task: ItemTask) -> ItemOutcome:
                 no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)
             shutil.rmtree(workspace, ignore_errors=True)
     row["finished_at"] = _now()
-    if task.cache_root is not None and row["status"] == "ok" and no_space is None:
-        cached_row = dict(row) | {"origin_run_id": task.run_id or None}
+    outcome = redact_outcome(
+        ItemOutcome(
+            key=item.key,
+            row=row,
+            scores=scores,
+            response=response_json,
+            logs=logs,
+            no_space=no_space,
+        )
+    )
+    if task.cache_root is not None and outcome.row["status"] == "ok" and no_space is None:
+        cached_row = dict(outcome.row) | {"origin_run_id": task.run_id or None}
         for key in ("started_at", "finished_at"):
             cached_row[key] = cached_row[key].isoformat()
         entry = {
             "row": cached_row,
-            "scores": [{k: v for k, v in s.items() if k != "item_key"} for s in scores],
-            "response": response_json,
+            "scores": [{k: v for k, v in s.items() if k != "item_key"} for s in outcome.scores],
+            "response": outcome.response,
         }
         try:
             OutcomeCache(Path(task.cache_root)).put(item.item_hash, entry)
         except OSError as exc:  # a full disk: the outcome stands, only its cache entry is lost
-            logs.append(f"cache entry not written: {exc}")
-    return ItemOutcome(
-        key=item.key,
-        row=row,
-        scores=scores,
-        response=response_json,
-        logs=logs,
-        no_space=no_space,
-    )
+            outcome.logs.append(f"cache entry not written: {exc}")
+    return outcome

@@ -17,6 +17,7 @@ from typing import Any
 
 from evalkit._git import git_sha
 from evalkit._paths import safe_run_id
+from evalkit._redact import redact_value
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -169,9 +170,12 @@ class RunResult(RunSummary):
 
 
 def _redact(settings: dict[str, Any]) -> dict[str, Any]:
-    return {
+    """Settings for the manifest: secret-named ones masked, every other value redacted."""
+    masked = {
         k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in settings.items()
     }
+    redacted: dict[str, Any] = redact_value(masked)
+    return redacted
 
 
 def _apply_overrides(suite: Suite, config: RunConfig) -> Suite:
@@ -592,6 +596,7 @@ def _execute_all(
         if entry is None:
             pending.append(item)
             continue
+        entry = redact_value(entry)  # entries written before outcomes were redacted
         # the producing run's id (None for entries written before it was recorded: unknown)
         origin = entry["row"].get("origin_run_id")
         row = _base_row(item, prep, run_id) | entry["row"]

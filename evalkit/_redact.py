@@ -1,0 +1,342 @@
+r"""The redactor: the one function every text passes before evalkit writes it anywhere.
+
+What it replaces by ``[REDACTED]``:
+
+- **Known secrets**: the values of secret environment variables (names ending in one of
+  :data:`SECRET_ENV_SUFFIXES`, plus every variable a provider reads its key from, see
+  :func:`register_secret_env`), at least :data:`MIN_LITERAL` characters long, also when
+  transformed: any change of case, reversed, split by whitespace or zero-width characters
+  (U+200B-U+200D, U+2060, U+FEFF; raw or as ``\n``, ``\u200b`` ... escapes), percent-encoded (any
+  characters, either hex case), hex-encoded (``\x``/``0x``/``:``/space separated or not), and
+  base64 (standard or URL-safe, at any of the three byte alignments, so also inside
+  ``user:key`` and longer encoded texts, wrapped lines included).
+- **Credential headers, any value**: ``Authorization``/``Proxy-Authorization`` (the scheme word
+  is kept), ``x-api-key``, ``api-key``/``api_key``/``apikey``, ``access_token``, in header,
+  JSON, Python-repr, query-string and HTML-escaped shapes; ``Bearer <token>`` anywhere.
+- **Well-known key shapes**: ``sk-...`` (OpenAI, Anthropic), AWS access key ids, GitHub and
+  Slack tokens.
+
+The patterns of one set of secrets are compiled once and cached (:func:`_matcher`). A text is
+first checked with plain substring searches on a normalised copy (gaps removed, casefolded,
+percent-decoded); only a text that may hold a secret gets the full regular-expression pass, and
+each secret-free pattern runs only on texts holding one of its words.
+
+Examples:
+    >>> redact_text("curl -H 'Authorization: Bearer abc.def-123456' https://x")
+    "curl -H 'Authorization: Bearer [REDACTED]' https://x"
+    >>> redact_text("key=sk-proj-AAAAbbbbCCCCdddd1234", secrets=())
+    'key=[REDACTED]'
+    >>> redact_text("the token is HUNTER2-hunter2", secrets=("hunter2-hunter2",))
+    'the token is [REDACTED]'
+    >>> redact_text("echo 2retnuh-2retnuh", secrets=("hunter2-hunter2",))
+    'echo [REDACTED]'
+    >>> redact_text('{"x-api-key": "short"}', secrets=())
+    '{"x-api-key": "[REDACTED]"}'
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+MARK = "[REDACTED]"
+
+#: Environment variables whose values are secrets whatever their shape.
+SECRET_ENV_SUFFIXES = (
+    "_API_KEY",
+    "_AUTH_TOKEN",
+    "_ACCESS_TOKEN",
+    "_TOKEN",
+    "_SECRET",
+    "_SECRET_KEY",
+    "_PASSWORD",
+)
+
+#: Secret values shorter than this are not redacted literally (they would mangle prose).
+MIN_LITERAL = 8
+
+#: Zero-width characters that may be slipped between a secret's characters.
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
+
+_registered: set[str] = set()
+_registered_lock = threading.Lock()
+
+# Between two characters of a secret: whitespace and zero-width characters, raw or as
+# backslash escapes (``\n``, ``\t``, ``\u200b`` ..., the backslash itself maybe escaped: JSON).
+_ESCAPED_GAP = r"\\+(?:[ntrfv]|u(?:200[b-d]|2060|feff|00(?:0[9a-d]|20)))"
+_ESCAPED_GAP_RE = re.compile(_ESCAPED_GAP, re.IGNORECASE)
+_GAP = rf"(?:[\s\u200b-\u200d\u2060\ufeff]|{_ESCAPED_GAP})*"
+#: What ``\s`` matches (``str.isspace``), and the zero-width characters: deleted by the
+#: pre-check with ``str.translate``, much faster than a regular expression.
+WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
+    "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+_DROP_GAPS = str.maketrans("", "", WHITESPACE + ZERO_WIDTH)
+# Between two hex-encoded bytes: nothing, or a separator / prefix.
+_HEX_GAP = r"(?:[\s:,.-]|\\+x|0x)*"
+_DROP_HEX_GAPS = str.maketrans("", "", ":,.-\\x")
+
+_QUOTE = r"(?:[\"']|&quot;|&#(?:x27|39);)?"
+_VALUE = r"(?!\[REDACTED\])[^\s\"'`,;&<>}\])]+"
+
+#: Patterns that need no known secret: ``(pattern, words one of which it needs)``. Group 1 is
+#: kept (a header's name and scheme), the rest becomes ``[REDACTED]``. The words (casefolded)
+#: let a text without any of them skip the pattern.
+_GENERIC: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    # credential headers, any value: keep the name and the scheme word, drop the value
+    (
+        re.compile(
+            rf"(?i)(\b(?:proxy-)?authorization{_QUOTE}\s*[:=]\s*{_QUOTE}\s*"
+            rf"(?:(?:bearer|basic|token|digest|apikey)\s+)?+){_VALUE}"
+        ),
+        ("authorization",),
+    ),
+    (
+        re.compile(
+            rf"(?i)(\b(?:x-api-key|x-goog-api-key|api[_-]?key|access[_-]?token)"
+            rf"{_QUOTE}\s*[:=]\s*{_QUOTE}\s*){_VALUE}"
+        ),
+        ("api", "access"),
+    ),
+    (re.compile(r"(?i)(\bbearer\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}"), ("bearer",)),
+    # well-known key shapes
+    (re.compile(r"()\bsk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}"), ("sk-",)),
+    (re.compile(r"()\bAKIA[0-9A-Z]{16}\b"), ("akia",)),
+    (re.compile(r"()\bgh[pousr]_[A-Za-z0-9]{30,}\b"), tuple(f"gh{c}_" for c in "pousr")),
+    (re.compile(r"()\bxox[abprs]-[A-Za-z0-9-]{10,}"), tuple(f"xox{c}-" for c in "abprs")),
+)
+
+#: Any word of :data:`_GENERIC`: a text without one skips those patterns in one search.
+_TRIGGERS = re.compile("|".join(re.escape(w) for _, words in _GENERIC for w in words))
+
+
+def register_secret_env(*names: str) -> None:
+    """Treat the values of these environment variables as secrets in this process.
+
+    Providers call it for the variable they read their key from (``api_key_env``), so a key
+    under any name is redacted by every later :func:`redact_text` in the process.
+
+    Args:
+        names: Variable names (empty names are ignored).
+    """
+    with _registered_lock:
+        _registered.update(n for n in names if n)
+
+
+def secret_values(extra_env_names: Iterable[str] = ()) -> tuple[str, ...]:
+    """Values of the secret environment variables of this process.
+
+    Args:
+        extra_env_names: More variable names to treat as secrets, besides the registered ones
+            and those ending in :data:`SECRET_ENV_SUFFIXES`.
+
+    Returns:
+        Distinct values at least :data:`MIN_LITERAL` characters long, longest first.
+    """
+    with _registered_lock:
+        names = set(_registered)
+    names.update(extra_env_names)
+    names.update(k for k in os.environ if k.upper().endswith(SECRET_ENV_SUFFIXES))
+    values = {os.environ.get(n, "") for n in names}
+    return tuple(sorted((v for v in values if len(v) >= MIN_LITERAL), key=lambda v: (-len(v), v)))
+
+
+def _token(forms: str) -> str:
+    """One character of a secret: any of ``forms`` (``+-`` for ``+`` or ``-``), maybe encoded."""
+    alternatives = []
+    for form in forms:
+        alternatives.append(re.escape(form))
+        alternatives.append("".join(f"%{b:02x}" for b in form.encode("utf-8")))
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def _spelled(chars: Iterable[str]) -> str:
+    """Characters (each given as a string of its forms) with any gap between them."""
+    return _GAP.join(_token(forms) for forms in chars)
+
+
+def _base64_middles(secret: bytes) -> list[str]:
+    """The base64 characters that encode ``secret`` at each of the three byte alignments.
+
+    A secret at byte offset ``o`` (mod 3) of a longer text always encodes to the same
+    characters, except the first and last that it shares with its neighbours: those are left
+    out.
+    """
+    middles = []
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + secret).decode("ascii")
+        middles.append(encoded[-(-8 * offset // 6) : 8 * (offset + len(secret)) // 6])
+    return middles
+
+
+@dataclass(frozen=True)
+class _SecretMatcher:
+    """The compiled pattern of one set of secrets, and the strings that let a text skip it.
+
+    Attributes:
+        pattern: Every secret in every handled transformation (``re.IGNORECASE``).
+        folded: Any of the casefolded forms a matching text holds once its gaps are removed,
+            casefolded and (a second view) percent-decoded: the secret, reversed, its base64
+            middles in both alphabets (plain literals: the engine skips ahead on them).
+        hexed: Any of the hex forms a matching text holds once hex separators are removed.
+    """
+
+    pattern: re.Pattern[str]
+    folded: re.Pattern[str]
+    hexed: re.Pattern[str]
+
+    def may_match(self, text: str) -> bool:
+        """False only when :attr:`pattern` cannot match ``text`` (a fast pre-check)."""
+        joined = text.translate(_DROP_GAPS).casefold()
+        views = [joined]
+        if "\\" in joined:  # escaped gaps; the text as is, too, if a "\t" precedes a secret
+            views.append(_ESCAPED_GAP_RE.sub("", joined))
+        if "%" in joined:
+            views += [unquote(view).casefold() for view in views]
+        if any(self.folded.search(view) for view in views):
+            return True
+        unhexed = (view.replace("0x", "").translate(_DROP_HEX_GAPS) for view in views)
+        return any(self.hexed.search(view) for view in unhexed)
+
+
+@functools.lru_cache(maxsize=64)
+def _matcher(secrets: tuple[str, ...]) -> _SecretMatcher | None:
+    """The cached matcher of a set of secrets (None for no secrets)."""
+    if not secrets:
+        return None
+    branches: list[str] = []
+    folded: list[str] = []
+    hexed: list[str] = []
+    urlsafe = str.maketrans("+/", "-_")
+    for secret in secrets:
+        raw = secret.encode("utf-8")
+        middles = _base64_middles(raw)
+        branches += [_spelled(secret), _spelled(secret[::-1])]
+        branches += [
+            _spelled(a + b if a != b else a for a, b in zip(m, m.translate(urlsafe), strict=True))
+            for m in middles
+        ]
+        branches.append(_HEX_GAP.join(f"{b:02x}" for b in raw))
+        folded += [secret.casefold(), secret[::-1].casefold()]
+        folded += [f.casefold() for m in middles for f in (m, m.translate(urlsafe))]
+        hexed.append(raw.hex())
+    return _SecretMatcher(
+        re.compile("|".join(branches), re.IGNORECASE),
+        re.compile("|".join(re.escape(f) for f in dict.fromkeys(folded))),
+        re.compile("|".join(hexed)),
+    )
+
+
+def _known(secrets: Iterable[str] | None) -> tuple[str, ...]:
+    return _normalised(tuple(secret_values() if secrets is None else secrets))
+
+
+@functools.lru_cache(maxsize=64)
+def _normalised(secrets: tuple[str, ...]) -> tuple[str, ...]:
+    """Distinct secrets of at least :data:`MIN_LITERAL` characters, longest first."""
+    kept = {v for v in secrets if len(v) >= MIN_LITERAL}
+    return tuple(sorted(kept, key=lambda v: (-len(v), v)))
+
+
+def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
+    """Replace secrets in one string.
+
+    Args:
+        text: Any text.
+        secrets: Literal secret values (those shorter than :data:`MIN_LITERAL` are ignored);
+            default: :func:`secret_values`.
+
+    Returns:
+        The text with every secret, its transformations and credential header values
+        replaced by ``[REDACTED]``.
+    """
+    return _redact(text, _matcher(_known(secrets)))
+
+
+def _redact(text: str, matcher: _SecretMatcher | None) -> str:
+    if len(text) < MIN_LITERAL:  # shorter than anything a pattern matches
+        return text
+    if matcher is not None and matcher.may_match(text):
+        text = matcher.pattern.sub(MARK, text)
+    folded = text.casefold()
+    if _TRIGGERS.search(folded) is None:
+        return text
+    for pattern, words in _GENERIC:
+        if any(word in folded for word in words):
+            text = pattern.sub(_keep_name, text)
+    return text
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    return match.group(1) + MARK
+
+
+def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
+    """Redact every string inside a JSON-like value (dicts, lists, tuples, strings).
+
+    Args:
+        value: The value.
+        secrets: Literal secret values; default: :func:`secret_values`.
+
+    Returns:
+        A copy with redacted strings (dict keys included), other values as they are; the
+        value itself when no string in it needs redacting.
+    """
+    matcher = _matcher(_known(secrets))
+    # one pre-check over all strings at once (NUL-separated, so no match spans two of them)
+    joined = "\0".join(_strings(value))
+    if (matcher is None or not matcher.may_match(joined)) and not _TRIGGERS.search(
+        joined.casefold()
+    ):
+        return value
+    return _redact_nested(value, matcher)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+
+
+def _redact_nested(value: Any, matcher: _SecretMatcher | None) -> Any:
+    if isinstance(value, str):
+        return _redact(value, matcher)
+    if isinstance(value, dict):
+        return {
+            _redact_nested(k, matcher): _redact_nested(v, matcher) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return type(value)(_redact_nested(v, matcher) for v in value)
+    return value
+
+
+def clip(text: str, limit: int, secrets: Iterable[str] | None = None) -> str:
+    """The first ``limit`` characters of ``text``, redacted before it is cut.
+
+    Cutting first could leave half a secret, which no pattern recognises any more.
+
+    Examples:
+        >>> clip("token hunter2-hunter2 and more", 12, secrets=("hunter2-hunter2",))
+        'token [REDAC'
+    """
+    return redact_text(text, secrets)[:limit]
+
+
+def clip_tail(text: str, limit: int, secrets: Iterable[str] | None = None) -> str:
+    """The last ``limit`` characters of ``text``, redacted before it is cut (see :func:`clip`)."""
+    redacted = redact_text(text, secrets)
+    return redacted[-limit:] if limit else ""

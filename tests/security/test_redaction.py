@@ -1,0 +1,119 @@
+"""The redactor on its own: every transformation of a key, header shapes, what it leaves alone.
+
+Each leak is checked with :func:`tests.security.leak_probes.leaks`, which searches decoded
+views of the text (JSON, escapes, percent, hex, base64 at every alignment) independently of
+the redactor's own patterns.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalkit._redact import (
+    MARK,
+    WHITESPACE,
+    ZERO_WIDTH,
+    clip,
+    clip_tail,
+    redact_text,
+    redact_value,
+    register_secret_env,
+    secret_values,
+)
+from tests.security.leak_probes import ANTHROPIC_KEY, OPENAI_KEY, leaks, transformations
+
+KEYS = (OPENAI_KEY, ANTHROPIC_KEY)
+
+
+def _leaks_in(tmp_path: Path, text: str, key: str) -> list[str]:
+    path = tmp_path / "out.json"
+    path.write_text(json.dumps({"text": text}), encoding="utf-8")
+    return leaks([path], key)
+
+
+@pytest.mark.parametrize("name", sorted(transformations(OPENAI_KEY)))
+@pytest.mark.parametrize("wrap", ["plain", "json", "json-twice", "repr"])
+def test_every_transformation_is_redacted_in_every_wrapping(
+    name: str, wrap: str, tmp_path: Path
+) -> None:
+    form = transformations(OPENAI_KEY)[name]
+    wrapped = {"plain": form, "json": json.dumps(form), "repr": repr(form),
+               "json-twice": json.dumps(json.dumps(form))}[wrap]
+    text = f"error: upstream said {wrapped} (request 42)"
+    assert _leaks_in(tmp_path, text, OPENAI_KEY), "the probe must see the unredacted leak"
+    redacted = redact_text(text, KEYS)
+    assert MARK in redacted
+    assert _leaks_in(tmp_path, redacted, OPENAI_KEY) == []
+    assert redacted.startswith("error: upstream said") and redacted.endswith("(request 42)")
+
+
+def test_a_key_at_any_offset_of_a_longer_base64_text_is_redacted(tmp_path: Path) -> None:
+    for prefix in range(7):
+        for suffix in range(4):
+            blob = base64.b64encode(b"p" * prefix + OPENAI_KEY.encode() + b"s" * suffix)
+            text = f"Authorization-ish blob {blob.decode()} end"
+            assert _leaks_in(tmp_path, redact_text(text, KEYS), OPENAI_KEY) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Authorization: Bearer x", "Authorization: Bearer "),
+        ("authorization: Basic dXNlcjpwYXNz", "authorization: Basic "),
+        ("Proxy-Authorization: weird-scheme-value", "Proxy-Authorization: "),
+        ('{"Authorization": "Token abc"}', '{"Authorization": "Token '),
+        ("{'x-api-key': 'k'}", "{'x-api-key': '"),
+        ("X-Api-Key: 123", "X-Api-Key: "),
+        ("https://host/v1?api_key=short&x=1", "https://host/v1?api_key="),
+        ("&quot;x-api-key&quot;: &quot;v&quot;", "&quot;x-api-key&quot;: &quot;"),
+        ("<td>x-api-key: abc</td>", "<td>x-api-key: "),
+    ],
+)
+def test_credential_headers_lose_any_value(text: str, kept: str) -> None:
+    redacted = redact_text(text, secrets=())
+    assert redacted.startswith(kept + MARK)
+    assert redact_text(redacted, secrets=()) == redacted, "redacting twice changes nothing"
+
+
+def test_prose_and_short_or_unknown_values_are_left_alone() -> None:
+    prose = "The Authorization header was missing; use an API key. Poll in a loop (sleep 1)."
+    assert redact_text(prose, KEYS) == prose
+    assert redact_text("key=abc is short", secrets=("abc",)) == "key=abc is short"
+    assert redact_text(OPENAI_KEY[:20], KEYS) == OPENAI_KEY[:20], "a fragment is not the key"
+
+
+def test_registered_variables_and_secret_suffixes_are_secrets(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("LOOPBACK_UNREGISTERED_NAME", "value-of-an-unregistered-name")
+    monkeypatch.setenv("LOOPBACK_REGISTERED_NAME", "value-of-a-registered-name")
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "value-of-a-token-variable")
+    register_secret_env("LOOPBACK_REGISTERED_NAME")
+    known = secret_values()
+    assert "value-of-a-registered-name" in known and "value-of-a-token-variable" in known
+    assert "value-of-an-unregistered-name" not in known
+    assert redact_text("got value-of-a-registered-name") == f"got {MARK}"
+
+
+def test_nested_values_and_clipping_redact_before_cutting() -> None:
+    value = {"rows": [("a", OPENAI_KEY)], OPENAI_KEY.upper(): 3, "n": 1.5}
+    assert redact_value(value, KEYS) == {"rows": [("a", MARK)], MARK: 3, "n": 1.5}
+    clean = {"rows": [("a", "no secret in here")], "n": 1.5}
+    assert redact_value(clean, KEYS) is clean, "nothing to redact: nothing copied"
+    split = {"a": OPENAI_KEY[:20], "b": OPENAI_KEY[20:]}
+    assert redact_value(split, KEYS) == split, "two strings are never read as one"
+    text = "x" * 10 + OPENAI_KEY
+    assert clip(text, 20, KEYS) == "x" * 10 + MARK
+    assert clip_tail(OPENAI_KEY + "tail", 8, KEYS) == "TED]tail"
+    assert OPENAI_KEY[:10] not in clip(text, 20, KEYS)
+
+
+def test_whitespace_table_is_what_str_isspace_says() -> None:
+    spaces = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
+    assert set(WHITESPACE) == spaces
+    assert not any(c.isspace() for c in ZERO_WIDTH)
