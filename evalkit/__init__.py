@@ -14,10 +14,17 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`import_results` — results from other harnesses (``evalkit import``).
 """
 
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
 from evalkit._version import __version__
-from evalkit.analysis import compare, flips, gate, import_results, lift, power
-from evalkit.results import read_run
-from evalkit.runner import RunConfig, RunResult, run
+
+if TYPE_CHECKING:
+    from evalkit.analysis import compare, flips, gate, import_results, lift, power
+    from evalkit.results import read_run
+    from evalkit.runner import RunConfig, RunResult, run
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "RunConfig",

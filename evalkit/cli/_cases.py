@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cases import Suite, load_suite
-from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._common import add_common_options, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.scorers import check_case
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit cases``."""
-    p = sub.add_parser("cases", help="validate or list a suite's cases")
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add ``evalkit cases validate`` and ``evalkit cases list``."""
     cases_sub = p.add_subparsers(dest="cases_command", required=True, metavar="{validate,list}")
     v = cases_sub.add_parser("validate", help="validate a suite (exit 2 with every problem)")
     v.add_argument("suite", help="suite directory")
@@ -22,13 +21,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="skip checking that reference answers and solutions pass their own scorers",
     )
     add_sandbox_flag(v)
-    add_json_flag(v)
-    v.set_defaults(func=validate)
+    add_common_options(v, validate, runs_dir=None)
     ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
     ls.add_argument("suite", help="suite directory")
     ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
-    add_json_flag(ls)
-    ls.set_defaults(func=list_cases)
+    add_common_options(ls, list_cases, runs_dir=None)
 
 
 def validate(args: argparse.Namespace) -> int:

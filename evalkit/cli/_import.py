@@ -5,19 +5,11 @@ from __future__ import annotations
 import argparse
 
 from evalkit.analysis import IMPORT_FORMATS, ImportResult, import_results
-from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._common import add_common_options, eprint, pick, print_json
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit import``."""
-    p = sub.add_parser(
-        "import",
-        help="create a run from CSV/JSONL, Inspect AI logs or promptfoo results",
-        description=(
-            "Create a run directory from results produced by another harness, so lift, "
-            "compare, flips and reports apply to them. See docs/import.md."
-        ),
-    )
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit import``."""
     p.add_argument(
         "files",
         nargs="+",
@@ -26,7 +18,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--format", required=True, choices=IMPORT_FORMATS, help="input format")
     p.add_argument("--run-id", required=True, help="id of the new run (never overwritten)")
-    p.add_argument("--runs-dir", default="runs", help="where the run is written (default runs)")
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
@@ -36,8 +27,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
     p.add_argument("--suite", help="suite name to record (default: task, description or file)")
-    add_json_flag(p)
-    p.set_defaults(func=main)
+    add_common_options(p, main, runs_dir="where the run is written (default runs)")
 
 
 def _summary(result: ImportResult) -> None:
@@ -55,16 +45,8 @@ def _summary(result: ImportResult) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
-    result = import_results(
-        args.files,
-        args.format,
-        args.run_id,
-        runs_dir=args.runs_dir,
-        condition_from=args.condition_from,
-        scorer=args.scorer,
-        lane=args.lane,
-        suite=args.suite,
-    )
+    options = pick(args, "runs_dir", "condition_from", "scorer", "lane", "suite")
+    result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:
         eprint(f"warning: {warning}")
     if args.json:

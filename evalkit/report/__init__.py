@@ -7,82 +7,89 @@ small views of a run, and the DuckDB trend across a runs directory. None of them
 statistic: intervals and verdicts come from :mod:`evalkit.stats` and :mod:`evalkit.analysis`.
 """
 
-from evalkit.report._html import sanitize_html
-from evalkit.report._notebooks import project_path, read_notebook
-from evalkit.report._optimize import (
-    Optimization,
-    cost_plot,
-    gate_plot,
-    load_optimization,
-    optimization_facts,
-    skill_diff,
-    test_summary,
-    trajectory_plot,
-)
-from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
-from evalkit.report._plots import (
-    CONDITION_COLORS,
-    condition_color,
-    condition_palette,
-    figure_html,
-    forest_plot,
-    heatmap,
-    interval_plot,
-    lift_plot,
-    order_conditions,
-    rate_plot,
-    trend_plot,
-)
-from evalkit.report._render import (
-    KINDS,
-    NOTEBOOKS,
-    ReportError,
-    ReportInputError,
-    ReportResult,
-    report,
-)
-from evalkit.report._tables import (
-    Fragment,
-    html_table,
-    interval,
-    interval_table,
-    key_values,
-    note,
-    num,
-    pct,
-    pp,
-    seconds,
-    stat_cards,
-    usd,
-    verdict_banner,
-)
-from evalkit.report._transcripts import (
-    excerpts,
-    paired_excerpts,
-    side_by_side,
-    transcript_html,
-)
-from evalkit.report._trend import Trend, describe_trend, lift_trend, load_items, trend
-from evalkit.report._views import (
-    ComparisonView,
-    case_pairs,
-    compare_view,
-    errors_by_class,
-    failing_items,
-    flip_overview,
-    metrics_table,
-    missing_cases,
-    run_facts,
-    status_by,
-    summary_cards,
-    top_items,
-    trigger_confusion,
-    unstable_cases,
-    verdict_lines,
-    wins_by_condition,
-    within_flips,
-)
-from evalkit.results import read_transcript, read_transcripts
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.report._html import sanitize_html
+    from evalkit.report._notebooks import project_path, read_notebook
+    from evalkit.report._optimize import (
+        Optimization,
+        cost_plot,
+        gate_plot,
+        load_optimization,
+        optimization_facts,
+        skill_diff,
+        test_summary,
+        trajectory_plot,
+    )
+    from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
+    from evalkit.report._plots import (
+        CONDITION_COLORS,
+        condition_color,
+        condition_palette,
+        figure_html,
+        forest_plot,
+        heatmap,
+        interval_plot,
+        lift_plot,
+        order_conditions,
+        rate_plot,
+        trend_plot,
+    )
+    from evalkit.report._render import (
+        KINDS,
+        NOTEBOOKS,
+        ReportError,
+        ReportInputError,
+        ReportResult,
+        report,
+    )
+    from evalkit.report._tables import (
+        Fragment,
+        html_table,
+        interval,
+        interval_table,
+        key_values,
+        note,
+        num,
+        pct,
+        pp,
+        seconds,
+        stat_cards,
+        usd,
+        verdict_banner,
+    )
+    from evalkit.report._transcripts import (
+        excerpts,
+        paired_excerpts,
+        side_by_side,
+        transcript_html,
+    )
+    from evalkit.report._trend import Trend, describe_trend, lift_trend, load_items, trend
+    from evalkit.report._views import (
+        ComparisonView,
+        case_pairs,
+        compare_view,
+        errors_by_class,
+        failing_items,
+        flip_overview,
+        metrics_table,
+        missing_cases,
+        run_facts,
+        status_by,
+        summary_cards,
+        top_items,
+        trigger_confusion,
+        unstable_cases,
+        verdict_lines,
+        wins_by_condition,
+        within_flips,
+    )
+    from evalkit.results import read_transcript, read_transcripts
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "CONDITION_COLORS",

@@ -1,8 +1,15 @@
 """The runner: execute a suite's matrix with joblib, all-settled, streaming results to disk."""
 
-from evalkit.runner._config import Backend, RunConfig, SkillOverride
-from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
-from evalkit.runner._run import RunInterrupted, RunResult, run
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.runner._config import Backend, RunConfig, SkillOverride
+    from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+    from evalkit.runner._run import RunInterrupted, RunResult, run
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "Backend",

@@ -46,6 +46,10 @@ from evalkit.runner._store import LOG_FILE, PartWriter, compact
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
+#: ``evalkit run -v`` lists up to this many cache hits one by one, more per case and condition.
+CACHE_LIST_LIMIT = 20
+
+
 class RunInterrupted(EvalkitError):
     """A run stopped by SIGINT or SIGTERM; everything finished is on disk.
 
@@ -388,6 +392,7 @@ def _execute_all(
 ) -> None:
     cache = OutcomeCache(Path(config.runs_dir) / CACHE_DIR)
     pending: list[WorkItem] = []
+    reused: list[WorkItem] = []
     by_key = {item.key: item for item in prep.items}
     for item in prep.items:
         if item.key in done:
@@ -401,9 +406,13 @@ def _execute_all(
             row[key] = datetime.fromisoformat(row[key]) if row.get(key) else None
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
         writer.add(row, scores, entry["response"])
+        reused.append(item)
         bar.advance()
-    if len(prep.items) - len(done) - len(pending):
-        append_event(run_dir, "cache_hits", count=len(prep.items) - len(done) - len(pending))
+    if reused:
+        append_event(run_dir, "cache_hits", count=len(reused))
+    if config.verbose:
+        for line in cache_report(reused, cache.root):
+            bar.log(line)
 
     suite = prep.suite
     suite_root = str(suite.root.resolve())
@@ -446,6 +455,32 @@ def _execute_all(
             )
     finally:
         events.close()
+
+
+def cache_report(reused: list[WorkItem], cache_root: Path) -> list[str]:
+    """What ``evalkit run -v`` says about the items it took from the cache.
+
+    Args:
+        reused: The items whose outcome came from the cache, in plan order.
+        cache_root: The cache directory.
+
+    Returns:
+        A count line, then one line per item key, or (beyond :data:`CACHE_LIST_LIMIT` items)
+        one line per ``lane:case_id:condition:provider`` with its count of trials.
+    """
+    if not reused:
+        return []
+    lines = [
+        f"cache: {len(reused)} item(s) reused from {cache_root} (same item hash: case, skill "
+        "text, provider settings, scorer version, trial and seed); --no-cache reruns them"
+    ]
+    if len(reused) <= CACHE_LIST_LIMIT:
+        return lines + [f"cache hit: {item.key}" for item in reused]
+    groups: dict[str, int] = {}
+    for item in reused:
+        group = ":".join((item.lane, item.case_id, item.condition, item.provider))
+        groups[group] = groups.get(group, 0) + 1
+    return lines + [f"cache hit: {group}: {count} trial(s)" for group, count in groups.items()]
 
 
 def _record(
