@@ -1,4 +1,7 @@
-"""``evalkit lift``, ``evalkit compare``, ``evalkit flips`` and ``evalkit power``."""
+"""``evalkit lift``, ``evalkit compare``, ``evalkit flips`` and ``evalkit power``.
+
+Each handler imports only the analysis it runs: ``compare`` never loads the power planner.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalkit.analysis import compare, flips, lift, power
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
@@ -105,6 +107,8 @@ def configure_power(p: argparse.ArgumentParser) -> None:
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
+    from evalkit.analysis import lift
+
     result = lift(args.run, n_resamples=args.resamples, **pick(args, "roles", "seed", "runs_dir"))
     if args.json:
         print_json(result.to_dict())
@@ -141,6 +145,8 @@ def lift_main(args: argparse.Namespace) -> int:
 
 def compare_main(args: argparse.Namespace) -> int:
     """Print the verdict and the named cases."""
+    from evalkit.analysis import compare
+
     conditions = split_csv(args.conditions) or None
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
@@ -182,6 +188,8 @@ def compare_main(args: argparse.Namespace) -> int:
 
 def flips_main(args: argparse.Namespace) -> int:
     """Print the flip rate and the most unstable cases."""
+    from evalkit.analysis import flips
+
     result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir)
     if args.json:
         print_json(result.to_dict())
@@ -199,6 +207,8 @@ def flips_main(args: argparse.Namespace) -> int:
 
 def power_main(args: argparse.Namespace) -> int:
     """Print the planning answer."""
+    from evalkit.analysis import power
+
     result = power(
         conditions=split_csv(args.conditions) or None,
         **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),

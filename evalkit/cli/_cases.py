@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 
 from evalkit.cases import Suite, load_suite
 from evalkit.cli._common import add_common_options, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.scorers import check_case
+
+#: Cases whose reference answers and solutions ``cases validate`` checks at once.
+REFERENCE_CHECK_THREADS = 8
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -71,11 +75,18 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def _reference_failures(suite: Suite) -> list[tuple[str, str, str]]:
-    """Each reference-check failure with the ``file:line`` and the id of its case."""
+    """Each reference-check failure with the ``file:line`` and the id of its case.
+
+    Cases are checked in parallel threads (each in its own scratch workspace; the time goes to
+    waiting on sandboxed setup, solution and verifier commands); failures keep case order.
+    """
+    workers = min(REFERENCE_CHECK_THREADS, max(1, len(suite.cases)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        checked = list(pool.map(lambda case: check_case(suite, case), suite.cases))
     return [
         (suite.location(case), case.id, failure)
-        for case in suite.cases
-        for failure in check_case(suite, case)
+        for case, failures in zip(suite.cases, checked, strict=True)
+        for failure in failures
     ]
 
 

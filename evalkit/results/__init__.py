@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         RESULTS_FILE,
         SCORES_FILE,
         TRANSCRIPTS_DIR,
-        read_manifest,
         resolve_run_dir,
     )
     from evalkit.results._manifest import (
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
         SourceFile,
         load_manifest,
         manifest_path,
+        read_manifest,
         write_manifest,
     )
     from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -13,6 +13,9 @@ import pyarrow.parquet as pq
 from evalkit.errors import InputError
 from evalkit.results._layout import PARTS_DIR, RESULTS_FILE, SCORES_FILE, resolve_run_dir
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def read_run(
@@ -134,6 +137,8 @@ def load_results(
         RunNotFoundError: ``data`` names no run.
         InputError: ``data`` is neither a DataFrame nor a path or run id.
     """
+    import pandas as pd
+
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, (str, os.PathLike)):
@@ -156,6 +161,8 @@ def run_label(
     Returns:
         The run directory's name, or the single ``run_id`` of the table.
     """
+    import pandas as pd
+
     if isinstance(data, pd.DataFrame):
         if "run_id" not in data.columns:
             return None

@@ -1,17 +1,15 @@
-"""The layout of a run directory: its file names, finding it, and reading its manifest.
+"""The layout of a run directory: its file names, and finding it from a path or a run id.
 
-Kept apart from the table readers (``_io``) so that code which only locates runs or reads
-manifests never imports pandas or pyarrow.
+Kept apart from the table readers (``_io``) and the manifest model (``_manifest``) so that
+code which only locates runs imports neither pandas, pyarrow nor pydantic.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from evalkit.errors import RunNotFoundError
-from evalkit.results._manifest import load_manifest
 
 RESULTS_FILE = "results.parquet"
 SCORES_FILE = "scores.parquet"
@@ -40,22 +38,3 @@ def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str
         f"run '{run}' not found: no {RESULTS_FILE} in '{candidates[0]}' or '{candidates[1]}'. "
         "Pass a run directory or a run id under --runs-dir."
     )
-
-
-def read_manifest(
-    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
-) -> dict[str, Any]:
-    """Read a run's ``manifest.json`` as a plain dict (validated by :class:`Manifest`).
-
-    Args:
-        run: A run directory, or a run id under ``runs_dir``.
-        runs_dir: Where run ids are looked up.
-
-    Returns:
-        The manifest's JSON object, with ``version`` (empty when the run has none).
-
-    Raises:
-        InputError: The manifest is not valid JSON or a field has the wrong type.
-    """
-    manifest = load_manifest(resolve_run_dir(run, runs_dir))
-    return {} if manifest is None else manifest.to_json()
