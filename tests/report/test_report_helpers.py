@@ -258,3 +258,11 @@ def test_parameter_values_are_checked() -> None:
         rk.validate_parameters(notebook, {"live": "maybe"})
     with pytest.raises(ConfigError, match="NAME=VALUE"):
         parse_assignments(["=3"])
+
+
+def test_the_reports_page_documents_every_kind() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
+    usage = next(line for line in page.splitlines() if "--kind " in line and "[" in line)
+    for kind in rk.KINDS:
+        assert f"| `{kind}`" in page, f"docs/reports.md has no row for --kind {kind}"
+        assert kind in usage
