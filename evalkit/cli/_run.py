@@ -101,10 +101,11 @@ def main(args: argparse.Namespace) -> int:
     """Run the suite; print the summary (or the JSON object)."""
     config = build_config(args)
     lanes = set(args.lane or ())
-    cases = load_suite(args.suite).cases
+    suite = load_suite(args.suite)  # loaded once: the runner takes the loaded suite
+    cases = suite.cases
     runs_commands = any(c.lane != "prompt" and (not lanes or c.lane in lanes) for c in cases)
     apply_sandbox_flag(args, runs_commands=runs_commands)
-    result = run(args.suite, config)
+    result = run(suite, config)
     if args.json:
         print_json(result.to_dict())
         return 0

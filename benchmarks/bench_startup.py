@@ -1,0 +1,158 @@
+"""Start-up cost of the everyday commands, against two baselines measured in the same run.
+
+Usage: python benchmarks/bench_startup.py [--repeat 7] [--report-repeat 2] [--keep DIR]
+
+Each command runs as a fresh subprocess (``python -m evalkit ...``, what the console script
+does), ``--repeat`` times, the commands interleaved round-robin so a busy machine weighs on
+all of them alike; the table gives the median and range of the wall time and its ratio to the
+two baselines of the same run, ``python -c pass`` (interpreter start) and
+``python -c "import pandas"``. Setup (not timed): two demo runs of 3 trials, the second with
+another seed and no cache, so ``compare`` has something to pair.
+
+``run`` is timed to its first milestones instead of to its end: from the launch of the
+process to the ``run_started`` event (imports, suite load, plan, cache look-up, run directory
+and lock) and to the first ``item_finished`` event (plus starting the workers and one
+instant simulated prompt item). The run report of the demo run is rendered
+``--report-repeat`` times (fresh kernel each, as ``evalkit report`` does) with papermill's
+execute and nbconvert's render times from ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "cases" / "demo"
+#: Targets: seconds, or a multiple of ``python -c pass``.
+TARGETS: dict[str, str] = {
+    "evalkit --version": "10x `python -c pass`",
+    "evalkit --help": "10x `python -c pass`",
+    "evalkit cases list cases/demo": "< 1 s",
+    "evalkit cases validate cases/demo": "< 1 s",
+    "evalkit compare A B (demo runs)": "< 1.5 s",
+    "evalkit run: launch to run_started": "< 1.5 s",
+    "evalkit run: launch to first item finished": "",
+}
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _timed(argv: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _evalkit(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "evalkit", *argv]
+
+
+def _run_milestones(runs: Path, run_id: str) -> tuple[float, float]:
+    """Seconds from launching ``evalkit run`` to ``run_started`` and to the first item."""
+    launched = time.time()
+    subprocess.run(
+        _evalkit("run", str(DEMO), "--lane", "prompt", "--trials", "1", "--no-cache",
+                 "--no-progress", "--run-id", run_id, "--runs-dir", str(runs)),
+        cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    events = [json.loads(line) for line in (runs / run_id / "events.jsonl").open()]
+    started = next(e["ts"] for e in events if e["event"] == "run_started")
+    first = min(e["ts"] for e in events if e["event"] == "item_finished")
+    return started - launched, first - launched
+
+
+def _setup(runs: Path) -> None:
+    for run_id, extra in (("a", []), ("b", ["--seed", "7", "--no-cache"])):
+        subprocess.run(
+            _evalkit("run", str(DEMO), "--trials", "3", "--run-id", run_id, "--runs-dir",
+                     str(runs), "--no-progress", "--json", *extra),
+            cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
+        )
+
+
+def _row(name: str, times: list[float], base: float, pandas: float) -> str:
+    median = statistics.median(times)
+    return (
+        f"| {name} | {median:.3f} | {min(times):.3f}–{max(times):.3f} | {median / base:.1f}x | "
+        f"{median / pandas:.2f}x | {TARGETS.get(name, '')} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--report-repeat", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="write the runs and reports here (kept)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
+        runs = tmp / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        _setup(runs)
+        commands: dict[str, Callable[[int], float]] = {
+            "python -c pass": lambda i: _timed([sys.executable, "-c", "pass"]),
+            'python -c "import pandas"': lambda i: _timed([sys.executable, "-c", "import pandas"]),
+            "evalkit --version": lambda i: _timed(_evalkit("--version")),
+            "evalkit --help": lambda i: _timed(_evalkit("--help")),
+            "evalkit cases list cases/demo": lambda i: _timed(_evalkit("cases", "list", str(DEMO))),
+            "evalkit cases validate cases/demo": lambda i: _timed(
+                _evalkit("cases", "validate", str(DEMO))
+            ),
+            "evalkit compare A B (demo runs)": lambda i: _timed(
+                _evalkit("compare", "a", "b", "--runs-dir", str(runs))
+            ),
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        times["evalkit run: launch to run_started"] = []
+        times["evalkit run: launch to first item finished"] = []
+        load_before = os.getloadavg()
+        for i in range(args.repeat):
+            for name, command in commands.items():
+                times[name].append(command(i))
+            started, first = _run_milestones(runs, f"fixed-{i}")
+            times["evalkit run: launch to run_started"].append(started)
+            times["evalkit run: launch to first item finished"].append(first)
+        reports = []
+        for i in range(args.report_repeat):
+            start = time.perf_counter()
+            out = subprocess.run(
+                _evalkit("report", "a", "--runs-dir", str(runs), "-o",
+                         str(tmp / f"run-{i}.html"), "--json"),
+                cwd=ROOT, env=_env(), check=True, capture_output=True, text=True,
+            )
+            data = json.loads(out.stdout)
+            reports.append((time.perf_counter() - start, data["execute_s"], data["render_s"]))
+        load_after = os.getloadavg()
+
+    base = statistics.median(times["python -c pass"])
+    pandas = statistics.median(times['python -c "import pandas"'])
+    print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average "
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; median of {args.repeat}")
+    print()
+    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | target |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name, values in times.items():
+        print(_row(name, values, base, pandas))
+    print()
+    print("| run report of the demo run (--kind run) | wall s | papermill execute s | "
+          "nbconvert render s |")
+    print("|---|---:|---:|---:|")
+    for n, (wall, execute, render) in enumerate(reports, start=1):
+        print(f"| render {n} | {wall:.2f} | {execute:.2f} | {render:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
