@@ -1,6 +1,7 @@
 """Start-up cost of the everyday commands, against two baselines measured in the same run.
 
 Usage: python benchmarks/bench_startup.py [--repeat 7] [--report-repeat 2] [--keep DIR]
+                                           [--before DIR]
 
 Each command runs as a fresh subprocess (``python -m evalkit ...``, what the console script
 does), ``--repeat`` times, the commands interleaved round-robin so a busy machine weighs on
@@ -15,6 +16,10 @@ and lock) and to the first ``item_finished`` event (plus starting the workers an
 instant simulated prompt item). The run report of the demo run is rendered
 ``--report-repeat`` times (fresh kernel each, as ``evalkit report`` does) with papermill's
 execute and nbconvert's render times from ``--json``.
+
+``--before DIR`` also times every command with another evalkit source tree first on
+``PYTHONPATH`` (e.g. ``git archive main | tar -x -C DIR``), in the same round-robin, so a
+change is compared under the same load.
 """
 
 from __future__ import annotations
@@ -45,13 +50,13 @@ TARGETS: dict[str, str] = {
 }
 
 
-def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(ROOT)}
+def _env(code: Path = ROOT) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(code)}
 
 
-def _timed(argv: list[str]) -> float:
+def _timed(argv: list[str], code: Path = ROOT) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(argv, cwd=ROOT, env=_env(code), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -60,13 +65,14 @@ def _evalkit(*argv: str) -> list[str]:
     return [sys.executable, "-m", "evalkit", *argv]
 
 
-def _run_milestones(runs: Path, run_id: str) -> tuple[float, float]:
+def _run_milestones(runs: Path, run_id: str, code: Path = ROOT) -> tuple[float, float]:
     """Seconds from launching ``evalkit run`` to ``run_started`` and to the first item."""
     launched = time.time()
     subprocess.run(
         _evalkit("run", str(DEMO), "--lane", "prompt", "--trials", "1", "--no-cache",
                  "--no-progress", "--run-id", run_id, "--runs-dir", str(runs)),
-        cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=_env(code), check=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     events = [json.loads(line) for line in (runs / run_id / "events.jsonl").open()]
     started = next(e["ts"] for e in events if e["event"] == "run_started")
@@ -83,12 +89,29 @@ def _setup(runs: Path) -> None:
         )
 
 
-def _row(name: str, times: list[float], base: float, pandas: float) -> str:
+def _row(name: str, times: list[float], base: float, pandas: float, before: list[float]) -> str:
     median = statistics.median(times)
+    was = f"{statistics.median(before):.3f}" if before else ""
     return (
         f"| {name} | {median:.3f} | {min(times):.3f}–{max(times):.3f} | {median / base:.1f}x | "
-        f"{median / pandas:.2f}x | {TARGETS.get(name, '')} |"
+        f"{median / pandas:.2f}x | {TARGETS.get(name, '')} | {was} |"
     )
+
+
+def _commands(runs: Path, code: Path) -> dict[str, Callable[[], float]]:
+    return {
+        "evalkit --version": lambda: _timed(_evalkit("--version"), code),
+        "evalkit --help": lambda: _timed(_evalkit("--help"), code),
+        "evalkit cases list cases/demo": lambda: _timed(
+            _evalkit("cases", "list", str(DEMO)), code
+        ),
+        "evalkit cases validate cases/demo": lambda: _timed(
+            _evalkit("cases", "validate", str(DEMO)), code
+        ),
+        "evalkit compare A B (demo runs)": lambda: _timed(
+            _evalkit("compare", "a", "b", "--runs-dir", str(runs)), code
+        ),
+    }
 
 
 def main() -> None:
@@ -96,35 +119,37 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--report-repeat", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="write the runs and reports here (kept)")
+    parser.add_argument("--before", type=Path, help="an older evalkit source tree to compare")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or Path(scratch)
         runs = tmp / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         _setup(runs)
-        commands: dict[str, Callable[[int], float]] = {
-            "python -c pass": lambda i: _timed([sys.executable, "-c", "pass"]),
-            'python -c "import pandas"': lambda i: _timed([sys.executable, "-c", "import pandas"]),
-            "evalkit --version": lambda i: _timed(_evalkit("--version")),
-            "evalkit --help": lambda i: _timed(_evalkit("--help")),
-            "evalkit cases list cases/demo": lambda i: _timed(_evalkit("cases", "list", str(DEMO))),
-            "evalkit cases validate cases/demo": lambda i: _timed(
-                _evalkit("cases", "validate", str(DEMO))
-            ),
-            "evalkit compare A B (demo runs)": lambda i: _timed(
-                _evalkit("compare", "a", "b", "--runs-dir", str(runs))
-            ),
+        commands: dict[str, Callable[[], float]] = {
+            "python -c pass": lambda: _timed([sys.executable, "-c", "pass"]),
+            'python -c "import pandas"': lambda: _timed([sys.executable, "-c", "import pandas"]),
+            **_commands(runs, ROOT),
         }
-        times: dict[str, list[float]] = {name: [] for name in commands}
-        times["evalkit run: launch to run_started"] = []
-        times["evalkit run: launch to first item finished"] = []
+        older = _commands(runs, args.before) if args.before else {}
+        milestones = (
+            "evalkit run: launch to run_started",
+            "evalkit run: launch to first item finished",
+        )
+        times: dict[str, list[float]] = {name: [] for name in [*commands, *milestones]}
+        before: dict[str, list[float]] = {name: [] for name in times}
         load_before = os.getloadavg()
         for i in range(args.repeat):
             for name, command in commands.items():
-                times[name].append(command(i))
-            started, first = _run_milestones(runs, f"fixed-{i}")
-            times["evalkit run: launch to run_started"].append(started)
-            times["evalkit run: launch to first item finished"].append(first)
+                times[name].append(command())
+                if name in older:
+                    before[name].append(older[name]())
+            for name, value in zip(milestones, _run_milestones(runs, f"fixed-{i}"), strict=True):
+                times[name].append(value)
+            if args.before:
+                was = _run_milestones(runs, f"before-{i}", args.before)
+                for name, value in zip(milestones, was, strict=True):
+                    before[name].append(value)
         reports = []
         for i in range(args.report_repeat):
             start = time.perf_counter()
@@ -142,10 +167,11 @@ def main() -> None:
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; median of {args.repeat}")
     print()
-    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | target |")
-    print("|---|---:|---:|---:|---:|---|")
+    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | target "
+          "| before, median s |")
+    print("|---|---:|---:|---:|---:|---|---:|")
     for name, values in times.items():
-        print(_row(name, values, base, pandas))
+        print(_row(name, values, base, pandas, before[name]))
     print()
     print("| run report of the demo run (--kind run) | wall s | papermill execute s | "
           "nbconvert render s |")
