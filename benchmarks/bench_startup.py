@@ -38,6 +38,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "cases" / "demo"
+#: Commands run from here, not from a source tree: ``python -m`` puts the working directory
+#: first on ``sys.path``, ahead of ``PYTHONPATH``.
+NEUTRAL_CWD = Path(tempfile.gettempdir())
 #: Targets: seconds, or a multiple of ``python -c pass``.
 TARGETS: dict[str, str] = {
     "evalkit --version": "10x `python -c pass`",
@@ -56,7 +59,7 @@ def _env(code: Path = ROOT) -> dict[str, str]:
 
 def _timed(argv: list[str], code: Path = ROOT) -> float:
     start = time.perf_counter()
-    subprocess.run(argv, cwd=ROOT, env=_env(code), check=True, stdout=subprocess.DEVNULL,
+    subprocess.run(argv, cwd=NEUTRAL_CWD, env=_env(code), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
@@ -71,7 +74,7 @@ def _run_milestones(runs: Path, run_id: str, code: Path = ROOT) -> tuple[float, 
     subprocess.run(
         _evalkit("run", str(DEMO), "--lane", "prompt", "--trials", "1", "--no-cache",
                  "--no-progress", "--run-id", run_id, "--runs-dir", str(runs)),
-        cwd=ROOT, env=_env(code), check=True, stdout=subprocess.DEVNULL,
+        cwd=NEUTRAL_CWD, env=_env(code), check=True, stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     events = [json.loads(line) for line in (runs / run_id / "events.jsonl").open()]
@@ -85,7 +88,7 @@ def _setup(runs: Path) -> None:
         subprocess.run(
             _evalkit("run", str(DEMO), "--trials", "3", "--run-id", run_id, "--runs-dir",
                      str(runs), "--no-progress", "--json", *extra),
-            cwd=ROOT, env=_env(), check=True, stdout=subprocess.DEVNULL,
+            cwd=NEUTRAL_CWD, env=_env(), check=True, stdout=subprocess.DEVNULL,
         )
 
 
@@ -156,7 +159,7 @@ def main() -> None:
             out = subprocess.run(
                 _evalkit("report", "a", "--runs-dir", str(runs), "-o",
                          str(tmp / f"run-{i}.html"), "--json"),
-                cwd=ROOT, env=_env(), check=True, capture_output=True, text=True,
+                cwd=NEUTRAL_CWD, env=_env(), check=True, capture_output=True, text=True,
             )
             data = json.loads(out.stdout)
             reports.append((time.perf_counter() - start, data["execute_s"], data["render_s"]))
