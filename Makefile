@@ -1,5 +1,6 @@
 # evalkit: two commands from a fresh clone (Python 3.11 + pip).
 #   make demo   run the bundled demo suite and render its reports
+#               (CONCURRENCY=N work items in flight, default 4)
 #   make test   install everything the tests need and run the whole suite
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -7,6 +8,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 RUNS   ?= runs
 DEMO_RUN ?= demo-$(shell date +%Y%m%d-%H%M%S)
+CONCURRENCY ?= 4
 
 .PHONY: demo test lint venv dev lab system-deps clean
 
@@ -42,7 +44,7 @@ lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
 	$(BIN)/jupyter lab $(LAB_ARGS) notebooks/
 
 demo: $(VENV)/.installed
-	$(BIN)/evalkit run cases/demo --trials 3 --concurrency 4 --run-id $(DEMO_RUN) --runs-dir $(RUNS)
+	$(BIN)/evalkit run cases/demo --trials 3 --concurrency $(CONCURRENCY) --run-id $(DEMO_RUN) --runs-dir $(RUNS)
 	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) -o reports/$(DEMO_RUN)/run.html
 	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) --kind compare --conditions none,preloaded -o reports/$(DEMO_RUN)/compare-none-preloaded.html
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"

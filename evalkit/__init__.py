@@ -16,14 +16,18 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
   (``evalkit judge``).
 """
 
-from evalkit._version import __version__
-from evalkit.analysis import compare, flips, gate, import_results, lift, power
-from evalkit.judge import judge_run
-from evalkit.results import read_run
-from evalkit.runner import RunConfig, RunResult, run
+from typing import TYPE_CHECKING
 
-# Rich displays of the result objects in Jupyter: evalkit.report registers them on import.
-import evalkit.report  # noqa: E402, F401  # isort: skip
+from evalkit import _lazy
+from evalkit._version import __version__
+
+if TYPE_CHECKING:
+    from evalkit.analysis import compare, flips, gate, import_results, lift, power
+    from evalkit.judge import judge_run
+    from evalkit.results import read_run
+    from evalkit.runner import RunConfig, RunResult, run
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "RunConfig",

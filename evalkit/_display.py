@@ -3,14 +3,19 @@
 The result types live in :mod:`evalkit.stats` and :mod:`evalkit.analysis`, which may not
 import :mod:`evalkit.report` (where the tables and figures are drawn). Each type's
 ``_repr_html_`` asks this registry instead; :mod:`evalkit.report` registers one renderer per
-type when it is imported, and ``import evalkit`` imports it. A type without a renderer returns
-None from ``_repr_html_``, and Jupyter shows its plain ``repr``.
+type when it is imported, which the first display does (so ``import evalkit`` stays light). A
+type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
+``repr``.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
+
+#: The package whose import registers the renderers.
+RENDERER_PACKAGE = "evalkit.report"
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {}
 
@@ -38,6 +43,8 @@ def rich_html(obj: object) -> str | None:
         >>> rich_html(object()) is None
         True
     """
+    if not _RENDERERS:
+        importlib.import_module(RENDERER_PACKAGE)  # registers the renderers on import
     for cls in type(obj).__mro__:
         render = _RENDERERS.get(cls)
         if render is not None:

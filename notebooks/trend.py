@@ -18,7 +18,8 @@
 # Every run of a runs directory, read in one DuckDB query (`union_by_name`, so runs written by
 # older evalkit versions still line up), placed in the period of its first item. Runs of one
 # period are pooled; each period's pass rates and lift come from `evalkit.stats` and
-# `evalkit.analysis`. Dashed lines mark periods where the dataset version changed.
+# `evalkit.analysis`. Dashed lines mark periods where the dataset version changed. A run that
+# did not finish (manifest status partial) counts with the items it has and is marked partial.
 
 # %% tags=["parameters"]
 runs_dir: str = "tests/fixtures/runs"  # every RUNS_DIR/*/results.parquet (default: examples)
@@ -38,6 +39,7 @@ from evalkit.report import (
     interval_table,
     key_values,
     lift_trend,
+    note,
     project_path,
     trend,
     trend_plot,
@@ -53,6 +55,12 @@ suites = sorted(history.runs["suite"].astype(str).unique())
 
 # %%
 display(key_values(describe_trend(history)))
+if history.partial:
+    display(note(
+        "Partial runs (interrupted, crashed or still running) are included with the items "
+        f"they finished and marked partial in the status column: {', '.join(history.partial)}.",
+        kind="warn",
+    ))
 display(html_table(history.runs, table_id="runs"))
 
 # %% [markdown]

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 import evalkit
+from evalkit._lazy import declared_imports
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PACKAGES = [
     "evalkit", "evalkit.cases", "evalkit.matrix", "evalkit.providers", "evalkit.scorers",
@@ -18,6 +25,8 @@ PACKAGES = [
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_matches_public_names(name: str) -> None:
     module = importlib.import_module(name)
+    for exported_name in module.__all__:
+        getattr(module, exported_name)  # a lazy package binds a name on first use (PEP 562)
     public = {
         n for n, v in vars(module).items()
         if not n.startswith("_") and not getattr(v, "__name__", "").startswith(f"{name}.")
@@ -25,10 +34,81 @@ def test_all_matches_public_names(name: str) -> None:
     }
     exported = set(module.__all__) - {"__version__"}
     assert exported <= set(vars(module)), f"{name}.__all__ names missing attributes"
-    assert public - {"annotations"} <= exported, f"{name} exposes names not in __all__"
+    assert public - {"annotations", "TYPE_CHECKING"} <= exported, (
+        f"{name} exposes names not in __all__"
+    )
 
 
 def test_top_level_functions_are_exported() -> None:
     for name in ("run", "compare", "lift", "flips", "power", "gate", "import_results",
                  "judge_run"):
         assert callable(getattr(evalkit, name))
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_lazy_names_are_exactly_all(name: str) -> None:
+    """What a package imports on first use is what it exports, and each name resolves."""
+    module = importlib.import_module(name)
+    declared = set(declared_imports(name, module.__file__))
+    assert declared == set(module.__all__) - {"__version__"}
+    assert set(module.__all__) <= set(dir(module))
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        module.no_such_name  # noqa: B018
+
+
+HEAVY = ("pandas", "scipy", "statsmodels", "matplotlib", "pyarrow", "papermill", "joblib")
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys; print('\\n'.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    ).stdout
+    return {line.split(".")[0] for line in out.splitlines()}
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import evalkit",
+        "import evalkit.cli",
+        "from evalkit.cli import main\ntry:\n    main(['--version'])\nexcept SystemExit:\n    pass",
+        "from evalkit.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit:\n    pass",
+    ],
+    ids=["import evalkit", "import evalkit.cli", "evalkit --version", "evalkit --help"],
+)
+def test_start_up_imports_nothing_heavy(code: str) -> None:
+    loaded = _modules_after(code)
+    assert "evalkit" in loaded
+    assert loaded.isdisjoint(HEAVY), sorted(loaded & set(HEAVY))
+
+
+def test_a_name_loads_its_module_on_first_use() -> None:
+    loaded = _modules_after("import evalkit\nevalkit.compare")
+    assert {"pandas", "scipy"} <= loaded
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["report", "--help"]])
+def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
+    """``python -m evalkit ...`` in a fresh interpreter; ``-X importtime`` names every import."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "evalkit", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(("evalkit ", "usage: evalkit"))
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "evalkit" in imported
+    heavy = set(HEAVY) if argv[0] != "report" else {"pandas", "scipy", "statsmodels"}
+    assert imported.isdisjoint(heavy), sorted(imported & heavy)

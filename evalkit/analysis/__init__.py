@@ -5,23 +5,30 @@ runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`ev
 which works on tables only.
 """
 
-from evalkit.analysis._compare import compare
-from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
-from evalkit.analysis._flips import flips
-from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
-from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
-from evalkit.analysis._lift import (
-    DEFAULT_ROLES,
-    LIFT_COLUMNS,
-    LIFT_METRICS,
-    TRIGGER_METRICS,
-    LiftMetric,
-    LiftResult,
-    TriggerMetric,
-    lift,
-    parse_roles,
-)
-from evalkit.analysis._power import power
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.analysis._compare import compare
+    from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
+    from evalkit.analysis._flips import flips
+    from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
+    from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
+    from evalkit.analysis._lift import (
+        DEFAULT_ROLES,
+        LIFT_COLUMNS,
+        LIFT_METRICS,
+        TRIGGER_METRICS,
+        LiftMetric,
+        LiftResult,
+        TriggerMetric,
+        lift,
+        parse_roles,
+    )
+    from evalkit.analysis._power import power
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "DEFAULT_ROLES",

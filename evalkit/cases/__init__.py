@@ -1,36 +1,43 @@
 """Suites, cases, skills and conditions: models, loader and content hashes."""
 
-from evalkit.cases._docs import render_suites_markdown
-from evalkit.cases._hashing import directory_hash, stable_hash
-from evalkit.cases._loader import SUITE_FILE, load_suite
-from evalkit.cases._models import (
-    DEFAULT_CONDITIONS,
-    LANES,
-    NO_SKILL,
-    SPLITS,
-    STANDARD_CONDITIONS,
-    AntiPatternRule,
-    Budgets,
-    Case,
-    CommandCheck,
-    Condition,
-    Expectation,
-    FileExistsCheck,
-    FileMatchesCheck,
-    JsonPathEqualsCheck,
-    JudgeSpec,
-    Skill,
-    SuiteDefaults,
-    SuiteFile,
-    VerifierCheck,
-    WorkflowCheck,
-)
-from evalkit.cases._new_suite import NewSuite, init_suite
-from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
-from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
-from evalkit.cases._skill_creator import SkillImport, import_skill_dir, is_skill_dir
-from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
-from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.cases._docs import render_suites_markdown
+    from evalkit.cases._hashing import directory_hash, stable_hash
+    from evalkit.cases._loader import SUITE_FILE, load_suite
+    from evalkit.cases._models import (
+        DEFAULT_CONDITIONS,
+        LANES,
+        NO_SKILL,
+        SPLITS,
+        STANDARD_CONDITIONS,
+        AntiPatternRule,
+        Budgets,
+        Case,
+        CommandCheck,
+        Condition,
+        Expectation,
+        FileExistsCheck,
+        FileMatchesCheck,
+        JsonPathEqualsCheck,
+        JudgeSpec,
+        Skill,
+        SuiteDefaults,
+        SuiteFile,
+        VerifierCheck,
+        WorkflowCheck,
+    )
+    from evalkit.cases._new_suite import NewSuite, init_suite
+    from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
+    from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
+    from evalkit.cases._skill_creator import SkillImport, import_skill_dir, is_skill_dir
+    from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
+    from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "DEFAULT_CONDITIONS",

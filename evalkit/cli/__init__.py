@@ -1,5 +1,12 @@
 """The command-line interface (a thin layer over the library)."""
 
-from evalkit.cli._main import build_parser, console_main, main
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.cli._main import build_parser, console_main, main
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = ["build_parser", "console_main", "main"]

@@ -1,4 +1,7 @@
-"""``evalkit lift``, ``evalkit compare``, ``evalkit flips`` and ``evalkit power``."""
+"""``evalkit lift``, ``evalkit compare``, ``evalkit flips`` and ``evalkit power``.
+
+Each handler imports only the analysis it runs: ``compare`` never loads the power planner.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from evalkit.analysis import compare, flips, lift, power
-from evalkit.cli._common import add_json_flag, print_json, split_csv
+from evalkit.cli._common import (
+    add_bootstrap_options,
+    add_common_options,
+    add_roles_option,
+    pick,
+    print_json,
+    split_csv,
+)
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison
 
@@ -23,47 +32,66 @@ def _num(value: float, digits: int = 3) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register the analysis commands."""
-    p = sub.add_parser("lift", help="skill-lift metrics of a run, with case-bootstrap CIs")
-    p.add_argument("run", help="run directory or run id")
-    p.add_argument("--runs-dir", default="runs")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--roles",
-        metavar="COND=ROLE,...",
-        help="which condition plays each role, e.g. none=A,self-load=B,preloaded=C,stale=D "
-        "(A baseline, B self-load, C oracle, D stale; default those names)",
-    )
-    add_json_flag(p)
-    p.set_defaults(func=lift_main)
+#: One line per lift metric: what it measures and how to read its sign. ``{A}``..``{D}`` are
+#: the conditions playing each role (``--roles``).
+METRIC_DEFINITIONS: dict[str, str] = {
+    "realized_lift": "success({B}) - success({A}): what the skill adds when the agent must "
+    "load it itself; > 0 the skill helps",
+    "oracle_lift": "success({C}) - success({A}): what the skill adds when it is injected, the "
+    "ceiling; > 0 the skill text helps",
+    "routing_gap": "success({C}) - success({B}): lift lost because the agent does not load the "
+    "skill when it should; > 0 routing leaves lift on the table",
+    "stale_harm": "success({D}) - success({C}): the outdated text against the current one; "
+    "-26.7 pp means 26.7 points fewer passes with the stale text",
+    "regression_rate": "share of cases passing under {A} that fail under {B} or {C} (a case "
+    "passes with at least half its trials); lower is better",
+    "unlock_rate": "share of cases failing under {A} that pass under {B} or {C}; higher is better",
+    "routing_efficiency": "({B} - {A}) / max(0.01, {C} - {A}): share of the oracle lift the "
+    "agent realises alone; 1 = all of it, above 1 when {B} beats {C} or the oracle lift is "
+    "near 0 (read it with its CI)",
+    "trigger_precision": "under {B}: of the items where a skill was loaded, the share that "
+    "loaded the expected one",
+    "trigger_recall": "under {B}: of the items that should load a skill, the share that "
+    "loaded the expected one",
+    "trigger_f1": "harmonic mean of trigger precision and recall",
+    "over_trigger_rate": "under {B}: share of items that should load no skill but loaded one",
+    "under_trigger_rate": "under {B}: share of items that should load a skill but loaded none",
+}
 
-    p = sub.add_parser("compare", help="paired verdict: did the candidate improve or regress?")
+
+def configure_lift(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit lift``."""
+    p.add_argument("run", help="run directory or run id")
+    add_bootstrap_options(p)
+    add_roles_option(p)
+    add_common_options(p, lift_main)
+
+
+def configure_compare(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit compare``."""
     p.add_argument("baseline", help="baseline run (directory or id)")
     p.add_argument("candidate", nargs="?", help="candidate run; omit with --conditions A,B")
     p.add_argument("--conditions", help="A,B: compare two conditions of one run (or filter)")
     p.add_argument("--metric", default="passed", choices=["passed", "score"])
     p.add_argument("--threshold", type=float, help="practical threshold (default 0.05)")
     p.add_argument("--correction", default="holm", help="per-case multiplicity correction")
-    p.add_argument("--runs-dir", default="runs")
-    p.add_argument("--resamples", type=int, default=10_000)
-    p.add_argument("--seed", type=int, default=0)
+    add_bootstrap_options(p)
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when the verdict is regressed"
     )
-    add_json_flag(p)
-    p.set_defaults(func=compare_main)
+    add_common_options(p, compare_main)
 
-    p = sub.add_parser("flips", help="flip rate within a run, or between two runs")
+
+def configure_flips(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit flips``."""
     p.add_argument("run_a", help="run directory or id")
     p.add_argument("run_b", nargs="?", help="second run (omit for within-run flips)")
-    p.add_argument("--runs-dir", default="runs")
     p.add_argument("--top", type=int, default=10, help="most unstable cases to list")
-    add_json_flag(p)
-    p.set_defaults(func=flips_main)
+    add_common_options(p, flips_main)
 
-    p = sub.add_parser("power", help="cases/trials needed, or minimum detectable effect")
+
+def configure_power(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit power``."""
     p.add_argument("--cases", type=int, help="number of cases")
     p.add_argument("--trials", type=int, help="trials per case and arm")
     p.add_argument("--effect", type=float, help="effect to detect, e.g. 0.1 for 10 pp")
@@ -75,20 +103,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
-    p.add_argument("--runs-dir", default="runs")
-    add_json_flag(p)
-    p.set_defaults(func=power_main)
+    add_common_options(p, power_main)
 
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
-    result = lift(
-        args.run,
-        roles=args.roles,
-        n_resamples=args.resamples,
-        seed=args.seed,
-        runs_dir=args.runs_dir,
-    )
+    from evalkit.analysis import lift
+
+    result = lift(args.run, n_resamples=args.resamples, **pick(args, "roles", "seed", "runs_dir"))
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -113,6 +135,16 @@ def lift_main(args: argparse.Namespace) -> int:
             "n/a",
             markup=False,
         )
+    console.print(
+        "pp = percentage points; success = pass rate with trials averaged per case first; "
+        "95% CI from a case bootstrap",
+        soft_wrap=True,
+    )
+    shown = set(result.metrics["metric"])
+    for name, definition in METRIC_DEFINITIONS.items():
+        if name in shown:
+            line = f"  {name}: {escape(definition.format(**result.roles))}"
+            console.print(line, soft_wrap=True)
     if not result.missing.empty:
         console.print(f"{len(result.missing)} case(s) lack a condition (see --json missing_cases)")
     return 0
@@ -120,6 +152,8 @@ def lift_main(args: argparse.Namespace) -> int:
 
 def compare_main(args: argparse.Namespace) -> int:
     """Print the verdict and the named cases."""
+    from evalkit.analysis import compare
+
     conditions = split_csv(args.conditions) or None
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
@@ -127,12 +161,8 @@ def compare_main(args: argparse.Namespace) -> int:
         args.baseline,
         args.candidate,
         conditions=conditions,
-        metric=args.metric,
-        threshold=args.threshold,
-        correction=args.correction,
         n_resamples=args.resamples,
-        seed=args.seed,
-        runs_dir=args.runs_dir,
+        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir"),
     )
     data = result.to_dict()
     if args.json:
@@ -199,6 +229,8 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
 
 def flips_main(args: argparse.Namespace) -> int:
     """Print the flip rate and the most unstable cases."""
+    from evalkit.analysis import flips
+
     result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir)
     if args.json:
         print_json(result.to_dict())
@@ -219,17 +251,12 @@ def flips_main(args: argparse.Namespace) -> int:
 
 def power_main(args: argparse.Namespace) -> int:
     """Print the planning answer."""
+    from evalkit.analysis import power
+
     result = power(
-        cases=args.cases,
-        trials=args.trials,
-        effect=args.effect,
-        baseline_rate=args.baseline_rate,
-        alpha=args.alpha,
-        target_power=args.target_power,
-        threshold=args.threshold,
-        from_run=args.from_run,
         conditions=split_csv(args.conditions) or None,
-        runs_dir=args.runs_dir,
+        **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),
+        **pick(args, "threshold", "from_run", "runs_dir"),
     )
     if args.json:
         print_json(result.to_dict())

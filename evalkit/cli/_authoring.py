@@ -5,25 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalkit.cli._common import add_json_flag, print_json
+from evalkit.cli._common import add_common_options, print_json
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit init`` and ``evalkit schema``."""
-    p = sub.add_parser(
-        "init", help="write a minimal suite (skill, cases, execution fixture) that validates"
-    )
+def configure_init(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit init``."""
     p.add_argument("directory", help="the new suite's directory (created; must be empty)")
     p.add_argument("--name", help="suite name (default: derived from the directory name)")
     p.add_argument(
         "--force", action="store_true", help="write into a non-empty directory (overwrites)"
     )
-    add_json_flag(p)
-    p.set_defaults(func=init)
+    add_common_options(p, init, runs_dir=None)
 
-    s = sub.add_parser(
-        "schema", help="write JSON Schema for suite.yaml and case files (editor completion)"
-    )
+
+def configure_schema(s: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit schema``."""
     s.add_argument(
         "-o", "--output", default=".", help="directory for the two schema files (default .)"
     )
@@ -32,8 +28,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="print the suite-writing guide and field reference (docs/suites.md) instead",
     )
-    add_json_flag(s)
-    s.set_defaults(func=schema)
+    add_common_options(s, schema, runs_dir=None)
 
 
 def init(args: argparse.Namespace) -> int:

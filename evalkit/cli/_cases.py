@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from concurrent.futures import ThreadPoolExecutor
 
 from evalkit.cases import (
     Suite,
@@ -12,15 +13,17 @@ from evalkit.cases import (
     is_skill_dir,
     load_suite,
 )
-from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._common import add_common_options, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError, InputError
 from evalkit.scorers import check_case
 
+#: Cases whose reference answers and solutions ``cases validate`` checks at once.
+REFERENCE_CHECK_THREADS = 8
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit cases``."""
-    p = sub.add_parser("cases", help="validate or list a suite's cases")
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add ``evalkit cases validate``, ``evalkit cases list`` and ``evalkit cases import``."""
     cases_sub = p.add_subparsers(
         dest="cases_command", required=True, metavar="{validate,list,import}"
     )
@@ -32,13 +35,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="skip checking that reference answers and solutions pass their own scorers",
     )
     add_sandbox_flag(v)
-    add_json_flag(v)
-    v.set_defaults(func=validate)
+    add_common_options(v, validate, runs_dir=None)
     ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
     ls.add_argument("suite", help="suite directory")
     ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
-    add_json_flag(ls)
-    ls.set_defaults(func=list_cases)
+    add_common_options(ls, list_cases, runs_dir=None)
     _add_import(cases_sub)
 
 
@@ -74,8 +75,7 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     im.add_argument("--category-col", help="column holding the category")
     im.add_argument("--split-col", help="column holding the split (dev, holdout, test)")
     im.add_argument("--force", action="store_true", help="replace an existing case file")
-    add_json_flag(im)
-    im.set_defaults(func=import_cases)
+    add_common_options(im, import_cases, runs_dir=None)
 
 
 def import_cases(args: argparse.Namespace) -> int:
@@ -184,11 +184,18 @@ def validate(args: argparse.Namespace) -> int:
 
 
 def _reference_failures(suite: Suite) -> list[tuple[str, str, str]]:
-    """Each reference-check failure with the ``file:line`` and the id of its case."""
+    """Each reference-check failure with the ``file:line`` and the id of its case.
+
+    Cases are checked in parallel threads (each in its own scratch workspace; the time goes to
+    waiting on sandboxed setup, solution and verifier commands); failures keep case order.
+    """
+    workers = min(REFERENCE_CHECK_THREADS, max(1, len(suite.cases)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        checked = list(pool.map(lambda case: check_case(suite, case), suite.cases))
     return [
         (suite.location(case), case.id, failure)
-        for case in suite.cases
-        for failure in check_case(suite, case)
+        for case, failures in zip(suite.cases, checked, strict=True)
+        for failure in failures
     ]
 
 

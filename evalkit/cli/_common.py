@@ -1,4 +1,4 @@
-"""Shared CLI helpers: JSON output, key=value parsing, error reporting."""
+"""Shared CLI helpers: the options several commands take, JSON output, key=value parsing."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from evalkit.errors import ConfigError
@@ -65,3 +67,93 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print one JSON object on stdout (progress on stderr)"
     )
+
+
+#: A command's handler: parsed arguments in, exit code out.
+Handler = Callable[[argparse.Namespace], int]
+
+BACKENDS = ("loky", "threading", "dask", "ray")
+
+
+def add_common_options(
+    parser: argparse.ArgumentParser,
+    handler: Handler,
+    *,
+    runs_dir: str | None = "where run ids are looked up (default runs)",
+) -> None:
+    """Finish a command's parser: ``--runs-dir`` (unless None), ``--json`` and its handler.
+
+    Args:
+        parser: The command's parser.
+        handler: The function that runs the command.
+        runs_dir: Help text of ``--runs-dir``; None when the command takes no runs directory.
+    """
+    if runs_dir is not None:
+        parser.add_argument("--runs-dir", default="runs", help=runs_dir)
+    add_json_flag(parser)
+    parser.set_defaults(func=handler)
+
+
+def add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
+    """``--resamples`` and ``--seed`` of a case-bootstrap interval."""
+    parser.add_argument(
+        "--resamples", type=int, default=10_000, help="bootstrap replicates (default 10000)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+
+
+def add_roles_option(parser: argparse.ArgumentParser, when: str = "") -> None:
+    """``--roles COND=ROLE,...``: which condition plays each lift role."""
+    parser.add_argument(
+        "--roles",
+        metavar="COND=ROLE,...",
+        help=f"{when}which condition plays each role, e.g. none=A,self-load=B,preloaded=C,"
+        "stale=D (A baseline, B self-load, C oracle, D stale; default those names)",
+    )
+
+
+def add_provider_options(parser: argparse.ArgumentParser, provider_help: str) -> None:
+    """``--provider`` and the repeatable ``--provider-opt KEY=VALUE``."""
+    parser.add_argument("--provider", help=provider_help)
+    parser.add_argument(
+        "--provider-opt", action="append", metavar="KEY=VALUE", help="provider setting (repeatable)"
+    )
+
+
+def add_execution_options(parser: argparse.ArgumentParser) -> None:
+    """Where and how work items run: concurrency, backend, runs directory, run id, resume."""
+    parser.add_argument(
+        "--concurrency", type=int, default=2, help="work items in flight (default 2)"
+    )
+    parser.add_argument(
+        "--backend", default="loky", choices=BACKENDS, help="joblib backend (default loky)"
+    )
+    parser.add_argument("--runs-dir", default="runs", help="where runs are written (default runs)")
+    parser.add_argument("--run-id", help="run id (default: timestamp plus random suffix)")
+    parser.add_argument(
+        "--resume", action="store_true", help="continue a partial run (needs --run-id)"
+    )
+
+
+def execution_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of :func:`add_execution_options`, checked, as keyword arguments.
+
+    Raises:
+        ConfigError: ``--resume`` without ``--run-id``, or ``--concurrency`` below 1.
+    """
+    if args.resume and not args.run_id:
+        raise ConfigError("--resume needs --run-id (the run to continue)")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
+    return {
+        "concurrency": args.concurrency,
+        "backend": args.backend,
+        "runs_dir": Path(args.runs_dir),
+        "run_id": args.run_id,
+        "resume": args.resume,
+    }
+
+
+def pick(args: argparse.Namespace, *names: str) -> dict[str, Any]:
+    """Options passed on unchanged: ``{name: args.name}`` for keyword arguments of a call."""
+    return {name: getattr(args, name) for name in names}

@@ -11,24 +11,11 @@ from evalkit.analysis import (
     export_run,
     import_results,
 )
-from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._common import add_common_options, eprint, pick, print_json
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit import`` and ``evalkit export``."""
-    _add_import(sub)
-    _add_export(sub)
-
-
-def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "import",
-        help="create a run from CSV/JSONL, Inspect AI logs, promptfoo or skill-creator results",
-        description=(
-            "Create a run directory from results produced by another harness, so lift, "
-            "compare, flips and reports apply to them. See docs/import.md."
-        ),
-    )
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit import``."""
     p.add_argument(
         "files",
         nargs="+",
@@ -37,7 +24,6 @@ def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     )
     p.add_argument("--format", required=True, choices=IMPORT_FORMATS, help="input format")
     p.add_argument("--run-id", required=True, help="id of the new run (never overwritten)")
-    p.add_argument("--runs-dir", default="runs", help="where the run is written (default runs)")
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
@@ -47,8 +33,7 @@ def _add_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
     p.add_argument("--suite", help="suite name to record (default: task, description or file)")
-    add_json_flag(p)
-    p.set_defaults(func=main)
+    add_common_options(p, main, runs_dir="where the run is written (default runs)")
 
 
 def _summary(result: ImportResult) -> None:
@@ -66,16 +51,8 @@ def _summary(result: ImportResult) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
-    result = import_results(
-        args.files,
-        args.format,
-        args.run_id,
-        runs_dir=args.runs_dir,
-        condition_from=args.condition_from,
-        scorer=args.scorer,
-        lane=args.lane,
-        suite=args.suite,
-    )
+    options = pick(args, "runs_dir", "condition_from", "scorer", "lane", "suite")
+    result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:
         eprint(f"warning: {warning}")
     if args.json:
@@ -85,36 +62,20 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_export(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "export",
-        help="write a run as skill-creator's benchmark.json",
-        description=(
-            "Write a run in another tool's format: skill-creator's benchmark.json (its viewer "
-            "reads it), with evalkit's paired verdict under the extra key 'evalkit'. "
-            "See docs/skills.md."
-        ),
-    )
+def configure_export(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit export``."""
     p.add_argument("run", help="run directory or run id")
     p.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="output format")
     p.add_argument("-o", "--output", required=True, help="file to write (e.g. benchmark.json)")
     p.add_argument("--baseline", default="none", help="condition written as without_skill")
     p.add_argument("--skill", default="preloaded", help="condition written as with_skill")
-    p.add_argument("--runs-dir", default="runs", help="where run ids are looked up")
-    add_json_flag(p)
-    p.set_defaults(func=export_main)
+    add_common_options(p, export_main)
 
 
 def export_main(args: argparse.Namespace) -> int:
     """Export the run; print where it went (or the JSON object)."""
-    result = export_run(
-        args.run,
-        args.output,
-        format=args.format,
-        baseline=args.baseline,
-        skill=args.skill,
-        runs_dir=args.runs_dir,
-    )
+    options = pick(args, "format", "baseline", "skill", "runs_dir")
+    result = export_run(args.run, args.output, **options)
     if args.json:
         print_json(result.to_dict())
     else:

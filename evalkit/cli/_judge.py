@@ -28,18 +28,8 @@ def add_judge_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit judge``."""
-    p = sub.add_parser(
-        "judge",
-        help="re-grade a run's expectations (e.g. with another judge) into a new run; "
-        "'judge calibrate RUN --labels FILE' compares the judge with human labels",
-        description="evalkit judge RUN: grade the expectations of an existing run again, "
-        "without rerunning the agent: the new run shares the agent outcomes and transcripts; "
-        "unchanged verdicts come from the judge cache. evalkit judge calibrate RUN --labels "
-        "labels.csv: Cohen's kappa, agreement, confusion matrix and disagreements of the "
-        "run's judge against human labels, stored beside the run.",
-    )
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit judge`` (and ``evalkit judge calibrate``)."""
     p.add_argument("run", help="run id (under --runs-dir) or run directory; or 'calibrate'")
     p.add_argument("calibrate_run", nargs="?", metavar="RUN", help="with 'calibrate': the run")
     p.add_argument("--labels", help="calibrate: CSV of human labels (expectation, label, and "

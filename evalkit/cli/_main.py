@@ -1,50 +1,161 @@
-"""The ``evalkit`` command: parse, call one library function, print."""
+"""The ``evalkit`` command: parse, call one library function, print.
+
+Start-up stays fast because nothing heavy is imported before it is needed: every subcommand
+is listed here by name and help text only, and its module (with the library it calls) is
+imported when the subcommand is parsed. ``evalkit --version`` and ``evalkit --help`` import
+neither pandas nor the statistics.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from evalkit._version import __version__
-from evalkit.cli import (
-    _analysis,
-    _authoring,
-    _cases,
-    _gate,
-    _import,
-    _judge,
-    _optimize,
-    _report,
-    _run,
-)
 from evalkit.cli._common import eprint
-from evalkit.errors import InputError, PlanError
-from evalkit.runner import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace
+from evalkit.errors import EvalkitError, InputError, PlanError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-#: ``evalkit run`` stopped by a full disk; free space and resume (``EX_TEMPFAIL``).
-EXIT_DISK_FULL = EXIT_NO_SPACE
+#: ``evalkit run`` stopped by a full disk; free space and resume (``EX_TEMPFAIL``, the
+#: runner's ``EXIT_NO_SPACE``).
+EXIT_DISK_FULL = 75
+
+
+class Command(NamedTuple):
+    """A subcommand as ``evalkit --help`` lists it, and where its arguments are added."""
+
+    configure: str
+    """``"module:function"`` adding the subcommand's arguments and handler to its parser."""
+    help: str
+    """One line in ``evalkit --help``."""
+    description: str = ""
+    """The paragraph of ``evalkit COMMAND --help`` (default: the help line)."""
+
+
+#: Every subcommand, in ``--help`` order.
+COMMANDS: dict[str, Command] = {
+    "run": Command(
+        "evalkit.cli._run:configure", "run a suite's matrix (cases x conditions x trials)"
+    ),
+    "cases": Command(
+        "evalkit.cli._cases:configure",
+        "validate, list or import a suite's cases (skill directories, CSV/JSONL tables)",
+    ),
+    "init": Command(
+        "evalkit.cli._authoring:configure_init",
+        "write a minimal suite (skill, cases, execution fixture) that validates",
+    ),
+    "schema": Command(
+        "evalkit.cli._authoring:configure_schema",
+        "write JSON Schema for suite.yaml and case files (editor completion)",
+    ),
+    "lift": Command(
+        "evalkit.cli._analysis:configure_lift",
+        "skill-lift metrics of a run, with case-bootstrap CIs",
+    ),
+    "compare": Command(
+        "evalkit.cli._analysis:configure_compare",
+        "paired verdict: did the candidate improve or regress?",
+    ),
+    "flips": Command(
+        "evalkit.cli._analysis:configure_flips",
+        "flip rate within a run, or between two runs",
+    ),
+    "power": Command(
+        "evalkit.cli._analysis:configure_power",
+        "cases/trials needed, or minimum detectable effect",
+    ),
+    "gate": Command("evalkit.cli._gate:configure", "CI gate: block a candidate that regresses"),
+    "optimize": Command(
+        "evalkit.cli._optimize:configure",
+        "hill-climb a skill: propose, gate on validation, unseal the test split once",
+        "--parallel N proposes N siblings from the same champion and commits them one at a "
+        "time: a breadth-first search, not a faster serial run (N=1 is depth-first). Each "
+        "sibling costs a full validation evaluation.",
+    ),
+    "import": Command(
+        "evalkit.cli._import:configure",
+        "create a run from CSV/JSONL, Inspect AI logs, promptfoo or skill-creator results",
+        "Create a run directory from results produced by another harness, so lift, compare, "
+        "flips and reports apply to them. See docs/import.md.",
+    ),
+    "export": Command(
+        "evalkit.cli._import:configure_export",
+        "write a run as skill-creator's benchmark.json",
+        "Write a run in another tool's format: skill-creator's benchmark.json (its viewer "
+        "reads it), with evalkit's paired verdict under the extra key 'evalkit'. See "
+        "docs/skills.md.",
+    ),
+    "judge": Command(
+        "evalkit.cli._judge:configure",
+        "re-grade a run's expectations (e.g. with another judge) into a new run; "
+        "'judge calibrate RUN --labels FILE' compares the judge with human labels",
+        "evalkit judge RUN: grade the expectations of an existing run again, without rerunning "
+        "the agent: the new run shares the agent outcomes and transcripts; unchanged verdicts "
+        "come from the judge cache. evalkit judge calibrate RUN --labels labels.csv: Cohen's "
+        "kappa, agreement, confusion matrix and disagreements of the run's judge against human "
+        "labels, stored beside the run.",
+    ),
+    "report": Command(
+        "evalkit.cli._report:configure",
+        "render a self-contained HTML report (papermill notebook + nbconvert)",
+        "Execute the report notebook of --kind with papermill and render it to one "
+        "self-contained HTML page; the executed notebook is kept beside it (FILE.ipynb). "
+        "Prints the HTML path on stdout.",
+    ),
+}
+
+
+class CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser whose arguments are added the first time it parses.
+
+    Args:
+        configure: ``"module:function"``; the function receives this parser and adds the
+            subcommand's arguments and handler. Empty for a parser built in full.
+    """
+
+    def __init__(self, *args: Any, configure: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._configure = configure
+
+    def configure(self) -> None:
+        """Import the subcommand's module and add its arguments (once)."""
+        if not self._configure:
+            return
+        target, self._configure = self._configure, ""
+        module, _, function = target.partition(":")
+        getattr(importlib.import_module(module), function)(self)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        """Configure the subcommand, then parse as :class:`argparse.ArgumentParser` does."""
+        self.configure()
+        return super().parse_known_args(*args, **kwargs)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
+    """The argument parser with every subcommand (each configured when it is parsed)."""
     parser = argparse.ArgumentParser(
         prog="evalkit",
         description="Did this edit to an agent's skill make it better, worse, or can we not tell?",
     )
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in _modules():
-        module.add_parser(sub)
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=CommandParser
+    )
+    for name, command in COMMANDS.items():
+        sub.add_parser(
+            name,
+            help=command.help,
+            description=command.description or command.help,
+            configure=command.configure,
+        )
     return parser
-
-
-def _modules() -> list:  # type: ignore[type-arg]
-    return [_run, _cases, _authoring, _analysis, _gate, _optimize, _import, _judge, _report]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,20 +171,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)
-    except InputError as exc:
+    except (InputError, PlanError) as exc:
         eprint(f"error: {exc}")
         return EXIT_USAGE
-    except PlanError as exc:
-        eprint(f"error: {exc}")
-        return EXIT_USAGE
-    except RunInterrupted as exc:
+    except EvalkitError as exc:
+        # Only a run raises these, so the runner is already imported when it does.
+        from evalkit.runner import RunInterrupted, RunOutOfSpace
+
+        if isinstance(exc, RunOutOfSpace):
+            eprint(f"error: {exc}")
+            eprint(f"run '{exc.run_id}' kept every item flushed before the disk filled up.")
+            return EXIT_DISK_FULL
+        if not isinstance(exc, RunInterrupted):
+            raise
         eprint(f"interrupted: run '{exc.run_id}' saved everything that finished.")
         eprint(f"resume with: {exc.resume_command}")
         return exc.exit_code
-    except RunOutOfSpace as exc:
-        eprint(f"error: {exc}")
-        eprint(f"run '{exc.run_id}' kept every item flushed before the disk filled up.")
-        return EXIT_DISK_FULL
     except KeyboardInterrupt:
         # Ctrl-C outside a run's own handling (start-up, validation, a report): no traceback
         eprint("interrupted")

@@ -5,22 +5,23 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli._common import add_json_flag, eprint, parse_key_values, print_json, split_csv
+from evalkit.cli._common import (
+    add_common_options,
+    add_execution_options,
+    add_provider_options,
+    eprint,
+    execution_settings,
+    parse_key_values,
+    pick,
+    print_json,
+    split_csv,
+)
 from evalkit.errors import ConfigError
 from evalkit.optimize import OptimizeConfig, SealError, TamperError, optimize
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit optimize``."""
-    p = sub.add_parser(
-        "optimize",
-        help="hill-climb a skill: propose, gate on validation, unseal the test split once",
-        description=(
-            "--parallel N proposes N siblings from the same champion and commits them one at "
-            "a time: a breadth-first search, not a faster serial run (N=1 is depth-first). "
-            "Each sibling costs a full validation evaluation."
-        ),
-    )
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit optimize``."""
     p.add_argument("suite", help="suite directory")
     p.add_argument(
         "--skill",
@@ -43,8 +44,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--condition", default="preloaded", help="condition evaluated (default preloaded)"
     )
     p.add_argument("--trials", type=int, default=3)
-    p.add_argument("--provider", help="provider of the evaluated agent")
-    p.add_argument("--provider-opt", action="append", metavar="KEY=VALUE")
+    add_provider_options(p, "provider of the evaluated agent")
     p.add_argument("--max-iterations", type=int, default=10)
     p.add_argument("--stall", type=int, default=5, help="stop after N consecutive rejects")
     p.add_argument("--max-metric-calls", type=int, help="work items to spend at most")
@@ -64,13 +64,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--split-seed", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--concurrency", type=int, default=2)
-    p.add_argument("--backend", default="loky", choices=["loky", "threading", "dask", "ray"])
-    p.add_argument("--runs-dir", default="runs")
-    p.add_argument("--run-id")
-    p.add_argument("--resume", action="store_true")
-    add_json_flag(p)
-    p.set_defaults(func=main)
+    add_execution_options(p)
+    add_common_options(p, main, runs_dir=None)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -85,32 +80,17 @@ def main(args: argparse.Namespace) -> int:
         if len(shares) != 3:
             raise ConfigError("--derive-splits expects three numbers, e.g. 0.6,0.2,0.2")
         derive = (shares[0], shares[1], shares[2])
-    if args.resume and not args.run_id:
-        raise ConfigError("--resume needs --run-id")
+    budgets = pick(args, "max_iterations", "stall", "max_metric_calls", "max_usd", "parallel")
     config = OptimizeConfig(
         skill=name,
         seed_skill=Path(path) if path else None,
-        optimizer=args.optimizer,
         optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
-        condition=args.condition,
-        trials=args.trials,
-        provider=args.provider,
         provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
-        max_iterations=args.max_iterations,
-        stall=args.stall,
-        max_metric_calls=args.max_metric_calls,
-        max_usd=args.max_usd,
-        parallel=args.parallel,
-        threshold=args.threshold,
-        alpha=args.alpha,
         derive_splits=derive,
-        split_seed=args.split_seed,
-        seed=args.seed,
-        concurrency=args.concurrency,
-        backend=args.backend,
-        runs_dir=Path(args.runs_dir),
-        run_id=args.run_id,
-        resume=args.resume,
+        **pick(args, "optimizer", "condition", "trials", "provider"),
+        **pick(args, "threshold", "alpha", "split_seed", "seed"),
+        **budgets,
+        **execution_settings(args),
     )
     try:
         result = optimize(args.suite, config)

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.analysis import parse_roles
-from evalkit.cli._common import add_json_flag, eprint, print_json
+from evalkit.cli._common import add_common_options, add_roles_option, eprint, pick, print_json
 from evalkit.errors import InputError
 from evalkit.report import KINDS, ReportError, parse_assignments, report
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit report``."""
-    p = sub.add_parser(
-        "report",
-        help="render a self-contained HTML report (papermill notebook + nbconvert)",
-        description=(
-            "Execute the report notebook of --kind with papermill and render it to one "
-            "self-contained HTML page; the executed notebook is kept beside it (FILE.ipynb). "
-            "Prints the HTML path on stdout."
-        ),
-    )
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit report``."""
     p.add_argument("run", help="run directory or run id (for --kind trend: a runs directory)")
     p.add_argument(
         "--baseline", help="baseline run: the other side of compare, or a second run for flips"
@@ -31,11 +21,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--conditions",
         help="A,B: with --kind compare and no --baseline, the two conditions compared",
     )
-    p.add_argument(
-        "--roles",
-        metavar="COND=ROLE,...",
-        help="with --kind lift: which condition plays each role, e.g. none=A,self-load=B",
-    )
+    add_roles_option(p, "with --kind lift: ")
     p.add_argument(
         "-p",
         "--param",
@@ -43,12 +29,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME=VALUE",
         help="notebook parameter (repeatable); checked against the notebook's parameters cell",
     )
-    p.add_argument("--runs-dir", default="runs", help="where run ids are looked up")
     p.add_argument(
         "--timeout", type=float, default=600.0, help="per-cell timeout in seconds (default 600)"
     )
-    add_json_flag(p)
-    p.set_defaults(func=main)
+    add_common_options(p, main)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -63,15 +47,14 @@ def main(args: argparse.Namespace) -> int:
     if args.conditions:
         parameters["conditions"] = args.conditions
     if args.roles:
+        from evalkit.analysis import parse_roles
+
         parse_roles(args.roles)  # a bad assignment stops here, before a kernel starts
         parameters["roles"] = args.roles
     try:
         result = report(
             args.run,
-            baseline=args.baseline,
-            kind=args.kind,
-            output=args.output,
-            runs_dir=args.runs_dir,
+            **pick(args, "baseline", "kind", "output", "runs_dir"),
             parameters=parameters,
             timeout=args.timeout if args.timeout > 0 else None,
         )

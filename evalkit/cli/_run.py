@@ -11,8 +11,11 @@ from evalkit._paths import safe_run_id
 from evalkit.cases import load_suite
 from evalkit.cli._common import (
     EXIT_RUN_FAILED,
-    add_json_flag,
+    add_common_options,
+    add_execution_options,
+    add_provider_options,
     eprint,
+    execution_settings,
     parse_key_values,
     print_json,
     split_csv,
@@ -23,33 +26,21 @@ from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``evalkit run``."""
-    p = sub.add_parser("run", help="run a suite's matrix (cases x conditions x trials)")
+def configure(p: argparse.ArgumentParser) -> None:
+    """Add the arguments of ``evalkit run``."""
     p.add_argument("suite", help="suite directory (holding suite.yaml)")
-    p.add_argument("--provider", help="provider name (default: the suite's, else simulated)")
+    add_provider_options(p, "provider name (default: the suite's, else simulated)")
     p.add_argument("--model", help="model passed to the provider")
+    add_judge_flags(p)
     p.add_argument("--conditions", help="comma-separated conditions (default: the suite's)")
     p.add_argument("--lane", action="append", help="only cases of this lane (repeatable)")
     p.add_argument("--case", action="append", help="only this case id (repeatable)")
     p.add_argument("--tags", help="comma-separated tags: only cases carrying any of them")
     p.add_argument("--split", action="append", help="only cases of this split (repeatable)")
     p.add_argument("--trials", type=int, help="trials per case and condition")
-    p.add_argument("--concurrency", type=int, default=2, help="work items in flight (default 2)")
-    p.add_argument(
-        "--backend",
-        default="loky",
-        choices=["loky", "threading", "dask", "ray"],
-        help="joblib backend (default loky)",
-    )
+    add_execution_options(p)
     p.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--runs-dir", default="runs", help="where runs are written (default runs)")
-    p.add_argument("--run-id", help="run id (default: timestamp plus random suffix)")
     p.add_argument("--seed", type=int, help="run seed (default: the suite's)")
-    p.add_argument(
-        "--provider-opt", action="append", metavar="KEY=VALUE", help="provider setting (repeatable)"
-    )
-    add_judge_flags(p)
     p.add_argument(
         "--skill",
         action="append",
@@ -62,14 +53,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="NAME=TEXT|@FILE",
         help="replace a skill's trigger description for this run (repeatable)",
     )
-    p.add_argument("--resume", action="store_true", help="continue a partial run (needs --run-id)")
     p.add_argument("--no-cache", action="store_true", help="ignore cached outcomes")
     p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("-v", "--verbose", action="store_true", help="echo per-item logs to stderr")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="echo per-item logs to stderr and list the items reused from the cache",
+    )
     add_sandbox_flag(p)
-    add_json_flag(p)
-    p.set_defaults(func=main)
+    add_common_options(p, main, runs_dir=None)
 
 
 def _skills(values: list[str] | None) -> tuple[SkillOverride, ...]:
@@ -101,14 +95,11 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     Raises:
         ConfigError: Inconsistent options.
     """
-    if args.resume and not args.run_id:
-        raise ConfigError("--resume needs --run-id (the run to continue)")
+    execution = execution_settings(args)
     if args.run_id is not None:
         safe_run_id(args.run_id)
     if args.trials is not None and args.trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {args.trials}")
-    if args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
     return RunConfig(
         provider=args.provider,
         provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
@@ -125,17 +116,13 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         seed=args.seed,
         skills=_skills(args.skill),
         descriptions=_descriptions(args.description),
-        concurrency=args.concurrency,
-        backend=args.backend,
         scheduler=args.scheduler,
-        runs_dir=Path(args.runs_dir),
-        run_id=args.run_id,
-        resume=args.resume,
         use_cache=not args.no_cache,
         retries=args.retries,
         progress=not args.no_progress,
         verbose=args.verbose,
         command_line=shlex.join(["evalkit", *sys.argv[1:]]),
+        **execution,
     )
 
 
@@ -149,10 +136,11 @@ def main(args: argparse.Namespace) -> int:
     """
     config = build_config(args)
     lanes = set(args.lane or ())
-    cases = load_suite(args.suite).cases
+    suite = load_suite(args.suite)  # loaded once: the runner takes the loaded suite
+    cases = suite.cases
     runs_commands = any(c.lane != "prompt" and (not lanes or c.lane in lanes) for c in cases)
     apply_sandbox_flag(args, runs_commands=runs_commands)
-    result = run(args.suite, config)
+    result = run(suite, config)
     if args.json:
         print_json(result.to_dict())
     else:

@@ -1,7 +1,14 @@
 """The run matrix: work items, stable keys, item hashes and plans."""
 
-from evalkit._keys import ItemKeyParts, parse_item_key
-from evalkit.matrix._plan import ProviderSpec, WorkItem, build_plan, item_key, item_seed
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit._keys import ItemKeyParts, parse_item_key
+    from evalkit.matrix._plan import ProviderSpec, WorkItem, build_plan, item_key, item_seed
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "ItemKeyParts",

@@ -1,28 +1,35 @@
 """Hill-climb a skill against a validation gate with a sealed test split."""
 
-from evalkit.optimize._guard import SealError, TamperError
-from evalkit.optimize._loop import OptimizeConfig, OptimizeResult, optimize
-from evalkit.optimize._optimizers import (
-    CallableOptimizer,
-    CommandOptimizer,
-    Optimizer,
-    OptimizerContext,
-    Proposal,
-    ProviderOptimizer,
-    load_optimizer,
-)
-from evalkit.optimize._splits import Splits, assign_splits
-from evalkit.optimize._state import (
-    STATE_FILE,
-    STATE_VERSION,
-    Decision,
-    OptimizeState,
-    OptimizeStatus,
-    TestResult,
-    has_state,
-    read_state,
-    write_state,
-)
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.optimize._guard import SealError, TamperError
+    from evalkit.optimize._loop import OptimizeConfig, OptimizeResult, optimize
+    from evalkit.optimize._optimizers import (
+        CallableOptimizer,
+        CommandOptimizer,
+        Optimizer,
+        OptimizerContext,
+        Proposal,
+        ProviderOptimizer,
+        load_optimizer,
+    )
+    from evalkit.optimize._splits import Splits, assign_splits
+    from evalkit.optimize._state import (
+        STATE_FILE,
+        STATE_VERSION,
+        Decision,
+        OptimizeState,
+        OptimizeStatus,
+        TestResult,
+        has_state,
+        read_state,
+        write_state,
+    )
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "STATE_FILE",

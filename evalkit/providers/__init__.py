@@ -5,36 +5,43 @@ Each provider is built by a factory from a mapping of settings (see
 through the ``evalkit.providers`` entry-point group (:data:`ENTRY_POINT_GROUP`).
 """
 
-from evalkit._redact import redact_text, register_secret_env
-from evalkit.providers._anthropic import AnthropicSettings
-from evalkit.providers._claude_code import ClaudeCodeSettings
-from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
-from evalkit.providers._codex import CodexSettings
-from evalkit.providers._http import HttpProvider, HttpSettings
-from evalkit.providers._limiter import Limiter
-from evalkit.providers._openai_compat import OpenAICompatSettings
-from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
-from evalkit.providers._recording import RecordingSettings, restore_workspace
-from evalkit.providers._redact import redact_response
-from evalkit.providers._registry import (
-    BUILTIN_PROVIDERS,
-    ENTRY_POINT_GROUP,
-    ProviderFactory,
-    cached_provider,
-    canonical_settings,
-    create_provider,
-    provider_names,
-    register_provider,
-)
-from evalkit.providers._settings import (
-    OUTCOME,
-    RUNTIME,
-    AgentSettings,
-    ProviderSettings,
-    parse_settings,
-)
-from evalkit.providers._subprocess import AgentCrashed
-from evalkit.providers._transcript import AgentResponse, Event
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit._redact import redact_text, register_secret_env
+    from evalkit.providers._anthropic import AnthropicSettings
+    from evalkit.providers._claude_code import ClaudeCodeSettings
+    from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
+    from evalkit.providers._codex import CodexSettings
+    from evalkit.providers._http import HttpProvider, HttpSettings
+    from evalkit.providers._limiter import Limiter
+    from evalkit.providers._openai_compat import OpenAICompatSettings
+    from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
+    from evalkit.providers._recording import RecordingSettings, restore_workspace
+    from evalkit.providers._redact import redact_response
+    from evalkit.providers._registry import (
+        BUILTIN_PROVIDERS,
+        ENTRY_POINT_GROUP,
+        ProviderFactory,
+        cached_provider,
+        canonical_settings,
+        create_provider,
+        provider_names,
+        register_provider,
+    )
+    from evalkit.providers._settings import (
+        OUTCOME,
+        RUNTIME,
+        AgentSettings,
+        ProviderSettings,
+        parse_settings,
+    )
+    from evalkit.providers._subprocess import AgentCrashed
+    from evalkit.providers._transcript import AgentResponse, Event
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "BUILTIN_PROVIDERS",

@@ -1,11 +1,14 @@
 """The trend across every run of a runs directory: a DuckDB query, then evalkit.stats per period.
 
-DuckDB reads ``RUNS_DIR/*/results.parquet`` in one query with ``union_by_name`` (runs written
-by older evalkit versions lack newer columns; without it DuckDB would silently use the first
-file's schema). Each run is placed in the period (week by default) of its first item; items of
-several runs in one period are pooled, so a case run twice in a week counts once as a cluster
-with more trials. The pass rates per period come from :func:`evalkit.stats.pass_rates` and the
-lift per period from :func:`evalkit.analysis.lift`: nothing is computed here by hand.
+DuckDB reads every run's ``results.parquet`` (and the streamed ``parts/results-*.parquet`` of a run
+that is not complete) in one query with ``union_by_name`` (runs written by older evalkit versions
+lack newer columns; without it DuckDB would silently use the first file's schema). A run whose
+manifest status is not ``complete`` (interrupted, crashed or still running) is included with what
+it has and marked ``partial`` in :attr:`Trend.runs`. Each run is placed in the period (week by
+default) of its first item; items of several runs in one period are pooled, so a case run twice in
+a week counts once as a cluster with more trials. The pass rates per period come from
+:func:`evalkit.stats.pass_rates` and the lift per period from :func:`evalkit.analysis.lift`:
+nothing is computed here by hand.
 """
 
 from __future__ import annotations
@@ -19,12 +22,21 @@ import pandas as pd
 
 from evalkit.analysis import LIFT_COLUMNS, lift
 from evalkit.errors import InputError
-from evalkit.results import MANIFEST_FILE, RESULT_SCHEMA, RESULTS_FILE, read_manifest, read_parquet
+from evalkit.results import (
+    MANIFEST_FILE,
+    PARTS_DIR,
+    RESULT_SCHEMA,
+    RESULTS_FILE,
+    load_manifest,
+    read_manifest,
+    read_parquet,
+)
 from evalkit.stats import pass_rates
 
 #: Columns the trend reads (others are never loaded).
 TREND_COLUMNS = (
     "run_id",
+    "item_key",
     "suite",
     "dataset_version",
     "provider",
@@ -41,22 +53,31 @@ TREND_COLUMNS = (
 PERIODS = ("run", "day", "week", "month")
 TREND_LIFT_METRICS = ("realized_lift", "oracle_lift", "routing_gap", "stale_harm")
 
+# ``run_files`` (filename, run_dir, file_order) names the run of each file read. A resumed
+# run's parts may hold an item twice (an error row later redone): the last part wins.
 _QUERY = """
 WITH items AS (
     SELECT {columns}, filename
-    FROM read_parquet($glob, union_by_name = true, filename = true)
+    FROM read_parquet($files, union_by_name = true, filename = true)
+),
+located AS (
+    SELECT items.* EXCLUDE (filename), run_files.run_dir, run_files.file_order
+    FROM items JOIN run_files USING (filename)
+    QUALIFY item_key IS NULL OR row_number() OVER (
+        PARTITION BY run_files.run_dir, items.item_key ORDER BY run_files.file_order DESC
+    ) = 1
 ),
 starts AS (
-    SELECT filename, min(started_at) AS run_start FROM items GROUP BY filename
+    SELECT run_dir, min(started_at) AS run_start FROM located GROUP BY run_dir
 )
-SELECT items.* EXCLUDE (trial),
-       items.trial AS run_trial,
+SELECT located.* EXCLUDE (trial, file_order),
+       located.trial AS run_trial,
        starts.run_start,
        row_number() OVER (
-           PARTITION BY items.case_id, items.condition, items.provider
-           ORDER BY starts.run_start NULLS LAST, items.filename, items.trial
+           PARTITION BY located.case_id, located.condition, located.provider
+           ORDER BY starts.run_start NULLS LAST, located.run_dir, located.trial
        ) - 1 AS trial
-FROM items JOIN starts USING (filename)
+FROM located JOIN starts USING (run_dir)
 """
 
 
@@ -67,7 +88,8 @@ class Trend:
     Attributes:
         period: ``run``, ``day``, ``week`` or ``month``.
         runs: One row per run: ``run_dir, run_id, suite, run_start, period, dataset_version,
-            providers, conditions, items``.
+            providers, conditions, items, status`` (``complete``, or ``partial`` for a run
+            whose manifest says it did not finish).
         pass_rates: ``suite, provider, period, condition, n_cases, n, estimate, ci_low,
             ci_high, confidence, method`` (:func:`evalkit.stats.pass_rates`).
         overall: The same without the condition split (all conditions pooled).
@@ -76,7 +98,7 @@ class Trend:
             ``"all lanes"``).
         versions: ``suite, period, dataset_versions, changed``: ``changed`` is True where the
             set of dataset versions differs from the suite's previous period.
-        partial: Run directories skipped because they have no ``results.parquet`` yet.
+        partial: Runs included although they are not complete (their ``status``).
     """
 
     period: str
@@ -102,8 +124,45 @@ class Trend:
         return sorted(pd.Timestamp(p) for p in rows["period"].unique())
 
 
+def run_files(root: Path) -> pd.DataFrame:
+    """The result files of every run under ``root``, with the run each belongs to.
+
+    Args:
+        root: A runs directory.
+
+    Returns:
+        ``filename`` (absolute), ``run_dir`` (the run directory's name) and ``file_order``
+        (the compacted file first, then the parts in the order they were written).
+    """
+    rows = []
+    for run_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        parts = run_dir / PARTS_DIR
+        files = [run_dir / RESULTS_FILE] if (run_dir / RESULTS_FILE).is_file() else []
+        files += sorted(parts.glob("results-*.parquet")) if parts.is_dir() else []
+        rows += [(str(f.resolve()), run_dir.name, n) for n, f in enumerate(files)]
+    return pd.DataFrame(rows, columns=["filename", "run_dir", "file_order"])
+
+
+def run_status(run_dir: Path) -> str:
+    """``complete`` or ``partial``: the manifest's status, else whether the run was compacted.
+
+    Args:
+        run_dir: A run directory.
+
+    Returns:
+        The status.
+    """
+    manifest = load_manifest(run_dir)
+    if manifest is not None:
+        return str(manifest.status)
+    compacted = (run_dir / RESULTS_FILE).is_file() and not (run_dir / PARTS_DIR).is_dir()
+    return "complete" if compacted else "partial"
+
+
 def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
     """Every item of every run under ``runs_dir``, via one DuckDB query (``union_by_name``).
+
+    Runs that are not complete are read from their parquet parts.
 
     Args:
         runs_dir: A directory whose subdirectories are runs.
@@ -123,30 +182,30 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
     root = Path(runs_dir)
     if not root.is_dir():
         raise InputError(f"runs directory '{root}' does not exist (the trend reads RUNS_DIR/*/).")
-    files = sorted(root.glob(f"*/{RESULTS_FILE}"))
-    if not files:
+    located = run_files(root)
+    if located.empty:
         raise InputError(
             f"no run under '{root}': the trend needs at least one '{root}/<run>/{RESULTS_FILE}'."
         )
-    glob = str(root.resolve() / "*" / RESULTS_FILE)
+    files = list(located["filename"])
     con = duckdb.connect(":memory:")
     try:
         con.execute("SET TimeZone = 'UTC'")
+        con.register("run_files", located)
         available = {
             row[0]
             for row in con.execute(
-                "DESCRIBE SELECT * FROM read_parquet($glob, union_by_name = true)",
-                {"glob": glob},
+                "DESCRIBE SELECT * FROM read_parquet($files, union_by_name = true)",
+                {"files": files},
             ).fetchall()
         }
         select = ", ".join(f'"{c}"' if c in available else f'NULL AS "{c}"' for c in TREND_COLUMNS)
-        items = con.execute(_QUERY.format(columns=select), {"glob": glob}).df()
+        items = con.execute(_QUERY.format(columns=select), {"files": files}).df()
     except duckdb.Error:
         _name_damaged_file(root, files)
         raise
     finally:
         con.close()
-    items["run_dir"] = items.pop("filename").map(lambda f: Path(str(f)).parent.name)
     missing = items["run_start"].isna()
     if missing.any():
         starts = {
@@ -178,7 +237,8 @@ def _manifest_time(run_dir: Path) -> pd.Timestamp:
     if created:
         stamp = pd.Timestamp(created)
         return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
-    mtime = (run_dir / RESULTS_FILE).stat().st_mtime
+    results = run_dir / RESULTS_FILE
+    mtime = (results if results.is_file() else run_dir).stat().st_mtime
     return pd.Timestamp(mtime, unit="s", tz="UTC")
 
 
@@ -280,11 +340,8 @@ def trend(
     previous = versions.groupby("suite")["dataset_versions"].shift()
     versions["changed"] = previous.notna() & (previous != versions["dataset_versions"])
     root = Path(runs_dir)
-    partial = sorted(
-        p.name
-        for p in root.iterdir()
-        if p.is_dir() and (p / "parts").is_dir() and not (p / RESULTS_FILE).exists()
-    )
+    runs["status"] = [run_status(root / name) for name in runs["run_dir"]]
+    partial = sorted(runs.loc[runs["status"] != "complete", "run_dir"])
     return Trend(period, runs, rates, overall, lift_table, versions, partial)
 
 
@@ -327,5 +384,5 @@ def describe_trend(trend_result: Trend) -> dict[str, Any]:
         "first run": str(runs["run_start"].min()),
         "last run": str(runs["run_start"].max()),
         "dataset versions": trend_result.versions["dataset_versions"].nunique(),
-        "partial runs skipped": ", ".join(trend_result.partial) or None,
+        "partial runs (included as far as they got)": ", ".join(trend_result.partial) or None,
     }

@@ -7,58 +7,67 @@ I/O: the crash-safe writers (:func:`append_line`, :class:`EventLog`, :func:`appe
 (:func:`read_table`, :func:`conform`, :func:`read_parquet`, :func:`write_parquet`).
 """
 
-from evalkit.results._files import (
-    EVENTS_FILE,
-    EventLog,
-    LineWriter,
-    append_event,
-    append_line,
-    end_torn_line,
-    read_json_record,
-    write_json_atomic,
-)
-from evalkit.results._health import (
-    ERROR_STATUSES,
-    dominant_error,
-    errored_conditions,
-    find_failure,
-)
-from evalkit.results._io import (
-    PARTS_DIR,
-    RESULTS_FILE,
-    SCORES_FILE,
-    TRANSCRIPTS_DIR,
-    conform,
-    load_results,
-    read_manifest,
-    read_parquet,
-    read_run,
-    read_scores,
-    read_table,
-    resolve_run_dir,
-    resume_command,
-    run_label,
-    write_parquet,
-)
-from evalkit.results._manifest import (
-    MANIFEST_FILE,
-    MANIFEST_VERSION,
-    ConditionRecord,
-    FailureRecord,
-    ImportSource,
-    JudgeRecord,
-    Manifest,
-    ProviderRecord,
-    RunFilters,
-    RunStatus,
-    SourceFile,
-    load_manifest,
-    manifest_path,
-    write_manifest,
-)
-from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
-from evalkit.results._summary import RunSummary
-from evalkit.results._transcripts import read_transcript, read_transcripts
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.results._files import (
+        EVENTS_FILE,
+        EventLog,
+        LineWriter,
+        append_event,
+        append_line,
+        end_torn_line,
+        read_json_record,
+        write_json_atomic,
+    )
+    from evalkit.results._health import (
+        ERROR_STATUSES,
+        dominant_error,
+        errored_conditions,
+        find_failure,
+    )
+    from evalkit.results._io import (
+        conform,
+        load_results,
+        read_parquet,
+        read_run,
+        read_scores,
+        read_table,
+        resume_command,
+        run_label,
+        write_parquet,
+    )
+    from evalkit.results._layout import (
+        PARTS_DIR,
+        RESULTS_FILE,
+        SCORES_FILE,
+        TRANSCRIPTS_DIR,
+        resolve_run_dir,
+    )
+    from evalkit.results._manifest import (
+        MANIFEST_FILE,
+        MANIFEST_VERSION,
+        ConditionRecord,
+        FailureRecord,
+        ImportSource,
+        JudgeRecord,
+        Manifest,
+        ProviderRecord,
+        RunFilters,
+        RunStatus,
+        SourceFile,
+        load_manifest,
+        manifest_path,
+        read_manifest,
+        write_manifest,
+    )
+    from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
+    from evalkit.results._summary import RunSummary
+    from evalkit.results._transcripts import read_transcript, read_transcripts
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "ERROR_STATUSES",

@@ -8,44 +8,19 @@ import shlex
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from evalkit.errors import CorruptFileError, InputError, RunNotFoundError
+from evalkit.errors import CorruptFileError, InputError
+from evalkit.results._layout import PARTS_DIR, RESULTS_FILE, SCORES_FILE, resolve_run_dir
 from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
-RESULTS_FILE = "results.parquet"
-SCORES_FILE = "scores.parquet"
-PARTS_DIR = "parts"
-TRANSCRIPTS_DIR = "transcripts"
-
-
-def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs") -> Path:
-    """Find a run directory from a path or a run id.
-
-    Args:
-        run: A run directory, or a run id under ``runs_dir``.
-        runs_dir: Where run ids are looked up.
-
-    Returns:
-        The run directory.
-
-    Raises:
-        RunNotFoundError: Neither a directory with ``results.parquet`` (or parts) nor a run id.
-    """
-    candidates = [Path(run), Path(runs_dir) / str(run)]
-    for path in candidates:
-        if path.is_dir() and ((path / RESULTS_FILE).exists() or (path / PARTS_DIR).is_dir()):
-            return path
-    raise RunNotFoundError(
-        f"run '{run}' not found: no {RESULTS_FILE} in '{candidates[0]}' or '{candidates[1]}'. "
-        "Pass a run directory or a run id under --runs-dir."
-    )
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def read_run(
@@ -89,25 +64,6 @@ def _read_frame(
     """One of a run's tables (see :func:`read_table`) as a DataFrame."""
     df: pd.DataFrame = read_table(resolve_run_dir(run, runs_dir), name, schema).to_pandas()
     return df
-
-
-def read_manifest(
-    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
-) -> dict[str, Any]:
-    """Read a run's ``manifest.json`` as a plain dict (validated by :class:`Manifest`).
-
-    Args:
-        run: A run directory, or a run id under ``runs_dir``.
-        runs_dir: Where run ids are looked up.
-
-    Returns:
-        The manifest's JSON object, with ``version`` (empty when the run has none).
-
-    Raises:
-        InputError: The manifest is not valid JSON or a field has the wrong type.
-    """
-    manifest = load_manifest(resolve_run_dir(run, runs_dir))
-    return {} if manifest is None else manifest.to_json()
 
 
 def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
@@ -322,6 +278,8 @@ def load_results(
         RunNotFoundError: ``data`` names no run.
         InputError: ``data`` is neither a DataFrame nor a path or run id.
     """
+    import pandas as pd
+
     if isinstance(data, pd.DataFrame):
         return data
     if isinstance(data, (str, os.PathLike)):
@@ -344,6 +302,8 @@ def run_label(
     Returns:
         The run directory's name, or the single ``run_id`` of the table.
     """
+    import pandas as pd
+
     if isinstance(data, pd.DataFrame):
         if "run_id" not in data.columns:
             return None

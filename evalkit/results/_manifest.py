@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.results._files import read_json_record, write_json_atomic
+from evalkit.results._layout import resolve_run_dir
 
 MANIFEST_FILE = "manifest.json"
 
@@ -247,3 +248,22 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
         MANIFEST_VERSION,
         "fix the value or rewrite the run (evalkit run --resume rewrites the manifest)",
     )
+
+
+def read_manifest(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> dict[str, Any]:
+    """Read a run's ``manifest.json`` as a plain dict (validated by :class:`Manifest`).
+
+    Args:
+        run: A run directory, or a run id under ``runs_dir``.
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The manifest's JSON object, with ``version`` (empty when the run has none).
+
+    Raises:
+        InputError: The manifest is not valid JSON or a field has the wrong type.
+    """
+    manifest = load_manifest(resolve_run_dir(run, runs_dir))
+    return {} if manifest is None else manifest.to_json()

@@ -19,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.results._io import read_run, resolve_run_dir
+from evalkit.results._io import read_run
+from evalkit.results._layout import resolve_run_dir
 
 
 def read_transcripts(

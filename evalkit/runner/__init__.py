@@ -1,9 +1,16 @@
 """The runner: execute a suite's matrix with joblib, all-settled, streaming results to disk."""
 
-from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
-from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
-from evalkit.runner._run import RunInterrupted, RunResult, RunStopped, run
-from evalkit.runner._space import EXIT_NO_SPACE, RunOutOfSpace
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
+    from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+    from evalkit.runner._run import RunInterrupted, RunResult, RunStopped, run
+    from evalkit.runner._space import EXIT_NO_SPACE, RunOutOfSpace
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "EXIT_NO_SPACE",

@@ -63,6 +63,10 @@ from evalkit.runner._store import LOG_FILE, PartWriter, compact, remove_temporar
 _SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
+#: ``evalkit run -v`` lists up to this many cache hits one by one, more per case and condition.
+CACHE_LIST_LIMIT = 20
+
+
 class RunInterrupted(EvalkitError):
     """A run stopped by SIGINT or SIGTERM; everything finished is on disk.
 
@@ -583,6 +587,7 @@ def _execute_all(
     """
     cache = OutcomeCache(Path(config.runs_dir) / CACHE_DIR)
     pending: list[WorkItem] = []
+    reused: list[WorkItem] = []
     by_key = {item.key: item for item in prep.items}
     rejected = 0
     for item in prep.items:
@@ -603,14 +608,18 @@ def _execute_all(
         row |= {"cache_hit": True, "origin_run_id": origin}
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
         writer.add(row, scores, entry["response"])
+        reused.append(item)
         bar.advance()
     if rejected > _REJECTED_SHOWN:
         bar.log(
             f"warning: {rejected} cache entries rejected in all (each is listed in "
             f"{run_dir / 'events.jsonl'}); their items were run again"
         )
-    if len(prep.items) - len(done) - len(pending):
-        append_event(run_dir, "cache_hits", count=len(prep.items) - len(done) - len(pending))
+    if reused:
+        append_event(run_dir, "cache_hits", count=len(reused))
+    if config.verbose:
+        for line in cache_report(reused, cache.root):
+            bar.log(line)
 
     suite = prep.suite
     suite_root = str(suite.root.resolve())
@@ -678,6 +687,32 @@ def _report_rejected(
     append_event(run_dir, "cache_rejected", key=item.key, path=str(path), reason=reason)
     if count <= _REJECTED_SHOWN:
         bar.log(f"warning: cache entry {path} rejected: {reason}; {item.key} is run again")
+
+
+def cache_report(reused: list[WorkItem], cache_root: Path) -> list[str]:
+    """What ``evalkit run -v`` says about the items it took from the cache.
+
+    Args:
+        reused: The items whose outcome came from the cache, in plan order.
+        cache_root: The cache directory.
+
+    Returns:
+        A count line, then one line per item key, or (beyond :data:`CACHE_LIST_LIMIT` items)
+        one line per ``lane:case_id:condition:provider`` with its count of trials.
+    """
+    if not reused:
+        return []
+    lines = [
+        f"cache: {len(reused)} item(s) reused from {cache_root} (same item hash: case, skill "
+        "text, provider settings, scorer version, trial and seed); --no-cache reruns them"
+    ]
+    if len(reused) <= CACHE_LIST_LIMIT:
+        return lines + [f"cache hit: {item.key}" for item in reused]
+    groups: dict[str, int] = {}
+    for item in reused:
+        group = ":".join((item.lane, item.case_id, item.condition, item.provider))
+        groups[group] = groups.get(group, 0) + 1
+    return lines + [f"cache hit: {group}: {count} trial(s)" for group, count in groups.items()]
 
 
 def _record(

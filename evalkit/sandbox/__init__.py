@@ -4,18 +4,25 @@ Every command evalkit runs on a suite's or a model's behalf (setup, solution and
 commands, the shell tool of the built-in agent loop) goes through :func:`run_command`.
 """
 
-from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
-from evalkit.sandbox._policy import (
-    BWRAP_PACKAGE,
-    SANDBOX_ENV,
-    Limits,
-    SandboxUnavailableError,
-    disable_sandbox,
-    require_sandbox,
-    sandbox_enabled,
-)
-from evalkit.sandbox._process import start_in_new_session
-from evalkit.sandbox._run import CommandOutcome, run_command
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
+    from evalkit.sandbox._policy import (
+        BWRAP_PACKAGE,
+        SANDBOX_ENV,
+        Limits,
+        SandboxUnavailableError,
+        disable_sandbox,
+        require_sandbox,
+        sandbox_enabled,
+    )
+    from evalkit.sandbox._process import start_in_new_session
+    from evalkit.sandbox._run import CommandOutcome, run_command
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "BWRAP_PACKAGE",

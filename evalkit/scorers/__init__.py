@@ -1,17 +1,24 @@
 """Deterministic scoring: patterns with negation context, anti-patterns, workflow, verifiers."""
 
-from evalkit.cases import find_affirmed, is_negated
-from evalkit.sandbox import CommandOutcome, run_command
-from evalkit.scorers._check import check_case, check_references
-from evalkit.scorers._score import (
-    COMPONENT_WEIGHTS,
-    SCORER_VERSION,
-    Component,
-    ScoreResult,
-    infer_skill,
-    score_item,
-)
-from evalkit.scorers._verifiers import CheckResult, run_check
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.cases import find_affirmed, is_negated
+    from evalkit.sandbox import CommandOutcome, run_command
+    from evalkit.scorers._check import check_case, check_references
+    from evalkit.scorers._score import (
+        COMPONENT_WEIGHTS,
+        SCORER_VERSION,
+        Component,
+        ScoreResult,
+        infer_skill,
+        score_item,
+    )
+    from evalkit.scorers._verifiers import CheckResult, run_check
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "COMPONENT_WEIGHTS",

@@ -10,38 +10,38 @@ Besides the statistics, other evalkit packages use :func:`as_frame` (validation 
 table), :func:`records` (JSON rows of a frame) and :func:`percentile_interval`.
 """
 
-from evalkit.stats._agreement import Kappa, cohens_kappa
-from evalkit.stats._bootstrap import (
-    cluster_bootstrap,
-    paired_bootstrap_delta,
-    percentile_interval,
-)
-from evalkit.stats._compare import compare
-from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
-from evalkit.stats._frame import as_frame, records
-from evalkit.stats._interval import Interval
-from evalkit.stats._means import clustered_se, mean_ci
-from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
-from evalkit.stats._power import (
-    DEFAULT_CONCENTRATION,
-    PowerResult,
-    minimum_detectable_effect,
-    required_cases,
-    required_trials,
-)
-from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
-from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
-from evalkit.stats._simulate import simulate_power
-from evalkit.stats._types import (
-    CORRECTIONS,
-    METRICS,
-    VERDICTS,
-    Correction,
-    Metric,
-    Verdict,
-)
-from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-from evalkit.stats._verdicts import verdict
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.stats._agreement import Kappa, cohens_kappa
+    from evalkit.stats._bootstrap import (
+        cluster_bootstrap,
+        paired_bootstrap_delta,
+        percentile_interval,
+    )
+    from evalkit.stats._compare import compare
+    from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
+    from evalkit.stats._frame import as_frame, records
+    from evalkit.stats._interval import Interval
+    from evalkit.stats._means import clustered_se, mean_ci
+    from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
+    from evalkit.stats._power import (
+        DEFAULT_CONCENTRATION,
+        PowerResult,
+        minimum_detectable_effect,
+        required_cases,
+        required_trials,
+    )
+    from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+    from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
+    from evalkit.stats._simulate import simulate_power
+    from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
+    from evalkit.stats._variance import VarianceComponents, estimate_variance_components
+    from evalkit.stats._verdicts import verdict
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "CORRECTIONS",

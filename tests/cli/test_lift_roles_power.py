@@ -71,3 +71,26 @@ def test_power_below_threshold_explains(capsys: pytest.CaptureFixture[str]) -> N
     assert data["n_cases"] is None and "no number of cases" in data["note"]
     assert main(["power", "--effect", "0.04", "--trials", "3"]) == 0
     assert "practical threshold of 5 pp" in capsys.readouterr().out
+
+
+def test_lift_text_defines_each_metric_in_one_line(
+    renamed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each metric shown is defined once, on one line, with the run's own condition names."""
+    capsys.readouterr()
+    argv = ["lift", "r", "--runs-dir", str(renamed), "--resamples", "300",
+            "--roles", "plain=A,skill=B,oracle=C,old=D"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    data_metrics = {"realized_lift", "oracle_lift", "routing_gap", "stale_harm",
+                    "regression_rate", "unlock_rate", "routing_efficiency"}
+    for metric in data_metrics:
+        defined = [line for line in lines if line.startswith(f"  {metric}: ")]
+        assert len(defined) == 1, metric
+    stale = next(line for line in lines if line.startswith("  stale_harm: "))
+    assert "success(old) - success(oracle)" in stale and "fewer passes" in stale
+    efficiency = next(line for line in lines if line.startswith("  routing_efficiency: "))
+    assert "(skill - plain) / max(0.01, oracle - plain)" in efficiency
+    assert "above 1" in efficiency
+    assert "pp = percentage points" in out

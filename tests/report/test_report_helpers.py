@@ -293,3 +293,9 @@ def test_numeric_parameters_take_numbers_and_numeric_text_but_not_bools() -> Non
     for bad in ({"top_n": "3.5"}, {"top_n": 2.0}, {"confidence": False}, {"confidence": "x"}):
         with pytest.raises(ConfigError, match="must be of type"):
             rk.validate_parameters(notebook, bad)
+def test_the_reports_page_documents_every_kind() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "reports.md").read_text()
+    usage = next(line for line in page.splitlines() if "--kind " in line and "[" in line)
+    for kind in rk.KINDS:
+        assert f"| `{kind}`" in page, f"docs/reports.md has no row for --kind {kind}"
+        assert kind in usage

@@ -1,0 +1,187 @@
+"""Start-up cost of the everyday commands, against two baselines measured in the same run.
+
+Usage: python benchmarks/bench_startup.py [--repeat 7] [--report-repeat 2] [--keep DIR]
+                                           [--before DIR]
+
+Each command runs as a fresh subprocess (``python -m evalkit ...``, what the console script
+does), ``--repeat`` times, the commands interleaved round-robin so a busy machine weighs on
+all of them alike; the table gives the median and range of the wall time and its ratio to the
+two baselines of the same run, ``python -c pass`` (interpreter start) and
+``python -c "import pandas"``. Setup (not timed): two demo runs of 3 trials, the second with
+another seed and no cache, so ``compare`` has something to pair.
+
+``run`` is timed to its first milestones instead of to its end: from the launch of the
+process to the ``run_started`` event (imports, suite load, plan, cache look-up, run directory
+and lock) and to the first ``item_finished`` event (plus starting the workers and one
+instant simulated prompt item). The run report of the demo run is rendered
+``--report-repeat`` times (fresh kernel each, as ``evalkit report`` does) with papermill's
+execute and nbconvert's render times from ``--json``.
+
+``--before DIR`` also times every command with another evalkit source tree first on
+``PYTHONPATH`` (e.g. ``git archive main | tar -x -C DIR``), in the same round-robin, so a
+change is compared under the same load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "cases" / "demo"
+#: Commands run from here, not from a source tree: ``python -m`` puts the working directory
+#: first on ``sys.path``, ahead of ``PYTHONPATH``.
+NEUTRAL_CWD = Path(tempfile.gettempdir())
+#: Targets: seconds, or a multiple of ``python -c pass``.
+TARGETS: dict[str, str] = {
+    "evalkit --version": "10x `python -c pass`",
+    "evalkit --help": "10x `python -c pass`",
+    "evalkit cases list cases/demo": "< 1 s",
+    "evalkit cases validate cases/demo": "< 1 s",
+    "evalkit compare A B (demo runs)": "< 1.5 s",
+    "evalkit run: launch to run_started": "< 1.5 s",
+    "evalkit run: launch to first item finished": "",
+}
+
+
+def _env(code: Path = ROOT) -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(code)}
+
+
+def _timed(argv: list[str], code: Path = ROOT) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, cwd=NEUTRAL_CWD, env=_env(code), check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def _evalkit(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "evalkit", *argv]
+
+
+def _run_milestones(runs: Path, run_id: str, code: Path = ROOT) -> tuple[float, float]:
+    """Seconds from launching ``evalkit run`` to ``run_started`` and to the first item."""
+    launched = time.time()
+    subprocess.run(
+        _evalkit("run", str(DEMO), "--lane", "prompt", "--trials", "1", "--no-cache",
+                 "--no-progress", "--run-id", run_id, "--runs-dir", str(runs)),
+        cwd=NEUTRAL_CWD, env=_env(code), check=True, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    events = [json.loads(line) for line in (runs / run_id / "events.jsonl").open()]
+    started = next(e["ts"] for e in events if e["event"] == "run_started")
+    first = min(e["ts"] for e in events if e["event"] == "item_finished")
+    return started - launched, first - launched
+
+
+def _setup(runs: Path) -> None:
+    for run_id, extra in (("a", []), ("b", ["--seed", "7", "--no-cache"])):
+        subprocess.run(
+            _evalkit("run", str(DEMO), "--trials", "3", "--run-id", run_id, "--runs-dir",
+                     str(runs), "--no-progress", "--json", *extra),
+            cwd=NEUTRAL_CWD, env=_env(), check=True, stdout=subprocess.DEVNULL,
+        )
+
+
+def _row(name: str, times: list[float], base: float, pandas: float, before: list[float]) -> str:
+    median = statistics.median(times)
+    was = f"{statistics.median(before):.3f}" if before else ""
+    return (
+        f"| {name} | {median:.3f} | {min(times):.3f}–{max(times):.3f} | {median / base:.1f}x | "
+        f"{median / pandas:.2f}x | {TARGETS.get(name, '')} | {was} |"
+    )
+
+
+def _commands(runs: Path, code: Path) -> dict[str, Callable[[], float]]:
+    return {
+        "evalkit --version": lambda: _timed(_evalkit("--version"), code),
+        "evalkit --help": lambda: _timed(_evalkit("--help"), code),
+        "evalkit cases list cases/demo": lambda: _timed(
+            _evalkit("cases", "list", str(DEMO)), code
+        ),
+        "evalkit cases validate cases/demo": lambda: _timed(
+            _evalkit("cases", "validate", str(DEMO)), code
+        ),
+        "evalkit compare A B (demo runs)": lambda: _timed(
+            _evalkit("compare", "a", "b", "--runs-dir", str(runs)), code
+        ),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--report-repeat", type=int, default=2)
+    parser.add_argument("--keep", type=Path, help="write the runs and reports here (kept)")
+    parser.add_argument("--before", type=Path, help="an older evalkit source tree to compare")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.keep or Path(scratch)
+        runs = tmp / "runs"
+        runs.mkdir(parents=True, exist_ok=True)
+        _setup(runs)
+        commands: dict[str, Callable[[], float]] = {
+            "python -c pass": lambda: _timed([sys.executable, "-c", "pass"]),
+            'python -c "import pandas"': lambda: _timed([sys.executable, "-c", "import pandas"]),
+            **_commands(runs, ROOT),
+        }
+        older = _commands(runs, args.before) if args.before else {}
+        milestones = (
+            "evalkit run: launch to run_started",
+            "evalkit run: launch to first item finished",
+        )
+        times: dict[str, list[float]] = {name: [] for name in [*commands, *milestones]}
+        before: dict[str, list[float]] = {name: [] for name in times}
+        load_before = os.getloadavg()
+        for i in range(args.repeat):
+            for name, command in commands.items():
+                times[name].append(command())
+                if name in older:
+                    before[name].append(older[name]())
+            for name, value in zip(milestones, _run_milestones(runs, f"fixed-{i}"), strict=True):
+                times[name].append(value)
+            if args.before:
+                was = _run_milestones(runs, f"before-{i}", args.before)
+                for name, value in zip(milestones, was, strict=True):
+                    before[name].append(value)
+        reports = []
+        for i in range(args.report_repeat):
+            start = time.perf_counter()
+            out = subprocess.run(
+                _evalkit("report", "a", "--runs-dir", str(runs), "-o",
+                         str(tmp / f"run-{i}.html"), "--json"),
+                cwd=NEUTRAL_CWD, env=_env(), check=True, capture_output=True, text=True,
+            )
+            data = json.loads(out.stdout)
+            reports.append((time.perf_counter() - start, data["execute_s"], data["render_s"]))
+        load_after = os.getloadavg()
+
+    base = statistics.median(times["python -c pass"])
+    pandas = statistics.median(times['python -c "import pandas"'])
+    print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average "
+          f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; median of {args.repeat}")
+    print()
+    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | target "
+          "| before, median s |")
+    print("|---|---:|---:|---:|---:|---|---:|")
+    for name, values in times.items():
+        print(_row(name, values, base, pandas, before[name]))
+    print()
+    print("| run report of the demo run (--kind run) | wall s | papermill execute s | "
+          "nbconvert render s |")
+    print("|---|---:|---:|---:|")
+    for n, (wall, execute, render) in enumerate(reports, start=1):
+        print(f"| render {n} | {wall:.2f} | {execute:.2f} | {render:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
