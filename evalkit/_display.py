@@ -2,10 +2,10 @@
 
 The result types live in :mod:`evalkit.stats` and :mod:`evalkit.analysis`, which may not
 import :mod:`evalkit.report` (where the tables and figures are drawn). Each type's
-``_repr_html_`` asks this registry instead; :mod:`evalkit.report` registers one renderer per
-type when it is imported, which the first display does (so ``import evalkit`` stays light). A
-type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
-``repr``.
+``_repr_html_`` asks this registry instead; the first display imports the report's renderers
+(:data:`RENDERERS_MODULE`), whose ``register_rich_displays`` registers one per type, so
+``import evalkit`` stays light. A type without a renderer returns None from ``_repr_html_``,
+and Jupyter shows its plain ``repr``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-#: The package whose import registers the renderers.
-RENDERER_PACKAGE = "evalkit.report"
+#: The module whose ``register_rich_displays()`` registers the renderers.
+RENDERERS_MODULE = "evalkit.report._rich"
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {}
 
@@ -44,7 +44,7 @@ def rich_html(obj: object) -> str | None:
         True
     """
     if not _RENDERERS:
-        importlib.import_module(RENDERER_PACKAGE)  # registers the renderers on import
+        importlib.import_module(RENDERERS_MODULE).register_rich_displays()
     for cls in type(obj).__mro__:
         render = _RENDERERS.get(cls)
         if render is not None:

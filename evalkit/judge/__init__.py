@@ -7,45 +7,52 @@ content-addressed (:class:`JudgeCache`), so re-judging an unchanged answer costs
 :func:`judge_run` re-grades an existing run into a new one without rerunning the agent.
 """
 
-from evalkit.judge._apply import (
-    JUDGE_ERROR,
-    JudgeRunResult,
-    JudgeSummary,
-    apply_judge,
-    check_judgeable,
-    judge_run,
-    make_judge,
-    resolve_judge_spec,
-)
-from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
-from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
-from evalkit.judge._grade import (
-    Combined,
-    Graded,
-    ItemJudgement,
-    Judge,
-    Statement,
-    combine,
-    known_truth,
-    statements,
-)
-from evalkit.judge._graders import (
-    Answer,
-    Grader,
-    ProviderGrader,
-    Question,
-    SimulatedJudge,
-    SimulatedJudgeSettings,
-    create_grader,
-)
-from evalkit.judge._prompt import (
-    PROMPT_HASH,
-    Verdict,
-    build_prompt,
-    final_answer,
-    parse_verdict,
-    transcript_excerpt,
-)
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.judge._apply import (
+        JUDGE_ERROR,
+        JudgeRunResult,
+        JudgeSummary,
+        apply_judge,
+        check_judgeable,
+        judge_run,
+        make_judge,
+        resolve_judge_spec,
+    )
+    from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
+    from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
+    from evalkit.judge._grade import (
+        Combined,
+        Graded,
+        ItemJudgement,
+        Judge,
+        Statement,
+        combine,
+        known_truth,
+        statements,
+    )
+    from evalkit.judge._graders import (
+        Answer,
+        Grader,
+        ProviderGrader,
+        Question,
+        SimulatedJudge,
+        SimulatedJudgeSettings,
+        create_grader,
+    )
+    from evalkit.judge._prompt import (
+        PROMPT_HASH,
+        Verdict,
+        build_prompt,
+        final_answer,
+        parse_verdict,
+        transcript_excerpt,
+    )
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "CALIBRATION_DIR",

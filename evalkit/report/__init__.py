@@ -107,11 +107,6 @@ if TYPE_CHECKING:
     from evalkit.results import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-    # Rich displays of the result objects in Jupyter: registered when the package is imported
-    # (evalkit._display imports it at the first display).
-    from evalkit.report._rich import register_rich_displays as _register_rich_displays
-
-    _register_rich_displays()
 
 __all__ = [
     "BROWSE_LIMIT",
