@@ -25,7 +25,7 @@ from evalkit.providers._simulated import SimulatedSettings
 #: The outcome fields of every built-in (the item hashes of earlier runs depend on them).
 EXPECTED_OUTCOME = {
     SimulatedSettings: {"model", "lift", "route_p", "over_trigger_p", "spread", "hurt_share",
-                        "error_rate", "crash_rate", "hang_rate"},
+                        "error_rate", "crash_rate", "hang_rate", "description_weight"},
     ReplaySettings: set(),
     RecordingSettings: {"inner"},
     OpenAICompatSettings: {"model", "base_url", "effort", "max_turns", "max_tokens",
