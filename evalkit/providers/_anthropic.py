@@ -19,6 +19,7 @@ from evalkit.providers._http import (
     HttpSettings,
     ModelTurn,
     Poster,
+    WireConversation,
     parse_arguments,
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
@@ -36,35 +37,28 @@ class AnthropicSettings(HttpSettings):
     """Output token limit per request (the Messages API requires one)."""
 
 
-class _Messages:
+class _Messages(WireConversation["AnthropicProvider"]):
     """A Messages API conversation."""
 
     def __init__(self, provider: AnthropicProvider, post: Poster, system: str, user: str,
                  tools: list[ToolSpec]) -> None:
-        self.provider = provider
-        self.post = post
+        super().__init__(provider, post, tools)
         self.system = system
         self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        self.tools = [
-            {"name": t.name, "description": t.description, "input_schema": t.parameters}
-            for t in tools
-        ]
         self._last: list[dict[str, Any]] = []
 
+    def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
+        return {"name": tool.name, "description": tool.description,
+                "input_schema": tool.parameters}
+
     def call(self, deadline: float) -> ModelTurn:
-        settings = self.provider.settings
         body: dict[str, Any] = {
             "model": self.provider.model,
-            "max_tokens": settings.max_tokens or 4096,
+            "max_tokens": self.provider.settings.max_tokens or 4096,
             "system": self.system,
             "messages": self.messages,
         }
-        if self.tools:
-            body["tools"] = self.tools
-        if settings.temperature is not None:
-            body["temperature"] = settings.temperature
-        if settings.effort:
-            body["output_config"] = {"effort": settings.effort}
+        body.update(self.optional_fields(max_tokens=None, effort=("output_config", "effort")))
         data = self.post(self.provider.messages_path, body, deadline)
         content = data.get("content")
         if not isinstance(content, list):
