@@ -40,12 +40,8 @@ class AnthropicSettings(HttpSettings):
 class _Messages(WireConversation["AnthropicProvider"]):
     """A Messages API conversation."""
 
-    def __init__(self, provider: AnthropicProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        super().__init__(provider, post, tools)
-        self.system = system
-        self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        self._last: list[dict[str, Any]] = []
+    _last: list[dict[str, Any]]
+    """The content blocks of the last call."""
 
     def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
         return {"name": tool.name, "description": tool.description,

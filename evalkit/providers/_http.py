@@ -166,20 +166,27 @@ ProviderT = TypeVar("ProviderT", bound="HttpProvider")
 
 
 class WireConversation(Generic[ProviderT]):
-    """What a conversation of every wire format keeps: its provider, poster and tools.
+    """What a conversation of every wire format keeps: its provider, poster, prompt and tools.
 
     A subclass converts a tool to its wire format (:meth:`wire_tool`), builds its request
-    body and adds :meth:`optional_fields` to it.
+    body from ``system`` and ``messages`` (the user message, then the turns and tool results
+    it appends) and adds :meth:`optional_fields` to it.
 
     Args:
         provider: The provider whose settings and model the requests carry.
         post: Sends one request.
+        system: The system prompt.
+        user: The user message.
         tools: The tools offered to the model.
     """
 
-    def __init__(self, provider: ProviderT, post: Poster, tools: list[ToolSpec]) -> None:
+    def __init__(
+        self, provider: ProviderT, post: Poster, system: str, user: str, tools: list[ToolSpec]
+    ) -> None:
         self.provider = provider
         self.post = post
+        self.system = system
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         self.tools = [self.wire_tool(t) for t in tools]
 
     def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:

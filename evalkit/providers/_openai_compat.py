@@ -37,14 +37,8 @@ class OpenAICompatSettings(HttpSettings):
 class _Chat(WireConversation["OpenAICompatProvider"]):
     """A Chat Completions conversation."""
 
-    def __init__(self, provider: OpenAICompatProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        super().__init__(provider, post, tools)
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user},
-        ]
-        self._last: dict[str, Any] = {}
+    _last: dict[str, Any]
+    """The assistant message of the last call."""
 
     def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
         return {"type": "function", "function": {"name": tool.name,
@@ -52,7 +46,10 @@ class _Chat(WireConversation["OpenAICompatProvider"]):
                                                  "parameters": tool.parameters}}
 
     def call(self, deadline: float) -> ModelTurn:
-        body: dict[str, Any] = {"model": self.provider.model, "messages": self.messages}
+        body: dict[str, Any] = {
+            "model": self.provider.model,
+            "messages": [{"role": "system", "content": self.system}, *self.messages],
+        }
         body.update(self.optional_fields(max_tokens="max_tokens", effort=("reasoning_effort",)))
         data = self.post("/chat/completions", body, deadline)
         try:
@@ -88,12 +85,8 @@ class _Chat(WireConversation["OpenAICompatProvider"]):
 class _Responses(WireConversation["OpenAICompatProvider"]):
     """A Responses API conversation (``store: false``; the whole input is resent)."""
 
-    def __init__(self, provider: OpenAICompatProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        super().__init__(provider, post, tools)
-        self.instructions = system
-        self.input: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        self._last: list[dict[str, Any]] = []
+    _last: list[dict[str, Any]]
+    """The output items of the last call."""
 
     def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
         return {"type": "function", "name": tool.name, "description": tool.description,
@@ -102,8 +95,8 @@ class _Responses(WireConversation["OpenAICompatProvider"]):
     def call(self, deadline: float) -> ModelTurn:
         body: dict[str, Any] = {
             "model": self.provider.model,
-            "instructions": self.instructions,
-            "input": self.input,
+            "instructions": self.system,
+            "input": self.messages,
             "store": False,
         }
         body.update(
@@ -136,10 +129,10 @@ class _Responses(WireConversation["OpenAICompatProvider"]):
 
     def add_results(self, turn: ModelTurn, results: list[tuple[ToolUse, str]]) -> None:
         # reasoning items cannot be resent without server-side storage: keep the rest
-        self.input += [
+        self.messages += [
             item for item in self._last if item.get("type") in ("message", "function_call")
         ]
-        self.input += [
+        self.messages += [
             {"type": "function_call_output", "call_id": use.id, "output": output}
             for use, output in results
         ]
