@@ -24,6 +24,7 @@ from evalkit.providers._http import (
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
 from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings
+from evalkit.providers._transcript import anthropic_input_tokens
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -67,10 +68,7 @@ class _Messages(WireConversation["AnthropicProvider"]):
             if b.get("type") == "tool_use"
         )
         usage = data.get("usage") or {}
-        prompt_tokens = sum(
-            int(usage.get(k) or 0)
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
+        prompt_tokens = anthropic_input_tokens(usage)
         return ModelTurn(
             text="\n".join(t for t in texts if t),
             tool_uses=uses,
