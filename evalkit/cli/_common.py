@@ -120,6 +120,18 @@ def add_provider_options(parser: argparse.ArgumentParser, provider_help: str) ->
     )
 
 
+def provider_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of :func:`add_provider_options` as ``provider`` and ``provider_options``.
+
+    Raises:
+        ConfigError: A ``--provider-opt`` that is not ``KEY=VALUE``.
+    """
+    return {
+        "provider": args.provider,
+        "provider_options": parse_key_values(args.provider_opt, "--provider-opt"),
+    }
+
+
 def add_execution_options(parser: argparse.ArgumentParser) -> None:
     """Where and how work items run: concurrency, backend, runs directory, run id, resume."""
     parser.add_argument(

@@ -14,6 +14,7 @@ from evalkit.cli._common import (
     parse_key_values,
     pick,
     print_json,
+    provider_settings,
     split_csv,
 )
 from evalkit.errors import ConfigError
@@ -85,9 +86,9 @@ def main(args: argparse.Namespace) -> int:
         skill=name,
         seed_skill=Path(path) if path else None,
         optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
-        provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
+        **provider_settings(args),
         derive_splits=derive,
-        **pick(args, "optimizer", "condition", "trials", "provider"),
+        **pick(args, "optimizer", "condition", "trials"),
         **pick(args, "threshold", "alpha", "split_seed", "seed"),
         **budgets,
         **execution_settings(args),

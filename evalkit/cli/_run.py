@@ -18,6 +18,7 @@ from evalkit.cli._common import (
     execution_settings,
     parse_key_values,
     print_json,
+    provider_settings,
     split_csv,
 )
 from evalkit.cli._judge import add_judge_flags
@@ -101,8 +102,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
     if args.trials is not None and args.trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {args.trials}")
     return RunConfig(
-        provider=args.provider,
-        provider_options=parse_key_values(args.provider_opt, "--provider-opt"),
+        **provider_settings(args),
         model=args.model,
         judge_provider=args.judge_provider,
         judge_model=args.judge_model,

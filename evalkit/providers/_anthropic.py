@@ -19,10 +19,12 @@ from evalkit.providers._http import (
     HttpSettings,
     ModelTurn,
     Poster,
+    WireConversation,
     parse_arguments,
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
 from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings
+from evalkit.providers._transcript import anthropic_input_tokens
 
 ANTHROPIC_VERSION = "2023-06-01"
 
@@ -36,35 +38,24 @@ class AnthropicSettings(HttpSettings):
     """Output token limit per request (the Messages API requires one)."""
 
 
-class _Messages:
+class _Messages(WireConversation["AnthropicProvider"]):
     """A Messages API conversation."""
 
-    def __init__(self, provider: AnthropicProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        self.provider = provider
-        self.post = post
-        self.system = system
-        self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        self.tools = [
-            {"name": t.name, "description": t.description, "input_schema": t.parameters}
-            for t in tools
-        ]
-        self._last: list[dict[str, Any]] = []
+    _last: list[dict[str, Any]]
+    """The content blocks of the last call."""
+
+    def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
+        return {"name": tool.name, "description": tool.description,
+                "input_schema": tool.parameters}
 
     def call(self, deadline: float) -> ModelTurn:
-        settings = self.provider.settings
         body: dict[str, Any] = {
             "model": self.provider.model,
-            "max_tokens": settings.max_tokens or 4096,
+            "max_tokens": self.provider.settings.max_tokens or 4096,
             "system": self.system,
             "messages": self.messages,
         }
-        if self.tools:
-            body["tools"] = self.tools
-        if settings.temperature is not None:
-            body["temperature"] = settings.temperature
-        if settings.effort:
-            body["output_config"] = {"effort": settings.effort}
+        body.update(self.optional_fields(max_tokens=None, effort=("output_config", "effort")))
         data = self.post(self.provider.messages_path, body, deadline)
         content = data.get("content")
         if not isinstance(content, list):
@@ -77,10 +68,7 @@ class _Messages:
             if b.get("type") == "tool_use"
         )
         usage = data.get("usage") or {}
-        prompt_tokens = sum(
-            int(usage.get(k) or 0)
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
+        prompt_tokens = anthropic_input_tokens(usage)
         return ModelTurn(
             text="\n".join(t for t in texts if t),
             tool_uses=uses,

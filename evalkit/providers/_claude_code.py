@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import field_validator
 
-from evalkit._redact import clip, clip_tail
+from evalkit._redact import clip
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -42,12 +42,13 @@ from evalkit.providers._cli_agent import (
     CliStream,
     CliUsage,
     json_objects,
+    stderr_tail,
 )
 from evalkit.providers._prompting import injected_text, skill_in, user_prompt
 from evalkit.providers._protocol import AgentRequest
 from evalkit.providers._settings import OUTCOME, RUNTIME, parse_settings, split_list
 from evalkit.providers._subprocess import AgentDirs, CliResult
-from evalkit.providers._transcript import Event
+from evalkit.providers._transcript import Event, anthropic_input_tokens
 
 #: Environment switches that keep Claude Code off the network except for model requests.
 QUIET_ENV = {
@@ -213,7 +214,7 @@ def classify_failure(stream: ClaudeStream, run: CliResult) -> ProviderError | No
     """
     result = stream.result
     if result is None:
-        tail = clip_tail(run.stderr.strip(), 500)
+        tail = stderr_tail(run)
         if stream.bad_lines and stream.json_lines == 0:
             return ServerError(f"claude_code: malformed output stream: {tail}")
         return ServerError(
@@ -324,10 +325,7 @@ class ClaudeCodeProvider(CliAgentProvider[ClaudeCodeSettings, ClaudeStream]):
         """Tokens (cache reads and writes count as input), cost and turns of the result."""
         result = stream.result or {}
         usage = result.get("usage") or {}
-        prompt_tokens = sum(
-            int(usage.get(k) or 0)
-            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
+        prompt_tokens = anthropic_input_tokens(usage)
         return CliUsage(
             model=stream.model or self.settings.model or "default",
             input_tokens=prompt_tokens,

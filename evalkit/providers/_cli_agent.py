@@ -127,6 +127,11 @@ def json_objects(lines: list[str], stream: CliStream) -> Iterator[dict[str, Any]
         yield msg
 
 
+def stderr_tail(run: CliResult) -> str:
+    """The end of a CLI's stderr, as quoted in error messages (500 characters at most)."""
+    return clip_tail(run.stderr.strip(), 500)
+
+
 @dataclass(frozen=True)
 class CliUsage:
     """The flavour-specific part of a response.
@@ -243,8 +248,9 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
     def crashed(self, stream: StreamT, run: CliResult) -> AgentCrashed | None:
         """An :class:`AgentCrashed` when the CLI exited non-zero before any JSON output."""
         if stream.json_lines == 0 and run.returncode not in (0, None):
-            tail = clip_tail(run.stderr.strip(), 500)
-            return AgentCrashed(f"{self.name} exited {run.returncode} before any output: {tail}")
+            return AgentCrashed(
+                f"{self.name} exited {run.returncode} before any output: {stderr_tail(run)}"
+            )
         return None
 
     def refused(self, failure: ProviderError, run: CliResult) -> AuthError | None:

@@ -29,7 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalkit._redact import clip, clip_tail
+from evalkit._redact import clip
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -44,6 +44,7 @@ from evalkit.providers._cli_agent import (
     CliStream,
     CliUsage,
     json_objects,
+    stderr_tail,
 )
 from evalkit.providers._prompting import injected_text, skill_in, user_prompt
 from evalkit.providers._protocol import AgentRequest
@@ -353,7 +354,7 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
         crashed = self.crashed(stream, run)
         if crashed is not None:
             return crashed
-        tail = clip_tail(run.stderr.strip(), 500)
+        tail = stderr_tail(run)
         return ServerError(f"codex: stream ended without a completed turn "
                            f"(exit {run.returncode}): {tail}")
 

@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Generic, Protocol, TypeVar
 
 import httpx
 from pydantic import Field
@@ -33,7 +33,7 @@ from evalkit.errors import (
     ServerError,
 )
 from evalkit.providers._limiter import Limiter
-from evalkit.providers._prompting import Toolbox, ToolUse, system_prompt, user_prompt
+from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse, system_prompt, user_prompt
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._redact import redact_response
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings
@@ -160,6 +160,66 @@ class Conversation(Protocol):
     def add_results(self, turn: ModelTurn, results: list[tuple[ToolUse, str]]) -> None:
         """Append the model's turn and the tool results to the conversation."""
         ...
+
+
+ProviderT = TypeVar("ProviderT", bound="HttpProvider")
+
+
+class WireConversation(Generic[ProviderT]):
+    """What a conversation of every wire format keeps: its provider, poster, prompt and tools.
+
+    A subclass converts a tool to its wire format (:meth:`wire_tool`), builds its request
+    body from ``system`` and ``messages`` (the user message, then the turns and tool results
+    it appends) and adds :meth:`optional_fields` to it.
+
+    Args:
+        provider: The provider whose settings and model the requests carry.
+        post: Sends one request.
+        system: The system prompt.
+        user: The user message.
+        tools: The tools offered to the model.
+    """
+
+    def __init__(
+        self, provider: ProviderT, post: Poster, system: str, user: str, tools: list[ToolSpec]
+    ) -> None:
+        self.provider = provider
+        self.post = post
+        self.system = system
+        self.messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
+        self.tools = [self.wire_tool(t) for t in tools]
+
+    def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
+        """One tool in the wire format."""
+        raise NotImplementedError
+
+    def optional_fields(
+        self, *, max_tokens: str | None, effort: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """The request fields sent only when set: tools, token limit, temperature, effort.
+
+        Args:
+            max_tokens: The field of the output token limit (None: the body always has one).
+            effort: Where the reasoning effort goes, e.g. ``("reasoning", "effort")`` for
+                ``{"reasoning": {"effort": ...}}``.
+
+        Returns:
+            The fields, in the order the wire formats list them.
+        """
+        settings = self.provider.settings
+        fields: dict[str, Any] = {}
+        if self.tools:
+            fields["tools"] = self.tools
+        if max_tokens and settings.max_tokens:
+            fields[max_tokens] = settings.max_tokens
+        if settings.temperature is not None:
+            fields["temperature"] = settings.temperature
+        if settings.effort:
+            value: Any = settings.effort
+            for key in reversed(effort[1:]):
+                value = {key: value}
+            fields[effort[0]] = value
+        return fields
 
 
 @dataclass

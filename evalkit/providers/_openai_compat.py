@@ -18,6 +18,7 @@ from evalkit.providers._http import (
     HttpSettings,
     ModelTurn,
     Poster,
+    WireConversation,
     parse_arguments,
 )
 from evalkit.providers._prompting import Toolbox, ToolSpec, ToolUse
@@ -33,35 +34,23 @@ class OpenAICompatSettings(HttpSettings):
     """Environment variable holding the key; optional when ``base_url`` is a local server."""
 
 
-class _Chat:
+class _Chat(WireConversation["OpenAICompatProvider"]):
     """A Chat Completions conversation."""
 
-    def __init__(self, provider: OpenAICompatProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        self.provider = provider
-        self.post = post
-        self.messages: list[dict[str, Any]] = [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user},
-        ]
-        self.tools = [
-            {"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters}}
-            for t in tools
-        ]
-        self._last: dict[str, Any] = {}
+    _last: dict[str, Any]
+    """The assistant message of the last call."""
+
+    def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
+        return {"type": "function", "function": {"name": tool.name,
+                                                 "description": tool.description,
+                                                 "parameters": tool.parameters}}
 
     def call(self, deadline: float) -> ModelTurn:
-        settings = self.provider.settings
-        body: dict[str, Any] = {"model": self.provider.model, "messages": self.messages}
-        if self.tools:
-            body["tools"] = self.tools
-        if settings.max_tokens:
-            body["max_tokens"] = settings.max_tokens
-        if settings.temperature is not None:
-            body["temperature"] = settings.temperature
-        if settings.effort:
-            body["reasoning_effort"] = settings.effort
+        body: dict[str, Any] = {
+            "model": self.provider.model,
+            "messages": [{"role": "system", "content": self.system}, *self.messages],
+        }
+        body.update(self.optional_fields(max_tokens="max_tokens", effort=("reasoning_effort",)))
         data = self.post("/chat/completions", body, deadline)
         try:
             choice = data["choices"][0]
@@ -93,38 +82,26 @@ class _Chat:
             self.messages.append({"role": "tool", "tool_call_id": use.id, "content": output})
 
 
-class _Responses:
+class _Responses(WireConversation["OpenAICompatProvider"]):
     """A Responses API conversation (``store: false``; the whole input is resent)."""
 
-    def __init__(self, provider: OpenAICompatProvider, post: Poster, system: str, user: str,
-                 tools: list[ToolSpec]) -> None:
-        self.provider = provider
-        self.post = post
-        self.instructions = system
-        self.input: list[dict[str, Any]] = [{"role": "user", "content": user}]
-        self.tools = [
-            {"type": "function", "name": t.name, "description": t.description,
-             "parameters": t.parameters}
-            for t in tools
-        ]
-        self._last: list[dict[str, Any]] = []
+    _last: list[dict[str, Any]]
+    """The output items of the last call."""
+
+    def wire_tool(self, tool: ToolSpec) -> dict[str, Any]:
+        return {"type": "function", "name": tool.name, "description": tool.description,
+                "parameters": tool.parameters}
 
     def call(self, deadline: float) -> ModelTurn:
-        settings = self.provider.settings
         body: dict[str, Any] = {
             "model": self.provider.model,
-            "instructions": self.instructions,
-            "input": self.input,
+            "instructions": self.system,
+            "input": self.messages,
             "store": False,
         }
-        if self.tools:
-            body["tools"] = self.tools
-        if settings.max_tokens:
-            body["max_output_tokens"] = settings.max_tokens
-        if settings.temperature is not None:
-            body["temperature"] = settings.temperature
-        if settings.effort:
-            body["reasoning"] = {"effort": settings.effort}
+        body.update(
+            self.optional_fields(max_tokens="max_output_tokens", effort=("reasoning", "effort"))
+        )
         data = self.post("/responses", body, deadline)
         output = data.get("output")
         if not isinstance(output, list):
@@ -152,10 +129,10 @@ class _Responses:
 
     def add_results(self, turn: ModelTurn, results: list[tuple[ToolUse, str]]) -> None:
         # reasoning items cannot be resent without server-side storage: keep the rest
-        self.input += [
+        self.messages += [
             item for item in self._last if item.get("type") in ("message", "function_call")
         ]
-        self.input += [
+        self.messages += [
             {"type": "function_call_output", "call_id": use.id, "output": output}
             for use, output in results
         ]

@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import threading
 from collections.abc import Mapping
 from dataclasses import replace
@@ -28,6 +27,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, field_validator, model_validator
 
+from evalkit._append import append_line
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
 from evalkit.providers._redact import redact_response
@@ -223,13 +223,8 @@ class RecordingProvider:
             separators=(",", ":"),
             default=str,
         )
-        data = (line + "\n").encode("utf-8")
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, data)
-            finally:
-                os.close(fd)
+            append_line(self.path, line)
         return response
 
 

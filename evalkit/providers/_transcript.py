@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -81,3 +82,17 @@ class AgentResponse:
         events = tuple(Event(**e) for e in data["events"])
         fields = {k: v for k, v in data.items() if k != "events"}
         return cls(events=events, **fields)
+
+
+#: Anthropic usage fields that count as input: fresh tokens, cache writes and cache reads.
+ANTHROPIC_INPUT_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def anthropic_input_tokens(usage: Mapping[str, Any]) -> int:
+    """Input tokens of an Anthropic ``usage`` object (Messages API or Claude Code's result).
+
+    Examples:
+        >>> anthropic_input_tokens({"input_tokens": 3, "cache_read_input_tokens": 40})
+        43
+    """
+    return sum(int(usage.get(k) or 0) for k in ANTHROPIC_INPUT_FIELDS)

@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     )
     from evalkit.report._rich import (
         RunOverview,
-        banner,
         comparison_html,
         flip_pairs,
         flips_html,
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     )
     from evalkit.report._tables import (
         Fragment,
+        banner,
         html_table,
         interval,
         interval_table,

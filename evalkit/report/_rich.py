@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,7 +35,7 @@ from evalkit.report._plots import (
 from evalkit.report._style import styled
 from evalkit.report._tables import (
     Fragment,
-    esc,
+    banner,
     html_table,
     interval,
     interval_table,
@@ -59,33 +58,6 @@ from evalkit.stats import (
 
 #: Rows of the compact table of a rich display.
 COMPACT_ROWS = 10
-
-
-def banner(tone: str, label: str, headline: str, details: Sequence[str] = ()) -> Fragment:
-    """A banner like :func:`~evalkit.report.verdict_banner` with any label.
-
-    Args:
-        tone: ``improved`` (green), ``regressed`` (red) or ``inconclusive`` (grey).
-        label: The word in capitals at the top (escaped).
-        headline: One sentence (escaped).
-        details: Further lines (escaped).
-
-    Returns:
-        The banner.
-
-    Examples:
-        >>> "ek-banner-regressed" in banner("regressed", "<blocked>", "x").html
-        True
-    """
-    kind = tone if tone in ("improved", "regressed", "inconclusive") else "inconclusive"
-    items = "".join(f"<li>{esc(line)}</li>" for line in details)
-    return Fragment(
-        f'<section class="ek-banner ek-banner-{kind}" role="status">'
-        f'<p class="ek-banner-verdict">{esc(label.upper())}</p>'
-        f'<p class="ek-banner-headline">{esc(headline)}</p>'
-        + (f"<ul>{items}</ul>" if items else "")
-        + "</section>"
-    )
 
 
 def _tone(low: float, high: float) -> str:

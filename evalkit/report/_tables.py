@@ -350,11 +350,36 @@ def verdict_banner(
         >>> verdict_banner("improved", "+10 pp").html[:58]
         '<section class="ek-banner ek-banner-improved" role="status'
     """
-    kind = verdict if verdict in ("improved", "regressed", "inconclusive") else "inconclusive"
+    return _banner(verdict, verdict, headline, details, ' id="verdict"')
+
+
+def banner(tone: str, label: str, headline: str, details: Sequence[str] = ()) -> Fragment:
+    """A banner like :func:`verdict_banner` with any label.
+
+    Args:
+        tone: ``improved`` (green), ``regressed`` (red) or ``inconclusive`` (grey).
+        label: The word in capitals at the top (escaped).
+        headline: One sentence (escaped).
+        details: Further lines (escaped).
+
+    Returns:
+        The banner.
+
+    Examples:
+        >>> "ek-banner-regressed" in banner("regressed", "<blocked>", "x").html
+        True
+    """
+    return _banner(tone, label, headline, details, "")
+
+
+def _banner(
+    tone: str, label: str, headline: str, details: Sequence[str], attributes: str
+) -> Fragment:
+    kind = tone if tone in ("improved", "regressed", "inconclusive") else "inconclusive"
     items = "".join(f"<li>{esc(line)}</li>" for line in details)
     return Fragment(
-        f'<section class="ek-banner ek-banner-{kind}" role="status" id="verdict">'
-        f'<p class="ek-banner-verdict">{esc(verdict.upper())}</p>'
+        f'<section class="ek-banner ek-banner-{kind}" role="status"{attributes}>'
+        f'<p class="ek-banner-verdict">{esc(label.upper())}</p>'
         f'<p class="ek-banner-headline">{esc(headline)}</p>'
         + (f"<ul>{items}</ul>" if items else "")
         + "</section>"

@@ -12,13 +12,11 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit._append import LineWriter, append_line, end_torn_line
     from evalkit.results._files import (
         EVENTS_FILE,
         EventLog,
-        LineWriter,
         append_event,
-        append_line,
-        end_torn_line,
         read_json_record,
         write_json_atomic,
     )
