@@ -220,9 +220,9 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
     return items
 
 
-def _name_damaged_file(root: Path, files: list[Path]) -> None:
+def _name_damaged_file(root: Path, files: list[str]) -> None:
     """Raise the :class:`~evalkit.errors.CorruptFileError` of the first damaged file, if any."""
-    for path in files:
+    for path in map(Path, files):
         fix = (
             f"move the run {path.parent} out of {root}, or repair it (delete its "
             f"{RESULTS_FILE} and scores.parquet and resume it with evalkit run --resume)"

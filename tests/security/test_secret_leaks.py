@@ -2,12 +2,15 @@
 
 A real HTTP server on 127.0.0.1 reads the key from each request's ``Authorization`` /
 ``x-api-key`` header and sends it back in every transformation of
-:func:`tests.security.leak_probes.transformations`: in 401 bodies, 500 bodies, non-JSON 200
-bodies, in the text of successful answers, and with all request headers reflected into a 401
-body and into an answer. A full ``evalkit run`` (a real subprocess) of ``openai_compat`` and of
-``anthropic`` (whose key sits in a variable with no secret-looking name) runs against it, then
-``evalkit report`` renders each run. Every file under the runs directory (run directories,
-``items.log``, the outcome cache) and both report files are searched for the key.
+:func:`tests.security.leak_probes.transformations`: in 400 bodies, 500 bodies, non-JSON 200
+bodies, in the text of successful answers, and with all request headers reflected into an
+answer. A full ``evalkit run`` (a real subprocess) of ``openai_compat`` and of ``anthropic``
+(whose key sits in a variable with no secret-looking name) runs against it, then ``evalkit
+report`` renders each run. A 401 stops a run (refused credentials), so the 401 bodies -- one
+holding every transformation at once, one reflecting the request headers -- get a run of their
+own, which stops with exit 2. Every file under the runs directory (run directories,
+``items.log``, the manifests, the outcome cache), both report files and the commands' stderr
+are searched for the key.
 """
 
 from __future__ import annotations
@@ -32,16 +35,15 @@ from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply
 from tests.security.leak_probes import ANTHROPIC_KEY, OPENAI_KEY, leaks, transformations
 
 ROOT = Path(__file__).resolve().parents[2]
-KINDS = ("status-401", "status-500", "not-json-200", "answer")
+KINDS = ("status-400", "status-500", "not-json-200", "answer")
+#: Refused credentials stop a run: these scenarios get a run of their own.
+AUTH_SCENARIOS = [("status-401", "all"), ("reflect-401", "headers")]
 SCENARIO = re.compile(r"scenario ([\w-]+) ([\w-]+)")
 
 
 def _scenarios() -> list[tuple[str, str]]:
     names = list(transformations(OPENAI_KEY))
-    return [(kind, name) for kind in KINDS for name in names] + [
-        ("reflect-401", "headers"),
-        ("reflect-answer", "headers"),
-    ]
+    return [(kind, name) for kind in KINDS for name in names] + [("reflect-answer", "headers")]
 
 
 def _user_text(request: Recorded) -> str:
@@ -67,10 +69,14 @@ def hostile(request: Recorded) -> Reply:
         if kind == "reflect-401":
             return Status(401, json.dumps({"error": {"message": payload}}))
         return Text(f"Here is what you sent me: {payload}")
-    leaked = transformations(_key_of(request))[name]
+    forms = transformations(_key_of(request))
+    leaked = " | ".join(forms.values()) if name == "all" else forms[name]
     message = f"invalid key ({name}): {leaked} -- please check it"
     if kind == "status-401":
         return Status(401, json.dumps({"error": {"type": "authentication_error",
+                                                 "message": message}}))
+    if kind == "status-400":
+        return Status(400, json.dumps({"error": {"type": "invalid_request_error",
                                                  "message": message}}))
     if kind == "status-500":
         return Status(500, f"<html><body>upstream failed for {leaked}</body></html>")
@@ -79,11 +85,11 @@ def hostile(request: Recorded) -> Reply:
     return Text(f"The answer is 5050. By the way, your key: {leaked}")
 
 
-def _write_suite(root: Path) -> Path:
+def _write_suite(root: Path, scenarios: list[tuple[str, str]]) -> Path:
     cases = [
         {"id": f"{kind}-{name}".lower(), "prompt": f"scenario {kind} {name}",
          "expected_patterns": ["5050"]}
-        for kind, name in _scenarios()
+        for kind, name in scenarios
     ]
     (root / "cases").mkdir(parents=True)
     suite = {"name": "leaks", "description": "A hostile server echoes the key.",
@@ -113,8 +119,10 @@ def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> subprocess.Completed
 def test_a_key_echoed_in_every_way_reaches_no_file(
     tmp_path: Path, server: LoopbackModelServer
 ) -> None:
-    suite = _write_suite(tmp_path / "suite")
+    suite = _write_suite(tmp_path / "suite", _scenarios())
+    refused = _write_suite(tmp_path / "refused", AUTH_SCENARIOS)
     runs = tmp_path / "runs"
+    stderr = tmp_path / "stderr.txt"
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
     env |= {"OPENAI_API_KEY": OPENAI_KEY, "LOOPBACK_CREDENTIAL": ANTHROPIC_KEY,
             "PYTHONPATH": os.pathsep.join([env.get("PYTHONPATH", ""), str(ROOT)])}
@@ -131,6 +139,13 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
                         "--concurrency", "8", "--retries", "1", "--no-progress", "--json",
                         env=env, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
+        stopped = _evalkit("run", str(refused), *options, "--model", "loopback-1", "--runs-dir",
+                           str(runs), "--run-id", f"{run_id}-refused", "--backend", "threading",
+                           "--no-progress", env=env, cwd=tmp_path)
+        assert stopped.returncode == 2, stopped.stderr
+        assert "refused the credentials" in stopped.stderr and "[REDACTED]" in stopped.stderr
+        with stderr.open("a") as sink:
+            sink.write(done.stderr + stopped.stderr)
         report = tmp_path / "reports" / f"{run_id}.html"
         shown = _evalkit("report", run_id, "--runs-dir", str(runs), "--output", str(report),
                          env=env, cwd=tmp_path)
@@ -143,8 +158,10 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
     for run_id in flavours:
         rows = pd.read_parquet(runs / run_id / "results.parquet").set_index("case_id")
         assert len(rows) == len(_scenarios())
-        assert (rows.loc[rows.index.str.startswith("status-401"), "error_message"]
-                .str.contains("HTTP 401").all())
+        assert (rows.loc[rows.index.str.startswith("status-400"), "error_message"]
+                .str.contains("HTTP 400").all())
+        failure = json.loads((runs / f"{run_id}-refused" / "manifest.json").read_text())
+        assert failure["status"] == "stopped" and "[REDACTED]" in failure["failure"]["message"]
         assert rows.loc[rows.index.str.startswith("answer"), "status"].eq("ok").all()
         assert rows.loc[rows.index.str.startswith("not-json"), "status"].eq("error").all()
         assert rows["error_message"].dropna().str.contains(r"\[REDACTED\]").sum() >= 3 * len(
@@ -153,7 +170,7 @@ def test_a_key_echoed_in_every_way_reaches_no_file(
     assert list((runs / ".cache").rglob("*.json")), "successful outcomes were cached"
     assert all("[REDACTED]" in path.read_text() for path in reports[::2])
 
-    files = [p for p in runs.rglob("*") if p.is_file()] + reports
+    files = [p for p in runs.rglob("*") if p.is_file()] + reports + [stderr]
     for key in (OPENAI_KEY, ANTHROPIC_KEY):
         assert leaks(files, key) == []
 
@@ -191,6 +208,7 @@ def test_cached_outcomes_holding_a_key_are_redacted_when_reused(
 ) -> None:
     """A cache entry written before redaction (or by hand) does not carry a key into a run."""
     from evalkit.runner import RunConfig, run
+    from evalkit.runner._cache import OutcomeCache
 
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     config = RunConfig(runs_dir=runs_dir, run_id="first", progress=False, backend="threading",
@@ -198,11 +216,12 @@ def test_cached_outcomes_holding_a_key_are_redacted_when_reused(
     run(tiny_suite, config)
     entries = list((runs_dir / ".cache").rglob("*.json"))
     assert entries
-    for entry in entries:  # plant the key, as an older version would have stored it
+    cache = OutcomeCache(runs_dir / ".cache")
+    for entry in entries:  # plant the key in a valid entry (digest and all), as a writer could
         data = json.loads(entry.read_text())
         data["response"]["events"][-1]["content"] += f" key {OPENAI_KEY}"
         data["row"]["model"] = OPENAI_KEY.swapcase()
-        entry.write_text(json.dumps(data))
+        cache.put(data["item_hash"], {k: data[k] for k in ("row", "scores", "response")})
     second = run(tiny_suite, config.model_copy(update={"run_id": "second"}))
     assert second.cache_hits == len(entries)
     files = [p for p in (runs_dir / "second").rglob("*") if p.is_file()]
