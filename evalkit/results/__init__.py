@@ -12,6 +12,11 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.results._calibration import (
+        CALIBRATION_DIR,
+        calibration_path,
+        read_calibration,
+    )
     from evalkit.results._files import (
         EVENTS_FILE,
         EventLog,
@@ -70,6 +75,7 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "CALIBRATION_DIR",
     "ERROR_STATUSES",
     "EVENTS_FILE",
     "MANIFEST_FILE",
@@ -96,6 +102,7 @@ __all__ = [
     "SourceFile",
     "append_event",
     "append_line",
+    "calibration_path",
     "conform",
     "dominant_error",
     "errored_conditions",
@@ -105,6 +112,7 @@ __all__ = [
     "load_results",
     "manifest_path",
     "read_json_record",
+    "read_calibration",
     "read_manifest",
     "read_parquet",
     "read_run",
