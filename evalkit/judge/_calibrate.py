@@ -173,6 +173,8 @@ def _match(labels: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, 
         | (wanted == candidates["component"])
         | ((wanted == candidates["number"]) & candidates["component"].str.startswith("expect"))
     )
+    if "component_label" in candidates.columns:  # the template's own column, exact
+        hit |= candidates["component_label"].str.strip() == candidates["component"]
     matched = candidates[hit].drop_duplicates("line")
     return matched, len(labels) - len(matched)
 

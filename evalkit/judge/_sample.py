@@ -22,20 +22,8 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
+from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
 from evalkit.results import read_run, read_scores, read_transcripts, resolve_run_dir
-
-#: Columns of the labels template, in order.
-LABEL_COLUMNS = (
-    "item_key",
-    "case_id",
-    "condition",
-    "trial",
-    "component",
-    "expectation",
-    "prompt",
-    "answer",
-    "label",
-)
 
 #: Longest answer excerpt written to the template (the tail is kept, as the judge's view).
 MAX_SAMPLE_ANSWER_CHARS = 4000

@@ -14,6 +14,7 @@ from evalkit import _lazy
 if TYPE_CHECKING:
     from evalkit.results._calibration import (
         CALIBRATION_DIR,
+        LABEL_COLUMNS,
         calibration_path,
         read_calibration,
     )
@@ -78,6 +79,7 @@ __all__ = [
     "CALIBRATION_DIR",
     "ERROR_STATUSES",
     "EVENTS_FILE",
+    "LABEL_COLUMNS",
     "MANIFEST_FILE",
     "MANIFEST_VERSION",
     "PARTS_DIR",

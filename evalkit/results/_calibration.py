@@ -2,7 +2,8 @@
 
 ``evalkit judge calibrate`` writes one JSON report per judge identity (provider, model,
 prompt hash) under ``<run>/calibration/``; the analyses read them to tell whether a verdict
-rests on a calibrated judge. This module is the one place that names those files.
+rests on a calibrated judge. This module is the one place that names those files, and the
+columns of a labels CSV.
 """
 
 from __future__ import annotations
@@ -17,6 +18,21 @@ from evalkit.errors import InputError
 
 #: Directory of a run holding its calibration reports.
 CALIBRATION_DIR = "calibration"
+
+#: Columns of a labels CSV as ``evalkit judge sample`` writes it and the labelling page exports
+#: it: what ``evalkit judge calibrate`` reads (the item, the statement, ``label``), and what a
+#: labeller reads (``prompt``, ``answer``). The judge's verdict and evidence are not among them.
+LABEL_COLUMNS: tuple[str, ...] = (
+    "item_key",
+    "case_id",
+    "condition",
+    "trial",
+    "component",
+    "expectation",
+    "prompt",
+    "answer",
+    "label",
+)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

@@ -75,7 +75,7 @@ def _truth(suite_dir: Path, run_dir: Path) -> dict[tuple[str, str], bool]:
         events = transcripts[key]["response"]["events"]
         text = "\n".join(e["content"] for e in events if e["kind"] in ("assistant", "tool_call"))
         for statement in statements(cases[case_id]):
-            truth[(key, statement.text)] = known_truth(statement, cases[case_id], text)
+            truth[(key, statement.text)] = bool(known_truth(statement, cases[case_id], text))
     return truth
 
 
