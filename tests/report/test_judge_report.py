@@ -37,7 +37,7 @@ def test_the_stored_calibration_matches_statsmodels(calibration: dict) -> None:
     table = np.array([[c["pass_pass"], c["pass_fail"]], [c["fail_pass"], c["fail_fail"]]])
     expected = sm_cohens_kappa(table)
     assert calibration["kappa"]["estimate"] == pytest.approx(float(expected.kappa))
-    assert calibration["disagreements"], "the fixture's judge errs (30 %): there is something to show"
+    assert calibration["disagreements"], "the fixture judge errs (30 %): something to show"
 
 
 def test_the_judge_report_shows_the_calibration(calibration: dict, tmp_path: Path) -> None:
