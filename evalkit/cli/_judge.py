@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json
 from evalkit.errors import ConfigError
@@ -164,4 +165,22 @@ def _print_calibration(result: Calibration) -> None:
             human = "pass" if d["human"] else "fail"
             print(f"  {d['item_key']}: {d['expectation']!r}: judge {verdict}, human {human}; "
                   f"evidence: {d['evidence']}")
+    _print_threshold(result)
     print(f"report written to {result.path}")
+
+
+def _print_threshold(result: Calibration) -> None:
+    """Whether the calibration lets the judge's verdicts decide a gate (the run's min_kappa)."""
+    from evalkit.analysis import DEFAULT_MIN_KAPPA
+    from evalkit.results import read_manifest
+
+    recorded = (read_manifest(Path(result.path).parent.parent).get("judge") or {})
+    threshold = recorded.get("min_kappa")
+    min_kappa = DEFAULT_MIN_KAPPA if threshold is None else float(threshold)
+    low = result.kappa.ci_low
+    if low == low and low >= min_kappa:
+        print(f"calibrated: kappa lower bound {low:.3f} >= min_kappa {min_kappa:.2f}")
+    else:
+        bound = "undefined" if low != low else f"{low:.3f}"
+        print(f"below threshold: kappa lower bound {bound} < min_kappa {min_kappa:.2f}; "
+              "compare flags and gate blocks verdicts that rest on this judge")

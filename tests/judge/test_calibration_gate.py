@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ import pytest
 import evalkit
 from evalkit.cases import load_suite
 from evalkit.judge import calibrate, known_truth, sample_labels, statements
+from evalkit.report import comparison_html
 from evalkit.results import read_transcripts
 from evalkit.runner import RunConfig, run
 from tests.judge.conftest import SUITE_YAML, write_suite
@@ -207,6 +209,7 @@ def test_gate_refuses_an_uncalibrated_judge_and_releases_a_calibrated_one(
     calibrated = _evalkit("judge", "calibrate", "cand", "--labels", "labels.csv",
                           "--runs-dir", str(runs_dir), cwd=tmp_path)
     assert calibrated.returncode == 0, calibrated.stderr
+    assert "calibrated: kappa lower bound" in calibrated.stdout
 
     released = _evalkit(*gate, "--json", cwd=tmp_path)
     assert released.returncode == 0, released.stdout
@@ -248,6 +251,9 @@ def test_a_noisy_judge_is_below_threshold_and_the_suite_sets_the_threshold(
     assert strict_result.judge_calibration is not None
     assert strict_result.judge_calibration["status"] == "below_threshold"
     assert strict_result.judge_calibration["min_kappa"] == 0.95
+    # the rich display (Jupyter) says so under the verdict
+    assert "judge below threshold: this verdict rests on judged expectations" in unescape(
+        comparison_html(strict_result))
 
 
 def test_runs_without_judged_expectations_carry_no_calibration(
