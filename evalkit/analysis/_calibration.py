@@ -28,7 +28,7 @@ _ORDER: dict[str, int] = {"calibrated": 0, "below_threshold": 1, "uncalibrated":
 _IDENTITY = ("judge_provider", "judge_model", "judge_prompt_hash")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class JudgedRun:
     """Rows of one compared run, with its directory when it is a run on disk.
 

@@ -132,3 +132,42 @@ def test_a_labels_file_is_shown_with_its_labels(chromium: Browser, labelled_run:
                        "nope.csv", "-o", "x.html", cwd=work)
     assert missing.returncode == 2 and "--labels nope.csv: file not found" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>, "quoted"'
+
+
+def test_hostile_text_stays_text_and_survives_the_export(
+    chromium: Browser, labelled_run: Path, tmp_path: Path
+) -> None:
+    work = labelled_run
+    template = tmp_path / "hostile.csv"
+    with (FIXTURE / "labels.csv").open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))[:2]
+    rows[0]["answer"] = HOSTILE + "\nsecond line"
+    rows[1]["prompt"] = HOSTILE
+    with template.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    made = _evalkit("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
+                    str(template), "-o", "hostile.html", cwd=work)
+    assert made.returncode == 0, made.stderr
+    opened = Opened(chromium, work / "hostile.html")
+    page = opened.page
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("tr.ek-label-row img").count() == 0
+    assert HOSTILE in page.locator("tr.ek-label-row").nth(0).locator("td.ek-l-answer").inner_text()
+    page.locator("tr.ek-label-row").nth(0).get_by_role("button", name="fail:").click()
+    with page.expect_download() as caught:
+        page.get_by_role("button", name="Export labels CSV").click()
+    exported = tmp_path / "out.csv"
+    caught.value.save_as(exported)
+    assert page.evaluate("window.__pwned") is None
+    assert opened.requests == [] and opened.errors == []
+    opened.context.close()
+    with exported.open(newline="", encoding="utf-8") as fh:
+        got = list(csv.DictReader(fh))
+    assert got[0]["answer"] == HOSTILE + "\nsecond line"
+    assert got[1]["prompt"] == HOSTILE
+    assert [r["label"] for r in got] == ["fail", ""]
