@@ -15,9 +15,11 @@ import sys
 from html import unescape
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import evalkit
+from evalkit.analysis import JudgedRun, check_judge_calibration
 from evalkit.cases import load_suite
 from evalkit.judge import calibrate, known_truth, sample_labels, statements
 from evalkit.report import comparison_html
@@ -271,3 +273,16 @@ def test_runs_without_judged_expectations_carry_no_calibration(
     assert evalkit.compare("p1", "p2", runs_dir=runs_dir, n_resamples=500).to_dict()[
         "judge_calibration"] is None
     assert evalkit.gate("p1", "p2", runs_dir=runs_dir, n_resamples=500).judge_calibration is None
+
+
+def test_tables_with_one_judged_side_are_checked_without_a_run_directory() -> None:
+    unjudged = pd.DataFrame({"case_id": ["x"], "judge_provider": [None], "judge_model": [None],
+                             "judge_prompt_hash": [None]})
+    judged = pd.DataFrame({"case_id": ["x"], "judge_provider": ["simulated"],
+                           "judge_model": ["sim-judge-1"], "judge_prompt_hash": ["abc"]})
+    check = check_judge_calibration([JudgedRun("same", unjudged), JudgedRun("same", judged)])
+    assert check is not None and check.status == "uncalibrated"
+    data = check.to_dict()
+    assert data["calibration_file"] is None and data["judge"]["prompt_hash"] == "abc"
+    assert "evalkit judge calibrate RUN --labels labels.csv" in data["message"]
+    assert check_judge_calibration([JudgedRun("same", unjudged)]) is None
