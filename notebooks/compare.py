@@ -40,9 +40,13 @@ from IPython.display import display
 
 import evalkit
 from evalkit.report import (
+    calibration_note,
     case_pairs,
     compare_view,
+    comparison_calibration,
+    comparison_statements,
     condition_comparisons,
+    expectation_pass_rates,
     figure_html,
     forest_plot,
     html_table,
@@ -170,6 +174,22 @@ display(interval_table(
 display(html_table(
     result.unmatched, table_id="unmatched",
     empty="Every case and condition is present on both sides.",
+))
+
+# %% [markdown]
+# ## Judged expectations
+#
+# Whether the judge behind the judged expectations is calibrated against human labels (a
+# verdict that rests on an uncalibrated judge is flagged, and `evalkit gate` refuses it), and
+# the pass rate of each judged statement on both sides.
+
+# %%
+display(calibration_note(comparison_calibration(view)))
+display(interval_table(
+    expectation_pass_rates(comparison_statements(view), by=["run", "condition"],
+                           confidence=confidence),
+    ["expectation", "run", "condition"], header="pass rate",
+    table_id="expectation-pass-rates", empty="no judged statement on either side",
 ))
 
 # %% [markdown]

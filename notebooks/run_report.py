@@ -39,13 +39,17 @@ import evalkit
 from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
 from evalkit.errors import InputError
 from evalkit.report import (
+    calibration_check,
+    calibration_note,
     errors_by_class,
     excerpts,
+    expectation_pass_rates,
     failing_items,
     figure_html,
     html_table,
     interval_table,
     item_browser,
+    judged_statements,
     key_values,
     lift_plot,
     metrics_table,
@@ -62,7 +66,7 @@ from evalkit.report import (
     trigger_confusion,
     usd,
 )
-from evalkit.results import read_manifest
+from evalkit.results import read_manifest, resolve_run_dir
 from evalkit.stats import pass_rates
 
 # %%
@@ -168,6 +172,21 @@ display(html_table(
 ))
 if lifted is not None:
     display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics"))
+
+# %% [markdown]
+# ## Judged expectations
+#
+# The pass rate of each statement a judge graded, and whether that judge is calibrated against
+# human labels (`evalkit judge calibrate`; the judge report shows the calibration itself).
+
+# %%
+run_dir = resolve_run_dir(run, runs_dir)
+display(calibration_note(calibration_check([(run_dir.name, run_dir)])))
+display(interval_table(
+    expectation_pass_rates(judged_statements(run_dir), confidence=confidence),
+    ["expectation", "condition"], header="pass rate", table_id="expectation-pass-rates",
+    empty="no judged statement in this run",
+))
 
 # %% [markdown]
 # ## Errors and timeouts

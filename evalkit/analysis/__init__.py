@@ -10,6 +10,14 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.analysis._calibration import (
+        DEFAULT_MIN_KAPPA,
+        JudgeCalibration,
+        JudgeCheck,
+        JudgedRun,
+        check_judge_calibration,
+        judged_run,
+    )
     from evalkit.analysis._compare import compare
     from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
     from evalkit.analysis._flips import flips
@@ -31,6 +39,7 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
     "EXPORT_FORMATS",
     "IMPORT_FORMATS",
@@ -42,14 +51,19 @@ __all__ = [
     "GatePolicy",
     "GateResult",
     "ImportResult",
+    "JudgeCalibration",
+    "JudgeCheck",
+    "JudgedRun",
     "LiftMetric",
     "LiftResult",
     "TriggerMetric",
+    "check_judge_calibration",
     "compare",
     "export_run",
     "flips",
     "gate",
     "import_results",
+    "judged_run",
     "lift",
     "load_policy",
     "parse_roles",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.errors import InputError
 from evalkit.results import errored_conditions, load_results, run_label
 from evalkit.stats import Correction, Metric, PairedComparison
@@ -73,7 +75,9 @@ def compare(
 
     Returns:
         A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
-        ``evalkit compare --json`` object.
+        ``evalkit compare --json`` object. Its ``judge_calibration`` says whether the judged
+        expectations behind the compared rows rest on a calibrated judge (see
+        :func:`evalkit.analysis.check_judge_calibration`; None without judged rows).
 
     Raises:
         RunNotFoundError: A run does not exist.
@@ -104,7 +108,7 @@ def compare(
             run_label(candidate, runs_dir) or "candidate",
         )
         _refuse_errored(cand, labels[1], conditions)
-    return compare_tables(
+    result = compare_tables(
         base,
         cand,
         conditions=conditions,
@@ -118,3 +122,17 @@ def compare(
         resample_trials=resample_trials,
         labels=labels,
     )
+    names = labels or (run_label(baseline, runs_dir) or "baseline", "candidate")
+    compared = [judged_run(baseline, _compared(base, conditions), names[0], runs_dir)]
+    if candidate is not None and cand is not None:
+        compared.append(judged_run(candidate, _compared(cand, conditions), names[1], runs_dir))
+    check = check_judge_calibration(compared)
+    if check is None:
+        return result
+    return dataclasses.replace(result, judge_calibration=check.to_dict())
+
+
+def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:
+    if not conditions or "condition" not in rows.columns:
+        return rows
+    return rows[rows["condition"].isin(list(conditions))]

@@ -26,6 +26,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
 from evalkit._git import git_sha
+from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
@@ -93,6 +94,10 @@ class GatePolicy(BaseModel):
     """Multiplicity correction across cases (statsmodels ``multipletests`` method)."""
     seed: int = 0
     """Bootstrap seed."""
+    allow_uncalibrated_judge: bool = False
+    """Release even when judged expectations behind the verdict come from a judge with no
+    stored calibration, or one whose kappa lower bound is below the suite's ``min_kappa``
+    (the decision still reports it)."""
 
 
 def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:
@@ -157,6 +162,8 @@ class GateResult:
         safety_regressions: Safety-tagged cases whose pass rate dropped.
         budgets: Each budget check.
         ledger_row: The row appended to the ledger (also when no ledger file is given).
+        judge_calibration: Whether the judged expectations behind the verdict rest on a
+            calibrated judge (the ``judge_calibration`` object of ``compare``), or None.
     """
 
     decision: str
@@ -167,6 +174,7 @@ class GateResult:
     safety_regressions: list[str]
     budgets: list[BudgetCheck] = field(default_factory=list)
     ledger_row: dict[str, Any] = field(default_factory=dict)
+    judge_calibration: dict[str, Any] | None = None
 
     @property
     def released(self) -> bool:
@@ -190,6 +198,7 @@ class GateResult:
             "budgets": [b.__dict__ for b in self.budgets],
             "comparison": self.comparison,
             "ledger_row": self.ledger_row,
+            "judge_calibration": self.judge_calibration,
         }
 
 
@@ -326,7 +335,9 @@ def gate(
 
     Blocks when: the overall paired verdict is *regressed*; the per-case exact tests (after
     multiplicity control) name a regressed case (``block_on_case_regressions``); a case tagged
-    with a safety tag drops at all; or a budget is exceeded. Otherwise releases — an
+    with a safety tag drops at all; a budget is exceeded; or judged expectations decide gated
+    rows and their judge has no stored calibration, or one whose kappa lower bound is below
+    the suite's ``judge.min_kappa`` (unless ``allow_uncalibrated_judge``). Otherwise releases — an
     *inconclusive* overall verdict is not a regression.
 
     Args:
@@ -397,6 +408,13 @@ def gate(
     for check in budgets:
         if check.blocked:
             reasons.append(f"budget: {check.summary}")
+    calibration = _judge_calibration(baseline, candidate, base, cand, runs_dir)
+    if calibration is not None and not calibration.calibrated:
+        if not rules.allow_uncalibrated_judge:
+            reasons.append(
+                f"judge {calibration.status}: {calibration.message} (or set "
+                "allow_uncalibrated_judge: true in the gate policy)"
+            )
 
     decision = "blocked" if reasons else "released"
     parts = [f"{decision}:"]
@@ -409,6 +427,10 @@ def gate(
     parts.append("; ".join(b.summary for b in budgets if not b.blocked) or "")
     if result.reused_items:
         parts.append(f"; {result.reused_items} reused item pair(s) left out as no evidence")
+    if calibration is not None and calibration.calibrated:
+        parts.append("; judge calibrated")
+    elif calibration is not None and rules.allow_uncalibrated_judge:
+        parts.append(f"; judge {calibration.status} (allowed by the policy)")
     message = " ".join(p for p in parts if p).rstrip(";").replace(" ; ", "; ")
 
     base_id, base_version = _run_label(baseline, runs_dir)
@@ -433,6 +455,7 @@ def gate(
         "condition_verdicts": {name: part.verdict for name, part in result.by_condition},
         "regressed_cases": regressed,
         "safety_regressions": safety,
+        "judge_calibration": None if calibration is None else calibration.status,
         "policy_hash": stable_hash(rules.model_dump(mode="json")),
     }
     if ledger is not None:
@@ -447,7 +470,26 @@ def gate(
         safety_regressions=safety,
         budgets=budgets,
         ledger_row=row,
+        judge_calibration=None if calibration is None else calibration.to_dict(),
     )
+
+
+def _judge_calibration(
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str],
+    base: pd.DataFrame,
+    cand: pd.DataFrame,
+    runs_dir: str | os.PathLike[str],
+) -> JudgeCalibration | None:
+    """The calibration check of the judges behind the gated rows (None without any)."""
+    runs = [
+        judged_run(baseline, base, "baseline", runs_dir),
+        judged_run(candidate, cand, "candidate", runs_dir),
+    ]
+    named = [
+        dataclasses.replace(r, label=r.run_dir.name) if r.run_dir is not None else r for r in runs
+    ]
+    return check_judge_calibration(named)
 
 
 def _safety_regressions(cand: pd.DataFrame, cases: pd.DataFrame, rules: GatePolicy) -> list[str]:

@@ -305,6 +305,10 @@ class JudgeSpec(_Frozen):
     ``error_rate``, ``malformed_rate``, ``seed``."""
     timeout_s: float = Field(default=120.0, gt=0)
     """Wall-clock limit of one judge call in seconds."""
+    min_kappa: float = Field(default=0.6, ge=-1, le=1)
+    """Smallest lower confidence bound of Cohen's kappa (judge vs human labels, from
+    ``evalkit judge calibrate``) at which the judge's verdicts may decide a gate; below it, or
+    without a calibration, ``compare`` and the reports flag the verdict and ``gate`` blocks."""
 
 
 class SuiteFile(_Frozen):

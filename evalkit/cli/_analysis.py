@@ -225,6 +225,13 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
         console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
     if result.reuse_note and result.reuse_note != result.verdict_note:
         console.print(f"reused: {escape(result.reuse_note)}", soft_wrap=True)
+    calibration = result.judge_calibration
+    if calibration is not None:
+        label = "judge calibrated" if calibration["status"] == "calibrated" else (
+            f"[bold]judge {calibration['status']}[/bold]: this verdict rests on judged "
+            "expectations"
+        )
+        console.print(f"{label}: {escape(calibration['message'])}", soft_wrap=True)
 
 
 def flips_main(args: argparse.Namespace) -> int:

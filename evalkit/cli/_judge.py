@@ -1,7 +1,8 @@
-"""``evalkit judge``: re-grade a run, or calibrate its judge against human labels.
+"""``evalkit judge``: re-grade a run, sample its verdicts for labelling, or calibrate its judge.
 
-``evalkit judge RUN`` re-grades without rerunning the agent; ``evalkit judge calibrate RUN
---labels labels.csv`` compares the judge's verdicts with human labels.
+``evalkit judge RUN`` re-grades without rerunning the agent; ``evalkit judge sample RUN -n 50
+-o labels.csv`` writes a stratified labelling template; ``evalkit judge calibrate RUN --labels
+labels.csv`` compares the judge's verdicts with human labels.
 """
 
 from __future__ import annotations
@@ -9,10 +10,11 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from pathlib import Path
 
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json
 from evalkit.errors import ConfigError
-from evalkit.judge import Calibration, calibrate, judge_run
+from evalkit.judge import Calibration, calibrate, judge_run, sample_labels
 
 
 def add_judge_flags(p: argparse.ArgumentParser) -> None:
@@ -29,9 +31,17 @@ def add_judge_flags(p: argparse.ArgumentParser) -> None:
 
 
 def configure(p: argparse.ArgumentParser) -> None:
-    """Add the arguments of ``evalkit judge`` (and ``evalkit judge calibrate``)."""
-    p.add_argument("run", help="run id (under --runs-dir) or run directory; or 'calibrate'")
-    p.add_argument("calibrate_run", nargs="?", metavar="RUN", help="with 'calibrate': the run")
+    """Add the arguments of ``evalkit judge`` (and ``judge sample``, ``judge calibrate``)."""
+    p.add_argument(
+        "run", help="run id (under --runs-dir) or run directory; or 'sample' / 'calibrate'"
+    )
+    p.add_argument(
+        "calibrate_run", nargs="?", metavar="RUN", help="with 'sample' or 'calibrate': the run"
+    )
+    p.add_argument("-n", type=int, default=50, dest="sample_size",
+                   help="sample: statements to draw (default 50)")
+    p.add_argument("-o", "--output", help="sample: the labels CSV template to write")
+    p.add_argument("--seed", type=int, default=0, help="sample: sampling seed (default 0)")
     p.add_argument("--labels", help="calibrate: CSV of human labels (expectation, label, and "
                    "item_key or case_id/condition/trial)")
     p.add_argument("--confidence", type=float, default=0.95,
@@ -50,9 +60,12 @@ def main(args: argparse.Namespace) -> int:
     """Judge the run (or calibrate it); print a summary (or the JSON object)."""
     if args.run == "calibrate":
         return _calibrate(args)
-    if args.calibrate_run is not None or args.labels is not None:
+    if args.run == "sample":
+        return _sample(args)
+    if args.calibrate_run is not None or args.labels is not None or args.output is not None:
         raise ConfigError(
-            "--labels and a second run go with 'evalkit judge calibrate RUN --labels FILE'"
+            "--labels and a second run go with 'evalkit judge calibrate RUN --labels FILE', "
+            "-o with 'evalkit judge sample RUN -n 50 -o labels.csv'"
         )
     if args.concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
@@ -84,6 +97,33 @@ def main(args: argparse.Namespace) -> int:
         f"${judge.cost_usd:.4f}; pass rate {result.pass_rate:.1%}"
     )
     print(f"run written to {result.run_dir}")
+    return 0
+
+
+def _sample(args: argparse.Namespace) -> int:
+    if args.calibrate_run is None or args.output is None:
+        raise ConfigError("usage: evalkit judge sample RUN -n 50 -o labels.csv")
+    result = sample_labels(
+        args.calibrate_run,
+        n=args.sample_size,
+        seed=args.seed,
+        output=args.output,
+        runs_dir=args.runs_dir,
+    )
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    print(
+        f"sampled {len(result.rows)} of {result.population} judged statements of run "
+        f"'{result.run_id}' (seed {result.seed}), by condition and judge outcome:"
+    )
+    for s in result.strata:
+        print(f"  {s['condition']:<20} judge {s['judge_outcome']:<4}  {s['sampled']:>4} of "
+              f"{s['population']}")
+    print(f"labels template written to {result.path}: fill the 'label' column with pass or "
+          "fail (the judge's verdicts are left out on purpose), or label it in the browser "
+          f"with 'evalkit report {args.calibrate_run} --kind labels --labels {result.path}'; "
+          f"then 'evalkit judge calibrate {args.calibrate_run} --labels {result.path}'")
     return 0
 
 
@@ -125,4 +165,22 @@ def _print_calibration(result: Calibration) -> None:
             human = "pass" if d["human"] else "fail"
             print(f"  {d['item_key']}: {d['expectation']!r}: judge {verdict}, human {human}; "
                   f"evidence: {d['evidence']}")
+    _print_threshold(result)
     print(f"report written to {result.path}")
+
+
+def _print_threshold(result: Calibration) -> None:
+    """Whether the calibration lets the judge's verdicts decide a gate (the run's min_kappa)."""
+    from evalkit.analysis import DEFAULT_MIN_KAPPA
+    from evalkit.results import read_manifest
+
+    recorded = (read_manifest(Path(result.path).parent.parent).get("judge") or {})
+    threshold = recorded.get("min_kappa")
+    min_kappa = DEFAULT_MIN_KAPPA if threshold is None else float(threshold)
+    low = result.kappa.ci_low
+    if low == low and low >= min_kappa:
+        print(f"calibrated: kappa lower bound {low:.3f} >= min_kappa {min_kappa:.2f}")
+    else:
+        bound = "undefined" if low != low else f"{low:.3f}"
+        print(f"below threshold: kappa lower bound {bound} < min_kappa {min_kappa:.2f}; "
+              "compare flags and gate blocks verdicts that rest on this judge")

@@ -23,6 +23,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     add_roles_option(p, "with --kind lift: ")
     p.add_argument(
+        "--labels",
+        help="with --kind labels: the labels CSV to label (default: a new sample of 50 "
+        "statements, written beside the page as <page>.csv)",
+    )
+    p.add_argument(
         "-p",
         "--param",
         action="append",
@@ -35,6 +40,22 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_common_options(p, main)
 
 
+def _new_sample(args: argparse.Namespace) -> str:
+    """Sample 50 judged statements of the run into a CSV beside the page; return its path."""
+    from pathlib import Path
+
+    from evalkit.judge import sample_labels
+    from evalkit.results import resolve_run_dir
+
+    page = Path(args.output) if args.output else (
+        Path("reports") / f"{resolve_run_dir(args.run, args.runs_dir).name}-labels.html"
+    )
+    sample = sample_labels(args.run, n=50, output=page.with_suffix(".csv"), runs_dir=args.runs_dir)
+    eprint(f"sampled {len(sample.rows)} of {sample.population} judged statements into "
+           f"{sample.path}")
+    return sample.path
+
+
 def main(args: argparse.Namespace) -> int:
     """Render the report; print its path (or the JSON object) on stdout.
 
@@ -44,6 +65,10 @@ def main(args: argparse.Namespace) -> int:
         raise ``InputError`` (exit 2).
     """
     parameters: dict[str, object] = dict(parse_assignments(args.param))
+    if args.labels and args.kind != "labels":
+        raise InputError(f"--labels is used by --kind labels, not by --kind {args.kind}")
+    if args.kind == "labels":
+        parameters["labels"] = args.labels or _new_sample(args)
     if args.conditions:
         parameters["conditions"] = args.conditions
     if args.roles:

@@ -51,6 +51,13 @@ if TYPE_CHECKING:
         parse_verdict,
         transcript_excerpt,
     )
+    from evalkit.judge._sample import (
+        LABEL_COLUMNS,
+        LabelSample,
+        judged_statements,
+        sample_labels,
+        write_label_template,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -58,6 +65,7 @@ __all__ = [
     "CALIBRATION_DIR",
     "JUDGE_CACHE_DIR",
     "JUDGE_ERROR",
+    "LABEL_COLUMNS",
     "PROMPT_HASH",
     "Answer",
     "Calibration",
@@ -69,6 +77,7 @@ __all__ = [
     "JudgeCache",
     "JudgeRunResult",
     "JudgeSummary",
+    "LabelSample",
     "ProviderGrader",
     "Question",
     "SimulatedJudge",
@@ -83,11 +92,14 @@ __all__ = [
     "create_grader",
     "final_answer",
     "judge_run",
+    "judged_statements",
     "known_truth",
     "make_judge",
     "parse_verdict",
     "read_labels",
     "resolve_judge_spec",
+    "sample_labels",
     "statements",
     "transcript_excerpt",
+    "write_label_template",
 ]

@@ -107,6 +107,7 @@ def resolve_judge_spec(
         model=model if model is not None else spec.model,
         settings=settings,
         timeout_s=spec.timeout_s,
+        min_kappa=spec.min_kappa,
     )
 
 

@@ -1,7 +1,8 @@
 """Calibrate a judge against human labels: Cohen's kappa, agreement, confusion, disagreements.
 
 The labels file is a CSV with a ``label`` column (``pass``/``fail``, ``true``/``false``,
-``yes``/``no``, ``1``/``0``), an ``expectation`` column (the statement's text, its component
+``yes``/``no``, ``1``/``0``; rows left empty are not labelled yet and are skipped), an
+``expectation`` column (the statement's text, its component
 ``expectation:N``, or its 1-based number N), and the item: ``item_key``, or ``case_id`` (or
 ``case``), ``condition`` and ``trial``. The report is stored beside the run under
 ``calibration/``, keyed by the judge's identity (provider, model, prompt hash), so calibrations
@@ -11,7 +12,6 @@ of several judges of one run live side by side.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,9 @@ from typing import Any
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.results import CALIBRATION_DIR as CALIBRATION_DIR
 from evalkit.results import (
+    calibration_path,
     read_run,
     read_scores,
     resolve_run_dir,
@@ -27,12 +29,8 @@ from evalkit.results import (
 )
 from evalkit.stats import Kappa, cohens_kappa
 
-#: Directory of a run holding its calibration reports.
-CALIBRATION_DIR = "calibration"
-
 _TRUE = {"pass", "passed", "true", "yes", "y", "1", "t"}
 _FALSE = {"fail", "failed", "false", "no", "n", "0", "f"}
-_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 @dataclass(frozen=True)
@@ -129,6 +127,12 @@ def read_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
     if frame.empty:
         raise InputError(f"{file}: no labels (the CSV has a header only)")
     frame["line"] = range(2, len(frame) + 2)
+    frame = frame[frame["label"].str.strip() != ""]
+    if frame.empty:
+        raise InputError(
+            f"{file}: every 'label' cell is empty; fill in pass or fail for the statements "
+            "you checked (rows left empty are skipped)"
+        )
     frame["human"] = [
         _label(v, file, i) for v, i in zip(frame["label"], frame["line"], strict=True)
     ]
@@ -169,13 +173,10 @@ def _match(labels: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, 
         | (wanted == candidates["component"])
         | ((wanted == candidates["number"]) & candidates["component"].str.startswith("expect"))
     )
+    if "component_label" in candidates.columns:  # the template's own column, exact
+        hit |= candidates["component_label"].str.strip() == candidates["component"]
     matched = candidates[hit].drop_duplicates("line")
     return matched, len(labels) - len(matched)
-
-
-def _identity_file(judge: dict[str, str]) -> str:
-    parts = [judge["provider"], judge["model"], judge["prompt_hash"]]
-    return "--".join(_UNSAFE.sub("_", p) for p in parts) + ".json"
 
 
 def calibrate(
@@ -254,7 +255,7 @@ def calibrate(
         }
         for _, r in matched[~agree].sort_values(["item_key", "component"]).iterrows()
     ]
-    target = run_dir / CALIBRATION_DIR / _identity_file(judge)
+    target = calibration_path(run_dir, judge)
     result = Calibration(
         run_id=run_dir.name,
         judge=judge,

@@ -149,6 +149,7 @@ class Judge:
             version=self.grader.version,
             prompt_hash=PROMPT_HASH,
             settings=settings,
+            min_kappa=self.spec.min_kappa,
         )
 
     def question_key(self, statement: str, graded: Sequence[str]) -> str:

@@ -33,6 +33,8 @@ NOTEBOOKS: Mapping[str, str] = {
     "flips": "flips.py",
     "trend": "trend.py",
     "optimize": "optimize.py",
+    "labels": "labels.py",
+    "judge": "judge.py",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -40,6 +42,10 @@ TEMPLATE = "evalkit"
 BROWSER_SCRIPT = "static/browser.js"
 #: What marks an item browser in a notebook's HTML output (see ``_browser.py``).
 BROWSER_MARKER = '<section class="ek-browser"'
+#: The labelling page's script, embedded in pages that show a labelling table.
+LABELS_SCRIPT = "static/labels.js"
+#: What marks a labelling table in a notebook's HTML output (see ``_labels.py``).
+LABELS_MARKER = '<section class="ek-labels"'
 #: Default per-cell execution timeout, in seconds.
 CELL_TIMEOUT_S = 600.0
 
@@ -309,8 +315,13 @@ def render_html(
             "generated": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         }
     }
-    if _has_browser(nb):
-        script = (resource_dir("templates") / TEMPLATE / BROWSER_SCRIPT).read_text("utf-8")
+    scripts = [
+        (resource_dir("templates") / TEMPLATE / name).read_text("utf-8")
+        for name, marker in ((BROWSER_SCRIPT, BROWSER_MARKER), (LABELS_SCRIPT, LABELS_MARKER))
+        if _shows(nb, marker)
+    ]
+    if scripts:
+        script = "\n".join(scripts)
         resources["evalkit"]["script"] = script
         resources["evalkit"]["script_hash"] = script_hash(script)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
@@ -334,15 +345,31 @@ def script_hash(script: str) -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def _has_browser(nb: Any) -> bool:
-    """Whether an executed notebook displays an item browser (so the page needs its script)."""
+def _shows(nb: Any, marker: str) -> bool:
+    """Whether an executed notebook displays ``marker`` (an item browser, a labelling table)."""
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             markup = output.get("data", {}).get("text/html", "")
             text = "".join(markup) if isinstance(markup, list) else str(markup)
-            if BROWSER_MARKER in text:
+            if marker in text:
                 return True
     return False
+
+
+def _labels_file(labels: Any) -> str:
+    """The labels CSV of ``--kind labels``, absolute (the notebook runs in the output folder)."""
+    if not labels:
+        raise ConfigError(
+            "--kind labels needs a labels CSV: pass --labels FILE (make one with 'evalkit judge "
+            "sample RUN -n 50 -o labels.csv'; the command line makes one when it is omitted)"
+        )
+    path = Path(str(labels))
+    if not path.is_file():
+        raise InputError(
+            f"--labels {path}: file not found; make one with 'evalkit judge sample RUN -n 50 "
+            "-o labels.csv'"
+        )
+    return str(path.resolve())
 
 
 def _runs_root(run: str | os.PathLike[str]) -> Path:
@@ -434,7 +461,11 @@ def report(
             base_dir = resolve_run_dir(baseline, runs_dir)
             values["baseline"] = str(base_dir.resolve())
             base_name = base_dir.name
+        if kind == "labels":
+            values["labels"] = _labels_file(given.pop("labels", None))
         title = {
+            "labels": f"Labels — {name}",
+            "judge": f"Judge calibration — {name}",
             "run": f"Run report — {name}",
             "compare": f"Comparison — {base_name} → {name}"
             if base_name

@@ -85,6 +85,13 @@ def comparison_html(result: PairedComparison) -> str:
     ]
     if result.verdict_note:
         details.append(result.verdict_note)
+    judge = result.judge_calibration
+    if judge is not None:
+        status = str(judge["status"]).replace("_", " ")
+        details.append(
+            "judge calibrated" if judge["status"] == "calibrated" else
+            f"judge {status}: this verdict rests on judged expectations; {judge['message']}"
+        )
     cases = result.cases.assign(_named=result.cases["verdict"] != "inconclusive")
     cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
         ["_named", "_size"], ascending=False, kind="stable"

@@ -13,6 +13,12 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit._append import LineWriter, append_line, end_torn_line
+    from evalkit.results._calibration import (
+        CALIBRATION_DIR,
+        LABEL_COLUMNS,
+        calibration_path,
+        read_calibration,
+    )
     from evalkit.results._files import (
         EVENTS_FILE,
         EventLog,
@@ -68,8 +74,10 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "CALIBRATION_DIR",
     "ERROR_STATUSES",
     "EVENTS_FILE",
+    "LABEL_COLUMNS",
     "MANIFEST_FILE",
     "MANIFEST_VERSION",
     "PARTS_DIR",
@@ -94,6 +102,7 @@ __all__ = [
     "SourceFile",
     "append_event",
     "append_line",
+    "calibration_path",
     "conform",
     "dominant_error",
     "errored_conditions",
@@ -103,6 +112,7 @@ __all__ = [
     "load_results",
     "manifest_path",
     "read_json_record",
+    "read_calibration",
     "read_manifest",
     "read_parquet",
     "read_run",

@@ -114,6 +114,8 @@ class JudgeRecord(_Record):
     """Hash of the judge prompt template (with the judge's system instructions)."""
     settings: dict[str, Any] | None = None
     """Judge settings with secret values replaced by ``***``."""
+    min_kappa: float | None = None
+    """The suite's ``judge.min_kappa`` (None in runs written before it was recorded: 0.6)."""
 
 class RunFilters(_Record):
     """Case filters the run was planned with."""

@@ -116,6 +116,8 @@ class PairedComparison:
         reuse_note: One line explaining :attr:`reused_items` ("" when there are none).
         by_condition: Between two runs, one comparison per condition, each over its own cases
             (empty when two conditions of one run are compared).
+        judge_calibration: Whether the judged expectations behind the compared rows rest on a
+            calibrated judge (``evalkit.analysis`` fills it; None without judged rows).
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
@@ -145,6 +147,7 @@ class PairedComparison:
     reuse_note: str = ""
     by_condition: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_conditions: tuple[str, ...] = ()
+    judge_calibration: dict[str, Any] | None = None
 
     @property
     def scope(self) -> str:
@@ -211,7 +214,10 @@ class PairedComparison:
             "n_cases", "reused_items", ...}]``, one comparison per condition between two
             runs), ``"pooled"`` (``{"method": "stratified-by-case", "conditions"}`` when the
             overall figures pool several conditions, else None) and ``"scope"`` (the same in
-            words). Undefined numbers are None.
+            words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
+            "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
+            when judged expectations decide compared rows, else None). Undefined numbers are
+            None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -263,6 +269,7 @@ class PairedComparison:
                     if self.pooled_conditions
                     else None,
                     "scope": self.scope,
+                    "judge_calibration": self.judge_calibration,
                 }
             )
         )

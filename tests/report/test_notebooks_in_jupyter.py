@@ -28,6 +28,8 @@ SHOWS = {
     "trend": "fig-trend-overall",
     "optimize": "fig-trajectory",
     "tutorial": "fig-tutorial-forest",
+    "labels": "ek-labels",
+    "judge": "fig-judge-confusion",
 }
 
 

@@ -1,0 +1,99 @@
+"""The labelling page: a reviewer marks each sampled statement pass or fail and exports a CSV.
+
+The markup is plain escaped HTML (it survives the report sanitizer and reads without any
+script): one table row per statement with its item, the statement, the prompt and the answer
+excerpt, and the label given so far. On a report page, a small embedded script
+(``templates/evalkit/static/labels.js``, allowed by the page's Content-Security-Policy through
+its hash) adds a *pass* and a *fail* button to each row, counts what is labelled, and exports
+the rows as a labels CSV that ``evalkit judge calibrate`` reads. It works from ``file://``
+with no network. The judge's verdict and evidence are never on the page: a labeller who sees
+them agrees with them more often than the answer deserves.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.report._render import LABELS_MARKER
+from evalkit.report._tables import Fragment, esc
+from evalkit.results import LABEL_COLUMNS
+
+_NORMAL = {"pass": "pass", "passed": "pass", "true": "pass", "yes": "pass", "1": "pass",
+           "fail": "fail", "failed": "fail", "false": "fail", "no": "fail", "0": "fail"}
+
+
+def read_label_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """Read a labels CSV (``evalkit judge sample``'s template, labelled or not) for the page.
+
+    Returns:
+        One row per statement with every column of :data:`~evalkit.results.LABEL_COLUMNS`
+        (missing optional ones empty); ``label`` is ``pass``, ``fail`` or empty.
+
+    Raises:
+        InputError: The file is missing, not CSV, or lacks ``item_key``, ``expectation`` or
+            ``label`` (the message names the file and how to make one).
+    """
+    file = Path(path)
+    fix = "make one with 'evalkit judge sample RUN -n 50 -o labels.csv'"
+    try:
+        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError(f"--labels {file}: file not found; {fix}") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"--labels {file}: cannot read it as CSV ({exc}); {fix}") from None
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    missing = [c for c in ("item_key", "expectation", "label") if c not in frame.columns]
+    if missing:
+        raise InputError(f"--labels {file}: missing column(s) {', '.join(missing)}; {fix}")
+    for column in LABEL_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = ""
+    frame["label"] = [_NORMAL.get(v.strip().lower(), "") for v in frame["label"]]
+    return frame[list(LABEL_COLUMNS)].reset_index(drop=True)
+
+
+def labelling_page(rows: pd.DataFrame, *, run_id: str = "") -> Fragment:
+    """The labelling table of ``rows`` (the columns of :func:`read_label_rows`).
+
+    Args:
+        rows: Statements to label.
+        run_id: The run they come from (names the exported file).
+
+    Returns:
+        The fragment: a ``section.ek-labels`` holding the table; the page's script adds the
+        buttons and the export.
+    """
+    body = []
+    for index, row in enumerate(rows.to_dict("records")):
+        label = str(row.get("label", "") or "")
+        cells = "".join(
+            f'<td class="ek-l-{column}">{esc(row.get(column, ""))}</td>'
+            for column in ("item_key", "case_id", "condition", "trial", "component")
+        )
+        body.append(
+            f'<tr class="ek-label-row" id="ek-label-{index}">{cells}'
+            f'<td class="ek-l-expectation"><strong>{esc(row.get("expectation", ""))}</strong></td>'
+            f'<td class="ek-l-prompt"><pre>{esc(row.get("prompt", ""))}</pre></td>'
+            f'<td class="ek-l-answer"><pre>{esc(row.get("answer", ""))}</pre></td>'
+            f'<td class="ek-l-label ek-label-{esc(label or "none")}">{esc(label)}</td></tr>'
+        )
+    name = f"{run_id}-labels.csv" if run_id else "labels.csv"
+    html = (
+        f'{LABELS_MARKER} id="ek-labels" title="{esc(name)}">'
+        '<p class="ek-labels-help">For each row, read the prompt and the answer and decide '
+        "whether the <strong>statement</strong> holds for this answer: <strong>pass</strong> "
+        "or <strong>fail</strong>. Then export the CSV and run <code>evalkit judge calibrate "
+        f"{esc(run_id or 'RUN')} --labels {esc(name)}</code>. The judge's verdicts are not "
+        "shown, so that they cannot sway you.</p>"
+        f'<p class="ek-labels-status">{int((rows["label"] != "").sum())} of {len(rows)} '
+        "statements labelled</p>"
+        '<table class="ek-labels-table"><thead><tr><th>item</th><th>case</th>'
+        "<th>condition</th><th>trial</th><th>statement #</th><th>statement</th><th>prompt</th>"
+        f"<th>answer</th><th>label</th></tr></thead><tbody>{''.join(body)}</tbody></table>"
+        "</section>"
+    )
+    return Fragment(html)
