@@ -22,13 +22,13 @@ from scipy import stats as scipy_stats
 
 from evalkit.analysis import lift
 from evalkit.optimize._state import TriggerRates
-from evalkit.stats import Interval, Verdict, verdict
+from evalkit.stats import Interval, Verdict, percentile_interval, verdict
 
 DESCRIPTION_FILE = "DESCRIPTION.txt"
 #: Longest description accepted (skill-creator's frontmatter limit).
 MAX_DESCRIPTION_CHARS = 1024
 #: The gate's interval method in description mode.
-F1_METHOD = "paired-case-bootstrap-percentile"
+F1_METHOD = "paired-case-bootstrap"
 
 DESCRIPTION_INSTRUCTIONS = """# Improve the skill's description
 
@@ -189,8 +189,12 @@ def f1_gate(
     Cases are matched by id (cases in one evaluation only are left out); each bootstrap
     replicate draws cases with replacement, the same cases for both sides
     (``scipy.stats.bootstrap`` with ``paired=True``), and recomputes both F1s from the summed
-    counts. The verdict is :func:`evalkit.stats.verdict`: improved when the interval excludes 0
-    and the change reaches ``threshold``.
+    counts. The interval is Hesterberg's expanded percentile interval of those replicates
+    (:func:`evalkit.stats.percentile_interval`, as for the other case bootstraps). Simulated
+    null comparisons at a one-sided 5 % (``docs/optimize.md``): *improved* on 6.2 % with 30
+    cases and threshold 0 (the plain percentile interval: 7.1 %), 5.0 % with the default
+    threshold 0.05, 4.6 % with 60 cases. The verdict is :func:`evalkit.stats.verdict`:
+    improved when the interval excludes 0 and the change reaches ``threshold``.
 
     Args:
         baseline: The champion's (or seed's) evaluation rows.
@@ -227,8 +231,9 @@ def f1_gate(
         method="percentile",
         rng=np.random.default_rng(seed),
     )
-    low, high = result.confidence_interval
-    interval = Interval(estimate, float(low), float(high), confidence, F1_METHOD)
+    interval = percentile_interval(
+        np.asarray(result.bootstrap_distribution), estimate, len(shared), confidence, F1_METHOD
+    )
     return verdict(interval, threshold), interval, len(shared)
 
 
