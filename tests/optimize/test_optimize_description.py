@@ -14,7 +14,13 @@ import pytest
 import evalkit
 from evalkit.cli import main
 from evalkit.errors import ConfigError
-from evalkit.optimize import OptimizeConfig, optimize, read_state, validate_description
+from evalkit.optimize import (
+    OptimizeConfig,
+    TamperError,
+    optimize,
+    read_state,
+    validate_description,
+)
 from evalkit.optimize._description import (
     f1_gate,
     misrouted,
@@ -257,3 +263,21 @@ def test_other_skills_count_as_not_this_skill() -> None:
     rates = trigger_rates(df, "s", "self-load", n_resamples=200, seed=0)
     assert rates.precision == pytest.approx(0.5) and rates.recall == pytest.approx(0.5)
     assert [f["case_id"] for f in misrouted(df, "s", "self-load")] == ["b", "c"]
+
+
+@pytest.mark.parametrize("parallel", [1, 2])
+def test_tampering_aborts_a_description_run(tmp_path: Path, parallel: int) -> None:
+    suite = write_trigger_suite(tmp_path / "suite", VAGUE)
+    cases = suite / "cases" / "cases.yaml"
+    # a better description AND a quiet edit of the graded cases' expectations
+    command = (
+        f"echo 'Spreadsheet columns header rows.' > DESCRIPTION.txt && "
+        f"sed -i s/none/sheets/ {cases}"
+    )
+    run_id = f"tamper{parallel}"
+    with pytest.raises(TamperError) as info:
+        optimize(suite, _config(tmp_path, f"command:{command}", max_iterations=2,
+                                parallel=parallel, run_id=run_id))
+    assert "suite/cases/cases.yaml" in str(info.value)
+    state = read_state(tmp_path / "runs" / run_id)
+    assert state.status == "aborted" and state.history == [] and state.test is None
