@@ -255,6 +255,7 @@ class _Optimisation:
     # -- setup --------------------------------------------------------------------------------
 
     def _start(self, run_id: str) -> None:
+        seed_text = self._seed_text()  # a bad starting file leaves no run directory behind
         try:
             self.dir.mkdir(parents=True)
         except FileExistsError:
@@ -267,7 +268,6 @@ class _Optimisation:
             self.suite, case_ids, derive=self.config.derive_splits, seed=self.config.split_seed
         )
         digest = self.splits.write(self.dir / SPLITS_FILE)
-        seed_text = self._seed_text()
         (self.skills_dir / f"{SEED_ID}.md").write_text(seed_text, encoding="utf-8")
         self.state = OptimizeState(
             run_id=run_id,

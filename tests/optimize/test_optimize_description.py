@@ -181,6 +181,8 @@ def test_cli_description_mode(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=300)
         assert bad.returncode == 2, bad.stderr
         assert message in bad.stderr and "Traceback" not in bad.stderr
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir() if not p.name.startswith("."))
+    assert runs == ["c"]  # a refused start leaves no run directory behind
 
 
 def _routing_frame(rng: np.random.Generator, p_pos: float, p_neg: float, n_pos: int = 20,
