@@ -15,10 +15,11 @@
 # %% [markdown]
 # # Skill optimisation
 #
-# A hill climb over a skill's text (`evalkit optimize`): each candidate was proposed from failing
-# *train* cases, evaluated on the *validation* split, and accepted only when the paired gate said
-# *improved*. The *test* split stayed sealed until the end and was evaluated exactly once, for the
-# seed skill and the champion: that comparison is the honest number.
+# A hill climb over a skill's text, or over its trigger description (`evalkit optimize
+# --target description`, whose objective is trigger F1): each candidate was proposed from failing
+# (or mis-routed) *train* cases, evaluated on the *validation* split, and accepted only when the
+# paired gate said *improved*. The *test* split stayed sealed until the end and was evaluated
+# exactly once, for the seed and the champion: that comparison is the honest number.
 
 # %% tags=["parameters"]
 optimization: str = ""  # the optimisation run directory (holding optimize.json)
@@ -54,7 +55,8 @@ display(key_values(optimization_facts(opt)))
 
 # %%
 display(figure_html(trajectory_plot(opt), "trajectory",
-                       "Validation pass rate of every candidate; the line is the champion."))
+                       "Validation objective (pass rate, or trigger F1 for a description) of "
+                       "every candidate; the line is the champion."))
 display(figure_html(gate_plot(opt), "gate",
                        "Paired validation delta of each evaluated candidate vs its champion, "
                        "with the gate's interval."))

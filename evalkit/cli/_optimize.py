@@ -18,7 +18,13 @@ from evalkit.cli._common import (
     split_csv,
 )
 from evalkit.errors import ConfigError
-from evalkit.optimize import OptimizeConfig, SealError, TamperError, optimize
+from evalkit.optimize import (
+    OptimizeConfig,
+    SealError,
+    TamperError,
+    TriggerRates,
+    optimize,
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -28,7 +34,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--skill",
         required=True,
         metavar="NAME[=PATH]",
-        help="skill to optimise, optionally with a starting text file",
+        help="skill to optimise, optionally with a starting text (or description) file",
+    )
+    p.add_argument(
+        "--target",
+        choices=("text", "description"),
+        default="text",
+        help="optimise the skill text (gate: pass rate) or its one-line trigger description "
+        "(gate: trigger F1 under self-load); default text",
     )
     p.add_argument(
         "--optimizer",
@@ -42,7 +55,8 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="setting of a provider: optimizer (repeatable)",
     )
     p.add_argument(
-        "--condition", default="preloaded", help="condition evaluated (default preloaded)"
+        "--condition",
+        help="condition evaluated (default preloaded; self-load with --target description)",
     )
     p.add_argument("--trials", type=int, default=3)
     add_provider_options(p, "provider of the evaluated agent")
@@ -88,7 +102,7 @@ def main(args: argparse.Namespace) -> int:
         optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
         **provider_settings(args),
         derive_splits=derive,
-        **pick(args, "optimizer", "condition", "trials"),
+        **pick(args, "optimizer", "target", "condition", "trials"),
         **pick(args, "threshold", "alpha", "split_seed", "seed"),
         **budgets,
         **execution_settings(args),
@@ -109,7 +123,16 @@ def main(args: argparse.Namespace) -> int:
         f"{s.holdout_looks} validation looks"
     )
     test = s.test
-    if test:
+    if test and s.target == "description":
+        print(
+            f"sealed test (evaluated once): trigger F1 champion {_pct(test.champion_rate)} vs "
+            f"seed {_pct(test.seed_rate)}, delta {_pp(test.delta)} pp "
+            f"[{_pp(test.ci_low)}, {_pp(test.ci_high)}] -> {test.verdict}"
+        )
+        for label, rates in (("seed", test.seed_trigger), ("champion", test.champion_trigger)):
+            if rates is not None:
+                print(f"  {label}: {_trigger(rates)}")
+    elif test:
         print(
             f"sealed test (evaluated once): champion {_pct(test.champion_rate)} vs seed "
             f"{_pct(test.seed_rate)}, delta {_pp(test.delta)} pp "
@@ -117,6 +140,14 @@ def main(args: argparse.Namespace) -> int:
         )
     print(f"written to {result.run_dir}")
     return 0
+
+
+def _trigger(rates: TriggerRates) -> str:
+    return (
+        f"trigger precision {_pct(rates.precision)} "
+        f"[{_pct(rates.precision_low)}, {_pct(rates.precision_high)}], "
+        f"recall {_pct(rates.recall)} [{_pct(rates.recall_low)}, {_pct(rates.recall_high)}]"
+    )
 
 
 def _pct(value: float | None) -> str:

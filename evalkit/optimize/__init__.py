@@ -5,6 +5,11 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.optimize._description import (
+        DESCRIPTION_FILE,
+        MAX_DESCRIPTION_CHARS,
+        validate_description,
+    )
     from evalkit.optimize._guard import SealError, TamperError
     from evalkit.optimize._loop import OptimizeConfig, OptimizeResult, optimize
     from evalkit.optimize._optimizers import (
@@ -23,7 +28,9 @@ if TYPE_CHECKING:
         Decision,
         OptimizeState,
         OptimizeStatus,
+        OptimizeTarget,
         TestResult,
+        TriggerRates,
         has_state,
         read_state,
         write_state,
@@ -32,6 +39,8 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "DESCRIPTION_FILE",
+    "MAX_DESCRIPTION_CHARS",
     "STATE_FILE",
     "STATE_VERSION",
     "CallableOptimizer",
@@ -41,6 +50,7 @@ __all__ = [
     "OptimizeResult",
     "OptimizeState",
     "OptimizeStatus",
+    "OptimizeTarget",
     "Optimizer",
     "OptimizerContext",
     "Proposal",
@@ -49,10 +59,12 @@ __all__ = [
     "Splits",
     "TamperError",
     "TestResult",
+    "TriggerRates",
     "assign_splits",
     "has_state",
     "load_optimizer",
     "optimize",
     "read_state",
+    "validate_description",
     "write_state",
 ]

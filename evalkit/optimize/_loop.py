@@ -22,11 +22,21 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError
+from evalkit.optimize._description import (
+    DESCRIPTION_FILE,
+    DESCRIPTION_INSTRUCTIONS,
+    f1_gate,
+    failure_markdown,
+    misrouted,
+    trigger_f1,
+    trigger_rates,
+    validate_description,
+)
 from evalkit.optimize._guard import SealError, TamperError, check_unchanged, protected_state
 from evalkit.optimize._optimizers import (
     FAILURES_DIR,
@@ -43,14 +53,16 @@ from evalkit.optimize._state import (
     SEED_ID,
     Decision,
     OptimizeState,
+    OptimizeTarget,
     TestResult,
+    TriggerRates,
     has_state,
     read_state,
     write_state,
 )
 from evalkit.results import append_event, read_run, read_transcripts
-from evalkit.runner import Backend, RunConfig, SkillOverride, run
-from evalkit.stats import compare
+from evalkit.runner import Backend, DescriptionOverride, RunConfig, SkillOverride, run
+from evalkit.stats import Interval, Verdict, compare
 
 SPLITS_FILE = "splits.json"
 _HONESTY_ERRORS = (TamperError, SealError)
@@ -62,15 +74,20 @@ class OptimizeConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     skill: str
-    """Name of the suite skill whose canonical text is optimised."""
+    """Name of the suite skill whose canonical text (or description) is optimised."""
+    target: OptimizeTarget = "text"
+    """What is optimised: ``text`` (the skill text; the gate compares pass rates) or
+    ``description`` (its one-line trigger description, evaluated under a self-load condition
+    plus ``none``; the gate compares trigger F1)."""
     optimizer: str
     """``command:CMD``, ``python:module:function`` or ``provider:NAME``."""
     optimizer_settings: dict[str, Any] = Field(default_factory=dict)
     """Settings of a ``provider:`` optimizer."""
     seed_skill: Path | None = None
-    """Starting text (default: the suite's canonical text of ``skill``)."""
+    """Starting text or description (default: the suite's canonical text or description)."""
     condition: str = "preloaded"
-    """Condition the skill text is evaluated under."""
+    """Condition the candidate is evaluated under (default ``preloaded``, and ``self-load`` in
+    description mode, which needs a self-load condition)."""
     trials: int = Field(default=3, ge=1)
     """Trials per case in every evaluation."""
     provider: str | None = None
@@ -112,6 +129,17 @@ class OptimizeConfig(BaseModel):
     n_resamples: int = Field(default=2000, ge=100)
     """Bootstrap replicates of the gate."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _condition_of_the_target(cls, data: Any) -> Any:
+        """An unset (None) condition is ``preloaded`` for text, ``self-load`` for descriptions."""
+        if isinstance(data, dict) and data.get("condition") is None:
+            data = dict(data)
+            data["condition"] = (
+                "self-load" if data.get("target") == "description" else "preloaded"
+            )
+        return data
+
 
 @dataclass(frozen=True)
 class OptimizeResult:
@@ -142,6 +170,8 @@ class OptimizeResult:
             "run_id": s.run_id,
             "run_dir": str(self.run_dir),
             "status": s.status,
+            "target": s.target,
+            "objective": s.objective,
             "champion": s.champion,
             "iterations": s.iterations,
             "accepted": self.accepted,
@@ -150,7 +180,20 @@ class OptimizeResult:
             "holdout_looks": s.holdout_looks,
             "validation": s.champion_val_rate,
             "test": s.test.model_dump(mode="json") if s.test is not None else None,
+            "seed_trigger": _dump(s.seed_trigger),
+            "champion_trigger": _dump(self._champion_trigger()),
         }
+
+    def _champion_trigger(self) -> TriggerRates | None:
+        """The champion's validation trigger rates (description mode)."""
+        for decision in self.state.history:
+            if decision.candidate == self.state.champion:
+                return decision.trigger
+        return self.state.seed_trigger
+
+
+def _dump(rates: TriggerRates | None) -> dict[str, Any] | None:
+    return None if rates is None else rates.model_dump(mode="json")
 
 
 def _rate(df: pd.DataFrame) -> float:
@@ -171,6 +214,14 @@ class _Optimisation:
             )
         if config.condition not in suite.conditions:
             raise ConfigError(f"--condition: unknown condition '{config.condition}'")
+        self.describing = config.target == "description"
+        mode = suite.conditions[config.condition].mode
+        if self.describing and mode != "self-load":
+            raise ConfigError(
+                f"--condition: '{config.condition}' is a {mode} condition; --target description "
+                "needs a self-load condition (the description is what self-load shows), e.g. "
+                "--condition self-load"
+            )
         run_id = safe_run_id(config.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S"))
         self.dir = Path(config.runs_dir) / run_id
         self.skills_dir = self.dir / "skills"
@@ -184,6 +235,8 @@ class _Optimisation:
             "provider_options": config.provider_options,
             "n_resamples": config.n_resamples,
         }
+        if self.describing:  # text runs keep the gate hash of earlier runs
+            self.gate.update(target="description", metric="trigger_f1")
         if config.resume and has_state(self.dir):
             self.state = read_state(self.dir)
             self.splits = Splits.read(self.dir / SPLITS_FILE)
@@ -202,6 +255,7 @@ class _Optimisation:
     # -- setup --------------------------------------------------------------------------------
 
     def _start(self, run_id: str) -> None:
+        seed_text = self._seed_text()  # a bad starting file leaves no run directory behind
         try:
             self.dir.mkdir(parents=True)
         except FileExistsError:
@@ -214,16 +268,14 @@ class _Optimisation:
             self.suite, case_ids, derive=self.config.derive_splits, seed=self.config.split_seed
         )
         digest = self.splits.write(self.dir / SPLITS_FILE)
-        if self.config.seed_skill is not None:
-            seed_text = Path(self.config.seed_skill).read_text(encoding="utf-8")
-        else:
-            seed_text = self.suite.skills[self.config.skill].texts["canonical"]
         (self.skills_dir / f"{SEED_ID}.md").write_text(seed_text, encoding="utf-8")
         self.state = OptimizeState(
             run_id=run_id,
             created_at=datetime.now(UTC).isoformat(timespec="seconds"),
             suite=self.suite.name,
             skill=self.config.skill,
+            target=self.config.target,
+            objective="trigger_f1" if self.describing else "pass_rate",
             optimizer=self.optimizer.name,
             config=self.config.model_dump(mode="json"),
             splits_sha256=digest,
@@ -232,6 +284,25 @@ class _Optimisation:
         )
         self._event("optimize_started", splits_sha256=digest, sizes=self.state.split_sizes)
         self._save()
+
+    def _seed_text(self) -> str:
+        skill = self.suite.skills[self.config.skill]
+        path = self.config.seed_skill
+        if path is None:
+            return skill.description if self.describing else skill.texts["canonical"]
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"--skill {self.config.skill}={path}: cannot read: {exc}") from None
+        if not self.describing:
+            return text
+        try:
+            return validate_description(text)
+        except ValueError as exc:
+            raise ConfigError(
+                f"--skill {self.config.skill}={path}: {exc}; write the starting description as "
+                "one line"
+            ) from None
 
     def _protected(self) -> dict[str, str]:
         return protected_state(self.suite.root, self.dir / SPLITS_FILE, self.gate)
@@ -257,20 +328,72 @@ class _Optimisation:
 
     # -- evaluation ---------------------------------------------------------------------------
 
+    @property
+    def conditions(self) -> tuple[str, ...]:
+        """Conditions of every evaluation (description mode adds the ``none`` baseline)."""
+        if self.describing and "none" in self.suite.conditions:
+            return (self.config.condition, "none")
+        return (self.config.condition,)
+
+    def _objective(self, df: pd.DataFrame) -> float:
+        """Pass rate (text) or trigger F1 under the evaluated condition (description)."""
+        if self.describing:
+            return trigger_f1(df, self.config.skill, self.config.condition)
+        return _rate(df)
+
+    def _trigger(self, df: pd.DataFrame) -> TriggerRates | None:
+        if not self.describing:
+            return None
+        return trigger_rates(
+            df,
+            self.config.skill,
+            self.config.condition, n_resamples=self.config.n_resamples, seed=self.config.seed
+        )
+
+    def _gate(
+        self, baseline: pd.DataFrame, candidate: pd.DataFrame, confidence: float
+    ) -> tuple[Verdict, Interval, int]:
+        """The paired comparison of the objective: candidate vs baseline."""
+        if self.describing:
+            return f1_gate(
+                baseline,
+                candidate,
+                self.config.skill,
+                self.config.condition,
+                threshold=self.config.threshold,
+                confidence=confidence,
+                n_resamples=self.config.n_resamples,
+                seed=self.config.seed,
+            )
+        result = compare(
+            baseline,
+            candidate,
+            threshold=self.config.threshold,
+            confidence=confidence,
+            n_resamples=self.config.n_resamples,
+            seed=self.config.seed,
+        )
+        return result.verdict, result.delta, result.n_cases
+
     def _evaluate(self, candidate: str, split: str) -> pd.DataFrame:
         self._guard()
         label = f"{candidate}-{split}"
         seed = int(stable_hash([self.config.seed, label]), 16) % 2**31
+        variant: dict[str, Any]
+        if self.describing:
+            described = DescriptionOverride(skill=self.config.skill, text=self._text(candidate))
+            variant = {"descriptions": (described,)}
+        else:
+            path = self.skills_dir / f"{candidate}.md"
+            variant = {"skills": (SkillOverride(skill=self.config.skill, path=path),)}
         config = RunConfig(
             provider=self.config.provider,
             provider_options=self.config.provider_options,
-            conditions=(self.config.condition,),
+            conditions=self.conditions,
             case_ids=self.splits.cases(split),
             trials=self.config.trials,
             seed=seed,
-            skills=(
-                SkillOverride(skill=self.config.skill, path=self.skills_dir / f"{candidate}.md"),
-            ),
+            **variant,
             runs_dir=self.dir / "evals",
             run_id=label,
             resume=True,
@@ -290,8 +413,9 @@ class _Optimisation:
             candidate=candidate,
             split=split,
             items=result.items,
-            pass_rate=_rate(df),
+            pass_rate=_rate(df[df["condition"] == self.config.condition]),
             usd=spent,
+            **({"trigger_f1": self._objective(df)} if self.describing else {}),
         )
         return df
 
@@ -304,6 +428,12 @@ class _Optimisation:
         if candidate in self._failures:
             return self._failures[candidate]
         df = self._evaluate(candidate, "dev")
+        if self.describing:
+            failures = misrouted(df, self.config.skill, self.config.condition)
+            for failure in failures:
+                failure["prompt"] = self.suite.case(failure["case_id"]).prompt
+            self._failures[candidate] = failures
+            return failures
         failing = df[~df["passed"].astype(bool)]
         worst = failing.sort_values(["case_id", "score"]).drop_duplicates("case_id")
         transcripts = read_transcripts(
@@ -339,25 +469,21 @@ class _Optimisation:
         workspace = Path(tempfile.mkdtemp(prefix=f"evalkit-{candidate}-"))
         try:
             parent_text = self._text(parent)
-            (workspace / SKILL_FILE).write_text(parent_text, encoding="utf-8")
-            (workspace / INSTRUCTIONS_FILE).write_text(INSTRUCTIONS, encoding="utf-8")
-            (workspace / FAILURES_DIR).mkdir()
-            for failure in failures:
-                lines = [f"# {failure['case_id']}", "", "## Task", failure["prompt"], ""]
-                lines += ["## A good answer contains (regular expressions)"]
-                lines += [f"- `{p}`" for p in failure["expected_patterns"]] + [""]
-                lines += ["## What the agent did", failure["transcript"], ""]
-                (workspace / FAILURES_DIR / f"{failure['case_id']}.md").write_text(
-                    "\n".join(lines), encoding="utf-8"
-                )
+            if self.describing:
+                edited = workspace / DESCRIPTION_FILE
+                self._description_workspace(workspace, parent_text, failures)
+            else:
+                edited = workspace / SKILL_FILE
+                self._text_workspace(workspace, parent_text, failures)
             context = OptimizerContext(
                 workspace=workspace,
-                skill_path=workspace / SKILL_FILE,
+                skill_path=edited,
                 champion_text=parent_text,
                 failures=failures,
                 candidate_id=candidate,
                 iteration=self.state.iterations,
                 seed=int(stable_hash([self.config.seed, candidate]), 16) % 2**31,
+                target=self.config.target,
             )
             try:
                 return self.optimizer.propose(context)
@@ -367,6 +493,34 @@ class _Optimisation:
                 return Proposal(text="", error=f"{type(exc).__name__}: {exc}")
         finally:
             shutil.rmtree(workspace, ignore_errors=True)
+
+    def _description_workspace(
+        self, workspace: Path, description: str, failures: list[dict[str, Any]]
+    ) -> None:
+        (workspace / DESCRIPTION_FILE).write_text(description + "\n", encoding="utf-8")
+        skill_text = self.suite.skills[self.config.skill].texts["canonical"]
+        (workspace / SKILL_FILE).write_text(skill_text, encoding="utf-8")
+        (workspace / INSTRUCTIONS_FILE).write_text(DESCRIPTION_INSTRUCTIONS, encoding="utf-8")
+        (workspace / FAILURES_DIR).mkdir()
+        for failure in failures:
+            (workspace / FAILURES_DIR / f"{failure['case_id']}.md").write_text(
+                failure_markdown(failure), encoding="utf-8"
+            )
+
+    def _text_workspace(
+        self, workspace: Path, parent_text: str, failures: list[dict[str, Any]]
+    ) -> None:
+        (workspace / SKILL_FILE).write_text(parent_text, encoding="utf-8")
+        (workspace / INSTRUCTIONS_FILE).write_text(INSTRUCTIONS, encoding="utf-8")
+        (workspace / FAILURES_DIR).mkdir()
+        for failure in failures:
+            lines = [f"# {failure['case_id']}", "", "## Task", failure["prompt"], ""]
+            lines += ["## A good answer contains (regular expressions)"]
+            lines += [f"- `{p}`" for p in failure["expected_patterns"]] + [""]
+            lines += ["## What the agent did", failure["transcript"], ""]
+            (workspace / FAILURES_DIR / f"{failure['case_id']}.md").write_text(
+                "\n".join(lines), encoding="utf-8"
+            )
 
     # -- budgets ------------------------------------------------------------------------------
 
@@ -385,7 +539,7 @@ class _Optimisation:
             limits.append(c.stall - s.stall)
         if c.max_metric_calls is not None:
             left = c.max_metric_calls - s.metric_calls
-            per = len(self.splits.cases("holdout")) * c.trials
+            per = len(self.splits.cases("holdout")) * c.trials * len(self.conditions)
             limits.append(0 if left <= 0 else max(1, left // per))
         if c.max_usd is not None:
             left_usd = c.max_usd - s.usd
@@ -405,9 +559,10 @@ class _Optimisation:
             return OptimizeResult(self.dir, self.state)
         champion = self.state.champion
         champion_val = self._validation(champion)
-        self.state.champion_val_rate = _rate(champion_val)
+        self.state.champion_val_rate = self._objective(champion_val)
         if champion == SEED_ID:
             self.state.seed_val_rate = self.state.champion_val_rate
+            self.state.seed_trigger = self._trigger(champion_val)
         self._save()
         while not self.state.test_unsealed:
             n = self.headroom()
@@ -448,34 +603,30 @@ class _Optimisation:
             optimizer_usd=proposal.cost_usd,
         )
         self._guard()
-        if proposal.error is not None or not proposal.text.strip():
-            decision.reason = f"failed proposal: {proposal.error or 'empty skill text'}"
-        elif proposal.text == self._text(champion):
+        text, invalid = self._candidate_text(proposal)
+        if invalid is not None:
+            decision.reason = f"failed proposal: {invalid}"
+        elif text == self._text(champion):
             decision.reason = "no change from the champion"
         else:
-            (self.skills_dir / f"{candidate}.md").write_text(proposal.text, encoding="utf-8")
+            (self.skills_dir / f"{candidate}.md").write_text(text, encoding="utf-8")
             candidate_val = self._validation(candidate)
             self._guard()
-            result = compare(
-                self._validation(champion),
-                candidate_val,
-                threshold=self.config.threshold,
-                confidence=self.gate_confidence,
-                n_resamples=self.config.n_resamples,
-                seed=self.config.seed,
+            gate_verdict, d, _ = self._gate(
+                self._validation(champion), candidate_val, self.gate_confidence
             )
-            d = result.delta
-            decision.verdict = result.verdict
+            decision.verdict = gate_verdict
             decision.delta = d.estimate
             decision.ci_low = d.ci_low
             decision.ci_high = d.ci_high
-            decision.val_rate = _rate(candidate_val)
-            if result.verdict == "improved":
+            decision.val_rate = self._objective(candidate_val)
+            decision.trigger = self._trigger(candidate_val)
+            if gate_verdict == "improved":
                 decision.accepted = True
                 decision.reason = "improved on validation"
                 diff = difflib.unified_diff(
                     self._text(champion).splitlines(keepends=True),
-                    proposal.text.splitlines(keepends=True),
+                    text.splitlines(keepends=True),
                     fromfile=f"{champion}.md",
                     tofile=f"{candidate}.md",
                 )
@@ -483,13 +634,24 @@ class _Optimisation:
                 s.champion = candidate
                 s.champion_val_rate = decision.val_rate
             else:
-                decision.reason = f"gate: {result.verdict}"
+                decision.reason = f"gate: {gate_verdict}"
         s.stall = 0 if decision.accepted else s.stall + 1
         decision.metric_calls = s.metric_calls
         decision.usd = s.usd
         s.history.append(decision)
         self._event("decision", **decision.model_dump(mode="json", exclude_unset=True))
         self._save()
+
+    def _candidate_text(self, proposal: Proposal) -> tuple[str, str | None]:
+        """The proposed text (a description is validated and stripped), or why it is invalid."""
+        if proposal.error is not None:
+            return "", proposal.error
+        if not self.describing:
+            return proposal.text, None if proposal.text.strip() else "empty skill text"
+        try:
+            return validate_description(proposal.text), None
+        except ValueError as exc:
+            return "", str(exc)
 
     def _unseal(self) -> None:
         """Evaluate the sealed test split exactly once: the seed and the champion."""
@@ -505,23 +667,18 @@ class _Optimisation:
         champion = s.test_champion or s.champion  # a resumed unseal finishes the same one
         seed_test = self._evaluate(SEED_ID, "test")
         champ_test = seed_test if champion == SEED_ID else self._evaluate(champion, "test")
-        result = compare(
-            seed_test,
-            champ_test,
-            threshold=self.config.threshold,
-            n_resamples=self.config.n_resamples,
-            seed=self.config.seed,
-        )
-        d = result.delta
+        test_verdict, d, n_cases = self._gate(seed_test, champ_test, 0.95)
         s.test = TestResult(
             champion=champion,
-            seed_rate=_rate(seed_test),
-            champion_rate=_rate(champ_test),
+            seed_rate=self._objective(seed_test),
+            champion_rate=self._objective(champ_test),
             delta=d.estimate,
             ci_low=d.ci_low,
             ci_high=d.ci_high,
-            verdict=result.verdict,
-            n_cases=result.n_cases,
+            verdict=test_verdict,
+            n_cases=n_cases,
+            seed_trigger=self._trigger(seed_test),
+            champion_trigger=self._trigger(champ_test),
         )
         self._event("test_result", **s.test.model_dump(mode="json"))
         self._save()

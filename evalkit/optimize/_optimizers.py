@@ -36,14 +36,18 @@ class OptimizerContext:
 
     Attributes:
         workspace: Hermetic directory holding ``SKILL.md`` (edit it), ``INSTRUCTIONS.md`` and
-            ``failures/``.
-        skill_path: ``workspace / "SKILL.md"``.
-        champion_text: The current champion's text (the starting point).
+            ``failures/``; in description mode ``DESCRIPTION.txt`` (edit it) and ``SKILL.md``
+            for reference.
+        skill_path: The file to edit: ``workspace / "SKILL.md"``, or
+            ``workspace / "DESCRIPTION.txt"`` in description mode.
+        champion_text: The current champion's text or description (the starting point).
         failures: Failing train cases: ``case_id, prompt, expected_patterns, rubric,
-            score, transcript`` (dicts).
+            score, transcript`` (dicts); in description mode the mis-routed ones:
+            ``case_id, prompt, should_trigger, loaded, trials, kind``.
         candidate_id: Id of the candidate being proposed.
         iteration: Candidates proposed before this one.
         seed: A seed for stochastic optimizers (differs between siblings).
+        target: ``text`` (the skill text) or ``description`` (its trigger description).
     """
 
     workspace: Path
@@ -53,6 +57,7 @@ class OptimizerContext:
     candidate_id: str
     iteration: int
     seed: int
+    target: str = "text"
 
 
 @dataclass(frozen=True)
@@ -87,9 +92,11 @@ class CommandOptimizer:
     """An external command run in the workspace (``command:CMD``).
 
     The command runs with ``bash -c`` in the workspace, stdin from /dev/null, environment
-    ``EVALKIT_SKILL_PATH``, ``EVALKIT_INSTRUCTIONS``, ``EVALKIT_FAILURES_DIR``,
-    ``EVALKIT_CANDIDATE_ID`` and ``EVALKIT_SEED``; a JSON object printed on its last stdout line
-    may report ``{"cost_usd": ...}``. A timeout kills its process group.
+    ``EVALKIT_SKILL_PATH`` (the file to edit), ``EVALKIT_INSTRUCTIONS``,
+    ``EVALKIT_FAILURES_DIR``, ``EVALKIT_CANDIDATE_ID``, ``EVALKIT_SEED`` and ``EVALKIT_TARGET``
+    (``text`` or ``description``; in description mode also ``EVALKIT_DESCRIPTION_PATH``); a
+    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. A timeout
+    kills its process group.
     """
 
     def __init__(self, command: str, timeout_s: float = 600.0) -> None:
@@ -106,7 +113,10 @@ class CommandOptimizer:
             EVALKIT_FAILURES_DIR=str(context.workspace / FAILURES_DIR),
             EVALKIT_CANDIDATE_ID=context.candidate_id,
             EVALKIT_SEED=str(context.seed),
+            EVALKIT_TARGET=context.target,
         )
+        if context.target == "description":
+            env["EVALKIT_DESCRIPTION_PATH"] = str(context.skill_path)
         proc = subprocess.Popen(
             ["bash", "-c", self.command],
             cwd=context.workspace,
@@ -168,7 +178,7 @@ class ProviderOptimizer:
         self.settings = settings
 
     def propose(self, context: OptimizerContext) -> Proposal:
-        """Ask the agent to follow ``INSTRUCTIONS.md``; the edited ``SKILL.md`` is the proposal."""
+        """Ask the agent to follow ``INSTRUCTIONS.md``; the edited file is the proposal."""
         from evalkit.cases import Case
         from evalkit.providers import AgentRequest, create_provider
 
@@ -178,7 +188,7 @@ class ProviderOptimizer:
                 "id": f"optimize-{context.candidate_id}",
                 "lane": "execution",
                 "prompt": (context.workspace / INSTRUCTIONS_FILE).read_text(encoding="utf-8"),
-                "verifier": [{"kind": "file_exists", "path": SKILL_FILE}],
+                "verifier": [{"kind": "file_exists", "path": context.skill_path.name}],
                 "budgets": {"timeout_s": 900},
             }
         )

@@ -25,11 +25,44 @@ SEED_ID = "seed"
 
 #: ``running`` until the test split is evaluated, ``aborted`` after an honesty violation.
 OptimizeStatus = Literal["running", "complete", "aborted"]
+#: What an optimisation run changes: the skill text or its trigger description.
+OptimizeTarget = Literal["text", "description"]
+#: What the gate compares: the pass rate (text) or trigger F1 (description).
+Objective = Literal["pass_rate", "trigger_f1"]
 
 
 class _Record(BaseModel):
     # Keys a newer evalkit adds are kept on read and written back unchanged.
     model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+
+class TriggerRates(_Record):
+    """Trigger precision, recall and F1 of one description variant on one split.
+
+    Estimates and 95 % case-bootstrap intervals come from :func:`evalkit.lift` over the split's
+    self-load items, lanes pooled; None when undefined (no positives).
+    """
+
+    precision: float | None = None
+    """Loads of the expected skill among all loads."""
+    precision_low: float | None = None
+    """Lower bound of its interval."""
+    precision_high: float | None = None
+    """Upper bound of its interval."""
+    recall: float | None = None
+    """Should-trigger items where the expected skill was loaded."""
+    recall_low: float | None = None
+    """Lower bound of its interval."""
+    recall_high: float | None = None
+    """Upper bound of its interval."""
+    f1: float | None = None
+    """Harmonic mean of precision and recall (the description mode's objective)."""
+    f1_low: float | None = None
+    """Lower bound of its interval."""
+    f1_high: float | None = None
+    """Upper bound of its interval."""
+    n_cases: int = 0
+    """Cases evaluated."""
 
 
 class Decision(_Record):
@@ -61,6 +94,8 @@ class Decision(_Record):
     """Work items spent by the run so far."""
     usd: float = 0.0
     """Money spent by the run so far."""
+    trigger: TriggerRates | None = None
+    """Its validation trigger precision and recall (description mode)."""
 
 
 class TestResult(_Record):
@@ -84,6 +119,10 @@ class TestResult(_Record):
     """Verdict of the paired comparison."""
     n_cases: int
     """Test cases compared."""
+    seed_trigger: TriggerRates | None = None
+    """The seed's test trigger precision and recall (description mode)."""
+    champion_trigger: TriggerRates | None = None
+    """The champion's test trigger precision and recall (description mode)."""
 
 
 class OptimizeState(_Record):
@@ -101,6 +140,11 @@ class OptimizeState(_Record):
     """Suite name."""
     skill: str
     """Optimised skill."""
+    target: OptimizeTarget = "text"
+    """What is optimised: the skill's ``text`` or its trigger ``description``."""
+    objective: Objective = "pass_rate"
+    """What the gate compares: ``pass_rate`` (text) or ``trigger_f1`` (description); the
+    ``*_rate``, ``delta`` and ``ci_*`` fields hold this objective."""
     optimizer: str
     """Optimizer name."""
     config: dict[str, Any]
@@ -117,6 +161,8 @@ class OptimizeState(_Record):
     """The champion's validation pass rate."""
     seed_val_rate: float | None = None
     """The seed's validation pass rate."""
+    seed_trigger: TriggerRates | None = None
+    """The seed's validation trigger precision and recall (description mode)."""
     iterations: int = 0
     """Candidates proposed."""
     stall: int = 0

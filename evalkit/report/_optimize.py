@@ -19,6 +19,17 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+#: History columns a description run adds (validation trigger rates with their intervals).
+TRIGGER_COLUMNS = (
+    "trigger_precision",
+    "trigger_precision_low",
+    "trigger_precision_high",
+    "trigger_recall",
+    "trigger_recall_low",
+    "trigger_recall_high",
+)
+
+
 @dataclass(frozen=True)
 class Optimization:
     """An optimisation run as a report sees it.
@@ -27,7 +38,9 @@ class Optimization:
         run_dir: The optimisation run directory.
         state: The run's record (``optimize.json``).
         history: One row per candidate: ``candidate, parent, champion_at_commit, accepted,
-            reason, verdict, delta, ci_low, ci_high, val_rate, metric_calls, usd``.
+            reason, verdict, delta, ci_low, ci_high, val_rate, metric_calls, usd``; a
+            description run adds ``trigger_precision, trigger_precision_low,
+            trigger_precision_high, trigger_recall, trigger_recall_low, trigger_recall_high``.
         seed_text: The seed skill text.
         champion_text: The final champion's text.
     """
@@ -67,6 +80,12 @@ def load_optimization(path: str | os.PathLike[str]) -> Optimization:
         "usd",
     ]
     history = pd.DataFrame([d.model_dump(mode="json") for d in state.history])
+    if state.target == "description":
+        rates = [d.trigger.model_dump() if d.trigger is not None else {} for d in state.history]
+        for name in TRIGGER_COLUMNS:
+            key = name.removeprefix("trigger_")
+            history[name] = [r.get(key) for r in rates]
+            columns.append(name)
     for column in columns:
         if column not in history.columns:
             history[column] = np.nan
@@ -84,6 +103,7 @@ def optimization_facts(opt: Optimization) -> dict[str, Any]:
     return {
         "run": s.run_id,
         "suite / skill": f"{s.suite} / {s.skill}",
+        "target / objective": f"{s.target} / {objective_label(opt)}",
         "optimizer": s.optimizer,
         "status": s.status,
         "candidates": s.iterations,
@@ -131,7 +151,7 @@ def trajectory_plot(opt: Optimization) -> Figure:
     ax.scatter(x[~accepted], rates[~accepted], color="#9e9e9e", label="rejected", zorder=3)
     ax.scatter(x[accepted], rates[accepted], color="#2e7d32", label="accepted", zorder=4)
     ax.set_xlabel("candidate")
-    ax.set_ylabel("validation pass rate")
+    ax.set_ylabel(f"validation {objective_label(opt)}")
     ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(-0.2, max(len(h), 1) + 0.5)
     ax.legend(loc="lower right", fontsize=8, frameon=False)
@@ -162,7 +182,7 @@ def gate_plot(opt: Optimization) -> Figure:
     ax.scatter(est, y, color=colors, zorder=3)
     ax.axvline(0, color="#616161", linewidth=1)
     ax.set_yticks(y, [str(c) for c in h["candidate"]])  # drawn into a PNG: inert
-    ax.set_xlabel("validation delta vs champion (pp), gate interval")
+    ax.set_xlabel(f"validation {objective_label(opt)} delta vs champion (pp), gate interval")
     ax.set_title("Gate decisions (green: accepted)", fontsize=11)
     return fig
 
@@ -201,15 +221,28 @@ def test_summary(opt: Optimization) -> tuple[str, str, list[str]]:
     if test is None:
         return "inconclusive", "the test split has not been unsealed", []
     headline = (
-        f"champion {_share(test.champion_rate)} vs seed {_share(test.seed_rate)} on the sealed "
-        f"test split: {_points(test.delta)} pp "
+        f"{objective_label(opt)}: champion {_share(test.champion_rate)} vs seed "
+        f"{_share(test.seed_rate)} on the sealed test split: {_points(test.delta)} pp "
         f"[{_points(test.ci_low)}, {_points(test.ci_high)}]"
     )
     details = [
         f"{test.n_cases} test cases, evaluated exactly once, after the search ended",
         f"champion {test.champion}",
     ]
+    for label, rates in (("seed", test.seed_trigger), ("champion", test.champion_trigger)):
+        if rates is not None:
+            details.append(
+                f"{label}: trigger precision {_share(rates.precision)} "
+                f"[{_share(rates.precision_low)}, {_share(rates.precision_high)}], "
+                f"recall {_share(rates.recall)} "
+                f"[{_share(rates.recall_low)}, {_share(rates.recall_high)}]"
+            )
     return test.verdict, headline, details
+
+
+def objective_label(opt: Optimization) -> str:
+    """What the gate compared: ``pass rate`` or ``trigger F1``."""
+    return "trigger F1" if opt.state.objective == "trigger_f1" else "pass rate"
 
 
 def _share(value: float | None) -> str:

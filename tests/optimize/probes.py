@@ -109,3 +109,59 @@ def learn_topics(context: OptimizerContext) -> None:
                 text += f"When relevant, apply {pattern} carefully.\n"
                 added += 1
     context.skill_path.write_text(text)
+
+
+SHEET_WORDS = ("spreadsheet", "columns", "delimiter", "quoting", "header", "encoding",
+               "pivot", "dedupe", "merge", "formulas", "cells", "rows")
+KITCHEN_WORDS = ("recipe", "oven", "flour", "simmer", "garlic", "knead", "butter", "pasta",
+                 "roast", "whisk", "sauce", "dough")
+VAGUE = "Helps with tasks."
+
+
+def _prompt(words: tuple[str, ...], i: int) -> str:
+    n = len(words)
+    picked = dict.fromkeys(words[(i * k + k) % n] for k in (1, 5, 7))
+    return f"{words[0].capitalize()} question: " + " and ".join(picked) + "?"
+
+
+def write_trigger_suite(root: Path, description: str = VAGUE) -> Path:
+    """One skill (``sheets``); should-trigger prompts use spreadsheet words, the rest kitchen."""
+    (root / "cases").mkdir(parents=True)
+    (root / "SKILL.md").write_text("# Sheets\nQuote fields; keep the header row.\n")
+    (root / "suite.yaml").write_text(
+        "name: triggers\nskills:\n"
+        f"  sheets: {{description: '{description}', path: SKILL.md}}\n"
+        "defaults: {conditions: [none, self-load]}\n"
+    )
+    lines = ["cases:"]
+    for split, n_pos, n_neg in (("dev", 10, 5), ("holdout", 24, 12), ("test", 24, 12)):
+        for kind, words, n, skill in (("pos", SHEET_WORDS, n_pos, "sheets"),
+                                      ("neg", KITCHEN_WORDS, n_neg, "none")):
+            for i in range(n):
+                lines += [
+                    f"  - id: {kind}-{split}-{i:02d}",
+                    f"    expected_skill: {skill}",
+                    f"    prompt: '{_prompt(words, i + len(split))}'",
+                    f"    expected_patterns: ['{words[0]}-answer']",
+                    f"    reference: The {words[0]}-answer.",
+                    f"    split: {split}",
+                ]
+    (root / "cases" / "cases.yaml").write_text("\n".join(lines) + "\n")
+    return root
+
+
+SEEN: list[dict[str, Any]] = []
+
+
+def record_description_workspace(context: OptimizerContext) -> str:
+    """Record what a description optimizer is given, then propose a vague description."""
+    SEEN.append({
+        "files": sorted(p.name for p in context.workspace.iterdir()),
+        "edited": context.skill_path.name,
+        "text": context.skill_path.read_text(),
+        "instructions": (context.workspace / "INSTRUCTIONS.md").read_text(),
+        "failures": list(context.failures),
+        "target": context.target,
+        "failure_files": sorted(p.name for p in (context.workspace / "failures").iterdir()),
+    })
+    return VAGUE
