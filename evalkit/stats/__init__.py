@@ -36,6 +36,14 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
+    from evalkit.stats._sequential import (
+        ConfidenceSequence,
+        Look,
+        case_order,
+        confidence_sequence,
+        sequential_verdict,
+    )
+    from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
@@ -44,6 +52,13 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "sequential_verdict",
+    "sequential_compare",
+    "confidence_sequence",
+    "case_order",
+    "SequentialComparison",
+    "Look",
+    "ConfidenceSequence",
     "CORRECTIONS",
     "Correction",
     "DEFAULT_CONCENTRATION",
