@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         sequential_verdict,
     )
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
+    from evalkit.stats._sequential_power import SequentialPlan, simulate_sequential
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
@@ -52,6 +53,8 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "simulate_sequential",
+    "SequentialPlan",
     "sequential_verdict",
     "sequential_compare",
     "confidence_sequence",

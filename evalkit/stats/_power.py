@@ -106,7 +106,6 @@ class PowerResult:
     threshold: float | None = None
     note: str = ""
 
-
     def _repr_html_(self) -> str | None:
         """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
         return rich_html(self)

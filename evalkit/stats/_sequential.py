@@ -27,7 +27,7 @@ from evalkit.stats._types import Verdict
 from evalkit.stats._verdicts import _TOLERANCE
 
 #: Grid points of candidate means over [0, 1] (d-scale step 2 / GRID).
-GRID = 2000
+GRID = 1000
 #: Cap on a bet (WSR 2023 suggest 1/2 or 3/4): wealth never falls by more than this share.
 BET_CAP = 0.75
 METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
@@ -51,12 +51,21 @@ class ConfidenceSequence(NamedTuple):
     confidence: float
 
 
-def confidence_sequence(differences: np.ndarray, confidence: float = 0.95) -> ConfidenceSequence:
+def confidence_sequence(
+    differences: np.ndarray, confidence: float = 0.95, plan_cases: int | None = None
+) -> ConfidenceSequence:
     """Hedged-capital betting confidence sequence for the mean of values in [-1, 1].
+
+    The bets are WSR's predictable plug-in ``sqrt(2 log(2/alpha) / (var_{t-1} h_t))`` capped
+    at :data:`BET_CAP` (``/ m`` or ``/ (1 - m)``), with ``h_t = t log(1 + t)`` (tight at every
+    ``t``) or, given ``plan_cases = n``, ``h_t = n`` (WSR's choice for a planned size: tighter
+    near ``n``, a little looser far from it). Any predictable bet keeps the coverage; the
+    choice only moves where the sequence is tightest.
 
     Args:
         differences: Observations in their order of arrival (per-case differences).
         confidence: Level ``1 - alpha`` holding simultaneously at every ``t``.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size).
 
     Returns:
         The bounds after each observation.
@@ -81,7 +90,8 @@ def confidence_sequence(differences: np.ndarray, confidence: float = 0.95) -> Co
     mu_prev = np.concatenate([[0.5], mu_hat[:-1]])
     var_hat = (0.25 + np.cumsum((x - mu_prev) ** 2)) / (steps + 1.0)
     var_prev = np.concatenate([[0.25], var_hat[:-1]])
-    bets = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * steps * np.log1p(steps)))
+    horizon = steps * np.log1p(steps) if plan_cases is None else np.full(t_count, plan_cases)
+    bets = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * horizon))
     grid = np.linspace(0.0, 1.0, GRID + 1)[1:-1]
     up = np.minimum(bets[:, None], BET_CAP / grid[None, :])
     down = np.minimum(bets[:, None], BET_CAP / (1.0 - grid[None, :]))
@@ -153,9 +163,10 @@ def sequential_verdict(
     - ``improved``: the sequence's lower bound is above 0 **and** the estimate (clipped into
       the sequence) is at least ``threshold``;
     - ``regressed``: the upper bound is below 0;
-    - ``futile`` (verdict ``inconclusive``, settled): the upper bound is below ``threshold``:
-      every effect that could give *improved* is excluded, and since the bounds only narrow
-      and the estimate stays inside them, no number of further cases can give it;
+    - ``futile`` (verdict ``inconclusive``, settled): the sequence lies inside
+      ``(-threshold, threshold)``: every effect that could give *improved* is excluded (the
+      bounds only narrow and the estimate stays inside them, so no number of further cases
+      can give it), and any regression left is smaller than the threshold;
     - otherwise ``inconclusive``, not settled.
 
     Args:
@@ -177,7 +188,7 @@ def sequential_verdict(
         return "improved", "improved"
     if ci_high < 0:
         return "regressed", "regressed"
-    if ci_high < threshold - _TOLERANCE:
+    if ci_high < threshold - _TOLERANCE and ci_low > -threshold + _TOLERANCE:
         return "inconclusive", "futile"
     return "inconclusive", ""
 
@@ -189,6 +200,7 @@ def run_looks(
     threshold: float,
     confidence: float,
     stop: bool = True,
+    plan_cases: int | None = None,
 ) -> list[Look]:
     """The looks of a sequential comparison at the given numbers of cases.
 
@@ -198,11 +210,12 @@ def run_looks(
         threshold: Practical threshold.
         confidence: Level of the confidence sequence.
         stop: Stop at the first settled look (the sequential design); else look at all.
+        plan_cases: Number of cases the bets are tuned for (see :func:`confidence_sequence`).
 
     Returns:
         The looks taken.
     """
-    cs = confidence_sequence(differences, confidence)
+    cs = confidence_sequence(differences, confidence, plan_cases)
     looks: list[Look] = []
     for n in look_at:
         i = int(n) - 1

@@ -108,6 +108,7 @@ def sequential_compare(
     look_at: Sequence[int] | None = None,
     round_size: int = 1,
     stop: bool = True,
+    plan_cases: int | None = None,
     alpha: float = 0.05,
     correction: Correction = "holm",
     labels: tuple[str, str] | None = None,
@@ -135,6 +136,8 @@ def sequential_compare(
         look_at: Numbers of drawn cases (positions in ``order``) after which to look.
         round_size: Cases per round when ``look_at`` is not given.
         stop: Stop at the first settled look.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size; see
+            :func:`~evalkit.stats.confidence_sequence`).
         alpha: Per-case level of the cases table.
         correction: Multiplicity correction of the cases table.
         labels: ``(baseline_label, candidate_label)`` of two tables.
@@ -179,7 +182,14 @@ def sequential_compare(
     drawn = list(order) if order is not None else case_order(list(present.index), seed)
     differences, counts = _looks_in_order(drawn, present, look_at, round_size)
     looks = (
-        run_looks(differences, counts, threshold=fixed.threshold, confidence=confidence, stop=stop)
+        run_looks(
+            differences,
+            counts,
+            threshold=fixed.threshold,
+            confidence=confidence,
+            stop=stop,
+            plan_cases=plan_cases,
+        )
         if len(counts)
         else []
     )
