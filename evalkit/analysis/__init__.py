@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
+    from evalkit.analysis._sequential import SequentialRun, run_until_verdict
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -44,6 +45,7 @@ __all__ = [
     "ImportResult",
     "LiftMetric",
     "LiftResult",
+    "SequentialRun",
     "TriggerMetric",
     "compare",
     "export_run",
@@ -54,4 +56,5 @@ __all__ = [
     "load_policy",
     "parse_roles",
     "power",
+    "run_until_verdict",
 ]

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
+        SEQUENTIAL_METHOD,
         ConfidenceSequence,
         Look,
         case_order,
@@ -53,6 +54,7 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "SEQUENTIAL_METHOD",
     "simulate_sequential",
     "SequentialPlan",
     "sequential_verdict",

@@ -30,7 +30,7 @@ from evalkit.stats._verdicts import _TOLERANCE
 GRID = 1000
 #: Cap on a bet (WSR 2023 suggest 1/2 or 3/4): wealth never falls by more than this share.
 BET_CAP = 0.75
-METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
+SEQUENTIAL_METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
 
 
 class ConfidenceSequence(NamedTuple):

@@ -15,7 +15,7 @@ from evalkit.stats._compare import compare
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
 from evalkit.stats._paired import PairedComparison
-from evalkit.stats._sequential import METHOD, Look, case_order, run_looks
+from evalkit.stats._sequential import SEQUENTIAL_METHOD, Look, case_order, run_looks
 from evalkit.stats._types import Correction, Metric
 
 #: Bootstrap replicates of the fixed-design figures carried along (cases table, sign-flip).
@@ -38,7 +38,7 @@ class SequentialComparison(PairedComparison):
 
     looks: tuple[Look, ...] = ()
     stopped_at: int | None = None
-    method: str = METHOD
+    method: str = SEQUENTIAL_METHOD
     order: tuple[str, ...] = ()
 
     @property
@@ -214,9 +214,9 @@ def sequential_compare(
     )
     last = looks[-1] if looks else None
     delta = (
-        Interval(last.estimate, last.ci_low, last.ci_high, confidence, METHOD)
+        Interval(last.estimate, last.ci_low, last.ci_high, confidence, SEQUENTIAL_METHOD)
         if last is not None
-        else Interval(float("nan"), float("nan"), float("nan"), confidence, METHOD)
+        else Interval(float("nan"), float("nan"), float("nan"), confidence, SEQUENTIAL_METHOD)
     )
     settled = last is not None and last.settled
     note = _note(last, fixed.threshold, len(present))

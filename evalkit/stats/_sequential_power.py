@@ -10,7 +10,7 @@ import numpy as np
 from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
 from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
-from evalkit.stats._sequential import METHOD, run_looks
+from evalkit.stats._sequential import SEQUENTIAL_METHOD, run_looks
 from evalkit.stats._simulate import simulate_arms
 
 
@@ -56,7 +56,7 @@ class SequentialPlan:
     unsettled: float
     n_sims: int
     seed: int | None
-    method: str = METHOD
+    method: str = SEQUENTIAL_METHOD
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON values."""
