@@ -103,6 +103,17 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="with --effect: also simulate run --until-verdict (expected cases to a verdict)",
+    )
+    p.add_argument(
+        "--max-cases", type=int, help="budget of cases of the simulated sequential design"
+    )
+    p.add_argument(
+        "--round-cases", type=int, default=1, help="cases per round of the sequential design"
+    )
     add_common_options(p, power_main)
 
 
@@ -257,6 +268,9 @@ def power_main(args: argparse.Namespace) -> int:
         conditions=split_csv(args.conditions) or None,
         **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),
         **pick(args, "threshold", "from_run", "runs_dir"),
+        sequential=args.sequential,
+        max_cases=args.max_cases,
+        round_cases=args.round_cases,
     )
     if args.json:
         print_json(result.to_dict())
@@ -277,4 +291,15 @@ def power_main(args: argparse.Namespace) -> int:
         f"{_pct(result.effect)}, power {_num(result.power, 2)}, alpha {result.alpha}, "
         f"method {result.method})"
     )
+    if result.sequential is not None:
+        plan = result.sequential
+        ratio = plan["ratio_to_fixed"]
+        print(
+            f"sequential (run --until-verdict --plan-cases {result.n_cases}): expected "
+            f"{_num(plan['expected_cases'], 1)} cases to a verdict (median "
+            f"{_num(plan['median_cases'], 1)}, 90th percentile {_num(plan['p90_cases'], 1)}, "
+            f"improved in {plan['improved'] * 100:.0f} % of {plan['n_sims']} simulations, budget "
+            f"{plan['max_cases']} cases)"
+            + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
+        )
     return 0
