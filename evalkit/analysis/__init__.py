@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
-    from evalkit.analysis._sequential import SequentialRun, run_until_verdict
+    from evalkit.analysis._sequential import SequentialRun, run_until_verdict, sequential_compare
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -57,4 +57,5 @@ __all__ = [
     "parse_roles",
     "power",
     "run_until_verdict",
+    "sequential_compare",
 ]

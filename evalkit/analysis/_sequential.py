@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis._compare import refuse_errored
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import (
@@ -26,16 +28,20 @@ from evalkit.results import (
     SequentialRecord,
     append_event,
     load_manifest,
+    load_results,
     read_run,
+    resolve_run_dir,
+    run_label,
     write_manifest,
 )
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.stats import (
     SEQUENTIAL_METHOD,
+    Metric,
     SequentialComparison,
     case_order,
-    sequential_compare,
 )
+from evalkit.stats import sequential_compare as compare_tables_sequentially
 
 
 @dataclass(frozen=True)
@@ -244,7 +250,7 @@ def run_until_verdict(
         )
         result = run(loaded, round_config)
         rows = read_run(result.run_dir)
-        comparison = sequential_compare(
+        comparison = compare_tables_sequentially(
             rows,
             conditions=(record.baseline, record.candidate),
             threshold=record.threshold,
@@ -287,3 +293,84 @@ def run_until_verdict(
                 cost_usd=cost,
                 record=record,
             )
+
+
+def sequential_compare(
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    metric: Metric = "passed",
+    threshold: float | None = None,
+    confidence: float | None = None,
+    seed: int | None = 0,
+    round_cases: int = 1,
+    plan_cases: int | None = None,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> SequentialComparison:
+    """Anytime-valid ``compare`` of runs (``evalkit compare --sequential``).
+
+    A run made by ``evalkit run --until-verdict`` is read with its own design: the drawing
+    order, the rounds, the threshold, the level and the tuning of its manifest's
+    ``sequential`` record (so the looks are those the run took). Any other run, or two runs,
+    are looked at after every ``round_cases`` cases in the order fixed by ``seed``.
+
+    Args:
+        baseline: Baseline run (directory or run id) or tidy DataFrame.
+        candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
+        conditions: As for :func:`evalkit.compare`.
+        metric: ``"passed"`` or ``"score"`` (scores in [0, 1]).
+        threshold: Practical threshold (default: the run's, else 0.05).
+        confidence: Level of the confidence sequence (default: the run's, else 0.95).
+        seed: Seed of the drawing order of a run without a sequential record.
+        round_cases: Cases per round of a run without a sequential record.
+        plan_cases: Cases the bets are tuned for (default: the run's, else untuned).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`~evalkit.stats.SequentialComparison`.
+
+    Raises:
+        InputError: Bad input, or a compared condition with only errors.
+    """
+    record = None
+    if candidate is None and not isinstance(baseline, pd.DataFrame):
+        manifest = load_manifest(resolve_run_dir(baseline, runs_dir))
+        record = manifest.sequential if manifest is not None else None
+    base = load_results(baseline, runs_dir, what="baseline")
+    refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    cand = None
+    labels = None
+    if candidate is not None:
+        cand = load_results(candidate, runs_dir, what="candidate")
+        labels = (
+            run_label(baseline, runs_dir) or "baseline",
+            run_label(candidate, runs_dir) or "candidate",
+        )
+        refuse_errored(cand, labels[1], conditions)
+    if record is not None and conditions is None:
+        conditions = (record.baseline, record.candidate)
+    if record is not None and tuple(conditions or ()) == (record.baseline, record.candidate):
+        return compare_tables_sequentially(
+            base,
+            conditions=conditions,
+            metric=metric,
+            threshold=record.threshold if threshold is None else threshold,
+            confidence=record.confidence if confidence is None else confidence,
+            order=record.order,
+            look_at=[look.round * record.round_cases for look in record.looks] or None,
+            round_size=record.round_cases,
+            plan_cases=record.plan_cases if plan_cases is None else plan_cases,
+        )
+    return compare_tables_sequentially(
+        base,
+        cand,
+        conditions=conditions,
+        metric=metric,
+        threshold=threshold,
+        confidence=0.95 if confidence is None else confidence,
+        seed=seed,
+        round_size=round_cases,
+        plan_cases=plan_cases,
+        labels=labels,
+    )

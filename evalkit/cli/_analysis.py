@@ -79,6 +79,18 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when the verdict is regressed"
     )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="anytime-valid verdict (confidence sequence over cases, a look after every "
+        "--round-cases; a run of run --until-verdict is read with its own looks)",
+    )
+    p.add_argument(
+        "--round-cases", type=int, default=1, help="with --sequential: cases per round"
+    )
+    p.add_argument(
+        "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
+    )
     add_common_options(p, compare_main)
 
 
@@ -166,6 +178,8 @@ def compare_main(args: argparse.Namespace) -> int:
     from evalkit.analysis import compare
 
     conditions = split_csv(args.conditions) or None
+    if args.sequential:  # a run of run --until-verdict knows its two conditions
+        return _sequential_main(args, conditions)
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
     result = compare(
@@ -188,6 +202,40 @@ def compare_main(args: argparse.Namespace) -> int:
             console.print(f"{label} cases: {', '.join(cases) if cases else 'none'}")
         if not result.unmatched.empty:
             console.print(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
+    return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
+    """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
+    from evalkit.analysis import sequential_compare
+
+    if args.round_cases < 1:
+        raise ConfigError(f"--round-cases must be at least 1, got {args.round_cases}")
+    result = sequential_compare(
+        args.baseline,
+        args.candidate,
+        conditions=conditions,
+        round_cases=args.round_cases,
+        **pick(args, "metric", "threshold", "seed", "plan_cases", "runs_dir"),
+    )
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        console = Console(highlight=False)
+        _print_comparison(console, result)
+        for look in result.looks:
+            reason = f" ({look.reason})" if look.reason else ""
+            console.print(
+                f"  look at {look.n_cases} cases: {_pct(look.estimate)} "
+                + escape(f"[{_pct(look.ci_low)}, {_pct(look.ci_high)}]")
+                + f" -> {look.verdict}{reason}",
+                markup=False,
+                soft_wrap=True,
+            )
+        stopped = "not settled" if result.stopped_at is None else f"{result.stopped_at} cases"
+        console.print(
+            f"stopped at: {stopped}; method: {result.method}", markup=False, soft_wrap=True
+        )
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 

@@ -88,6 +88,28 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
         json.loads(line) for line in (tmp_path / "seq" / "events.jsonl").read_text().splitlines()
     ]
     assert sum(e["event"] == "sequential_look" for e in events) == out["rounds"]
+    # evalkit compare --sequential reads the run with its own design: the same looks
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalkit",
+            "compare",
+            str(tmp_path / "seq"),
+            "--sequential",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr
+    read_back = json.loads(shown.stdout)
+    assert [(x["n_cases"], x["ci_low"], x["ci_high"]) for x in read_back["looks"]] == [
+        (x["n_cases"], x["ci_low"], x["ci_high"]) for x in looks
+    ]
+    assert read_back["verdict"] == out["verdict"]
     # the fixed-design compare agrees on the direction over the same cases
     fixed = compare(rows, conditions=("none", "preloaded"), n_resamples=1000)
     if out["verdict"] == "improved":
