@@ -52,7 +52,8 @@ class SequentialRun:
         run: The last round's run summary.
         comparison: The sequential comparison at the last look.
         stop_reason: ``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``,
-            ``max-rounds`` or ``cases-exhausted``.
+            ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (every item of the run or of
+            a condition errored: nothing was measured; the CLI exits 3).
         rounds: Rounds run.
         items: Items of the run.
         cost_usd: Agent cost of the run (None when the provider reports none).
@@ -87,9 +88,11 @@ class SequentialRun:
 
 
 def _cost(rows: pd.DataFrame) -> float | None:
+    """Agent cost spent by the run: outcomes copied from the cache cost nothing again."""
     if "cost_usd" not in rows or rows["cost_usd"].isna().all():
         return None
-    return float(rows["cost_usd"].fillna(0.0).sum())
+    fresh = rows if "cache_hit" not in rows else rows[~rows["cache_hit"].fillna(False)]
+    return float(fresh["cost_usd"].fillna(0.0).sum())
 
 
 def _budget_reason(
@@ -278,6 +281,8 @@ def run_until_verdict(
         reason = (last.reason if last else "") or _budget_reason(
             record, rounds, items_per_case, cost
         )
+        if result.failure is not None:
+            reason = "run-failed"  # its pass rates measure nothing: no further round
         record.stop_reason = reason or None
         append_event(result.run_dir, "sequential_look", **record.looks[-1].model_dump())
         manifest = load_manifest(result.run_dir)

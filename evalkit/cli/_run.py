@@ -6,6 +6,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite
@@ -23,6 +24,9 @@ from evalkit.cli._common import (
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    from evalkit.analysis import SequentialRun
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
 
@@ -204,7 +208,18 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
     )
     if args.json:
         print_json(outcome.to_dict())
-        return 0
+    else:
+        _print_sequential(outcome)
+    failure = outcome.run.failure
+    if failure is not None:
+        eprint(f"error: run '{outcome.run.run_id}' failed: {failure.describe()}")
+        eprint("its pass rates measure nothing; fix the cause and run again")
+        return EXIT_RUN_FAILED
+    return 0
+
+
+def _print_sequential(outcome: SequentialRun) -> None:
+    """The looks, the verdict and why the run stopped."""
     comparison = outcome.comparison
     print(f"run {outcome.run.run_id}: {outcome.rounds} round(s), {outcome.items} items")
     for look in outcome.record.looks:
@@ -222,4 +237,3 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
     if comparison.verdict_note:
         print(f"note: {comparison.verdict_note}")
     print(f"method: {comparison.method}")
-    return 0

@@ -167,8 +167,9 @@ class SequentialRecord(_Record):
     looks: list[LookRecord] = Field(default_factory=list)
     """Every look taken, in order."""
     stop_reason: str | None = None
-    """``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``, ``max-rounds`` or
-    ``cases-exhausted``; None while the run goes on."""
+    """``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``, ``max-rounds``,
+    ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while the run goes
+    on."""
 
 
 class RunFilters(_Record):

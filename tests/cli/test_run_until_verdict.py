@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import evalkit
 from evalkit.stats import compare, sequential_compare
 
@@ -116,19 +118,38 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
         assert fixed.delta.estimate > 0
 
 
-def test_until_verdict_budget_of_rounds_stops_unsettled(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("extra", "reason", "rounds", "code"),
+    [
+        (("--max-rounds", "1"), "max-rounds", 1, 0),
+        # round 1 costs $0.086 with the simulated agent: a second would pass $0.10
+        (("--max-usd", "0.1"), "max-usd", 1, 0),
+        # 5 cases x 2 conditions x 3 trials = 30 items a round: a third would pass 60
+        (("--max-items", "60"), "max-items", 2, 0),
+        (("--provider-opt", "error_rate=1.0"), "run-failed", 1, 3),
+    ],
+)
+def test_until_verdict_budgets_stop_unsettled(
+    tmp_path: Path, extra: tuple[str, ...], reason: str, rounds: int, code: int
+) -> None:
     done = subprocess.run(
-        [*_argv(tmp_path, "cap", "--json", "--max-rounds", "1")],
+        [*_argv(tmp_path, "cap", "--json", *extra)],
         capture_output=True,
         text=True,
         env=_env(),
         timeout=600,
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     out = json.loads(done.stdout)
-    assert out["stop_reason"] == "max-rounds" and out["rounds"] == 1
+    assert out["stop_reason"] == reason and out["rounds"] == rounds
     assert out["stopped_at"] is None and out["verdict"] == "inconclusive"
-    assert len(_sequential(tmp_path / "cap")["looks"]) == 1
+    assert out["items"] == rounds * 30
+    record = _sequential(tmp_path / "cap")
+    assert len(record["looks"]) == rounds and record["stop_reason"] == reason
+    if reason == "max-usd":
+        assert out["cost_usd"] <= 0.1
+    if code == 3:
+        assert "failed" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
