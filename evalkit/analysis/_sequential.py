@@ -177,7 +177,8 @@ def run_until_verdict(
     (exactly two: baseline, candidate). After each round the sequential comparison looks at
     every round so far and the run stops at the first settled look or when a budget is
     spent. With ``config.resume`` an interrupted sequential run continues from its manifest
-    (same drawing order and budget).
+    (same drawing order, round size, threshold and level); a budget passed again replaces
+    the recorded one, so a run stopped by its budget can be continued with a larger one.
 
     Args:
         suite: Suite directory or loaded suite.
@@ -228,6 +229,11 @@ def run_until_verdict(
         raise ConfigError(
             f"--resume: sequential run '{run_id}' compares {record.baseline},"
             f"{record.candidate}; pass --conditions {record.baseline},{record.candidate}"
+        )
+    else:  # a budget given again replaces the recorded one (a spent run can be continued)
+        budgets = {"max_items": max_items, "max_usd": max_usd, "max_rounds": max_rounds}
+        record = record.model_copy(
+            update={key: value for key, value in budgets.items() if value is not None}
         )
     trials = config.trials or loaded.spec.defaults.trials
     items_per_case = 2 * trials

@@ -160,6 +160,8 @@ def sequential_compare(
         ('improved', 15)
     """
     round_size = check_positive_int(round_size, "round_size")
+    if plan_cases is not None:
+        plan_cases = check_positive_int(plan_cases, "plan_cases")
     fixed = compare(
         baseline,
         candidate,

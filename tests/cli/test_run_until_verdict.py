@@ -152,6 +152,31 @@ def test_until_verdict_budgets_stop_unsettled(
         assert "failed" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path) -> None:
+    first = subprocess.run(
+        [*_argv(tmp_path, "more", "--json", "--max-rounds", "1")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["stop_reason"] == "max-rounds"
+    more = subprocess.run(
+        [*_argv(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert more.returncode == 0, more.stderr
+    out = json.loads(more.stdout)
+    assert out["rounds"] == 2 and out["items"] == 60
+    record = _sequential(tmp_path / "more")
+    assert record["max_rounds"] == 2
+    assert [look["n_cases"] for look in record["looks"]] == [5, 10]
+
+
 def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
     argv = _argv(tmp_path, "bad")
     argv[argv.index("none,preloaded")] = "none"
