@@ -126,7 +126,7 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
         (("--max-usd", "0.1"), "max-usd", 1, 0),
         # 5 cases x 2 conditions x 3 trials = 30 items a round: a third would pass 60
         (("--max-items", "60"), "max-items", 2, 0),
-        (("--provider-opt", "error_rate=1.0"), "run-failed", 1, 3),
+        (("--provider-opt", "error_rate=1.0", "--retries", "0"), "run-failed", 1, 3),
     ],
 )
 def test_until_verdict_budgets_stop_unsettled(
