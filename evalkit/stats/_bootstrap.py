@@ -366,7 +366,9 @@ def paired_bootstrap_delta(
     """
     level = check_confidence(confidence)
     n_resamples = check_positive_int(n_resamples, "n_resamples")
-    if isinstance(baseline, pd.DataFrame) or isinstance(candidate, pd.DataFrame):
+    if isinstance(baseline, pd.DataFrame) or isinstance(
+        candidate, pd.DataFrame
+    ):
         base_df = as_frame(baseline, what="baseline", value=value, required=on)
         cand_df = as_frame(candidate, what="candidate", value=value, required=on)
         pairs = build_pairs(base_df, cand_df, on, value)

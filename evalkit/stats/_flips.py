@@ -64,6 +64,7 @@ class FlipRate:
     reused_items: int = 0
     message: str = ""
 
+
     def _repr_html_(self) -> str | None:
         """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
         return rich_html(self)

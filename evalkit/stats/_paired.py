@@ -189,6 +189,7 @@ class PairedComparison:
         """Case ids whose per-case verdict is ``"improved"``."""
         return _case_ids(self.cases, "improved")
 
+
     def _repr_html_(self) -> str | None:
         """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
         return rich_html(self)
