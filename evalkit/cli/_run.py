@@ -24,10 +24,22 @@ from evalkit.cli._common import (
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
+from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
 if TYPE_CHECKING:
     from evalkit.analysis import SequentialRun
-from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
+
+
+#: Options of ``--until-verdict`` (refused without it).
+SEQUENTIAL_OPTIONS = (
+    "round_cases",
+    "max_items",
+    "max_usd",
+    "max_rounds",
+    "threshold",
+    "confidence",
+    "plan_cases",
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -77,16 +89,16 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--until-verdict", action="store_true", help="run rounds until the verdict is settled"
     )
     sequential.add_argument(
-        "--round-cases", type=int, default=10, metavar="N", help="cases per round (default 10)"
+        "--round-cases", type=int, metavar="N", help="cases per round (default 10)"
     )
     sequential.add_argument("--max-items", type=int, metavar="N", help="budget of items")
     sequential.add_argument("--max-usd", type=float, metavar="USD", help="budget of agent cost")
     sequential.add_argument("--max-rounds", type=int, metavar="N", help="budget of rounds")
     sequential.add_argument(
-        "--threshold", type=float, default=0.05, help="practical threshold of 'improved'"
+        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
     )
     sequential.add_argument(
-        "--confidence", type=float, default=0.95, help="level of the confidence sequence"
+        "--confidence", type=float, help="level of the confidence sequence (default 0.95)"
     )
     sequential.add_argument(
         "--plan-cases",
@@ -173,6 +185,9 @@ def main(args: argparse.Namespace) -> int:
     apply_sandbox_flag(args, runs_commands=runs_commands)
     if args.until_verdict:
         return _until_verdict(args, suite, config)
+    given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_OPTIONS if getattr(args, name)]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: only with --until-verdict")
     result = run(suite, config)
     if args.json:
         print_json(result.to_dict())
@@ -191,16 +206,18 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
     """``evalkit run --until-verdict``: rounds of cases until the verdict is settled."""
     from evalkit.analysis import run_until_verdict
 
-    if not 0 < args.confidence < 1:
-        raise ConfigError(f"--confidence must be between 0 and 1, got {args.confidence}")
-    if args.threshold < 0:
-        raise ConfigError(f"--threshold must be >= 0, got {args.threshold}")
+    confidence = 0.95 if args.confidence is None else args.confidence
+    threshold = 0.05 if args.threshold is None else args.threshold
+    if not 0 < confidence < 1:
+        raise ConfigError(f"--confidence must be between 0 and 1, got {confidence}")
+    if threshold < 0:
+        raise ConfigError(f"--threshold must be >= 0, got {threshold}")
     outcome = run_until_verdict(
         suite,
         config,
-        round_cases=args.round_cases,
-        threshold=args.threshold,
-        confidence=args.confidence,
+        round_cases=10 if args.round_cases is None else args.round_cases,
+        threshold=threshold,
+        confidence=confidence,
         plan_cases=args.plan_cases,
         max_items=args.max_items,
         max_usd=args.max_usd,

@@ -186,6 +186,16 @@ def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
+def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
+    argv = [a for a in _argv(tmp_path, "plain") if a != "--until-verdict"]
+    done = subprocess.run(
+        [*argv, "--max-items", "10"], capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert done.returncode == 2
+    assert "--round-cases, --max-items: only with --until-verdict" in done.stderr
+    assert not (tmp_path / "plain").exists()
+
+
 def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
     """SIGKILL after the first look; --resume continues with the same order and looks."""
     slow = ("--provider-opt", "latency_s=0.05", "--concurrency", "2")
