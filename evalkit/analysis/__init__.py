@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
+    from evalkit.analysis._sequential import SequentialRun, run_until_verdict, sequential_compare
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -56,6 +57,7 @@ __all__ = [
     "JudgedRun",
     "LiftMetric",
     "LiftResult",
+    "SequentialRun",
     "TriggerMetric",
     "check_judge_calibration",
     "compare",
@@ -68,4 +70,6 @@ __all__ = [
     "load_policy",
     "parse_roles",
     "power",
+    "run_until_verdict",
+    "sequential_compare",
 ]

@@ -15,7 +15,7 @@ from evalkit.stats import Correction, Metric, PairedComparison
 from evalkit.stats import compare as compare_tables
 
 
-def _refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
+def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
     """Refuse to compare a condition that has only errors: its 0 % measured nothing."""
     compared = rows if not conditions else rows[rows["condition"].isin(list(conditions))]
     errored = errored_conditions(compared) if "condition" in compared else {}
@@ -100,14 +100,14 @@ def compare(
     base = load_results(baseline, runs_dir, what="baseline")
     labels = None
     cand = None
-    _refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
     if candidate is not None:
         cand = load_results(candidate, runs_dir, what="candidate")
         labels = (
             run_label(baseline, runs_dir) or "baseline",
             run_label(candidate, runs_dir) or "candidate",
         )
-        _refuse_errored(cand, labels[1], conditions)
+        refuse_errored(cand, labels[1], conditions)
     result = compare_tables(
         base,
         cand,

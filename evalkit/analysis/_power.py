@@ -14,11 +14,13 @@ from evalkit.results import load_results
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
     PowerResult,
+    VarianceComponents,
     estimate_variance_components,
     minimum_detectable_effect,
     required_cases,
     required_trials,
     simulate_power,
+    simulate_sequential,
 )
 
 
@@ -36,6 +38,9 @@ def power(
     n_sims: int = 500,
     seed: int | None = 0,
     runs_dir: str | os.PathLike[str] = "runs",
+    sequential: bool = False,
+    max_cases: int | None = None,
+    round_cases: int = 1,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -63,6 +68,14 @@ def power(
         n_sims: Simulations when all three numbers are given.
         seed: Simulation seed.
         runs_dir: Where run ids are looked up.
+        sequential: With ``effect`` and no ``cases``: also simulate the sequential design
+            (``evalkit run --until-verdict`` with its bets tuned for the fixed design's
+            number of cases) and report its expected number of cases to a verdict beside
+            the fixed design's (``sequential`` of the result; ``n_sims`` simulations, at most
+            200, seeded by ``seed``).
+        max_cases: Budget of cases of the simulated sequential design (default: four times
+            the fixed design's number, or 1,000 when it has none).
+        round_cases: Cases per round of the simulated sequential design (one look each).
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -89,7 +102,14 @@ def power(
         "components": components,
     }
     if effect is not None and cases is None:
-        return required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
+        fixed = required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
+        if not sequential:
+            return fixed
+        return _with_sequential(
+            fixed, trials or 1, components, seed, min(n_sims, 200), max_cases, round_cases
+        )
+    if sequential:
+        raise InputError("--sequential plans with --effect alone (not with --cases)")
     if cases is not None and effect is None:
         return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
     if cases is not None and effect is not None and trials is None:
@@ -122,3 +142,40 @@ def power(
         "evalkit power needs --effect (to get the cases needed) or --cases (to get the "
         "minimum detectable effect), optionally with --trials"
     )
+
+
+def _with_sequential(
+    fixed: PowerResult,
+    trials: int,
+    components: VarianceComponents | None,
+    seed: int | None,
+    n_sims: int,
+    max_cases: int | None,
+    round_cases: int,
+) -> PowerResult:
+    """``fixed`` with the simulated sequential design for the same effect and alpha beside it."""
+    rate = fixed.baseline_rate
+    concentration = DEFAULT_CONCENTRATION
+    if components is not None:
+        spread = rate * (1.0 - rate)
+        if math.isfinite(components.var_between) and 0 < components.var_between < spread:
+            concentration = spread / components.var_between - 1.0
+    budget = max_cases or (4 * fixed.n_cases if fixed.n_cases is not None else 1000)
+    plan = simulate_sequential(
+        fixed.effect,
+        trials,
+        baseline_rate=rate,
+        concentration=concentration,
+        alpha=fixed.alpha,
+        threshold=fixed.threshold,
+        max_cases=budget,
+        round_size=round_cases,
+        plan_cases=fixed.n_cases,
+        n_sims=n_sims,
+        seed=seed,
+    )
+    summary = plan.to_dict()
+    summary["ratio_to_fixed"] = (
+        plan.expected_cases / fixed.n_cases if fixed.n_cases is not None else None
+    )
+    return replace(fixed, sequential=summary)

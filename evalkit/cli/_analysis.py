@@ -79,6 +79,18 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when the verdict is regressed"
     )
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="anytime-valid verdict (confidence sequence over cases, a look after every "
+        "--round-cases; a run of run --until-verdict is read with its own looks)",
+    )
+    p.add_argument(
+        "--round-cases", type=int, default=1, help="with --sequential: cases per round"
+    )
+    p.add_argument(
+        "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
+    )
     add_common_options(p, compare_main)
 
 
@@ -103,6 +115,17 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
+    p.add_argument(
+        "--sequential",
+        action="store_true",
+        help="with --effect: also simulate run --until-verdict (expected cases to a verdict)",
+    )
+    p.add_argument(
+        "--max-cases", type=int, help="budget of cases of the simulated sequential design"
+    )
+    p.add_argument(
+        "--round-cases", type=int, default=1, help="cases per round of the sequential design"
+    )
     add_common_options(p, power_main)
 
 
@@ -155,6 +178,8 @@ def compare_main(args: argparse.Namespace) -> int:
     from evalkit.analysis import compare
 
     conditions = split_csv(args.conditions) or None
+    if args.sequential:  # a run of run --until-verdict knows its two conditions
+        return _sequential_main(args, conditions)
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
     result = compare(
@@ -177,6 +202,40 @@ def compare_main(args: argparse.Namespace) -> int:
             console.print(f"{label} cases: {', '.join(cases) if cases else 'none'}")
         if not result.unmatched.empty:
             console.print(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
+    return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
+    """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
+    from evalkit.analysis import sequential_compare
+
+    if args.round_cases < 1:
+        raise ConfigError(f"--round-cases must be at least 1, got {args.round_cases}")
+    result = sequential_compare(
+        args.baseline,
+        args.candidate,
+        conditions=conditions,
+        round_cases=args.round_cases,
+        **pick(args, "metric", "threshold", "seed", "plan_cases", "runs_dir"),
+    )
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        console = Console(highlight=False)
+        _print_comparison(console, result)
+        for look in result.looks:
+            reason = f" ({look.reason})" if look.reason else ""
+            console.print(
+                f"  look at {look.n_cases} cases: {_pct(look.estimate)} "
+                + escape(f"[{_pct(look.ci_low)}, {_pct(look.ci_high)}]")
+                + f" -> {look.verdict}{reason}",
+                markup=False,
+                soft_wrap=True,
+            )
+        stopped = "not settled" if result.stopped_at is None else f"{result.stopped_at} cases"
+        console.print(
+            f"stopped at: {stopped}; method: {result.method}", markup=False, soft_wrap=True
+        )
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
@@ -264,6 +323,9 @@ def power_main(args: argparse.Namespace) -> int:
         conditions=split_csv(args.conditions) or None,
         **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),
         **pick(args, "threshold", "from_run", "runs_dir"),
+        sequential=args.sequential,
+        max_cases=args.max_cases,
+        round_cases=args.round_cases,
     )
     if args.json:
         print_json(result.to_dict())
@@ -284,4 +346,15 @@ def power_main(args: argparse.Namespace) -> int:
         f"{_pct(result.effect)}, power {_num(result.power, 2)}, alpha {result.alpha}, "
         f"method {result.method})"
     )
+    if result.sequential is not None:
+        plan = result.sequential
+        ratio = plan["ratio_to_fixed"]
+        print(
+            f"sequential (run --until-verdict --plan-cases {result.n_cases}): expected "
+            f"{_num(plan['expected_cases'], 1)} cases to a verdict (median "
+            f"{_num(plan['median_cases'], 1)}, 90th percentile {_num(plan['p90_cases'], 1)}, "
+            f"improved in {plan['improved'] * 100:.0f} % of {plan['n_sims']} simulations, budget "
+            f"{plan['max_cases']} cases)"
+            + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
+        )
     return 0

@@ -6,9 +6,10 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalkit._paths import safe_run_id
-from evalkit.cases import load_suite
+from evalkit.cases import Suite, load_suite
 from evalkit.cli._common import (
     EXIT_RUN_FAILED,
     add_common_options,
@@ -25,6 +26,21 @@ from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
+
+if TYPE_CHECKING:
+    from evalkit.analysis import SequentialRun
+
+
+#: Options of ``--until-verdict`` (refused without it).
+SEQUENTIAL_OPTIONS = (
+    "round_cases",
+    "max_items",
+    "max_usd",
+    "max_rounds",
+    "threshold",
+    "confidence",
+    "plan_cases",
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -64,6 +80,33 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="echo per-item logs to stderr and list the items reused from the cache",
     )
     add_sandbox_flag(p)
+    sequential = p.add_argument_group(
+        "sequential (--until-verdict)",
+        "run the two --conditions (baseline,candidate) in rounds of cases drawn in a seeded "
+        "order, look after each round with an anytime-valid interval, and stop when the verdict "
+        "is settled (improved, regressed, or futile) or a budget is spent",
+    )
+    sequential.add_argument(
+        "--until-verdict", action="store_true", help="run rounds until the verdict is settled"
+    )
+    sequential.add_argument(
+        "--round-cases", type=int, metavar="N", help="cases per round (default 10)"
+    )
+    sequential.add_argument("--max-items", type=int, metavar="N", help="budget of items")
+    sequential.add_argument("--max-usd", type=float, metavar="USD", help="budget of agent cost")
+    sequential.add_argument("--max-rounds", type=int, metavar="N", help="budget of rounds")
+    sequential.add_argument(
+        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
+    )
+    sequential.add_argument(
+        "--confidence", type=float, help="level of the confidence sequence (default 0.95)"
+    )
+    sequential.add_argument(
+        "--plan-cases",
+        type=int,
+        metavar="N",
+        help="tune the bets for N cases (e.g. the fixed design's n from evalkit power)",
+    )
     add_common_options(p, main, runs_dir=None)
 
 
@@ -140,6 +183,11 @@ def main(args: argparse.Namespace) -> int:
     cases = suite.cases
     runs_commands = any(c.lane != "prompt" and (not lanes or c.lane in lanes) for c in cases)
     apply_sandbox_flag(args, runs_commands=runs_commands)
+    if args.until_verdict:
+        return _until_verdict(args, suite, config)
+    given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_OPTIONS if getattr(args, name)]
+    if given:
+        raise ConfigError(f"{', '.join(given)}: only with --until-verdict")
     result = run(suite, config)
     if args.json:
         print_json(result.to_dict())
@@ -152,3 +200,57 @@ def main(args: argparse.Namespace) -> int:
         eprint("its pass rates measure nothing; fix the cause and run again")
         return EXIT_RUN_FAILED
     return 0
+
+
+def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
+    """``evalkit run --until-verdict``: rounds of cases until the verdict is settled."""
+    from evalkit.analysis import run_until_verdict
+
+    confidence = 0.95 if args.confidence is None else args.confidence
+    threshold = 0.05 if args.threshold is None else args.threshold
+    if not 0 < confidence < 1:
+        raise ConfigError(f"--confidence must be between 0 and 1, got {confidence}")
+    if threshold < 0:
+        raise ConfigError(f"--threshold must be >= 0, got {threshold}")
+    outcome = run_until_verdict(
+        suite,
+        config,
+        round_cases=10 if args.round_cases is None else args.round_cases,
+        threshold=threshold,
+        confidence=confidence,
+        plan_cases=args.plan_cases,
+        max_items=args.max_items,
+        max_usd=args.max_usd,
+        max_rounds=args.max_rounds,
+    )
+    if args.json:
+        print_json(outcome.to_dict())
+    else:
+        _print_sequential(outcome)
+    failure = outcome.run.failure
+    if failure is not None:
+        eprint(f"error: run '{outcome.run.run_id}' failed: {failure.describe()}")
+        eprint("its pass rates measure nothing; fix the cause and run again")
+        return EXIT_RUN_FAILED
+    return 0
+
+
+def _print_sequential(outcome: SequentialRun) -> None:
+    """The looks, the verdict and why the run stopped."""
+    comparison = outcome.comparison
+    print(f"run {outcome.run.run_id}: {outcome.rounds} round(s), {outcome.items} items")
+    for look in outcome.record.looks:
+        low = "-" if look.ci_low is None else f"{look.ci_low * 100:+.1f}"
+        high = "-" if look.ci_high is None else f"{look.ci_high * 100:+.1f}"
+        estimate = "-" if look.estimate is None else f"{look.estimate * 100:+.1f}"
+        print(
+            f"  look {look.round}: {look.n_cases} cases, {estimate} pp [{low}, {high}] "
+            f"-> {look.verdict}{f' ({look.reason})' if look.reason else ''}"
+        )
+    print(
+        f"verdict: {comparison.verdict} ({comparison.candidate_label} vs "
+        f"{comparison.baseline_label}); stopped: {outcome.stop_reason}"
+    )
+    if comparison.verdict_note:
+        print(f"note: {comparison.verdict_note}")
+    print(f"method: {comparison.method}")

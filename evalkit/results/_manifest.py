@@ -117,6 +117,63 @@ class JudgeRecord(_Record):
     min_kappa: float | None = None
     """The suite's ``judge.min_kappa`` (None in runs written before it was recorded: 0.6)."""
 
+
+class LookRecord(_Record):
+    """One look of a sequential run: the comparison after a round of cases."""
+
+    round: int
+    """Round number (1 = the first round)."""
+    n_cases: int
+    """Cases observed (both conditions present) at the look."""
+    items: int
+    """Items of the run at the look."""
+    cost_usd: float | None = None
+    """Agent cost of the run at the look (None when the provider reports none)."""
+    estimate: float | None = None
+    """Mean per-case difference (candidate - baseline), clipped into the interval."""
+    ci_low: float | None = None
+    """Lower bound of the confidence sequence."""
+    ci_high: float | None = None
+    """Upper bound of the confidence sequence."""
+    verdict: str
+    """``improved``, ``regressed`` or ``inconclusive``."""
+    reason: str = ""
+    """Why the run may stop here: ``improved``, ``regressed``, ``futile``, or ``""``."""
+
+
+class SequentialRecord(_Record):
+    """How a sequential run (``evalkit run --until-verdict``) drew its cases and every look."""
+
+    baseline: str
+    """Baseline condition."""
+    candidate: str
+    """Candidate condition."""
+    order: list[str]
+    """Case ids in the seeded drawing order; round ``k`` runs the first ``k * round_cases``."""
+    round_cases: int
+    """Cases per round."""
+    threshold: float
+    """Practical threshold of "improved"."""
+    confidence: float
+    """Level of the confidence sequence."""
+    method: str
+    """The interval's method."""
+    plan_cases: int | None = None
+    """Cases the bets are tuned for (None: untuned)."""
+    max_items: int | None = None
+    """Budget of items."""
+    max_usd: float | None = None
+    """Budget of agent cost in USD."""
+    max_rounds: int | None = None
+    """Budget of rounds."""
+    looks: list[LookRecord] = Field(default_factory=list)
+    """Every look taken, in order."""
+    stop_reason: str | None = None
+    """``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``, ``max-rounds``,
+    ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while the run goes
+    on."""
+
+
 class RunFilters(_Record):
     """Case filters the run was planned with."""
 
@@ -200,6 +257,8 @@ class Manifest(_Record):
     """The judge of the run's expectations, when a case has some."""
     judged_from: str | None = None
     """Runs made by ``evalkit judge``: the run whose agent outcomes were re-graded."""
+    sequential: SequentialRecord | None = None
+    """Runs made by ``evalkit run --until-verdict``: drawing order, budget and every look."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to ``manifest.json``: ``version`` and every key set."""

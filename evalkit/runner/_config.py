@@ -93,6 +93,9 @@ class RunConfig(BaseModel):
     """Run id (default: a timestamp plus a random suffix)."""
     resume: bool = False
     """Continue the run ``run_id``, keeping every finished item (starts it if it does not exist)."""
+    extend: bool = False
+    """With ``resume``: the plan may have grown (more cases, as a sequential design adds them
+    round by round); every finished item must be an item of the new plan, same item hash."""
     use_cache: bool = True
     """Reuse outcomes of identical items (same item hash) from earlier runs."""
     retries: int = Field(default=2, ge=0)

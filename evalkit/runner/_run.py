@@ -9,7 +9,7 @@ import signal
 import threading
 import warnings
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -209,6 +209,8 @@ class _Prepared:
     items: list[WorkItem]
     deterministic: bool = False
     judge: Judge | None = None
+    carried: dict[str, Any] = field(default_factory=dict)
+    """Manifest keys a resumed run keeps from its previous manifest (``sequential``)."""
 
 
 def _prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | None:
@@ -339,6 +341,7 @@ def _manifest(
         counts=counts,
         **({"failure": failure} if failure is not None else {}),
         **({"judge": prep.judge.record()} if prep.judge is not None else {}),
+        **prep.carried,
     )
 
 
@@ -454,10 +457,14 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         if previous is not None:
             plan_hash = stable_hash([i.item_hash for i in prep.items])
             if previous.plan_hash not in (None, plan_hash):
-                raise ConfigError(
-                    f"--resume: run '{run_id}' was planned from a different suite or options "
-                    "(plan hash differs); start a new run instead"
-                )
+                if not config.extend:
+                    raise ConfigError(
+                        f"--resume: run '{run_id}' was planned from a different suite or "
+                        "options (plan hash differs); start a new run instead"
+                    )
+                _check_extension(prep, run_dir, run_id)
+            if previous.sequential is not None:
+                prep = replace(prep, carried={"sequential": previous.sequential})
     write_manifest(run_dir, _manifest(prep, config, run_id, "partial", {}))
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)
@@ -539,6 +546,27 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         failure=failure,
         judge=None if judged is None else judged.to_dict(),
     )
+
+
+def _check_extension(prep: _Prepared, run_dir: Path, run_id: str) -> None:
+    """Refuse to extend a run whose finished items are not items of the new, larger plan.
+
+    Raises:
+        ConfigError: A finished item is absent from the plan or has another item hash.
+    """
+    planned = {item.key: item.item_hash for item in prep.items}
+    finished = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA).select(["item_key", "item_hash"])
+    for key, item_hash in zip(
+        finished.column("item_key").to_pylist(),
+        finished.column("item_hash").to_pylist(),
+        strict=True,
+    ):
+        if planned.get(key) != item_hash:
+            raise ConfigError(
+                f"--resume: run '{run_id}' cannot grow into this plan: its finished item "
+                f"{key!r} is not an item of it (other suite, options or seed); start a new run "
+                "instead"
+            )
 
 
 def _stopped(

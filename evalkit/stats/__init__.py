@@ -36,6 +36,16 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
+    from evalkit.stats._sequential import (
+        SEQUENTIAL_METHOD,
+        ConfidenceSequence,
+        Look,
+        case_order,
+        confidence_sequence,
+        sequential_verdict,
+    )
+    from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
+    from evalkit.stats._sequential_power import SequentialPlan, simulate_sequential
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
@@ -45,26 +55,33 @@ else:
 
 __all__ = [
     "CORRECTIONS",
+    "ConfidenceSequence",
     "Correction",
     "DEFAULT_CONCENTRATION",
     "FlipRate",
     "Interval",
     "Kappa",
+    "Look",
     "METRICS",
     "McNemarResult",
     "Metric",
     "PairedComparison",
     "PowerResult",
     "ReuseSplit",
+    "SEQUENTIAL_METHOD",
+    "SequentialComparison",
+    "SequentialPlan",
     "VERDICTS",
     "VarianceComponents",
     "Verdict",
     "as_frame",
+    "case_order",
     "cluster_bootstrap",
     "cluster_wilson",
     "clustered_se",
     "cohens_kappa",
     "compare",
+    "confidence_sequence",
     "estimate_variance_components",
     "flip_rate_between",
     "flip_rate_within",
@@ -80,7 +97,10 @@ __all__ = [
     "required_cases",
     "required_trials",
     "reused_note",
+    "sequential_compare",
+    "sequential_verdict",
     "simulate_power",
+    "simulate_sequential",
     "split_reused",
     "verdict",
 ]

@@ -87,6 +87,9 @@ class PowerResult:
         n_sims: Simulation only: number of simulated comparisons.
         threshold: Practical threshold of the verdict "improved" the plan accounts for.
         note: Plain-language caveat, e.g. why no number of cases can show "improved".
+        sequential: With ``evalkit power --sequential``: the simulated sequential design for
+            the same effect and alpha (``SequentialPlan.to_dict()`` plus ``ratio_to_fixed``,
+            its expected cases over the fixed design's ``n_cases``); None otherwise.
     """
 
     n_cases: int | None
@@ -105,7 +108,7 @@ class PowerResult:
     n_sims: int | None = None
     threshold: float | None = None
     note: str = ""
-
+    sequential: dict[str, Any] | None = None
 
     def _repr_html_(self) -> str | None:
         """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""

@@ -1,0 +1,387 @@
+"""``evalkit run --until-verdict``: run rounds of cases until the verdict is settled.
+
+Each round is an ordinary run of the cases drawn so far, continued with ``resume`` (the run
+grows, ``RunConfig.extend``), so a round is crash-safe and cached like any run. After each
+round the anytime-valid comparison (:func:`evalkit.stats.sequential_compare`) looks at every
+round so far; the run stops at the first settled look (improved, regressed, futile) or when a
+budget is spent. Every look is written to the manifest (``sequential``), and since the looks
+are a function of the outcomes on disk, a resumed run recomputes them identically.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from evalkit.analysis._compare import refuse_errored
+from evalkit.cases import Suite, load_suite
+from evalkit.errors import ConfigError
+from evalkit.results import (
+    LookRecord,
+    SequentialRecord,
+    append_event,
+    load_manifest,
+    load_results,
+    read_run,
+    resolve_run_dir,
+    run_label,
+    write_manifest,
+)
+from evalkit.runner import RunConfig, RunResult, run
+from evalkit.stats import (
+    SEQUENTIAL_METHOD,
+    Metric,
+    SequentialComparison,
+    case_order,
+)
+from evalkit.stats import sequential_compare as compare_tables_sequentially
+
+
+@dataclass(frozen=True)
+class SequentialRun:
+    """A run that stopped when its verdict was settled or its budget spent.
+
+    Attributes:
+        run: The last round's run summary.
+        comparison: The sequential comparison at the last look.
+        stop_reason: ``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``,
+            ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (every item of the run or of
+            a condition errored: nothing was measured; the CLI exits 3).
+        rounds: Rounds run.
+        items: Items of the run.
+        cost_usd: Agent cost of the run (None when the provider reports none).
+        record: The manifest's ``sequential`` record.
+    """
+
+    run: RunResult
+    comparison: SequentialComparison
+    stop_reason: str
+    rounds: int
+    items: int
+    cost_usd: float | None
+    record: SequentialRecord = field(repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``compare`` JSON of the last look, plus the run's facts.
+
+        ``looks``, ``stopped_at`` and ``method`` come with the comparison; extended with
+        ``run_id``, ``stop_reason``, ``rounds``, ``items``, ``cost_usd`` and ``run`` (the
+        ``evalkit run --json`` object of the last round).
+        """
+        out = self.comparison.to_dict()
+        out.update(
+            run_id=self.run.run_id,
+            stop_reason=self.stop_reason,
+            rounds=self.rounds,
+            items=self.items,
+            cost_usd=self.cost_usd,
+            run=self.run.to_dict(),
+        )
+        return out
+
+
+def _cost(rows: pd.DataFrame) -> float | None:
+    """Agent cost spent by the run: outcomes copied from the cache cost nothing again."""
+    if "cost_usd" not in rows or rows["cost_usd"].isna().all():
+        return None
+    fresh = rows if "cache_hit" not in rows else rows[~rows["cache_hit"].fillna(False)]
+    return float(fresh["cost_usd"].fillna(0.0).sum())
+
+
+def _budget_reason(
+    record: SequentialRecord, rounds: int, items_per_case: int, cost: float | None
+) -> str | None:
+    """Which budget forbids another round (None: another round fits)."""
+    drawn = min(rounds * record.round_cases, len(record.order))
+    if drawn >= len(record.order):
+        return "cases-exhausted"
+    if record.max_rounds is not None and rounds >= record.max_rounds:
+        return "max-rounds"
+    following = min(drawn + record.round_cases, len(record.order))
+    if record.max_items is not None and following * items_per_case > record.max_items:
+        return "max-items"
+    if record.max_usd is not None and cost is not None:
+        per_round = cost / rounds
+        if cost + per_round > record.max_usd:
+            return "max-usd"
+    return None
+
+
+def _new_record(
+    suite: Suite,
+    config: RunConfig,
+    *,
+    round_cases: int,
+    threshold: float,
+    confidence: float,
+    plan_cases: int | None,
+    max_items: int | None,
+    max_usd: float | None,
+    max_rounds: int | None,
+) -> SequentialRecord:
+    conditions = config.conditions or ()
+    if len(conditions) != 2:
+        raise ConfigError(
+            "--until-verdict compares two conditions: pass --conditions BASELINE,CANDIDATE "
+            f"(e.g. --conditions none,preloaded), not {','.join(conditions) or 'the default'}"
+        )
+    cases = suite.select(
+        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
+    )
+    if not cases:
+        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
+    seed = config.seed if config.seed is not None else suite.spec.defaults.seed
+    return SequentialRecord(
+        baseline=conditions[0],
+        candidate=conditions[1],
+        order=case_order([case.id for case in cases], seed),
+        round_cases=round_cases,
+        threshold=threshold,
+        confidence=confidence,
+        method=SEQUENTIAL_METHOD,
+        plan_cases=plan_cases,
+        max_items=max_items,
+        max_usd=max_usd,
+        max_rounds=max_rounds,
+    )
+
+
+def _check_positive(value: float | None, flag: str) -> None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise ConfigError(f"{flag} must be a positive number, got {value!r}")
+
+
+def run_until_verdict(
+    suite: str | os.PathLike[str] | Suite,
+    config: RunConfig,
+    *,
+    round_cases: int = 10,
+    threshold: float = 0.05,
+    confidence: float = 0.95,
+    plan_cases: int | None = None,
+    max_items: int | None = None,
+    max_usd: float | None = None,
+    max_rounds: int | None = None,
+) -> SequentialRun:
+    """Run baseline and candidate in rounds of cases until the verdict is settled.
+
+    The cases (after the config's filters) are drawn in a random order fixed by the run seed;
+    round ``k`` runs the first ``k * round_cases`` of them under ``config.conditions``
+    (exactly two: baseline, candidate). After each round the sequential comparison looks at
+    every round so far and the run stops at the first settled look or when a budget is
+    spent. With ``config.resume`` an interrupted sequential run continues from its manifest
+    (same drawing order, round size, threshold and level); a budget passed again replaces
+    the recorded one, so a run stopped by its budget can be continued with a larger one.
+
+    Args:
+        suite: Suite directory or loaded suite.
+        config: Run options; ``conditions`` must name the baseline and the candidate.
+        round_cases: Cases per round (one look after each round).
+        threshold: Practical threshold of "improved".
+        confidence: Level of the confidence sequence.
+        plan_cases: Cases the bets are tuned for (None: untuned).
+        max_items: Budget of items (a round that would pass it is not started).
+        max_usd: Budget of agent cost (a round whose expected cost would pass it is not
+            started).
+        max_rounds: Budget of rounds.
+
+    Returns:
+        A :class:`SequentialRun`.
+
+    Raises:
+        ConfigError: Not two conditions, bad budgets, or a sequential run resumed with other
+            conditions.
+    """
+    if round_cases < 1:
+        raise ConfigError(f"--round-cases must be at least 1, got {round_cases}")
+    for value, flag in (
+        (max_items, "--max-items"),
+        (max_usd, "--max-usd"),
+        (max_rounds, "--max-rounds"),
+        (plan_cases, "--plan-cases"),
+    ):
+        _check_positive(value, flag)
+    loaded = suite if isinstance(suite, Suite) else load_suite(suite)
+    run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-seq")
+    run_dir = Path(config.runs_dir) / run_id
+    previous = load_manifest(run_dir) if config.resume and run_dir.is_dir() else None
+    record = previous.sequential if previous is not None else None
+    if record is None:
+        record = _new_record(
+            loaded,
+            config,
+            round_cases=round_cases,
+            threshold=threshold,
+            confidence=confidence,
+            plan_cases=plan_cases,
+            max_items=max_items,
+            max_usd=max_usd,
+            max_rounds=max_rounds,
+        )
+    elif tuple(config.conditions or ()) != (record.baseline, record.candidate):
+        raise ConfigError(
+            f"--resume: sequential run '{run_id}' compares {record.baseline},"
+            f"{record.candidate}; pass --conditions {record.baseline},{record.candidate}"
+        )
+    else:  # a budget given again replaces the recorded one (a spent run can be continued)
+        budgets = {"max_items": max_items, "max_usd": max_usd, "max_rounds": max_rounds}
+        record = record.model_copy(
+            update={key: value for key, value in budgets.items() if value is not None}
+        )
+    trials = config.trials or loaded.spec.defaults.trials
+    items_per_case = 2 * trials
+    first = min(record.round_cases, len(record.order)) * items_per_case
+    if record.max_items is not None and first > record.max_items:
+        raise ConfigError(
+            f"--max-items {record.max_items} is smaller than one round ({first} items: "
+            f"{record.round_cases} cases x 2 conditions x {trials} trials); raise it or lower "
+            "--round-cases"
+        )
+    rounds = 0
+    while True:
+        rounds += 1
+        drawn = record.order[: rounds * record.round_cases]
+        round_config = config.model_copy(
+            update={
+                "run_id": run_id,
+                "case_ids": tuple(drawn),
+                "conditions": (record.baseline, record.candidate),
+                "resume": config.resume or rounds > 1,
+                "extend": True,
+            }
+        )
+        result = run(loaded, round_config)
+        rows = read_run(result.run_dir)
+        comparison = compare_tables_sequentially(
+            rows,
+            conditions=(record.baseline, record.candidate),
+            threshold=record.threshold,
+            confidence=record.confidence,
+            order=record.order,
+            look_at=[k * record.round_cases for k in range(1, rounds + 1)],
+            plan_cases=record.plan_cases,
+        )
+        cost = _cost(rows)
+        last = comparison.looks[-1] if comparison.looks else None
+        record.looks = [look for look in record.looks if look.round < rounds]
+        record.looks.append(
+            LookRecord(
+                round=rounds,
+                n_cases=last.n_cases if last else 0,
+                items=len(rows),
+                cost_usd=cost,
+                estimate=last.estimate if last else None,
+                ci_low=last.ci_low if last else None,
+                ci_high=last.ci_high if last else None,
+                verdict=last.verdict if last else "inconclusive",
+                reason=last.reason if last else "",
+            )
+        )
+        reason = (last.reason if last else "") or _budget_reason(
+            record, rounds, items_per_case, cost
+        )
+        if result.failure is not None:
+            reason = "run-failed"  # its pass rates measure nothing: no further round
+        record.stop_reason = reason or None
+        append_event(result.run_dir, "sequential_look", **record.looks[-1].model_dump())
+        manifest = load_manifest(result.run_dir)
+        if manifest is not None:
+            write_manifest(result.run_dir, manifest.model_copy(update={"sequential": record}))
+        if reason:
+            return SequentialRun(
+                run=result,
+                comparison=comparison,
+                stop_reason=reason,
+                rounds=rounds,
+                items=len(rows),
+                cost_usd=cost,
+                record=record,
+            )
+
+
+def sequential_compare(
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    metric: Metric = "passed",
+    threshold: float | None = None,
+    confidence: float | None = None,
+    seed: int | None = 0,
+    round_cases: int = 1,
+    plan_cases: int | None = None,
+    runs_dir: str | os.PathLike[str] = "runs",
+) -> SequentialComparison:
+    """Anytime-valid ``compare`` of runs (``evalkit compare --sequential``).
+
+    A run made by ``evalkit run --until-verdict`` is read with its own design: the drawing
+    order, the rounds, the threshold, the level and the tuning of its manifest's
+    ``sequential`` record (so the looks are those the run took). Any other run, or two runs,
+    are looked at after every ``round_cases`` cases in the order fixed by ``seed``.
+
+    Args:
+        baseline: Baseline run (directory or run id) or tidy DataFrame.
+        candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
+        conditions: As for :func:`evalkit.compare`.
+        metric: ``"passed"`` or ``"score"`` (scores in [0, 1]).
+        threshold: Practical threshold (default: the run's, else 0.05).
+        confidence: Level of the confidence sequence (default: the run's, else 0.95).
+        seed: Seed of the drawing order of a run without a sequential record.
+        round_cases: Cases per round of a run without a sequential record.
+        plan_cases: Cases the bets are tuned for (default: the run's, else untuned).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        A :class:`~evalkit.stats.SequentialComparison`.
+
+    Raises:
+        InputError: Bad input, or a compared condition with only errors.
+    """
+    record = None
+    if candidate is None and not isinstance(baseline, pd.DataFrame):
+        manifest = load_manifest(resolve_run_dir(baseline, runs_dir))
+        record = manifest.sequential if manifest is not None else None
+    base = load_results(baseline, runs_dir, what="baseline")
+    refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    cand = None
+    labels = None
+    if candidate is not None:
+        cand = load_results(candidate, runs_dir, what="candidate")
+        labels = (
+            run_label(baseline, runs_dir) or "baseline",
+            run_label(candidate, runs_dir) or "candidate",
+        )
+        refuse_errored(cand, labels[1], conditions)
+    if record is not None and conditions is None:
+        conditions = (record.baseline, record.candidate)
+    if record is not None and tuple(conditions or ()) == (record.baseline, record.candidate):
+        return compare_tables_sequentially(
+            base,
+            conditions=conditions,
+            metric=metric,
+            threshold=record.threshold if threshold is None else threshold,
+            confidence=record.confidence if confidence is None else confidence,
+            order=record.order,
+            look_at=[look.round * record.round_cases for look in record.looks] or None,
+            round_size=record.round_cases,
+            plan_cases=record.plan_cases if plan_cases is None else plan_cases,
+        )
+    return compare_tables_sequentially(
+        base,
+        cand,
+        conditions=conditions,
+        metric=metric,
+        threshold=threshold,
+        confidence=0.95 if confidence is None else confidence,
+        seed=seed,
+        round_size=round_cases,
+        plan_cases=plan_cases,
+        labels=labels,
+    )

@@ -1,0 +1,246 @@
+"""Anytime-valid paired comparison: a betting confidence sequence over cases.
+
+Method. The per-case differences ``d = candidate_rate - baseline_rate`` lie in [-1, 1]; mapped
+to ``x = (d + 1) / 2`` in [0, 1] their mean is estimated with the hedged-capital confidence
+sequence of Waudby-Smith & Ramdas (2023, JRSS-B, "Estimating means of bounded random variables
+by betting", Theorem 3 with the predictable plug-in bets of their eq. 26-27). For every
+candidate mean ``m`` two gamblers bet on ``x`` being above and below ``m``; their wealth is a
+nonnegative martingale when ``m`` is the true mean, so by Ville's inequality the set of ``m``
+whose combined wealth stays below ``1 / alpha`` covers the true mean *at every number of cases
+at once* with probability at least ``1 - alpha``. Looking after every case, or stopping
+whenever the verdict is settled, therefore keeps the stated level, which a fixed-design
+interval looked at repeatedly does not. The running intersection over looks keeps the
+sequence nested.
+
+It is computed on a grid of candidate means (step ``1 / GRID`` of the [-1, 1] range), each
+bound moved outward by one grid step, so the grid never narrows the interval.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from evalkit.stats._types import Verdict
+from evalkit.stats._verdicts import _TOLERANCE
+
+#: Grid points of candidate means over [0, 1] (d-scale step 2 / GRID).
+GRID = 1000
+#: Cap on a bet (WSR 2023 suggest 1/2 or 3/4): wealth never falls by more than this share.
+BET_CAP = 0.75
+SEQUENTIAL_METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
+
+
+class ConfidenceSequence(NamedTuple):
+    """A confidence sequence for the mean of per-case differences in [-1, 1].
+
+    Attributes:
+        n: Observations after each look, ``1..T``.
+        estimate: Running mean of the differences, clipped into the sequence's interval.
+        ci_low: Lower bound after each observation (running intersection).
+        ci_high: Upper bound after each observation (running intersection).
+        confidence: Level, uniform over every number of observations.
+    """
+
+    n: np.ndarray
+    estimate: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    confidence: float
+
+
+def confidence_sequence(
+    differences: np.ndarray, confidence: float = 0.95, plan_cases: int | None = None
+) -> ConfidenceSequence:
+    """Hedged-capital betting confidence sequence for the mean of values in [-1, 1].
+
+    The bets are WSR's predictable plug-in ``sqrt(2 log(2/alpha) / (var_{t-1} h_t))`` capped
+    at :data:`BET_CAP` (``/ m`` or ``/ (1 - m)``), with ``h_t = t log(1 + t)`` (tight at every
+    ``t``) or, given ``plan_cases = n``, ``h_t = n`` (WSR's choice for a planned size: tighter
+    near ``n``, a little looser far from it). Any predictable bet keeps the coverage; the
+    choice only moves where the sequence is tightest.
+
+    Args:
+        differences: Observations in their order of arrival (per-case differences).
+        confidence: Level ``1 - alpha`` holding simultaneously at every ``t``.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size).
+
+    Returns:
+        The bounds after each observation.
+
+    Raises:
+        ValueError: A value outside [-1, 1] or not finite.
+
+    Examples:
+        >>> cs = confidence_sequence(np.full(60, 0.5))
+        >>> bool(cs.ci_low[-1] > 0), bool(cs.ci_low[4] > 0)
+        (True, False)
+    """
+    d = np.asarray(differences, dtype=float)
+    if d.size and (not np.all(np.isfinite(d)) or np.any(np.abs(d) > 1 + 1e-12)):
+        raise ValueError("a confidence sequence needs differences in [-1, 1]")
+    x = np.clip((d + 1.0) / 2.0, 0.0, 1.0)
+    t_count = len(x)
+    alpha = 1.0 - confidence
+    steps = np.arange(1, t_count + 1, dtype=float)
+    # predictable plug-in mean and variance (eq. 27): estimates from x_1..x_{t-1}
+    mu_hat = (0.5 + np.cumsum(x)) / (steps + 1.0)
+    mu_prev = np.concatenate([[0.5], mu_hat[:-1]])
+    var_hat = (0.25 + np.cumsum((x - mu_prev) ** 2)) / (steps + 1.0)
+    var_prev = np.concatenate([[0.25], var_hat[:-1]])
+    horizon = steps * np.log1p(steps) if plan_cases is None else np.full(t_count, plan_cases)
+    bets = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * horizon))
+    grid = np.linspace(0.0, 1.0, GRID + 1)[1:-1]
+    up = np.minimum(bets[:, None], BET_CAP / grid[None, :])
+    down = np.minimum(bets[:, None], BET_CAP / (1.0 - grid[None, :]))
+    excess = x[:, None] - grid[None, :]
+    log_up = np.cumsum(np.log1p(up * excess), axis=0)
+    log_down = np.cumsum(np.log1p(-down * excess), axis=0)
+    # hedged wealth max(K+/2, K-/2) compared with 1/alpha
+    log_wealth = np.maximum(log_up, log_down) + math.log(0.5)
+    inside = log_wealth < math.log(1.0 / alpha)
+    step = 1.0 / GRID
+    low = np.zeros(t_count)
+    high = np.ones(t_count)
+    for t in range(t_count):
+        kept = grid[inside[t]]
+        if kept.size:
+            low[t], high[t] = max(kept[0] - step, 0.0), min(kept[-1] + step, 1.0)
+        else:  # the grid is coarser than the set: keep the point nearest the smallest wealth
+            best = grid[int(np.argmin(log_wealth[t]))]
+            low[t], high[t] = best - step, best + step
+    low = np.maximum.accumulate(low)
+    high = np.minimum.accumulate(high)
+    high = np.maximum(high, low)
+    low_d, high_d = 2.0 * low - 1.0, 2.0 * high - 1.0
+    mean = np.cumsum(d) / steps if t_count else np.zeros(0)
+    return ConfidenceSequence(
+        steps.astype(int), np.clip(mean, low_d, high_d), low_d, high_d, float(confidence)
+    )
+
+
+class Look(NamedTuple):
+    """The state of a sequential comparison after one look.
+
+    Attributes:
+        n_cases: Cases observed so far.
+        estimate: Mean per-case difference, clipped into the interval.
+        ci_low: Lower bound of the confidence sequence.
+        ci_high: Upper bound of the confidence sequence.
+        verdict: The verdict at this look (:func:`sequential_verdict`).
+        settled: Whether the comparison may stop here (a verdict, or futility).
+        reason: ``improved``, ``regressed``, ``futile`` or ``""`` (not settled).
+    """
+
+    n_cases: int
+    estimate: float
+    ci_low: float
+    ci_high: float
+    verdict: Verdict
+    settled: bool
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        """This look as plain JSON values."""
+        return {
+            "n_cases": int(self.n_cases),
+            "estimate": float(self.estimate),
+            "ci_low": float(self.ci_low),
+            "ci_high": float(self.ci_high),
+            "verdict": self.verdict,
+            "settled": bool(self.settled),
+            "reason": self.reason,
+        }
+
+
+def sequential_verdict(
+    estimate: float, ci_low: float, ci_high: float, threshold: float
+) -> tuple[Verdict, str]:
+    """The three-way verdict at one look, and whether the comparison is settled.
+
+    - ``improved``: the sequence's lower bound is above 0 **and** the estimate (clipped into
+      the sequence) is at least ``threshold``;
+    - ``regressed``: the upper bound is below 0;
+    - ``futile`` (verdict ``inconclusive``, settled): the sequence lies inside
+      ``(-threshold, threshold)``: every effect that could give *improved* is excluded (the
+      bounds only narrow and the estimate stays inside them, so no number of further cases
+      can give it), and any regression left is smaller than the threshold;
+    - otherwise ``inconclusive``, not settled.
+
+    Args:
+        estimate: Clipped mean difference.
+        ci_low: Lower bound.
+        ci_high: Upper bound.
+        threshold: Practical threshold.
+
+    Returns:
+        ``(verdict, reason)`` with reason ``""`` when not settled.
+
+    Examples:
+        >>> sequential_verdict(0.12, 0.02, 0.2, 0.05)
+        ('improved', 'improved')
+        >>> sequential_verdict(0.01, -0.02, 0.04, 0.05)
+        ('inconclusive', 'futile')
+    """
+    if ci_low > 0 and estimate >= threshold - _TOLERANCE:
+        return "improved", "improved"
+    if ci_high < 0:
+        return "regressed", "regressed"
+    if ci_high < threshold - _TOLERANCE and ci_low > -threshold + _TOLERANCE:
+        return "inconclusive", "futile"
+    return "inconclusive", ""
+
+
+def run_looks(
+    differences: np.ndarray,
+    look_at: np.ndarray,
+    *,
+    threshold: float,
+    confidence: float,
+    stop: bool = True,
+    plan_cases: int | None = None,
+) -> list[Look]:
+    """The looks of a sequential comparison at the given numbers of cases.
+
+    Args:
+        differences: Per-case differences in the order the cases were drawn.
+        look_at: Increasing numbers of cases after which to look (each in ``1..len``).
+        threshold: Practical threshold.
+        confidence: Level of the confidence sequence.
+        stop: Stop at the first settled look (the sequential design); else look at all.
+        plan_cases: Number of cases the bets are tuned for (see :func:`confidence_sequence`).
+
+    Returns:
+        The looks taken.
+    """
+    cs = confidence_sequence(differences, confidence, plan_cases)
+    looks: list[Look] = []
+    for n in look_at:
+        i = int(n) - 1
+        est, low, high = (float(a[i]) for a in (cs.estimate, cs.ci_low, cs.ci_high))
+        verdict, reason = sequential_verdict(est, low, high, threshold)
+        looks.append(Look(int(n), est, low, high, verdict, bool(reason), reason))
+        if stop and reason:
+            break
+    return looks
+
+
+def case_order(case_ids: list[str], seed: int | None) -> list[str]:
+    """The random order, fixed by ``seed``, in which a sequential design draws cases.
+
+    Args:
+        case_ids: The suite's case ids (any order: they are sorted first).
+        seed: Seed of the order.
+
+    Returns:
+        The case ids in drawing order.
+
+    Examples:
+        >>> case_order(["c", "a", "b"], 1) == case_order(["b", "c", "a"], 1)
+        True
+    """
+    ordered = sorted(set(case_ids))
+    permutation = np.random.default_rng(seed).permutation(len(ordered))
+    return [ordered[int(i)] for i in permutation]

@@ -1,0 +1,288 @@
+"""``compare`` with an anytime-valid interval: looks after rounds of cases, stops when settled."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from evalkit.errors import InputError
+from evalkit.stats._compare import compare
+from evalkit.stats._frame import check_positive_int
+from evalkit.stats._interval import Interval
+from evalkit.stats._paired import PairedComparison
+from evalkit.stats._sequential import SEQUENTIAL_METHOD, Look, case_order, run_looks
+from evalkit.stats._types import Correction, Metric
+
+#: Bootstrap replicates of the fixed-design figures carried along (cases table, sign-flip).
+_SIDE_RESAMPLES = 2000
+
+
+@dataclass(frozen=True)
+class SequentialComparison(PairedComparison):
+    """A :class:`PairedComparison` whose overall interval is a confidence sequence.
+
+    ``delta`` and ``verdict`` are those of the last look taken; the other fields (cases table,
+    wins, losses, sign-flip test) describe every case observed up to it.
+
+    Attributes:
+        looks: Every look taken, in order.
+        stopped_at: Cases observed when the comparison settled (None: not settled yet).
+        method: The interval's method (the betting confidence sequence).
+        order: Case ids in the order they were drawn (the seeded order).
+    """
+
+    looks: tuple[Look, ...] = ()
+    stopped_at: int | None = None
+    method: str = SEQUENTIAL_METHOD
+    order: tuple[str, ...] = ()
+
+    @property
+    def futile(self) -> bool:
+        """True when the last look settled as futile (``improved`` is out of reach)."""
+        return bool(self.looks) and self.looks[-1].reason == "futile"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``compare`` JSON shape, extended with ``looks``, ``stopped_at`` and ``method``.
+
+        Returns:
+            :meth:`PairedComparison.to_dict` plus ``"looks"`` (``[{"n_cases", "estimate",
+            "ci_low", "ci_high", "verdict", "settled", "reason"}]``), ``"stopped_at"`` (cases
+            at the settling look, or None), ``"method"`` and ``"order"``.
+        """
+        out = super().to_dict()
+        out["looks"] = [look.to_dict() for look in self.looks]
+        out["stopped_at"] = self.stopped_at
+        out["method"] = self.method
+        out["order"] = list(self.order)
+        return out
+
+
+def case_differences(result: PairedComparison) -> pd.Series:
+    """Per-case differences of a comparison, stratified by case (conditions averaged).
+
+    Args:
+        result: A fixed-design comparison.
+
+    Returns:
+        The mean difference of each case, indexed by ``case_id``.
+    """
+    cases = result.cases
+    if cases.empty:
+        return pd.Series(dtype=float)
+    return cases.groupby("case_id", sort=True)["estimate"].mean()
+
+
+def _looks_in_order(
+    order: Sequence[str], present: pd.Series, look_at: Sequence[int] | None, round_size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Differences in drawing order and the observation counts at each look."""
+    observed = np.array([case in present.index for case in order], dtype=bool)
+    differences = np.array([float(present[c]) for c in order if c in present.index])
+    prefix = np.cumsum(observed)
+    if look_at is None:
+        marks = list(range(round_size, len(order) + 1, round_size))
+        if not marks or marks[-1] != len(order):
+            marks.append(len(order))
+    else:
+        marks = [min(int(m), len(order)) for m in look_at]
+    counts = [int(prefix[m - 1]) for m in marks if m >= 1]
+    unique = np.array(sorted({c for c in counts if c >= 1}), dtype=int)
+    return differences, unique
+
+
+def sequential_compare(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame | None = None,
+    *,
+    conditions: Sequence[str] | None = None,
+    metric: Metric = "passed",
+    threshold: float | None = None,
+    confidence: float = 0.95,
+    seed: int | None = 0,
+    order: Sequence[str] | None = None,
+    look_at: Sequence[int] | None = None,
+    round_size: int = 1,
+    stop: bool = True,
+    plan_cases: int | None = None,
+    alpha: float = 0.05,
+    correction: Correction = "holm",
+    labels: tuple[str, str] | None = None,
+) -> SequentialComparison:
+    """Anytime-valid paired comparison: the verdict stays valid however often it is looked at.
+
+    Cases are the sampling unit: a case, with all its trials, is one observation (its mean
+    difference over trials, averaged over conditions when two runs share several). Cases are
+    observed in a random order fixed by ``seed`` (or the given ``order``) and looked at after
+    every ``round_size`` of them (or after the given ``look_at`` numbers of drawn cases). At
+    each look the betting confidence sequence of the mean difference and the verdict rule of
+    :func:`~evalkit.stats._sequential.sequential_verdict` decide; with ``stop`` the first
+    settled look ends the comparison.
+
+    Args:
+        baseline: Baseline results (tidy DataFrame).
+        candidate: Candidate results; None to compare two conditions of ``baseline``.
+        conditions: As for :func:`evalkit.stats.compare`.
+        metric: ``"passed"`` or ``"score"`` (scores must lie in [0, 1]).
+        threshold: Practical threshold for "improved" (default 0.05).
+        confidence: Level of the confidence sequence (uniform over looks).
+        seed: Seed of the drawing order (and of the side figures).
+        order: Case ids in drawing order (overrides ``seed``); cases absent from the
+            results are skipped.
+        look_at: Numbers of drawn cases (positions in ``order``) after which to look.
+        round_size: Cases per round when ``look_at`` is not given.
+        stop: Stop at the first settled look.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size; see
+            :func:`~evalkit.stats.confidence_sequence`).
+        alpha: Per-case level of the cases table.
+        correction: Multiplicity correction of the cases table.
+        labels: ``(baseline_label, candidate_label)`` of two tables.
+
+    Returns:
+        A :class:`SequentialComparison`; ``.to_dict()`` is the ``compare`` JSON plus
+        ``looks``, ``stopped_at``, ``method`` and ``order``.
+
+    Raises:
+        InputError: Bad input, or per-case differences outside [-1, 1] (scores beyond [0, 1]).
+
+    Examples:
+        >>> run = pd.DataFrame({
+        ...     "case_id": [f"c{i}" for i in range(40)] * 2,
+        ...     "condition": ["none"] * 40 + ["preloaded"] * 40,
+        ...     "passed": [i % 2 == 0 for i in range(40)] + [True] * 40,
+        ... })
+        >>> result = sequential_compare(run, conditions=("none", "preloaded"), round_size=5)
+        >>> result.verdict, result.stopped_at
+        ('improved', 15)
+    """
+    round_size = check_positive_int(round_size, "round_size")
+    if plan_cases is not None:
+        plan_cases = check_positive_int(plan_cases, "plan_cases")
+    fixed = compare(
+        baseline,
+        candidate,
+        conditions=conditions,
+        metric=metric,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=_SIDE_RESAMPLES,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        labels=labels,
+    )
+    present = case_differences(fixed)
+    if len(present) and float(np.max(np.abs(present.to_numpy()))) > 1 + 1e-12:
+        raise InputError(
+            f"sequential compare: the per-case differences of {metric!r} must lie in [-1, 1] "
+            "(scores in [0, 1]); rescale the scores to [0, 1]"
+        )
+    drawn = list(order) if order is not None else case_order(list(present.index), seed)
+    differences, counts = _looks_in_order(drawn, present, look_at, round_size)
+    looks = (
+        run_looks(
+            differences,
+            counts,
+            threshold=fixed.threshold,
+            confidence=confidence,
+            stop=stop,
+            plan_cases=plan_cases,
+        )
+        if len(counts)
+        else []
+    )
+    observed = [c for c in drawn if c in present.index][: looks[-1].n_cases if looks else 0]
+    side = (
+        fixed
+        if len(observed) == len(present)
+        else _restrict(
+            fixed,
+            observed,
+            baseline,
+            candidate,
+            conditions,
+            metric,
+            threshold,
+            confidence,
+            seed,
+            alpha,
+            correction,
+            labels,
+        )
+    )
+    last = looks[-1] if looks else None
+    delta = (
+        Interval(last.estimate, last.ci_low, last.ci_high, confidence, SEQUENTIAL_METHOD)
+        if last is not None
+        else Interval(float("nan"), float("nan"), float("nan"), confidence, SEQUENTIAL_METHOD)
+    )
+    settled = last is not None and last.settled
+    note = _note(last, fixed.threshold, len(present))
+    return SequentialComparison(
+        **{f.name: getattr(side, f.name) for f in dataclasses.fields(PairedComparison)}
+        | {
+            "delta": delta,
+            "verdict": last.verdict if last else "inconclusive",
+            "verdict_note": note,
+        },
+        looks=tuple(looks),
+        stopped_at=last.n_cases if settled and last is not None else None,
+        order=tuple(drawn),
+    )
+
+
+def _restrict(
+    fixed: PairedComparison,
+    observed: list[str],
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame | None,
+    conditions: Sequence[str] | None,
+    metric: Metric,
+    threshold: float | None,
+    confidence: float,
+    seed: int | None,
+    alpha: float,
+    correction: Correction,
+    labels: tuple[str, str] | None,
+) -> PairedComparison:
+    """The fixed-design side figures over the cases observed up to the last look only."""
+    if not observed:
+        return fixed
+    keep = set(observed)
+    return compare(
+        baseline[baseline["case_id"].isin(keep)],
+        None if candidate is None else candidate[candidate["case_id"].isin(keep)],
+        conditions=conditions,
+        metric=metric,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=_SIDE_RESAMPLES,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        labels=labels,
+    )
+
+
+def _note(last: Look | None, threshold: float, available: int) -> str:
+    """Why the sequential verdict is what it is, in one line."""
+    if last is None:
+        return "no case to compare"
+    if last.reason == "futile":
+        return (
+            f"futile after {last.n_cases} cases: the confidence sequence excludes every effect "
+            f"at or above the threshold of {threshold * 100:g} pp, so 'improved' cannot be "
+            "reached with more cases"
+        )
+    if last.reason:
+        return ""
+    if last.ci_low > 0:
+        return (
+            f"the change is clear but its estimate is below the threshold of "
+            f"{threshold * 100:g} pp so far ({last.n_cases} of {available} cases looked at)"
+        )
+    return f"not settled after {last.n_cases} cases: the confidence sequence still includes 0"

@@ -1,0 +1,148 @@
+"""Planning a sequential comparison: how many cases until the verdict, by simulation."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
+from evalkit.stats._paired import check_threshold
+from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
+from evalkit.stats._sequential import SEQUENTIAL_METHOD, run_looks
+from evalkit.stats._simulate import simulate_arms
+
+
+@dataclass(frozen=True)
+class SequentialPlan:
+    """Cases a sequential comparison needs until its verdict, simulated under Miller's model.
+
+    Attributes:
+        effect: True difference of pass rates simulated.
+        n_trials: Trials per case and arm.
+        baseline_rate: Mean baseline pass rate.
+        alpha: 1 - confidence of the confidence sequence.
+        threshold: Practical threshold of "improved".
+        max_cases: Budget of cases (a comparison unsettled at it stops there).
+        round_size: Cases per round (one look after each).
+        plan_cases: Cases the bets are tuned for (None: untuned).
+        expected_cases: Mean number of cases at the stop (budget included).
+        median_cases: Median of it.
+        p90_cases: Its 90th percentile.
+        improved: Share of simulations that stopped with "improved".
+        regressed: Share that stopped with "regressed".
+        futile: Share that stopped as futile.
+        unsettled: Share that spent the budget without settling.
+        n_sims: Simulated comparisons.
+        seed: Seed of the simulation.
+        method: The interval's method.
+    """
+
+    effect: float
+    n_trials: int
+    baseline_rate: float
+    alpha: float
+    threshold: float
+    max_cases: int
+    round_size: int
+    plan_cases: int | None
+    expected_cases: float
+    median_cases: float
+    p90_cases: float
+    improved: float
+    regressed: float
+    futile: float
+    unsettled: float
+    n_sims: int
+    seed: int | None
+    method: str = SEQUENTIAL_METHOD
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as plain JSON values."""
+        return dict(json_ready(asdict(self)))
+
+
+def simulate_sequential(
+    effect: float,
+    n_trials: int = 3,
+    *,
+    baseline_rate: float = 0.5,
+    concentration: float = DEFAULT_CONCENTRATION,
+    alpha: float = 0.05,
+    threshold: float | None = None,
+    max_cases: int = 1000,
+    round_size: int = 1,
+    plan_cases: int | None = None,
+    n_sims: int = 200,
+    seed: int | None = 0,
+) -> SequentialPlan:
+    """Simulate the sequential design: cases to the verdict, and which verdict.
+
+    Each simulation draws ``max_cases`` cases of Miller's model
+    (:func:`~evalkit.stats._simulate.simulate_arms`: case difficulty from a Beta
+    distribution, ``n_trials`` Bernoulli trials per arm), looks after every ``round_size``
+    cases and stops at the first settled look (improved, regressed or futile) or at the
+    budget.
+
+    Args:
+        effect: True difference of mean pass rates.
+        n_trials: Trials per case and arm.
+        baseline_rate: Mean baseline pass rate (in (0, 1)).
+        concentration: Beta concentration of case difficulty.
+        alpha: 1 - confidence of the confidence sequence.
+        threshold: Practical threshold (default 0.05).
+        max_cases: Budget of cases.
+        round_size: Cases per round.
+        plan_cases: Cases the bets are tuned for (None: untuned).
+        n_sims: Simulations.
+        seed: Seed.
+
+    Returns:
+        A :class:`SequentialPlan`.
+
+    Examples:
+        >>> plan = simulate_sequential(0.3, max_cases=200, n_sims=20, seed=1)
+        >>> plan.improved, plan.expected_cases < 60
+        (1.0, True)
+    """
+    effect = _number(effect, "effect", -1.0, 1.0)
+    rate = _number(baseline_rate, "baseline_rate", 0.0, 1.0, open_low=True)
+    level = check_confidence(1.0 - alpha, "1 - alpha")
+    limit = check_threshold(threshold)
+    n_trials = check_positive_int(n_trials, "n_trials")
+    max_cases = check_positive_int(max_cases, "max_cases")
+    round_size = check_positive_int(round_size, "round_size")
+    n_sims = check_positive_int(n_sims, "n_sims")
+    rng = np.random.default_rng(seed)
+    marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
+    stops = np.empty(n_sims)
+    reasons: list[str] = []
+    for i in range(n_sims):
+        base, cand = simulate_arms(rng, max_cases, n_trials, effect, rate, concentration)
+        differences = cand.mean(axis=1) - base.mean(axis=1)
+        looks = run_looks(
+            differences, marks, threshold=limit, confidence=level, plan_cases=plan_cases
+        )
+        stops[i] = looks[-1].n_cases
+        reasons.append(looks[-1].reason)
+    share = {name: reasons.count(name) / n_sims for name in ("improved", "regressed", "futile")}
+    return SequentialPlan(
+        effect=effect,
+        n_trials=n_trials,
+        baseline_rate=rate,
+        alpha=1.0 - level,
+        threshold=limit,
+        max_cases=max_cases,
+        round_size=round_size,
+        plan_cases=plan_cases,
+        expected_cases=float(np.mean(stops)),
+        median_cases=float(np.median(stops)),
+        p90_cases=float(np.percentile(stops, 90)),
+        improved=share["improved"],
+        regressed=share["regressed"],
+        futile=share["futile"],
+        unsettled=reasons.count("") / n_sims,
+        n_sims=n_sims,
+        seed=seed,
+    )

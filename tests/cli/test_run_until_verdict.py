@@ -1,0 +1,254 @@
+"""``evalkit run --until-verdict`` on the demo suite with the simulated agent (real processes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import evalkit
+from evalkit.stats import compare, sequential_compare
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "cases" / "demo"
+SETTLED = {"improved", "regressed", "futile"}
+
+
+def _argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "evalkit",
+        "run",
+        str(DEMO),
+        "--conditions",
+        "none,preloaded",
+        "--until-verdict",
+        "--round-cases",
+        "5",
+        "--no-progress",
+        "--no-cache",
+        "--runs-dir",
+        str(runs_dir),
+        "--run-id",
+        run_id,
+        *extra,
+    ]
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _sequential(run_dir: Path) -> dict[str, Any]:
+    record: dict[str, Any] = json.loads((run_dir / "manifest.json").read_text())["sequential"]
+    return record
+
+
+def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [*_argv(tmp_path, "seq", "--json")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["stop_reason"] in SETTLED
+    assert {"verdict", "delta", "n_cases", "looks", "stopped_at", "method"} <= set(out)
+    record = _sequential(tmp_path / "seq")
+    looks = record["looks"]
+    assert [look["round"] for look in looks] == list(range(1, out["rounds"] + 1))
+    assert [look["n_cases"] for look in looks] == [5 * k for k in range(1, out["rounds"] + 1)]
+    assert looks[-1]["reason"] == out["stop_reason"] and record["stop_reason"] == out["stop_reason"]
+    assert all(look["reason"] == "" for look in looks[:-1])
+    rows = evalkit.read_run(tmp_path / "seq")
+    assert set(rows["condition"]) == {"none", "preloaded"}
+    n_cases = rows["case_id"].nunique()
+    assert n_cases == out["stopped_at"] == 5 * out["rounds"]
+    assert len(rows) == out["items"] == n_cases * 2 * 3
+    assert n_cases < len(record["order"])  # stopped before the suite was spent
+    assert set(rows["case_id"]) == set(record["order"][:n_cases])  # drawn in the seeded order
+    # the verdict is the one the library computes from the run on disk
+    again = sequential_compare(
+        rows,
+        conditions=("none", "preloaded"),
+        order=record["order"],
+        look_at=[5 * k for k in range(1, out["rounds"] + 1)],
+    )
+    assert again.verdict == out["verdict"]
+    assert again.delta.ci_low == out["delta"]["ci_low"]
+    events = [
+        json.loads(line) for line in (tmp_path / "seq" / "events.jsonl").read_text().splitlines()
+    ]
+    assert sum(e["event"] == "sequential_look" for e in events) == out["rounds"]
+    # evalkit compare --sequential reads the run with its own design: the same looks
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalkit",
+            "compare",
+            str(tmp_path / "seq"),
+            "--sequential",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+    )
+    assert shown.returncode == 0, shown.stderr
+    read_back = json.loads(shown.stdout)
+    assert [(x["n_cases"], x["ci_low"], x["ci_high"]) for x in read_back["looks"]] == [
+        (x["n_cases"], x["ci_low"], x["ci_high"]) for x in looks
+    ]
+    assert read_back["verdict"] == out["verdict"]
+    # the fixed-design compare agrees on the direction over the same cases
+    fixed = compare(rows, conditions=("none", "preloaded"), n_resamples=1000)
+    if out["verdict"] == "improved":
+        assert fixed.delta.estimate > 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "reason", "rounds", "code"),
+    [
+        (("--max-rounds", "1"), "max-rounds", 1, 0),
+        # round 1 costs $0.086 with the simulated agent: a second would pass $0.10
+        (("--max-usd", "0.1"), "max-usd", 1, 0),
+        # 5 cases x 2 conditions x 3 trials = 30 items a round: a third would pass 60
+        (("--max-items", "60"), "max-items", 2, 0),
+        (("--provider-opt", "error_rate=1.0", "--retries", "0"), "run-failed", 1, 3),
+    ],
+)
+def test_until_verdict_budgets_stop_unsettled(
+    tmp_path: Path, extra: tuple[str, ...], reason: str, rounds: int, code: int
+) -> None:
+    done = subprocess.run(
+        [*_argv(tmp_path, "cap", "--json", *extra)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert done.returncode == code, done.stderr
+    out = json.loads(done.stdout)
+    assert out["stop_reason"] == reason and out["rounds"] == rounds
+    assert out["stopped_at"] is None and out["verdict"] == "inconclusive"
+    assert out["items"] == rounds * 30
+    record = _sequential(tmp_path / "cap")
+    assert len(record["looks"]) == rounds and record["stop_reason"] == reason
+    if reason == "max-usd":
+        assert out["cost_usd"] <= 0.1
+    if code == 3:
+        assert "failed" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path) -> None:
+    first = subprocess.run(
+        [*_argv(tmp_path, "more", "--json", "--max-rounds", "1")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["stop_reason"] == "max-rounds"
+    more = subprocess.run(
+        [*_argv(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert more.returncode == 0, more.stderr
+    out = json.loads(more.stdout)
+    assert out["rounds"] == 2 and out["items"] == 60
+    record = _sequential(tmp_path / "more")
+    assert record["max_rounds"] == 2
+    assert [look["n_cases"] for look in record["looks"]] == [5, 10]
+
+
+def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
+    argv = _argv(tmp_path, "bad")
+    argv[argv.index("none,preloaded")] = "none"
+    done = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    assert done.returncode == 2
+    assert "--conditions BASELINE,CANDIDATE" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
+    argv = [a for a in _argv(tmp_path, "plain") if a != "--until-verdict"]
+    done = subprocess.run(
+        [*argv, "--max-items", "10"], capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert done.returncode == 2
+    assert "--round-cases, --max-items: only with --until-verdict" in done.stderr
+    assert not (tmp_path / "plain").exists()
+
+
+def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
+    """SIGKILL after the first look; --resume continues with the same order and looks."""
+    slow = ("--provider-opt", "latency_s=0.05", "--concurrency", "2")
+    process = subprocess.Popen(
+        _argv(tmp_path, "kill", *slow),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=_env(),
+    )
+    manifest = tmp_path / "kill" / "manifest.json"
+    deadline = time.monotonic() + 300
+    first_look = None
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            record = json.loads(manifest.read_text()).get("sequential")
+        except (OSError, ValueError):
+            record = None
+        if record and record["looks"]:
+            first_look = record["looks"][0]
+            break
+        time.sleep(0.05)
+    assert first_look is not None, "the first look never reached the manifest"
+    assert process.poll() is None, "the run ended before it could be killed"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    assert _sequential(tmp_path / "kill")["stop_reason"] is None
+
+    resumed = subprocess.run(
+        [*_argv(tmp_path, "kill", *slow, "--json", "--resume")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    out = json.loads(resumed.stdout)
+    record = _sequential(tmp_path / "kill")
+    assert record["looks"][0] == first_look
+    assert [look["round"] for look in record["looks"]] == list(range(1, out["rounds"] + 1))
+    assert record["stop_reason"] == out["stop_reason"] in SETTLED
+    rows = evalkit.read_run(tmp_path / "kill")
+    assert rows["item_key"].is_unique
+    assert len(rows) == 5 * out["rounds"] * 2 * 3
+
+    # an uninterrupted run with the same seed reaches the same looks
+    fresh = subprocess.run(
+        [*_argv(tmp_path / "other", "kill", "--json")],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert fresh.returncode == 0, fresh.stderr
+    assert _sequential(tmp_path / "other" / "kill")["looks"] == record["looks"]
