@@ -14,7 +14,7 @@ import pytest
 import evalkit
 from evalkit.results import read_scores
 from evalkit.runner import RunConfig, run
-from tests.providers.agent_harness import ANTHROPIC_SECRET, OPENAI_SECRET
+from tests.providers.agent_harness import ANTHROPIC_SECRET, OPENAI_SECRET, agent_binary
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Text
 
 _STATEMENT = re.compile(r"<statement>\\n(.*?)\\n</statement>")
@@ -206,3 +206,29 @@ def test_the_judge_never_sees_the_injected_skill_or_the_condition(
     # identical answers under both conditions are one question to the judge: the condition is
     # not part of what it grades
     assert result.judge["calls"] == 3 and result.judge["cache_hits"] == 3
+
+
+def test_claude_code_judges_through_the_real_cli(
+    judged_suite: Path, runs_dir: Path, loopback: LoopbackModelServer, tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``claude -p`` (the pinned CLI) as the judge: its answers are parsed as strict verdicts."""
+    binary = agent_binary("claude", "EVALKIT_CLAUDE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_SECRET)
+    loopback.reset(verdict)
+    options = {"binary": binary, "base_url": loopback.base_url, "cli_retries": 0,
+               "state_dir": str(tmp_path / "state")}
+    result = run(judged_suite, RunConfig(
+        runs_dir=runs_dir, run_id="claude-judge", progress=False, concurrency=2, trials=1,
+        judge_provider="claude_code", judge_model="judge-1", judge_options=options, retries=1,
+        retry_backoff_s=0.0))
+    assert result.judge is not None
+    assert result.judge["provider"] == "claude_code" and result.judge["errors"] == 0
+    assert result.judge["calls"] > 0
+    scores = read_scores(result.run_dir)
+    judged = scores[scores["component"].str.startswith("expectation:")]
+    assert len(judged) > 0
+    # the verdict follows the scripted rule, and the evidence is the CLI's one line
+    expected = judged["expectation"].str.contains("in a loop")
+    assert (judged["passed"] == expected).all()
+    assert judged["detail"].str.startswith("checked: ").all()
