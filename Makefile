@@ -45,6 +45,7 @@ lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
 
 demo: $(VENV)/.installed
 	$(BIN)/evalkit run cases/demo --trials 3 --concurrency $(CONCURRENCY) --run-id $(DEMO_RUN) --runs-dir $(RUNS)
+	$(BIN)/evalkit judge calibrate $(DEMO_RUN) --runs-dir $(RUNS) --labels cases/demo/labels.csv
 	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) -o reports/$(DEMO_RUN)/run.html
 	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) --kind compare --conditions none,preloaded -o reports/$(DEMO_RUN)/compare-none-preloaded.html
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
