@@ -9,10 +9,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, sync_playwright
 
 from evalkit.cli import main as cli_main
 from evalkit.report import report
@@ -93,3 +96,19 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
         "lift", "lift", Path(data["html_path"]), Path(data["notebook_path"]), stdout.getvalue()
     )
     return pages
+
+
+#: Headless Chromium flags of the report tests (no GPU, no shared-memory limits in CI).
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium driven by playwright (``playwright install`` is not used)."""
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
+        yield browser
+        browser.close()

@@ -7,33 +7,20 @@ the fixture runs stay text while the one embedded script (allowed by its CSP has
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pandas as pd
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 import evalkit
 from evalkit.report import item_browser, read_transcript, sample_items
 from tests.report.conftest import AFTER, BEFORE, SCRIPT_PAYLOAD, Rendered
 
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
 ROWS = "section.ek-browser tbody tr"
 VISIBLE_ROWS = "section.ek-browser tbody tr:visible"
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        yield browser
-        browser.close()
 
 
 class Opened:

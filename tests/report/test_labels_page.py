@@ -12,28 +12,16 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from evalkit.results import read_scores
-from tests.report.test_item_browser import ARGS, Opened
+from tests.report.test_item_browser import Opened
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "judged"
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _evalkit(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:

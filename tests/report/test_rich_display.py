@@ -7,31 +7,17 @@ Content-Security-Policy (as in Jupyter), and the escaping alone must keep them i
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 import evalkit
 from evalkit._display import rich_html
 from evalkit.report import flip_pairs, run_overview, sanitize_html
 from tests.report.conftest import AFTER, BEFORE, IMG_PAYLOAD, SCRIPT_PAYLOAD
-
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-
-
-@pytest.fixture(scope="module")
-def chromium() -> Iterator[Browser]:
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _open(browser: Browser, markup: str, path: Path) -> tuple[Page, list[str]]:
