@@ -69,6 +69,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended = {"threshold", "unmatched", "baseline_label", "candidate_label"}
     extended |= {"sign_flip", "verdict_note"}
     extended |= {"reused_items", "reuse_note", "by_condition", "pooled", "scope"}
+    extended |= {"judge_calibration"}  # null unless a compared row was judged
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
