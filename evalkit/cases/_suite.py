@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
+from evalkit._paths import is_inside
 from evalkit.cases._hashing import stable_hash
 from evalkit.cases._models import NO_SKILL, Case, Condition, SuiteFile
 from evalkit.errors import ConfigError
@@ -69,10 +70,15 @@ class SkillExposure:
             relative: A path from :meth:`resource_files`.
             limit: Characters returned at most.
         """
-        if relative not in self.resource_files() or self.resources is None:
+        if self.resources is None or relative == "SKILL.md":
+            return None
+        if Path(relative).is_absolute() or not is_inside(relative, self.resources):
+            return None  # ``../x``, absolute paths and links out of the skill directory
+        path = self.resources / relative
+        if not path.is_file():
             return None
         try:
-            return (self.resources / relative).read_text(encoding="utf-8")[:limit]
+            return path.read_text(encoding="utf-8")[:limit]
         except (OSError, UnicodeDecodeError):
             return None
 

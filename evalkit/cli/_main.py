@@ -22,9 +22,6 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-#: ``evalkit run`` stopped by a full disk; free space and resume (``EX_TEMPFAIL``, the
-#: runner's ``EXIT_NO_SPACE``).
-EXIT_DISK_FULL = 75
 
 
 class Command(NamedTuple):
@@ -176,12 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except EvalkitError as exc:
         # Only a run raises these, so the runner is already imported when it does.
-        from evalkit.runner import RunInterrupted, RunOutOfSpace
+        from evalkit.runner import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace
 
         if isinstance(exc, RunOutOfSpace):
             eprint(f"error: {exc}")
             eprint(f"run '{exc.run_id}' kept every item flushed before the disk filled up.")
-            return EXIT_DISK_FULL
+            return EXIT_NO_SPACE
         if not isinstance(exc, RunInterrupted):
             raise
         eprint(f"interrupted: run '{exc.run_id}' saved everything that finished.")
