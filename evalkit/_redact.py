@@ -41,7 +41,7 @@ import functools
 import os
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -340,3 +340,22 @@ def clip_tail(text: str, limit: int, secrets: Iterable[str] | None = None) -> st
     """The last ``limit`` characters of ``text``, redacted before it is cut (see :func:`clip`)."""
     redacted = redact_text(text, secrets)
     return redacted[-limit:] if limit else ""
+
+
+#: Words that mark a setting as secret wherever settings are recorded (manifest, judge record).
+SECRET_SETTING_WORDS = ("key", "token", "secret", "password", "authorization")
+
+
+def redact_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings fit to record: secret-named ones as ``***``, every other value redacted.
+
+    Examples:
+        >>> redact_settings({"api_key": "abc", "model": "m"})
+        {'api_key': '***', 'model': 'm'}
+    """
+    masked = {
+        k: ("***" if any(w in k.lower() for w in SECRET_SETTING_WORDS) else v)
+        for k, v in settings.items()
+    }
+    redacted: dict[str, Any] = redact_value(masked)
+    return redacted

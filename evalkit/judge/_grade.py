@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evalkit._redact import redact_settings
 from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
 from evalkit.errors import InfraError, ProviderError
 from evalkit.judge._cache import JudgeCache
@@ -21,8 +22,6 @@ from evalkit.judge._prompt import (
     transcript_excerpt,
 )
 from evalkit.results import JudgeRecord
-
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
 
 
 @dataclass(frozen=True)
@@ -139,10 +138,7 @@ class Judge:
 
     def record(self) -> JudgeRecord:
         """The manifest record of this judge (secret-looking settings masked)."""
-        settings = {
-            k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v)
-            for k, v in self.spec.settings.items()
-        }
+        settings = redact_settings(self.spec.settings)
         return JudgeRecord(
             provider=self.grader.provider,
             model=self.grader.model,

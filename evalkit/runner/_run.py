@@ -17,7 +17,7 @@ from typing import Any
 
 from evalkit._git import git_sha
 from evalkit._paths import safe_run_id
-from evalkit._redact import redact_value
+from evalkit._redact import redact_settings, redact_value
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
@@ -59,9 +59,6 @@ from evalkit.runner._resume import check_resumable
 from evalkit.runner._scratch import make_scratch
 from evalkit.runner._space import RunOutOfSpace, describe_location, is_out_of_space
 from evalkit.runner._store import LOG_FILE, PartWriter, compact, remove_temporary_files
-
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization")
-
 
 #: ``evalkit run -v`` lists up to this many cache hits one by one, more per case and condition.
 CACHE_LIST_LIMIT = 20
@@ -171,15 +168,6 @@ class RunResult(RunSummary):
         if self.judge is not None:
             out["judge"] = self.judge
         return out
-
-
-def _redact(settings: dict[str, Any]) -> dict[str, Any]:
-    """Settings for the manifest: secret-named ones masked, every other value redacted."""
-    masked = {
-        k: ("***" if any(w in k.lower() for w in _SECRET_WORDS) else v) for k, v in settings.items()
-    }
-    redacted: dict[str, Any] = redact_value(masked)
-    return redacted
 
 
 def _apply_overrides(suite: Suite, config: RunConfig) -> Suite:
@@ -322,7 +310,7 @@ def _manifest(
                 name=prep.info.name,
                 model=prep.info.model,
                 version=prep.info.version,
-                settings=_redact(dict(prep.settings)),
+                settings=redact_settings(dict(prep.settings)),
             )
         ],
         trials=prep.trials,
