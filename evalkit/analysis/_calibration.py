@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
+from evalkit._plain import plain_fields
 from evalkit.results import calibration_path, read_calibration, read_manifest, resolve_run_dir
 
 #: ``judge.min_kappa`` when a run does not record one.
@@ -92,17 +93,7 @@ class JudgeCheck:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (one entry of ``judge_calibration.judges``)."""
-        return {
-            "status": self.status,
-            "judge": dict(self.judge),
-            "kappa": self.kappa,
-            "ci_low": self.ci_low,
-            "min_kappa": self.min_kappa,
-            "runs": list(self.runs),
-            "calibration_file": self.calibration_file,
-            "fix": self.fix,
-            "message": self.message,
-        }
+        return {**plain_fields(self), "message": self.message}
 
 
 @dataclass(frozen=True)

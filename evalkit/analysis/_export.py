@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._plain import plain_fields
 from evalkit._version import __version__
 from evalkit.analysis._compare import compare
 from evalkit.errors import InputError
@@ -56,12 +57,7 @@ class ExportResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit export --json`` object."""
-        return {
-            "path": str(self.path),
-            "format": self.format,
-            "runs": self.runs,
-            "verdict": self.verdict,
-        }
+        return plain_fields(self)
 
 
 def _eval_id(case_id: str) -> int | str:

@@ -39,6 +39,7 @@ from typing import Any
 import yaml
 
 from evalkit._paths import is_inside, unsafe_component_reason
+from evalkit._plain import plain_fields
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL
 from evalkit.errors import InputError
@@ -72,13 +73,7 @@ class SkillImport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit cases import --json`` object for a skill directory."""
-        return {
-            "suite_dir": str(self.suite_dir),
-            "skill": self.skill,
-            "eval_cases": self.eval_cases,
-            "trigger_cases": self.trigger_cases,
-            "conditions": list(self.conditions),
-        }
+        return plain_fields(self, leave_out={"warnings"})
 
 
 def is_skill_dir(path: str | os.PathLike[str]) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from evalkit._plain import plain_fields
 from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL, Case
@@ -80,12 +81,7 @@ class CaseTableImport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit cases import --json`` object."""
-        return {
-            "source": str(self.source),
-            "output": str(self.output),
-            "cases": self.cases,
-            "by_category": dict(self.by_category),
-        }
+        return plain_fields(self)
 
 
 def _rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:

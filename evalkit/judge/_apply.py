@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from evalkit._paths import safe_run_id
+from evalkit._plain import plain_fields
 from evalkit.cases import Case, JudgeSpec, Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
@@ -285,14 +286,7 @@ class JudgeRunResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit judge --json`` object."""
-        return {
-            "run_id": self.run_id,
-            "run_dir": str(self.run_dir),
-            "judged_from": self.judged_from,
-            "items": self.items,
-            "pass_rate": self.pass_rate,
-            "judge": self.judge.to_dict(),
-        }
+        return plain_fields(self)
 
 
 def judge_run(

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._plain import plain_fields
 from evalkit.errors import InputError
 from evalkit.results import CALIBRATION_DIR as CALIBRATION_DIR
 from evalkit.results import (
@@ -66,19 +67,7 @@ class Calibration:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit judge calibrate --json`` object (also the stored report)."""
-        return {
-            "run_id": self.run_id,
-            "judge": self.judge,
-            "labels_file": self.labels_file,
-            "n": self.n,
-            "unmatched": self.unmatched,
-            "kappa": self.kappa.to_dict(),
-            "agreement": self.agreement,
-            "confusion": self.confusion,
-            "per_expectation": self.per_expectation,
-            "disagreements": self.disagreements,
-            "path": self.path,
-        }
+        return plain_fields(self)
 
 
 def _label(value: Any, path: Path, line: int) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._plain import plain_fields
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
 from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
@@ -57,10 +58,7 @@ class LabelSample:
         return {
             "run_id": self.run_id,
             "n": len(self.rows),
-            "population": self.population,
-            "strata": self.strata,
-            "seed": self.seed,
-            "path": self.path,
+            **plain_fields(self, leave_out={"run_id", "rows"}),
         }
 
 

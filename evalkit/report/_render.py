@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit._plain import plain_fields
 from evalkit._redact import redact_text, redact_value
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, EvalkitError, InputError
@@ -132,12 +133,7 @@ class ReportResult:
             ``{"kind", "html_path", "notebook_path", "notebook", "parameters", "execute_s",
             "render_s"}`` with paths as strings.
         """
-        return {
-            "kind": self.kind,
-            "html_path": str(self.html_path),
-            "notebook_path": str(self.notebook_path),
-            "notebook": str(self.notebook),
-            "parameters": dict(self.parameters),
+        return plain_fields(self) | {
             "execute_s": round(self.execute_s, 3),
             "render_s": round(self.render_s, 3),
         }

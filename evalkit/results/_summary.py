@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Self
 
+from evalkit._plain import plain_fields
+
 
 @dataclass(frozen=True)
 class RunSummary:
@@ -62,11 +64,4 @@ class RunSummary:
 
     def to_dict(self) -> dict[str, Any]:
         """The shared ``--json`` keys (``run_dir`` as a string)."""
-        return {
-            "run_id": self.run_id,
-            "run_dir": str(self.run_dir),
-            "items": self.items,
-            "ok": self.ok,
-            "errors": self.errors,
-            "pass_rate": self.pass_rate,
-        }
+        return plain_fields(self, RunSummary)
