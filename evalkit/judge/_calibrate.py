@@ -23,6 +23,7 @@ from evalkit.errors import InputError
 from evalkit.results import CALIBRATION_DIR as CALIBRATION_DIR
 from evalkit.results import (
     calibration_path,
+    read_labels_csv,
     read_run,
     read_scores,
     resolve_run_dir,
@@ -94,13 +95,7 @@ def read_labels(path: str | os.PathLike[str]) -> pd.DataFrame:
             names the file, the line and the fix.
     """
     file = Path(path)
-    try:
-        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError(f"--labels {file}: file not found") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"--labels {file}: cannot read it as CSV: {exc}") from None
-    frame.columns = [c.strip().lower() for c in frame.columns]
+    frame = read_labels_csv(file)
     if "case" in frame.columns and "case_id" not in frame.columns:
         frame = frame.rename(columns={"case": "case_id"})
     needed = ["expectation", "label"]

@@ -20,7 +20,7 @@ import pandas as pd
 from evalkit.errors import InputError
 from evalkit.report._render import LABELS_MARKER
 from evalkit.report._tables import Fragment, esc
-from evalkit.results import LABEL_COLUMNS
+from evalkit.results import LABEL_COLUMNS, LABELS_FIX, read_labels_csv
 
 _NORMAL = {"pass": "pass", "passed": "pass", "true": "pass", "yes": "pass", "1": "pass",
            "fail": "fail", "failed": "fail", "false": "fail", "no": "fail", "0": "fail"}
@@ -38,17 +38,12 @@ def read_label_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
             ``label`` (the message names the file and how to make one).
     """
     file = Path(path)
-    fix = "make one with 'evalkit judge sample RUN -n 50 -o labels.csv'"
-    try:
-        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
-    except FileNotFoundError:
-        raise InputError(f"--labels {file}: file not found; {fix}") from None
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"--labels {file}: cannot read it as CSV ({exc}); {fix}") from None
-    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    frame = read_labels_csv(file)
     missing = [c for c in ("item_key", "expectation", "label") if c not in frame.columns]
     if missing:
-        raise InputError(f"--labels {file}: missing column(s) {', '.join(missing)}; {fix}")
+        raise InputError(
+            f"--labels {file}: missing column(s) {', '.join(missing)}; {LABELS_FIX}"
+        )
     for column in LABEL_COLUMNS:
         if column not in frame.columns:
             frame[column] = ""

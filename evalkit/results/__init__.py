@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from evalkit.results._calibration import (
         CALIBRATION_DIR,
         LABEL_COLUMNS,
+        LABELS_FIX,
         calibration_path,
         read_calibration,
+        read_labels_csv,
     )
     from evalkit.results._files import (
         EVENTS_FILE,
@@ -80,6 +82,7 @@ __all__ = [
     "ERROR_STATUSES",
     "EVENTS_FILE",
     "LABEL_COLUMNS",
+    "LABELS_FIX",
     "MANIFEST_FILE",
     "MANIFEST_VERSION",
     "PARTS_DIR",
@@ -117,6 +120,7 @@ __all__ = [
     "manifest_path",
     "read_json_record",
     "read_calibration",
+    "read_labels_csv",
     "read_manifest",
     "read_parquet",
     "read_run",

@@ -12,9 +12,14 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import InputError
+
+if TYPE_CHECKING:
+    import os
+
+    import pandas as pd
 
 #: Directory of a run holding its calibration reports.
 CALIBRATION_DIR = "calibration"
@@ -33,6 +38,9 @@ LABEL_COLUMNS: tuple[str, ...] = (
     "answer",
     "label",
 )
+
+#: How to get a labels CSV, the fix of a labels file that cannot be read.
+LABELS_FIX = "make one with 'evalkit judge sample RUN -n 50 -o labels.csv'"
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -70,3 +78,28 @@ def read_calibration(run_dir: str | Path, judge: Mapping[str, Any]) -> dict[str,
     if not isinstance(kappa, dict) or "ci_low" not in kappa:
         raise InputError(f"{path}: field 'kappa.ci_low' is missing; {fix}")
     return dict(data)
+
+
+def read_labels_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
+    """A labels CSV as text cells (nothing read as a number or NaN), column names lower case.
+
+    Args:
+        path: The ``--labels`` file.
+
+    Returns:
+        Its rows; which columns it must have is the reader's to check.
+
+    Raises:
+        InputError: The file is missing or not CSV (the message names it and how to make one).
+    """
+    import pandas as pd
+
+    file = Path(path)
+    try:
+        frame = pd.read_csv(file, dtype=str, keep_default_na=False)
+    except FileNotFoundError:
+        raise InputError(f"--labels {file}: file not found; {LABELS_FIX}") from None
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"--labels {file}: cannot read it as CSV ({exc}); {LABELS_FIX}") from None
+    frame.columns = [str(c).strip().lower() for c in frame.columns]
+    return frame
