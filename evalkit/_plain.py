@@ -7,7 +7,7 @@ object that has its own ``to_dict`` through that method (so its JSON shape is sa
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
@@ -23,8 +23,8 @@ def plain_value(value: Any) -> Any:
 
     Returns:
         Paths as strings, objects with a ``to_dict`` method (named tuples included) as its
-        result, lists and tuples as new lists and mappings as new dicts (their items converted
-        the same way), anything else as it is.
+        result, other dataclasses as :func:`plain_fields`, lists and tuples as new lists and
+        mappings as new dicts (their items converted the same way), anything else as it is.
 
     Examples:
         >>> plain_value((PurePath("runs") / "r1", {"n": 1}))
@@ -35,6 +35,8 @@ def plain_value(value: Any) -> Any:
     to_dict = getattr(value, "to_dict", None)
     if callable(to_dict):
         return to_dict()
+    if is_dataclass(value) and not isinstance(value, type):
+        return plain_fields(value)
     if isinstance(value, (list, tuple)):
         return [plain_value(item) for item in value]
     if isinstance(value, Mapping):

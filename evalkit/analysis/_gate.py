@@ -26,6 +26,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
 from evalkit._git import git_sha
+from evalkit._plain import plain_fields
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -188,18 +189,7 @@ class GateResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit gate --json`` object."""
-        return {
-            "decision": self.decision,
-            "released": self.released,
-            "message": self.message,
-            "reasons": list(self.reasons),
-            "tier": self.tier,
-            "safety_regressions": list(self.safety_regressions),
-            "budgets": [b.__dict__ for b in self.budgets],
-            "comparison": self.comparison,
-            "ledger_row": self.ledger_row,
-            "judge_calibration": self.judge_calibration,
-        }
+        return {"decision": self.decision, "released": self.released, **plain_fields(self)}
 
 
 def _frame(data: Any, what: str, runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
