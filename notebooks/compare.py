@@ -77,12 +77,22 @@ view = compare_view(
 )
 result = view.comparison
 labels = (view.baseline_label, view.candidate_label)
+trajectory = comparison_trajectory(
+    view, sequential=sequential, conditions=conditions, runs_dir=runs_dir, metric=metric,
+    threshold=threshold, confidence=confidence, seed=seed, round_cases=round_cases,
+)
 
 # %% [markdown]
 # ## Verdict
 
 # %%
 headline, details = verdict_lines(view)
+if trajectory is not None:
+    details.append(
+        f"sequential verdict: {trajectory_facts(trajectory)['sequential verdict']}; the "
+        "interval above is the fixed-design one over the cases run, valid for one look at a "
+        "number of cases fixed in advance (see Sequential trajectory)"
+    )
 display(verdict_banner(result.verdict, headline, details))
 display(stat_cards([
     ("wins", str(result.wins), "cases where the candidate does better"),
@@ -93,10 +103,6 @@ display(stat_cards([
 ]))
 
 # %%
-trajectory = comparison_trajectory(
-    view, sequential=sequential, conditions=conditions, runs_dir=runs_dir, metric=metric,
-    threshold=threshold, confidence=confidence, seed=seed, round_cases=round_cases,
-)
 if trajectory is not None:
     display(Markdown(
         "## Sequential trajectory\n\n"

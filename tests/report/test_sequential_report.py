@@ -95,6 +95,11 @@ def test_the_compare_report_shows_the_runs_trajectory(
     facts = html.unescape(text)
     assert f"{len(record.order)} cases, {fixed_items:,} items" in facts
     assert f"{last.reason} at look {last.round} ({last.n_cases} cases)" in facts
+    banner = re.search(r'<section class="ek-banner[^"]*"[^>]*>(.*?)</section>', text, re.S)
+    assert banner is not None
+    assert f"sequential verdict: {last.reason} at look {last.round}" in html.unescape(
+        banner.group(1)
+    ), "the verdict banner says the sequential verdict too"
     assert f"({last.items / fixed_items:.0%} of the fixed design)" in facts
     # The section sits between the verdict and the per-condition table.
     assert text.index('id="Verdict"') < text.index('id="Sequential-trajectory"')
@@ -137,6 +142,7 @@ def test_a_compare_report_of_a_plain_run_has_no_trajectory(tmp_path: Path) -> No
     assert "Sequential-trajectory" not in text and "Sequential trajectory" not in text
     assert 'id="fig-sequential"' not in text and 'id="looks"' not in text
     assert 'id="fig-forest"' in text  # the rest of the report is there
+    assert "sequential verdict" not in text
 
 
 def test_a_plain_run_looked_at_sequentially(tmp_path: Path) -> None:
