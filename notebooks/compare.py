@@ -110,7 +110,7 @@ if trajectory is not None:
         "sequence, valid however often it is looked at, and stops at the first settled look: "
         "*improved* (lower bound above 0 and estimate at least the threshold), *regressed* "
         "(upper bound below 0) or *futile* (the sequence inside the band of plus or minus the "
-        "threshold). Below the band: the items and agent cost spent at each look, against the "
+        "threshold). The lower panel: the items and agent cost spent at each look, against the "
         "fixed design that runs every case once (its items at the cost per item observed)."
     ))
     display(key_values(trajectory_facts(trajectory)))

@@ -30,7 +30,7 @@ import pandas as pd
 
 from evalkit.analysis import SequentialRun, agent_cost
 from evalkit.analysis import sequential_compare as sequential_compare_runs
-from evalkit.report._tables import Fragment, interval_table, pp, usd
+from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
 from evalkit.stats import SequentialComparison
 
@@ -308,7 +308,7 @@ def trajectory_facts(trajectory: SequentialTrajectory) -> dict[str, Any]:
         look = looks.iloc[stop]
         verdict = (
             f"{look['reason']} at look {int(look['round'])} ({int(look['n_cases'])} cases): "
-            f"{pp(look['estimate'])} [{pp(look['ci_low'])}, {pp(look['ci_high'])}]"
+            + interval(look["estimate"], look["ci_low"], look["ci_high"], "pp")
         )
     else:
         reason = f" ({trajectory.stop_reason})" if trajectory.stop_reason else ""
