@@ -34,9 +34,11 @@ max_cases: int = 40  # most cases in the forest plot
 max_pairs: int = 5  # regressed / improved cases shown with their transcripts
 excerpt_chars: int = 900  # characters per transcript excerpt
 max_items: int = 500  # most items in the item browser (failing and flipped cases first)
+sequential: bool = False  # show the sequential trajectory of a run made without --until-verdict
+round_cases: int = 1  # cases per look of that trajectory (a sequential run keeps its own)
 
 # %%
-from IPython.display import display
+from IPython.display import Markdown, display
 
 import evalkit
 from evalkit.report import (
@@ -45,6 +47,7 @@ from evalkit.report import (
     compare_view,
     comparison_calibration,
     comparison_statements,
+    comparison_trajectory,
     condition_comparisons,
     expectation_pass_rates,
     figure_html,
@@ -53,10 +56,13 @@ from evalkit.report import (
     interval_table,
     item_browser,
     key_values,
+    looks_table,
     paired_excerpts,
     pp,
     project_path,
+    sequential_plot,
     stat_cards,
+    trajectory_facts,
     verdict_banner,
     verdict_lines,
     wins_by_condition,
@@ -71,12 +77,22 @@ view = compare_view(
 )
 result = view.comparison
 labels = (view.baseline_label, view.candidate_label)
+trajectory = comparison_trajectory(
+    view, sequential=sequential, conditions=conditions, runs_dir=runs_dir, metric=metric,
+    threshold=threshold, confidence=confidence, seed=seed, round_cases=round_cases,
+)
 
 # %% [markdown]
 # ## Verdict
 
 # %%
 headline, details = verdict_lines(view)
+if trajectory is not None:
+    details.append(
+        f"sequential verdict: {trajectory_facts(trajectory)['sequential verdict']}; the "
+        "interval above is the fixed-design one over the cases run, valid for one look at a "
+        "number of cases fixed in advance (see Sequential trajectory)"
+    )
 display(verdict_banner(result.verdict, headline, details))
 display(stat_cards([
     ("wins", str(result.wins), "cases where the candidate does better"),
@@ -85,6 +101,26 @@ display(stat_cards([
     ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
      "regressed / improved after correction"),
 ]))
+
+# %%
+if trajectory is not None:
+    display(Markdown(
+        "## Sequential trajectory\n\n"
+        "The comparison looked after every round of cases with an anytime-valid confidence "
+        "sequence, valid however often it is looked at, and stops at the first settled look: "
+        "*improved* (lower bound above 0 and estimate at least the threshold), *regressed* "
+        "(upper bound below 0) or *futile* (the sequence inside the band of plus or minus the "
+        "threshold). The lower panel: the items and agent cost spent at each look, against the "
+        "fixed design that runs every case once (its items at the cost per item observed)."
+    ))
+    display(key_values(trajectory_facts(trajectory)))
+    display(figure_html(
+        sequential_plot(trajectory),
+        "sequential",
+        "Estimate and confidence sequence after each look, with the stopping boundaries and "
+        "the settling look marked; below, items and agent cost spent against the fixed design.",
+    ))
+    display(looks_table(trajectory))
 
 # %% [markdown]
 # ## By condition

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,26 @@ def runs_dir(tmp_path: Path) -> Path:
     path = tmp_path / "runs"
     path.mkdir()
     return path
+
+
+def until_verdict_argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
+    """``evalkit run cases/demo --until-verdict --round-cases 5`` (simulated agent, no cache)."""
+    return [
+        sys.executable,
+        "-m",
+        "evalkit",
+        "run",
+        str(DEMO),
+        "--conditions",
+        "none,preloaded",
+        "--until-verdict",
+        "--round-cases",
+        "5",
+        "--no-progress",
+        "--no-cache",
+        "--runs-dir",
+        str(runs_dir),
+        "--run-id",
+        run_id,
+        *extra,
+    ]

@@ -35,7 +35,12 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
-    from evalkit.analysis._sequential import SequentialRun, run_until_verdict, sequential_compare
+    from evalkit.analysis._sequential import (
+        SequentialRun,
+        agent_cost,
+        run_until_verdict,
+        sequential_compare,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -59,6 +64,7 @@ __all__ = [
     "LiftResult",
     "SequentialRun",
     "TriggerMetric",
+    "agent_cost",
     "check_judge_calibration",
     "compare",
     "export_run",

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._display import rich_html
 from evalkit.analysis._compare import refuse_errored
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
@@ -68,6 +69,10 @@ class SequentialRun:
     cost_usd: float | None
     record: SequentialRecord = field(repr=False)
 
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: verdict, the trajectory of the looks and their table."""
+        return rich_html(self)
+
     def to_dict(self) -> dict[str, Any]:
         """The ``compare`` JSON of the last look, plus the run's facts.
 
@@ -87,8 +92,20 @@ class SequentialRun:
         return out
 
 
-def _cost(rows: pd.DataFrame) -> float | None:
-    """Agent cost spent by the run: outcomes copied from the cache cost nothing again."""
+def agent_cost(rows: pd.DataFrame) -> float | None:
+    """Agent cost spent on result rows: outcomes copied from the cache cost nothing again.
+
+    Args:
+        rows: Result rows (``cost_usd``, ``cache_hit``).
+
+    Returns:
+        The summed ``cost_usd`` of the rows not copied from the cache, or None when no row
+        reports a cost.
+
+    Examples:
+        >>> agent_cost(pd.DataFrame({"cost_usd": [0.5, 0.25], "cache_hit": [False, True]}))
+        0.5
+    """
     if "cost_usd" not in rows or rows["cost_usd"].isna().all():
         return None
     fresh = rows if "cache_hit" not in rows else rows[~rows["cache_hit"].fillna(False)]
@@ -268,7 +285,7 @@ def run_until_verdict(
             look_at=[k * record.round_cases for k in range(1, rounds + 1)],
             plan_cases=record.plan_cases,
         )
-        cost = _cost(rows)
+        cost = agent_cost(rows)
         last = comparison.looks[-1] if comparison.looks else None
         record.looks = [look for look in record.looks if look.round < rounds]
         record.looks.append(

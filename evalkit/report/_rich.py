@@ -4,8 +4,9 @@ Each renderer takes one result object and returns self-styled HTML (:func:`style
 text escaped by the builders of :mod:`evalkit.report._tables`, the figure drawn only when the
 object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays` makes them the
 ``_repr_html_`` of :class:`~evalkit.stats.PairedComparison`, :class:`~evalkit.stats.FlipRate`,
-:class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult` and
-:class:`~evalkit.analysis.GateResult` (through :mod:`evalkit._display`); ``import evalkit``
+:class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult`,
+:class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison` and
+:class:`~evalkit.analysis.SequentialRun` (through :mod:`evalkit._display`); ``import evalkit``
 calls it. A run gets the same through :func:`run_overview`, and flipped items through
 :func:`flip_pairs`.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import register_html
-from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult
+from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult, SequentialRun
 from evalkit.report._browser import item_browser
 from evalkit.report._plots import (
     figure_html,
@@ -32,6 +34,8 @@ from evalkit.report._plots import (
     power_plot,
     rate_plot,
 )
+from evalkit.report._sequential import SequentialTrajectory, looks_table, sequential_trajectory
+from evalkit.report._sequential_plot import sequential_plot
 from evalkit.report._style import styled
 from evalkit.report._tables import (
     Fragment,
@@ -41,9 +45,11 @@ from evalkit.report._tables import (
     interval_table,
     key_values,
     note,
+    num,
     pct,
     pp,
     rows_of,
+    usd,
 )
 from evalkit.report._transcripts import paired_excerpts
 from evalkit.report._views import metrics_table, unstable_cases
@@ -52,6 +58,7 @@ from evalkit.stats import (
     FlipRate,
     PairedComparison,
     PowerResult,
+    SequentialComparison,
     minimum_detectable_effect,
     pass_rates,
 )
@@ -68,8 +75,8 @@ def _tone(low: float, high: float) -> str:
     return "inconclusive"
 
 
-def comparison_html(result: PairedComparison) -> str:
-    """A paired comparison: its verdict banner, the cases that moved most, the forest plot."""
+def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fragment:
+    """The verdict banner of a comparison (``more``: further detail lines)."""
     what = "pass rate" if result.metric == "passed" else "score"
     d = result.delta
     headline = (
@@ -78,6 +85,7 @@ def comparison_html(result: PairedComparison) -> str:
         f"interval) over {result.n_cases} matched cases"
     )
     details = [
+        *more,
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
         f"{len(result.regressed_cases)} case(s) regressed, {len(result.improved_cases)} improved "
         f"({result.correction} correction, alpha {result.alpha:g}); practical threshold "
@@ -92,6 +100,11 @@ def comparison_html(result: PairedComparison) -> str:
             "judge calibrated" if judge["status"] == "calibrated" else
             f"judge {status}: this verdict rests on judged expectations; {judge['message']}"
         )
+    return banner(result.verdict, result.verdict, headline, details)
+
+
+def _comparison_cases(result: PairedComparison) -> Fragment:
+    """The cases that moved most and the forest plot of a comparison."""
     cases = result.cases.assign(_named=result.cases["verdict"] != "inconclusive")
     cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
         ["_named", "_size"], ascending=False, kind="stable"
@@ -110,7 +123,49 @@ def comparison_html(result: PairedComparison) -> str:
         "forest",
         "Per-case change with its interval; dotted lines: the practical threshold.",
     )
-    return styled((banner(result.verdict, result.verdict, headline, details) + table + figure).html)
+    return table + figure
+
+
+def comparison_html(result: PairedComparison) -> str:
+    """A paired comparison: its verdict banner, the cases that moved most, the forest plot."""
+    return styled((_comparison_banner(result) + _comparison_cases(result)).html)
+
+
+def _trajectory(trajectory: SequentialTrajectory) -> Fragment:
+    """The trajectory figure and the table of every look."""
+    figure = figure_html(
+        sequential_plot(trajectory),
+        "sequential",
+        "Estimate and confidence sequence after each look with the stopping boundaries; "
+        "below, items and agent cost spent against the fixed design.",
+    )
+    return figure + looks_table(trajectory, table_id=None)
+
+
+def sequential_html(result: SequentialComparison) -> str:
+    """A sequential comparison: its verdict banner, the trajectory of its looks, the cases."""
+    trajectory = sequential_trajectory(result)
+    return styled(
+        (_comparison_banner(result) + _trajectory(trajectory) + _comparison_cases(result)).html
+    )
+
+
+def sequential_run_html(result: SequentialRun) -> str:
+    """A run of ``--until-verdict``: why it stopped, its trajectory with spending, the cases."""
+    trajectory = sequential_trajectory(result)
+    spent = (
+        f"stopped: {result.stop_reason} after {result.rounds} round(s), {result.items:,} items, "
+        f"agent cost {usd(result.cost_usd)}; the fixed design takes {trajectory.fixed_cases} "
+        f"cases ({num(trajectory.fixed_items, 0)} items)"
+    )
+    comparison = result.comparison
+    return styled(
+        (
+            _comparison_banner(comparison, [spent])
+            + _trajectory(trajectory)
+            + _comparison_cases(comparison)
+        ).html
+    )
 
 
 def lift_html(result: LiftResult) -> str:
@@ -441,3 +496,5 @@ def register_rich_displays() -> None:
     register_html(FlipRate, flips_html)
     register_html(PowerResult, power_html)
     register_html(GateResult, gate_html)
+    register_html(SequentialComparison, sequential_html)
+    register_html(SequentialRun, sequential_run_html)

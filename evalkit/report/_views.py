@@ -31,7 +31,7 @@ from evalkit.report._tables import (
     stat_cards,
     usd,
 )
-from evalkit.results import read_run, resolve_run_dir
+from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.stats import (
     FlipRate,
     PairedComparison,
@@ -365,7 +365,8 @@ def compare_view(
         run: Candidate run (directory or id).
         baseline: Baseline run; None or ``""`` to compare two conditions of ``run``.
         conditions: ``"A,B"`` / ``(A, B)``: with a baseline, a filter on conditions; without,
-            the baseline and candidate conditions (default ``none`` vs ``preloaded``).
+            the baseline and candidate conditions (default: the two conditions of a run of
+            ``evalkit run --until-verdict``, else ``none`` vs ``preloaded``).
         runs_dir: Where run ids are looked up.
         **options: Passed to :func:`evalkit.stats.compare` (``threshold``, ``n_resamples``...).
 
@@ -400,7 +401,7 @@ def compare_view(
             baseline_rows,
             candidate_rows,
         )
-    pair = wanted or ("none", "preloaded")
+    pair = wanted or _default_pair(candidate_dir)
     if len(pair) != 2:
         raise InputError(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
@@ -418,6 +419,13 @@ def compare_view(
         candidate_rows[candidate_rows["condition"] == second],
         (str(first), str(second)),
     )
+
+
+def _default_pair(run_dir: Path) -> tuple[str, str]:
+    """The conditions a sequential run compared, else ``none`` vs ``preloaded``."""
+    manifest = load_manifest(run_dir)
+    record = manifest.sequential if manifest is not None else None
+    return (record.baseline, record.candidate) if record is not None else ("none", "preloaded")
 
 
 def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:

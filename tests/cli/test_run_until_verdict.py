@@ -15,32 +15,10 @@ import pytest
 
 import evalkit
 from evalkit.stats import compare, sequential_compare
+from tests.conftest import until_verdict_argv
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "cases" / "demo"
 SETTLED = {"improved", "regressed", "futile"}
-
-
-def _argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "evalkit",
-        "run",
-        str(DEMO),
-        "--conditions",
-        "none,preloaded",
-        "--until-verdict",
-        "--round-cases",
-        "5",
-        "--no-progress",
-        "--no-cache",
-        "--runs-dir",
-        str(runs_dir),
-        "--run-id",
-        run_id,
-        *extra,
-    ]
 
 
 def _env() -> dict[str, str]:
@@ -54,7 +32,7 @@ def _sequential(run_dir: Path) -> dict[str, Any]:
 
 def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> None:
     done = subprocess.run(
-        [*_argv(tmp_path, "seq", "--json")],
+        [*until_verdict_argv(tmp_path, "seq", "--json")],
         capture_output=True,
         text=True,
         env=_env(),
@@ -133,7 +111,7 @@ def test_until_verdict_budgets_stop_unsettled(
     tmp_path: Path, extra: tuple[str, ...], reason: str, rounds: int, code: int
 ) -> None:
     done = subprocess.run(
-        [*_argv(tmp_path, "cap", "--json", *extra)],
+        [*until_verdict_argv(tmp_path, "cap", "--json", *extra)],
         capture_output=True,
         text=True,
         env=_env(),
@@ -154,7 +132,7 @@ def test_until_verdict_budgets_stop_unsettled(
 
 def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path) -> None:
     first = subprocess.run(
-        [*_argv(tmp_path, "more", "--json", "--max-rounds", "1")],
+        [*until_verdict_argv(tmp_path, "more", "--json", "--max-rounds", "1")],
         capture_output=True,
         text=True,
         env=_env(),
@@ -163,7 +141,7 @@ def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["stop_reason"] == "max-rounds"
     more = subprocess.run(
-        [*_argv(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")],
+        [*until_verdict_argv(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")],
         capture_output=True,
         text=True,
         env=_env(),
@@ -178,7 +156,7 @@ def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path)
 
 
 def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
-    argv = _argv(tmp_path, "bad")
+    argv = until_verdict_argv(tmp_path, "bad")
     argv[argv.index("none,preloaded")] = "none"
     done = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
     assert done.returncode == 2
@@ -187,7 +165,7 @@ def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
 
 
 def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
-    argv = [a for a in _argv(tmp_path, "plain") if a != "--until-verdict"]
+    argv = [a for a in until_verdict_argv(tmp_path, "plain") if a != "--until-verdict"]
     done = subprocess.run(
         [*argv, "--max-items", "10"], capture_output=True, text=True, env=_env(), timeout=120
     )
@@ -200,7 +178,7 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
     """SIGKILL after the first look; --resume continues with the same order and looks."""
     slow = ("--provider-opt", "latency_s=0.05", "--concurrency", "2")
     process = subprocess.Popen(
-        _argv(tmp_path, "kill", *slow),
+        until_verdict_argv(tmp_path, "kill", *slow),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
@@ -226,7 +204,7 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
     assert _sequential(tmp_path / "kill")["stop_reason"] is None
 
     resumed = subprocess.run(
-        [*_argv(tmp_path, "kill", *slow, "--json", "--resume")],
+        [*until_verdict_argv(tmp_path, "kill", *slow, "--json", "--resume")],
         capture_output=True,
         text=True,
         env=_env(),
@@ -244,7 +222,7 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
 
     # an uninterrupted run with the same seed reaches the same looks
     fresh = subprocess.run(
-        [*_argv(tmp_path / "other", "kill", "--json")],
+        [*until_verdict_argv(tmp_path / "other", "kill", "--json")],
         capture_output=True,
         text=True,
         env=_env(),

@@ -16,6 +16,7 @@ from playwright.sync_api import Browser, Page
 
 import evalkit
 from evalkit._display import rich_html
+from evalkit.analysis import sequential_compare
 from evalkit.report import flip_pairs, run_overview, sanitize_html
 from tests.report.conftest import AFTER, BEFORE, IMG_PAYLOAD, SCRIPT_PAYLOAD
 
@@ -42,6 +43,9 @@ OBJECTS: dict[str, tuple[Callable[[], Any], str, int]] = {
     "power": (lambda: evalkit.power(effect=0.15, trials=3), "POWER", 0),
     "gate": (lambda: evalkit.gate(BEFORE, AFTER, n_resamples=1000), "BLOCKED", 1),
     "run": (lambda: run_overview(AFTER), "RUN AFTER", 4),
+    "sequential": (
+        lambda: sequential_compare(BEFORE, AFTER, round_cases=2), "INCONCLUSIVE", 3
+    ),
 }
 
 
@@ -63,7 +67,11 @@ def test_rich_display_in_chromium(chromium: Browser, tmp_path: Path, name: str) 
         assert page.locator("script").count() == 0 and page.locator("img[onerror]").count() == 0
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert errors == []
-        if name in ("compare", "flips-within", "run"):
+        if name == "sequential":
+            assert page.locator("#fig-sequential img").is_visible()
+            looks = page.locator("table.ek-table", has_text="Every look").locator("tbody tr")
+            assert looks.count() == len(obj.looks)
+        if name in ("compare", "flips-within", "run", "sequential"):
             shown = page.get_by_text(SCRIPT_PAYLOAD, exact=False).first
             assert shown.is_visible(), "the hostile case id is shown as text"
     finally:
