@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from evalkit.stats._adaptive import (
         AdaptiveTrials,
         adaptive_case_estimates,
+        stage_two_decisions,
         stage_two_draw,
     )
     from evalkit.stats._adaptive_power import AdaptivePlan, simulate_adaptive
@@ -112,6 +113,7 @@ __all__ = [
     "simulate_adaptive",
     "simulate_sequential",
     "split_reused",
+    "stage_two_decisions",
     "stage_two_draw",
     "verdict",
 ]

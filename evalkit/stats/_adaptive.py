@@ -32,7 +32,6 @@ Cases stay equally weighted: the target is the mean over cases.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -119,21 +118,36 @@ def stage_two_draw(design: AdaptiveTrials, case_id: str) -> bool:
     return stage_two_uniform(design.seed, case_id) < design.stage_two_probability
 
 
-def needs_stage_two(
-    stage_one: Sequence[bool] | np.ndarray, design: AdaptiveTrials, case_id: str
-) -> bool:
-    """Whether a case runs stage 2, from its stage-1 outcomes in both conditions.
+def stage_two_decisions(
+    data: pd.DataFrame, design: AdaptiveTrials, conditions: tuple[str, str]
+) -> pd.DataFrame:
+    """Which cases run stage 2, for every case whose stage 1 is complete in both conditions.
 
     Args:
-        stage_one: Every stage-1 pass bit of the case, both conditions together.
+        data: Tidy frame with ``case_id, condition, trial, passed`` (errors count as fails).
         design: The design.
-        case_id: The case (for the draw).
+        conditions: ``(baseline, candidate)``.
 
     Returns:
-        True when the outcomes differ anywhere, else the case's draw.
+        One row per such case (sorted): ``case_id, probability`` (1 when the stage-1 outcomes
+        differ anywhere, else the design's), ``drawn`` (the case's draw) and ``stage_two``.
     """
-    bits = np.asarray(stage_one, dtype=bool)
-    return bool(bits.any() != bits.all()) or stage_two_draw(design, case_id)
+    frame = as_frame(data, required=("case_id", "condition", "trial"))
+    first = frame[frame["condition"].isin(conditions) & (frame["trial"] < design.first_trials)]
+    counts = first.groupby(["case_id", "condition"]).size().unstack("condition")
+    complete = counts.reindex(columns=list(conditions)).fillna(0).ge(design.first_trials)
+    cases = sorted(complete.index[complete.all(axis=1)])
+    bits = first[first["case_id"].isin(cases)].groupby("case_id")["passed"]
+    mixed = (bits.any() != bits.all()).reindex(cases).to_numpy(dtype=bool)
+    drawn = np.array([stage_two_draw(design, case) for case in cases], dtype=bool)
+    return pd.DataFrame(
+        {
+            "case_id": cases,
+            "probability": np.where(mixed, 1.0, design.stage_two_probability),
+            "drawn": drawn,
+            "stage_two": mixed | drawn,
+        }
+    )
 
 
 def corrected_difference(
@@ -194,9 +208,8 @@ def adaptive_case_estimates(
     frame = frame.assign(stage=np.where(frame["trial"] < design.first_trials, 1, 2))
     cases = sorted(frame["case_id"].unique())
     means = frame.groupby(["condition", "stage", "case_id"])["passed"].mean().unstack("case_id")
-    stage_one_bits = frame[frame["stage"] == 1].groupby("case_id")["passed"]
-    mixed = (stage_one_bits.any() != stage_one_bits.all()).reindex(cases, fill_value=False)
-    ran = mixed.to_numpy(dtype=bool) | np.array([stage_two_draw(design, c) for c in cases])
+    decided = stage_two_decisions(frame, design, conditions).set_index("case_id")
+    ran = decided["stage_two"].reindex(cases, fill_value=False).to_numpy(dtype=bool)
     rates: dict[tuple[str, int], np.ndarray] = {}
     for name in conditions:
         for stage in (1, 2):
