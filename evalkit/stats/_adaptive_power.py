@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from evalkit.stats._adaptive import AdaptiveTrials, corrected_difference
-from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
+from evalkit.stats._frame import check_confidence, check_positive_int
 from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import _number
-from evalkit.stats._sequential import SEQUENTIAL_METHOD, run_looks
+from evalkit.stats._sequential_power import SequentialPlan, simulate_stops, stop_summary
 from evalkit.stats._simulate import simulate_arms
 
 #: Beta concentration of an agent-like suite: ``Beta(a, a)`` with ``a / (2a + 1) = 0.16`` (two
@@ -20,59 +20,25 @@ AGENT_CONCENTRATION = 2 * 0.16 / 0.68
 
 
 @dataclass(frozen=True)
-class AdaptivePlan:
-    """Work items a sequential comparison spends until its verdict, simulated.
+class AdaptivePlan(SequentialPlan):
+    """A :class:`SequentialPlan` of the agent-like model, with the work items it spent.
+
+    ``n_trials`` is the design's ``total_trials`` (trials per condition of a full case).
 
     Attributes:
-        effect: True difference of mean pass rates simulated.
         design: The adaptive design (``AdaptiveTrials.to_dict()``), or None: every case runs
-            ``total_trials`` trials.
-        total_trials: Trials per condition of a full case.
-        baseline_rate: Mean baseline pass rate.
+            ``n_trials`` trials.
         concentration: Beta concentration of case difficulty.
-        alpha: 1 - confidence of the confidence sequence.
-        threshold: Practical threshold of "improved".
-        max_cases: Budget of cases.
-        round_size: Cases per round (one look after each).
-        plan_cases: Cases the bets are tuned for (None: untuned).
-        expected_cases: Mean number of cases at the stop.
         expected_items: Mean number of work items (cases x conditions x trials) at the stop.
         p90_items: 90th percentile of the work items.
         stage_two_share: Share of observed cases that ran stage 2 (1 without the design).
-        improved: Share of simulations that stopped with "improved".
-        regressed: Share that stopped with "regressed".
-        futile: Share that stopped as futile.
-        unsettled: Share that spent the budget without settling.
-        n_sims: Simulated comparisons.
-        seed: Seed.
-        method: The interval's method.
     """
 
-    effect: float
-    design: dict[str, Any] | None
-    total_trials: int
-    baseline_rate: float
-    concentration: float
-    alpha: float
-    threshold: float
-    max_cases: int
-    round_size: int
-    plan_cases: int | None
-    expected_cases: float
-    expected_items: float
-    p90_items: float
-    stage_two_share: float
-    improved: float
-    regressed: float
-    futile: float
-    unsettled: float
-    n_sims: int
-    seed: int | None
-    method: str = SEQUENTIAL_METHOD
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as plain JSON values."""
-        return dict(json_ready(asdict(self)))
+    design: dict[str, Any] | None = None
+    concentration: float = AGENT_CONCENTRATION
+    expected_items: float = 0.0
+    p90_items: float = 0.0
+    stage_two_share: float = 1.0
 
 
 def simulate_case_differences(
@@ -175,46 +141,37 @@ def simulate_adaptive(
     max_cases = check_positive_int(max_cases, "max_cases")
     round_size = check_positive_int(round_size, "round_size")
     n_sims = check_positive_int(n_sims, "n_sims")
-    rng = np.random.default_rng(seed)
-    marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
     bound = design.bound if adaptive else 1.0
-    stops = np.empty(n_sims)
-    items = np.empty(n_sims)
-    full = np.empty(n_sims)
-    reasons: list[str] = []
-    for i in range(n_sims):
+    full: list[np.ndarray] = []  # per simulation: which cases ran every trial
+
+    def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         differences, case_items = simulate_case_differences(
             rng, max_cases, effect, design, adaptive=adaptive, baseline_rate=rate,
             concentration=kappa,
         )
-        looks = run_looks(
-            differences, marks, threshold=limit, confidence=level, plan_cases=plan_cases,
-            bound=bound,
-        )
-        n = looks[-1].n_cases
-        stops[i], items[i] = n, case_items[:n].sum()
-        full[i] = float(np.mean(case_items[:n] == 2.0 * design.total_trials))
-        reasons.append(looks[-1].reason)
-    share = {name: reasons.count(name) / n_sims for name in ("improved", "regressed", "futile")}
+        full.append(case_items == 2.0 * design.total_trials)
+        return differences, case_items
+
+    stops, items, reasons = simulate_stops(
+        draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
+        threshold=limit, confidence=level, plan_cases=plan_cases, bound=bound,
+    )
+    stage_two = [float(np.mean(ran[: int(n)])) for ran, n in zip(full, stops, strict=True)]
     return AdaptivePlan(
         effect=effect,
-        design=design.to_dict() if adaptive else None,
-        total_trials=design.total_trials,
+        n_trials=design.total_trials,
         baseline_rate=rate,
-        concentration=kappa,
         alpha=1.0 - level,
         threshold=limit,
         max_cases=max_cases,
         round_size=round_size,
         plan_cases=plan_cases,
-        expected_cases=float(np.mean(stops)),
-        expected_items=float(np.mean(items)),
-        p90_items=float(np.percentile(items, 90)),
-        stage_two_share=float(np.mean(full)),
-        improved=share["improved"],
-        regressed=share["regressed"],
-        futile=share["futile"],
-        unsettled=reasons.count("") / n_sims,
+        **stop_summary(stops, reasons),
         n_sims=n_sims,
         seed=seed,
+        design=design.to_dict() if adaptive else None,
+        concentration=kappa,
+        expected_items=float(np.mean(items)),
+        p90_items=float(np.percentile(items, 90)),
+        stage_two_share=float(np.mean(stage_two)),
     )
