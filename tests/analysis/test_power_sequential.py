@@ -50,33 +50,25 @@ def test_sequential_needs_an_effect_without_cases() -> None:
         power(cases=50, effect=0.15, sequential=True)
 
 
-def test_cli_prints_and_returns_the_sequential_plan() -> None:
+def _power_cli(*flags: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "evalkit", "power", "--effect", "0.2", "--trials", "3"]
-    done = subprocess.run(
-        [*argv, "--sequential", "--json"],
+    return subprocess.run(
+        [*argv, *flags],
         capture_output=True,
         text=True,
         timeout=300,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
+
+
+def test_cli_prints_and_returns_the_sequential_plan() -> None:
+    done = _power_cli("--sequential", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["sequential"]["plan_cases"] == out["n_cases"]
-    text = subprocess.run(
-        [*argv, "--sequential"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    text = _power_cli("--sequential")
     assert "cases to a verdict" in text.stdout and "x the fixed design" in text.stdout
-    adaptive = subprocess.run(
-        [*argv, "--sequential", "--adaptive-trials"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    adaptive = _power_cli("--sequential", "--adaptive-trials")
     assert adaptive.returncode == 0, adaptive.stderr
     assert "with --adaptive-trials: expected" in adaptive.stdout
     assert "x the fixed design's items" in adaptive.stdout
