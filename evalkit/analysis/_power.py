@@ -13,12 +13,15 @@ from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
+    AdaptivePlan,
+    AdaptiveTrials,
     PowerResult,
     VarianceComponents,
     estimate_variance_components,
     minimum_detectable_effect,
     required_cases,
     required_trials,
+    simulate_adaptive,
     simulate_power,
     simulate_sequential,
 )
@@ -41,6 +44,7 @@ def power(
     sequential: bool = False,
     max_cases: int | None = None,
     round_cases: int = 1,
+    adaptive_trials: bool = False,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -76,6 +80,10 @@ def power(
         max_cases: Budget of cases of the simulated sequential design (default: four times
             the fixed design's number, or 1,000 when it has none).
         round_cases: Cases per round of the simulated sequential design (one look each).
+        adaptive_trials: With ``sequential``: simulate it with adaptive trials
+            (``run --until-verdict --adaptive-trials``: 1 trial per condition first, the
+            other ``trials - 1`` for cases whose outcomes differ or whose draw says so);
+            ``sequential`` then also holds ``expected_items`` and ``items_ratio_to_fixed``.
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -104,11 +112,14 @@ def power(
     if effect is not None and cases is None:
         fixed = required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
         if not sequential:
+            if adaptive_trials:
+                raise InputError("--adaptive-trials: only with --sequential")
             return fixed
         return _with_sequential(
-            fixed, trials or 1, components, seed, min(n_sims, 200), max_cases, round_cases
+            fixed, trials or 1, components, seed, min(n_sims, 200), max_cases, round_cases,
+            adaptive_trials,
         )
-    if sequential:
+    if sequential or adaptive_trials:
         raise InputError("--sequential plans with --effect alone (not with --cases)")
     if cases is not None and effect is None:
         return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
@@ -152,6 +163,7 @@ def _with_sequential(
     n_sims: int,
     max_cases: int | None,
     round_cases: int,
+    adaptive_trials: bool = False,
 ) -> PowerResult:
     """``fixed`` with the simulated sequential design for the same effect and alpha beside it."""
     rate = fixed.baseline_rate
@@ -161,21 +173,36 @@ def _with_sequential(
         if math.isfinite(components.var_between) and 0 < components.var_between < spread:
             concentration = spread / components.var_between - 1.0
     budget = max_cases or (4 * fixed.n_cases if fixed.n_cases is not None else 1000)
-    plan = simulate_sequential(
-        fixed.effect,
-        trials,
-        baseline_rate=rate,
-        concentration=concentration,
-        alpha=fixed.alpha,
-        threshold=fixed.threshold,
-        max_cases=budget,
-        round_size=round_cases,
-        plan_cases=fixed.n_cases,
-        n_sims=n_sims,
-        seed=seed,
-    )
+    settings = {
+        "baseline_rate": rate,
+        "concentration": concentration,
+        "alpha": fixed.alpha,
+        "threshold": fixed.threshold,
+        "max_cases": budget,
+        "round_size": round_cases,
+        "plan_cases": fixed.n_cases,
+        "n_sims": n_sims,
+        "seed": seed,
+    }
+    if not adaptive_trials:
+        plan = simulate_sequential(fixed.effect, trials, **settings)  # type: ignore[arg-type]
+    elif trials < 2:
+        raise InputError(
+            f"--adaptive-trials needs at least 2 trials per case (stage 1 runs 1), got "
+            f"{trials}; pass --trials 3 (or more)"
+        )
+    else:
+        plan = simulate_adaptive(
+            fixed.effect, AdaptiveTrials(total_trials=trials), **settings  # type: ignore[arg-type]
+        )
     summary = plan.to_dict()
     summary["ratio_to_fixed"] = (
         plan.expected_cases / fixed.n_cases if fixed.n_cases is not None else None
     )
+    if isinstance(plan, AdaptivePlan):
+        summary["items_ratio_to_fixed"] = (
+            plan.expected_items / (fixed.n_cases * 2 * trials)
+            if fixed.n_cases is not None
+            else None
+        )
     return replace(fixed, sequential=summary)

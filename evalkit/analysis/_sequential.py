@@ -25,6 +25,10 @@ from evalkit.analysis._compare import refuse_errored
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import (
+    PARTS_DIR,
+    RESULTS_FILE,
+    AdaptiveCaseRecord,
+    AdaptiveRecord,
     LookRecord,
     SequentialRecord,
     append_event,
@@ -38,9 +42,11 @@ from evalkit.results import (
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.stats import (
     SEQUENTIAL_METHOD,
+    AdaptiveTrials,
     Metric,
     SequentialComparison,
     case_order,
+    stage_two_decisions,
 )
 from evalkit.stats import sequential_compare as compare_tables_sequentially
 
@@ -113,16 +119,22 @@ def agent_cost(rows: pd.DataFrame) -> float | None:
 
 
 def _budget_reason(
-    record: SequentialRecord, rounds: int, items_per_case: int, cost: float | None
+    record: SequentialRecord, rounds: int, items_per_case: int, items: int, cost: float | None
 ) -> str | None:
-    """Which budget forbids another round (None: another round fits)."""
+    """Which budget forbids another round (None: another round fits).
+
+    The next round is charged ``items_per_case`` for each new case (every trial: with
+    adaptive trials, a round runs at most that many).
+    """
     drawn = min(rounds * record.round_cases, len(record.order))
     if drawn >= len(record.order):
         return "cases-exhausted"
     if record.max_rounds is not None and rounds >= record.max_rounds:
         return "max-rounds"
     following = min(drawn + record.round_cases, len(record.order))
-    if record.max_items is not None and following * items_per_case > record.max_items:
+    if record.max_items is not None and items + (following - drawn) * items_per_case > (
+        record.max_items
+    ):
         return "max-items"
     if record.max_usd is not None and cost is not None:
         per_round = cost / rounds
@@ -142,6 +154,7 @@ def _new_record(
     max_items: int | None,
     max_usd: float | None,
     max_rounds: int | None,
+    adaptive: AdaptiveTrials | None,
 ) -> SequentialRecord:
     conditions = config.conditions or ()
     if len(conditions) != 2:
@@ -167,7 +180,118 @@ def _new_record(
         max_items=max_items,
         max_usd=max_usd,
         max_rounds=max_rounds,
+        adaptive=None
+        if adaptive is None
+        else AdaptiveRecord(
+            total_trials=adaptive.total_trials,
+            first_trials=adaptive.first_trials,
+            probability=adaptive.stage_two_probability,
+            seed=adaptive.seed,
+        ),
     )
+
+
+def _design(record: SequentialRecord) -> AdaptiveTrials | None:
+    """The adaptive-trials design of a sequential record (None: every case runs every trial)."""
+    if record.adaptive is None:
+        return None
+    return AdaptiveTrials(
+        total_trials=record.adaptive.total_trials,
+        first_trials=record.adaptive.first_trials,
+        probability=record.adaptive.probability,
+        seed=record.adaptive.seed,
+    )
+
+
+def _adaptive_design(
+    adaptive_trials: bool, probability: float | None, trials: int, seed: int
+) -> AdaptiveTrials | None:
+    """The design of ``--adaptive-trials`` for a new sequential run (None when off)."""
+    if not adaptive_trials:
+        if probability is not None:
+            raise ConfigError("--stage-two-probability: only with --adaptive-trials")
+        return None
+    if trials < 2:
+        raise ConfigError(
+            f"--adaptive-trials needs at least 2 trials per case (stage 1 runs 1), got "
+            f"{trials}; pass --trials 3 (or more)"
+        )
+    if probability is not None and not 0 < probability <= 1:
+        raise ConfigError(
+            f"--stage-two-probability must be in (0, 1], got {probability}"
+        )
+    return AdaptiveTrials(total_trials=trials, first_trials=1, probability=probability, seed=seed)
+
+
+def _decide(
+    rows: pd.DataFrame, record: SequentialRecord, design: AdaptiveTrials, drawn: Sequence[str]
+) -> dict[str, int]:
+    """Trials of each drawn case, and its draw written into ``record.adaptive``.
+
+    A case whose stage 1 is done runs ``total_trials`` if it needs stage 2, else
+    ``first_trials``; a case whose stage 1 is not done yet runs its ``first_trials``.
+    """
+    assert record.adaptive is not None
+    decided = (
+        stage_two_decisions(rows, design, (record.baseline, record.candidate))
+        if len(rows)
+        else pd.DataFrame(columns=["case_id", "probability", "drawn", "stage_two"])
+    )
+    keep = set(drawn)
+    record.adaptive.cases = {
+        str(case): AdaptiveCaseRecord(
+            probability=float(probability), drawn=bool(draw), stage_two=bool(stage_two)
+        )
+        for case, probability, draw, stage_two in zip(
+            decided["case_id"], decided["probability"], decided["drawn"], decided["stage_two"],
+            strict=True,
+        )
+        if case in keep
+    }
+    full = {case for case, rec in record.adaptive.cases.items() if rec.stage_two}
+    return {
+        case: design.total_trials if case in full else design.first_trials for case in drawn
+    }
+
+
+def _adaptive_round(
+    suite: Suite, round_config: RunConfig, record: SequentialRecord, design: AdaptiveTrials,
+    drawn: Sequence[str],
+) -> RunResult:
+    """One round with adaptive trials: stage 1 of the new cases, then stage 2 of those drawn.
+
+    The trials of each case follow from the outcomes on disk, so a resumed round plans the
+    same items.
+    """
+    run_dir = Path(round_config.runs_dir) / str(round_config.run_id)
+    before = read_run(run_dir) if round_config.resume and _has_results(run_dir) else None
+    trials = _decide(before if before is not None else pd.DataFrame(), record, design, drawn)
+    while True:
+        result = run(suite, round_config.model_copy(update={"case_trials": trials}))
+        following = _decide(read_run(result.run_dir), record, design, drawn)
+        if following == trials or result.failure is not None:
+            return result
+        trials = following
+        round_config = round_config.model_copy(update={"resume": True, "extend": True})
+
+
+def _rounds_on_disk(run_dir: Path, record: SequentialRecord) -> int:
+    """The round a resumed run continues with: the last one any finished item belongs to.
+
+    Its plan holds every finished item, so the run can grow from it (an earlier round's plan
+    would not hold the items of later cases); the looks of earlier rounds are kept.
+    """
+    if not _has_results(run_dir):
+        return 1
+    present = set(read_run(run_dir)["case_id"])
+    position = {case: i for i, case in enumerate(record.order)}
+    last = max((position[case] + 1 for case in present if case in position), default=1)
+    return max(1, math.ceil(last / record.round_cases))
+
+
+def _has_results(run_dir: Path) -> bool:
+    """Whether a run directory holds any finished item (compacted or in parts)."""
+    return (run_dir / RESULTS_FILE).exists() or any((run_dir / PARTS_DIR).glob("*.parquet"))
 
 
 def _check_positive(value: float | None, flag: str) -> None:
@@ -186,6 +310,8 @@ def run_until_verdict(
     max_items: int | None = None,
     max_usd: float | None = None,
     max_rounds: int | None = None,
+    adaptive_trials: bool = False,
+    stage_two_probability: float | None = None,
 ) -> SequentialRun:
     """Run baseline and candidate in rounds of cases until the verdict is settled.
 
@@ -208,6 +334,12 @@ def run_until_verdict(
         max_usd: Budget of agent cost (a round whose expected cost would pass it is not
             started).
         max_rounds: Budget of rounds.
+        adaptive_trials: Adaptive trials (:class:`~evalkit.stats.AdaptiveTrials`): each new
+            case runs 1 trial per condition, and the run's other trials only when its
+            outcomes differ or its seeded draw says so; the looks use the corrected estimator.
+            A resumed run keeps its recorded design.
+        stage_two_probability: With ``adaptive_trials``: stage-2 probability of a case whose
+            first outcomes agree (default ``(K - 1) / K``).
 
     Returns:
         A :class:`SequentialRun`.
@@ -230,7 +362,9 @@ def run_until_verdict(
     run_dir = Path(config.runs_dir) / run_id
     previous = load_manifest(run_dir) if config.resume and run_dir.is_dir() else None
     record = previous.sequential if previous is not None else None
+    trials = config.trials or loaded.spec.defaults.trials
     if record is None:
+        seed = config.seed if config.seed is not None else loaded.spec.defaults.seed
         record = _new_record(
             loaded,
             config,
@@ -241,6 +375,7 @@ def run_until_verdict(
             max_items=max_items,
             max_usd=max_usd,
             max_rounds=max_rounds,
+            adaptive=_adaptive_design(adaptive_trials, stage_two_probability, trials, seed),
         )
     elif tuple(config.conditions or ()) != (record.baseline, record.candidate):
         raise ConfigError(
@@ -252,7 +387,7 @@ def run_until_verdict(
         record = record.model_copy(
             update={key: value for key, value in budgets.items() if value is not None}
         )
-    trials = config.trials or loaded.spec.defaults.trials
+    design = _design(record)
     items_per_case = 2 * trials
     first = min(record.round_cases, len(record.order)) * items_per_case
     if record.max_items is not None and first > record.max_items:
@@ -261,7 +396,7 @@ def run_until_verdict(
             f"{record.round_cases} cases x 2 conditions x {trials} trials); raise it or lower "
             "--round-cases"
         )
-    rounds = 0
+    rounds = _rounds_on_disk(run_dir, record) - 1 if config.resume else 0
     while True:
         rounds += 1
         drawn = record.order[: rounds * record.round_cases]
@@ -274,7 +409,11 @@ def run_until_verdict(
                 "extend": True,
             }
         )
-        result = run(loaded, round_config)
+        result = (
+            run(loaded, round_config)
+            if design is None
+            else _adaptive_round(loaded, round_config, record, design, drawn)
+        )
         rows = read_run(result.run_dir)
         comparison = compare_tables_sequentially(
             rows,
@@ -284,6 +423,7 @@ def run_until_verdict(
             order=record.order,
             look_at=[k * record.round_cases for k in range(1, rounds + 1)],
             plan_cases=record.plan_cases,
+            adaptive=design,
         )
         cost = agent_cost(rows)
         last = comparison.looks[-1] if comparison.looks else None
@@ -302,7 +442,7 @@ def run_until_verdict(
             )
         )
         reason = (last.reason if last else "") or _budget_reason(
-            record, rounds, items_per_case, cost
+            record, rounds, items_per_case, len(rows), cost
         )
         if result.failure is not None:
             reason = "run-failed"  # its pass rates measure nothing: no further round
@@ -389,6 +529,7 @@ def sequential_compare(
             look_at=[look.round * record.round_cases for look in record.looks] or None,
             round_size=record.round_cases,
             plan_cases=record.plan_cases if plan_cases is None else plan_cases,
+            adaptive=_design(record),
         )
     return compare_tables_sequentially(
         base,

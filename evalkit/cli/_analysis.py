@@ -126,6 +126,11 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--round-cases", type=int, default=1, help="cases per round of the sequential design"
     )
+    p.add_argument(
+        "--adaptive-trials",
+        action="store_true",
+        help="with --sequential: simulate it with adaptive trials (expected work items)",
+    )
     add_common_options(p, power_main)
 
 
@@ -326,6 +331,7 @@ def power_main(args: argparse.Namespace) -> int:
         sequential=args.sequential,
         max_cases=args.max_cases,
         round_cases=args.round_cases,
+        adaptive_trials=args.adaptive_trials,
     )
     if args.json:
         print_json(result.to_dict())
@@ -357,4 +363,13 @@ def power_main(args: argparse.Namespace) -> int:
             f"{plan['max_cases']} cases)"
             + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
         )
+        if "expected_items" in plan:
+            items_ratio = plan["items_ratio_to_fixed"]
+            print(
+                f"with --adaptive-trials: expected {_num(plan['expected_items'], 0)} work items "
+                f"to a verdict ({plan['stage_two_share'] * 100:.0f} % of cases ran all "
+                f"{plan['n_trials']} trials)"
+                + ("" if items_ratio is None else
+                   f"; {_num(items_ratio, 2)} x the fixed design's items")
+            )
     return 0

@@ -40,6 +40,8 @@ SEQUENTIAL_OPTIONS = (
     "threshold",
     "confidence",
     "plan_cases",
+    "adaptive_trials",
+    "stage_two_probability",
 )
 
 
@@ -106,6 +108,20 @@ def configure(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="tune the bets for N cases (e.g. the fixed design's n from evalkit power)",
+    )
+    sequential.add_argument(
+        "--adaptive-trials",
+        action="store_true",
+        help="each case runs 1 trial per condition first and its other trials only when its "
+        "outcomes differ (or, with --stage-two-probability, by a seeded draw); the estimate "
+        "is corrected for it (docs/statistics.md, 'Adaptive trials')",
+    )
+    sequential.add_argument(
+        "--stage-two-probability",
+        type=float,
+        metavar="P",
+        help="with --adaptive-trials: chance that a case whose first outcomes agree runs its "
+        "other trials (default (K-1)/K)",
     )
     add_common_options(p, main, runs_dir=None)
 
@@ -222,6 +238,8 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
         max_items=args.max_items,
         max_usd=args.max_usd,
         max_rounds=args.max_rounds,
+        adaptive_trials=args.adaptive_trials,
+        stage_two_probability=args.stage_two_probability,
     )
     if args.json:
         print_json(outcome.to_dict())
@@ -239,6 +257,13 @@ def _print_sequential(outcome: SequentialRun) -> None:
     """The looks, the verdict and why the run stopped."""
     comparison = outcome.comparison
     print(f"run {outcome.run.run_id}: {outcome.rounds} round(s), {outcome.items} items")
+    adaptive = outcome.record.adaptive
+    if adaptive is not None:
+        full = sum(case.stage_two for case in adaptive.cases.values())
+        print(
+            f"adaptive trials: {full} of {len(adaptive.cases)} cases ran all "
+            f"{adaptive.total_trials} trials, the others {adaptive.first_trials}"
+        )
     for look in outcome.record.looks:
         low = "-" if look.ci_low is None else f"{look.ci_low * 100:+.1f}"
         high = "-" if look.ci_high is None else f"{look.ci_high * 100:+.1f}"

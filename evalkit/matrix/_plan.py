@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +100,7 @@ def build_plan(
     trials: int,
     seed: int,
     pass_threshold: float,
+    case_trials: Mapping[str, int] | None = None,
 ) -> list[WorkItem]:
     """Enumerate the work items of a run, sorted by key.
 
@@ -111,6 +112,9 @@ def build_plan(
         trials: Trials per (case, condition, provider).
         seed: Run seed.
         pass_threshold: The suite's pass threshold (it changes outcomes, so it is hashed).
+        case_trials: Trials of particular cases, over ``trials`` (adaptive trials run some
+            cases' first trials only). An item's key and hash do not depend on it, so a case
+            given more trials later keeps its finished items.
 
     Returns:
         The work items, sorted by key.
@@ -126,7 +130,7 @@ def build_plan(
         for condition in conditions:
             skill_hash = suite.skill_hash(case, condition)
             for spec in providers:
-                for trial in range(trials):
+                for trial in range((case_trials or {}).get(case.id, trials)):
                     key = item_key(case.lane, case.id, condition, spec.name, trial)
                     if key in items:
                         raise PlanError(f"duplicate work item key '{key}' in the plan")

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from evalkit.results._manifest import (
         MANIFEST_FILE,
         MANIFEST_VERSION,
+        AdaptiveCaseRecord,
+        AdaptiveRecord,
         ConditionRecord,
         FailureRecord,
         ImportSource,
@@ -78,6 +80,8 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "AdaptiveCaseRecord",
+    "AdaptiveRecord",
     "CALIBRATION_DIR",
     "ERROR_STATUSES",
     "EVENTS_FILE",

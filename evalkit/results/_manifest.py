@@ -141,6 +141,32 @@ class LookRecord(_Record):
     """Why the run may stop here: ``improved``, ``regressed``, ``futile``, or ``""``."""
 
 
+class AdaptiveCaseRecord(_Record):
+    """A case of a sequential run with adaptive trials: whether it ran its stage 2, and why."""
+
+    probability: float
+    """Its stage-2 probability: 1 when its stage-1 outcomes differed, else the design's."""
+    drawn: bool
+    """Its draw from (seed, case id): whether it runs stage 2 when its outcomes all agree."""
+    stage_two: bool
+    """Whether it ran (or is to run) stage 2."""
+
+
+class AdaptiveRecord(_Record):
+    """The adaptive-trials design of a sequential run and each observed case's draw."""
+
+    total_trials: int
+    """Trials per condition of a case that runs stage 2."""
+    first_trials: int
+    """Trials per condition every case runs (stage 1)."""
+    probability: float
+    """Stage-2 probability of a case whose stage-1 outcomes are all equal."""
+    seed: int
+    """Seed of the per-case draw."""
+    cases: dict[str, AdaptiveCaseRecord] = Field(default_factory=dict)
+    """Each case whose stage 1 is done, by case id."""
+
+
 class SequentialRecord(_Record):
     """How a sequential run (``evalkit run --until-verdict``) drew its cases and every look."""
 
@@ -168,6 +194,9 @@ class SequentialRecord(_Record):
     """Budget of rounds."""
     looks: list[LookRecord] = Field(default_factory=list)
     """Every look taken, in order."""
+    adaptive: AdaptiveRecord | None = None
+    """Adaptive trials (``--adaptive-trials``): the design and each case's draw; None: every
+    case runs every trial."""
     stop_reason: str | None = None
     """``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``, ``max-rounds``,
     ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while the run goes

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from evalkit._paths import unsafe_component_reason
 
@@ -44,9 +44,9 @@ class RunConfig(BaseModel):
     """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
 
     Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
-    ``trials``, ``seed``, ``skills`` and ``descriptions`` can change the agent's outcomes, and
-    the ``judge_*`` options the verdicts on expectations; concurrency, backend, paths and
-    progress never do.
+    ``trials``, ``case_trials``, ``seed``, ``skills`` and ``descriptions`` can change the
+    agent's outcomes, and the ``judge_*`` options the verdicts on expectations; concurrency,
+    backend, paths and progress never do.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -75,6 +75,10 @@ class RunConfig(BaseModel):
     """Only cases of these splits."""
     trials: int | None = Field(default=None, ge=1)
     """Trials per (case, condition, provider) (default: the suite's)."""
+    case_trials: dict[str, PositiveInt] = Field(default_factory=dict)
+    """Trials of particular cases (case id to trials), over ``trials``: adaptive trials of
+    ``run --until-verdict --adaptive-trials`` run a case's first trials, then the rest when
+    it needs them."""
     seed: int | None = None
     """Run seed (default: the suite's)."""
     skills: tuple[SkillOverride, ...] = ()

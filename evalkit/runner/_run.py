@@ -258,6 +258,7 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
         trials=trials,
         seed=seed,
         pass_threshold=defaults.pass_threshold,
+        case_trials=config.case_trials,
     )
     return _Prepared(
         suite,

@@ -15,6 +15,13 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.stats._adaptive import (
+        AdaptiveTrials,
+        adaptive_case_estimates,
+        stage_two_decisions,
+        stage_two_draw,
+    )
+    from evalkit.stats._adaptive_power import AdaptivePlan, simulate_adaptive
     from evalkit.stats._agreement import Kappa, cohens_kappa
     from evalkit.stats._bootstrap import (
         cluster_bootstrap,
@@ -54,6 +61,8 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "AdaptivePlan",
+    "AdaptiveTrials",
     "CORRECTIONS",
     "ConfidenceSequence",
     "Correction",
@@ -74,6 +83,7 @@ __all__ = [
     "VERDICTS",
     "VarianceComponents",
     "Verdict",
+    "adaptive_case_estimates",
     "as_frame",
     "case_order",
     "cluster_bootstrap",
@@ -99,8 +109,11 @@ __all__ = [
     "reused_note",
     "sequential_compare",
     "sequential_verdict",
+    "simulate_adaptive",
     "simulate_power",
     "simulate_sequential",
     "split_reused",
+    "stage_two_decisions",
+    "stage_two_draw",
     "verdict",
 ]

@@ -201,8 +201,13 @@ def run_looks(
     confidence: float,
     stop: bool = True,
     plan_cases: int | None = None,
+    bound: float = 1.0,
 ) -> list[Look]:
     """The looks of a sequential comparison at the given numbers of cases.
+
+    Differences in ``[-bound, bound]`` (adaptive trials' corrected differences) are scaled
+    into [-1, 1] for the sequence and the bounds scaled back before the verdict, so
+    ``estimate``, ``ci_low`` and ``ci_high`` are in the differences' units.
 
     Args:
         differences: Per-case differences in the order the cases were drawn.
@@ -211,15 +216,16 @@ def run_looks(
         confidence: Level of the confidence sequence.
         stop: Stop at the first settled look (the sequential design); else look at all.
         plan_cases: Number of cases the bets are tuned for (see :func:`confidence_sequence`).
+        bound: The differences' range is ``[-bound, bound]`` (at least 1).
 
     Returns:
         The looks taken.
     """
-    cs = confidence_sequence(differences, confidence, plan_cases)
+    cs = confidence_sequence(np.asarray(differences, dtype=float) / bound, confidence, plan_cases)
     looks: list[Look] = []
     for n in look_at:
         i = int(n) - 1
-        est, low, high = (float(a[i]) for a in (cs.estimate, cs.ci_low, cs.ci_high))
+        est, low, high = (bound * float(a[i]) for a in (cs.estimate, cs.ci_low, cs.ci_high))
         verdict, reason = sequential_verdict(est, low, high, threshold)
         looks.append(Look(int(n), est, low, high, verdict, bool(reason), reason))
         if stop and reason:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
+from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
 from evalkit.stats._compare import compare
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
@@ -34,12 +35,15 @@ class SequentialComparison(PairedComparison):
         stopped_at: Cases observed when the comparison settled (None: not settled yet).
         method: The interval's method (the betting confidence sequence).
         order: Case ids in the order they were drawn (the seeded order).
+        adaptive: The adaptive-trials design the per-case differences were corrected for
+            (``AdaptiveTrials.to_dict()``), or None.
     """
 
     looks: tuple[Look, ...] = ()
     stopped_at: int | None = None
     method: str = SEQUENTIAL_METHOD
     order: tuple[str, ...] = ()
+    adaptive: dict[str, Any] | None = None
 
     @property
     def futile(self) -> bool:
@@ -52,13 +56,16 @@ class SequentialComparison(PairedComparison):
         Returns:
             :meth:`PairedComparison.to_dict` plus ``"looks"`` (``[{"n_cases", "estimate",
             "ci_low", "ci_high", "verdict", "settled", "reason"}]``), ``"stopped_at"`` (cases
-            at the settling look, or None), ``"method"`` and ``"order"``.
+            at the settling look, or None), ``"method"`` and ``"order"``; with adaptive trials
+            also ``"adaptive"`` (the design, its ``bound`` and the ``estimator``).
         """
         out = super().to_dict()
         out["looks"] = [look.to_dict() for look in self.looks]
         out["stopped_at"] = self.stopped_at
         out["method"] = self.method
         out["order"] = list(self.order)
+        if self.adaptive is not None:
+            out["adaptive"] = dict(self.adaptive)
         return out
 
 
@@ -112,6 +119,7 @@ def sequential_compare(
     alpha: float = 0.05,
     correction: Correction = "holm",
     labels: tuple[str, str] | None = None,
+    adaptive: AdaptiveTrials | None = None,
 ) -> SequentialComparison:
     """Anytime-valid paired comparison: the verdict stays valid however often it is looked at.
 
@@ -141,10 +149,14 @@ def sequential_compare(
         alpha: Per-case level of the cases table.
         correction: Multiplicity correction of the cases table.
         labels: ``(baseline_label, candidate_label)`` of two tables.
+        adaptive: The adaptive-trials design the run followed: the per-case differences are
+            then the corrected estimates of :func:`~evalkit.stats.adaptive_case_estimates`
+            (two conditions of one table, ``metric="passed"``), in ``[-B, B]``; the cases
+            table and the other side figures stay those of ``compare`` on the trials run.
 
     Returns:
         A :class:`SequentialComparison`; ``.to_dict()`` is the ``compare`` JSON plus
-        ``looks``, ``stopped_at``, ``method`` and ``order``.
+        ``looks``, ``stopped_at``, ``method`` and ``order`` (and ``adaptive``).
 
     Raises:
         InputError: Bad input, or per-case differences outside [-1, 1] (scores beyond [0, 1]).
@@ -175,8 +187,13 @@ def sequential_compare(
         correction=correction,
         labels=labels,
     )
-    present = case_differences(fixed)
-    if len(present) and float(np.max(np.abs(present.to_numpy()))) > 1 + 1e-12:
+    bound = 1.0
+    if adaptive is None:
+        present = case_differences(fixed)
+    else:
+        present = _adaptive_differences(baseline, candidate, conditions, metric, adaptive)
+        bound = adaptive.bound
+    if adaptive is None and len(present) and float(np.max(np.abs(present.to_numpy()))) > 1 + 1e-12:
         raise InputError(
             f"sequential compare: the per-case differences of {metric!r} must lie in [-1, 1] "
             "(scores in [0, 1]); rescale the scores to [0, 1]"
@@ -191,6 +208,7 @@ def sequential_compare(
             confidence=confidence,
             stop=stop,
             plan_cases=plan_cases,
+            bound=bound,
         )
         if len(counts)
         else []
@@ -232,7 +250,31 @@ def sequential_compare(
         looks=tuple(looks),
         stopped_at=last.n_cases if settled and last is not None else None,
         order=tuple(drawn),
+        adaptive=None
+        if adaptive is None
+        else {**adaptive.to_dict(), "bound": bound, "estimator": ADAPTIVE_ESTIMATOR},
     )
+
+
+#: How the per-case differences of a run with adaptive trials are estimated.
+ADAPTIVE_ESTIMATOR = "inverse-probability-weighted control variate (two-stage, unbiased)"
+
+
+def _adaptive_differences(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame | None,
+    conditions: Sequence[str] | None,
+    metric: Metric,
+    design: AdaptiveTrials,
+) -> pd.Series:
+    """The corrected per-case differences of a two-stage run, indexed by ``case_id``."""
+    if candidate is not None or conditions is None or len(conditions) != 2 or metric != "passed":
+        raise InputError(
+            "adaptive trials: compare two conditions of one run on 'passed' "
+            "(pass conditions=(baseline, candidate) and no candidate table)"
+        )
+    estimates = adaptive_case_estimates(baseline, design, (conditions[0], conditions[1]))
+    return estimates.set_index("case_id")["difference"]
 
 
 def _restrict(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -114,19 +115,15 @@ def simulate_sequential(
     max_cases = check_positive_int(max_cases, "max_cases")
     round_size = check_positive_int(round_size, "round_size")
     n_sims = check_positive_int(n_sims, "n_sims")
-    rng = np.random.default_rng(seed)
-    marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
-    stops = np.empty(n_sims)
-    reasons: list[str] = []
-    for i in range(n_sims):
+
+    def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         base, cand = simulate_arms(rng, max_cases, n_trials, effect, rate, concentration)
-        differences = cand.mean(axis=1) - base.mean(axis=1)
-        looks = run_looks(
-            differences, marks, threshold=limit, confidence=level, plan_cases=plan_cases
-        )
-        stops[i] = looks[-1].n_cases
-        reasons.append(looks[-1].reason)
-    share = {name: reasons.count(name) / n_sims for name in ("improved", "regressed", "futile")}
+        return cand.mean(axis=1) - base.mean(axis=1), np.full(max_cases, 2.0 * n_trials)
+
+    stops, _, reasons = simulate_stops(
+        draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
+        threshold=limit, confidence=level, plan_cases=plan_cases,
+    )
     return SequentialPlan(
         effect=effect,
         n_trials=n_trials,
@@ -136,13 +133,88 @@ def simulate_sequential(
         max_cases=max_cases,
         round_size=round_size,
         plan_cases=plan_cases,
+        **stop_summary(stops, reasons),
+        n_sims=n_sims,
+        seed=seed,
+    )
+
+
+def simulate_stops(
+    draw: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]],
+    *,
+    n_sims: int,
+    seed: int | None,
+    max_cases: int,
+    round_size: int,
+    threshold: float,
+    confidence: float,
+    plan_cases: int | None,
+    bound: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Run ``n_sims`` simulated sequential comparisons to their stop.
+
+    Args:
+        draw: One simulated suite from the generator: per-case differences (in drawing
+            order, in ``[-bound, bound]``) and per-case work items.
+        n_sims: Simulations.
+        seed: Seed of the generator passed to every ``draw``.
+        max_cases: Budget of cases (``draw`` gives at least this many).
+        round_size: Cases per round (one look after each).
+        threshold: Practical threshold.
+        confidence: Level of the confidence sequence.
+        plan_cases: Cases the bets are tuned for (None: untuned).
+        bound: Range of the differences.
+
+    Returns:
+        ``(cases, items, reasons)``: cases observed and work items spent at each stop, and
+        each stop's reason (``""`` when the budget ran out unsettled).
+    """
+    rng = np.random.default_rng(seed)
+    marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
+    stops = np.empty(n_sims)
+    items = np.empty(n_sims)
+    reasons: list[str] = []
+    for i in range(n_sims):
+        differences, case_items = draw(rng)
+        looks = run_looks(
+            differences, marks, threshold=threshold, confidence=confidence,
+            plan_cases=plan_cases, bound=bound,
+        )
+        n = looks[-1].n_cases
+        stops[i], items[i] = n, float(np.sum(case_items[:n]))
+        reasons.append(looks[-1].reason)
+    return stops, items, reasons
+
+
+class StopSummary(TypedDict):
+    """Where simulated sequential comparisons stopped (fields of :class:`SequentialPlan`)."""
+
+    expected_cases: float
+    median_cases: float
+    p90_cases: float
+    improved: float
+    regressed: float
+    futile: float
+    unsettled: float
+
+
+def stop_summary(stops: np.ndarray, reasons: list[str]) -> StopSummary:
+    """Cases at the stop (mean, median, 90th percentile) and the share of each stop reason.
+
+    Args:
+        stops: Cases observed at each simulated stop.
+        reasons: Each stop's reason (``""``: the budget ran out unsettled).
+
+    Returns:
+        ``expected_cases, median_cases, p90_cases, improved, regressed, futile, unsettled``.
+    """
+    count = len(reasons)
+    return StopSummary(
         expected_cases=float(np.mean(stops)),
         median_cases=float(np.median(stops)),
         p90_cases=float(np.percentile(stops, 90)),
-        improved=share["improved"],
-        regressed=share["regressed"],
-        futile=share["futile"],
-        unsettled=reasons.count("") / n_sims,
-        n_sims=n_sims,
-        seed=seed,
+        improved=reasons.count("improved") / count,
+        regressed=reasons.count("regressed") / count,
+        futile=reasons.count("futile") / count,
+        unsettled=reasons.count("") / count,
     )

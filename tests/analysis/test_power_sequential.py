@@ -11,7 +11,13 @@ import pytest
 
 from evalkit.analysis import power
 from evalkit.errors import InputError
-from evalkit.stats import required_cases, simulate_sequential
+from evalkit.stats import (
+    DEFAULT_CONCENTRATION,
+    AdaptiveTrials,
+    required_cases,
+    simulate_adaptive,
+    simulate_sequential,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,23 +50,46 @@ def test_sequential_needs_an_effect_without_cases() -> None:
         power(cases=50, effect=0.15, sequential=True)
 
 
-def test_cli_prints_and_returns_the_sequential_plan() -> None:
+def _power_cli(*flags: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "evalkit", "power", "--effect", "0.2", "--trials", "3"]
-    done = subprocess.run(
-        [*argv, "--sequential", "--json"],
+    return subprocess.run(
+        [*argv, *flags],
         capture_output=True,
         text=True,
         timeout=300,
         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
     )
+
+
+def test_cli_prints_and_returns_the_sequential_plan() -> None:
+    done = _power_cli("--sequential", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["sequential"]["plan_cases"] == out["n_cases"]
-    text = subprocess.run(
-        [*argv, "--sequential"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+    text = _power_cli("--sequential")
     assert "cases to a verdict" in text.stdout and "x the fixed design" in text.stdout
+    adaptive = _power_cli("--sequential", "--adaptive-trials")
+    assert adaptive.returncode == 0, adaptive.stderr
+    assert "with --adaptive-trials: expected" in adaptive.stdout
+    assert "x the fixed design's items" in adaptive.stdout
+
+
+def test_adaptive_trials_add_the_work_items_of_the_same_simulation() -> None:
+    result = power(effect=0.25, trials=3, sequential=True, adaptive_trials=True, n_sims=40,
+                   seed=4)
+    plan = result.sequential
+    assert plan is not None and result.n_cases is not None
+    again = simulate_adaptive(
+        0.25, AdaptiveTrials(total_trials=3), concentration=DEFAULT_CONCENTRATION,
+        max_cases=4 * result.n_cases, round_size=1, plan_cases=result.n_cases, n_sims=40, seed=4,
+    )
+    assert plan["expected_items"] == again.expected_items
+    assert plan["items_ratio_to_fixed"] == pytest.approx(
+        again.expected_items / (result.n_cases * 2 * 3)
+    )
+    assert plan["design"] == AdaptiveTrials(total_trials=3).to_dict()
+    assert 0 < plan["stage_two_share"] < 1
+    with pytest.raises(InputError, match="at least 2 trials"):
+        power(effect=0.25, trials=1, sequential=True, adaptive_trials=True)
+    with pytest.raises(InputError, match="only with --sequential"):
+        power(effect=0.25, trials=3, adaptive_trials=True)

@@ -174,9 +174,10 @@ def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "plain").exists()
 
 
-def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
+@pytest.mark.parametrize("design", [(), ("--adaptive-trials",)], ids=["every-trial", "adaptive"])
+def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, ...]) -> None:
     """SIGKILL after the first look; --resume continues with the same order and looks."""
-    slow = ("--provider-opt", "latency_s=0.05", "--concurrency", "2")
+    slow = ("--provider-opt", "latency_s=0.05", "--concurrency", "2", *design)
     process = subprocess.Popen(
         until_verdict_argv(tmp_path, "kill", *slow),
         stdout=subprocess.DEVNULL,
@@ -218,15 +219,45 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path) -> None:
     assert record["stop_reason"] == out["stop_reason"] in SETTLED
     rows = evalkit.read_run(tmp_path / "kill")
     assert rows["item_key"].is_unique
-    assert len(rows) == 5 * out["rounds"] * 2 * 3
+    assert len(rows) == out["items"]
+    if not design:
+        assert len(rows) == 5 * out["rounds"] * 2 * 3
+    else:  # each case ran 1 or 3 trials per condition, as its recorded draw says
+        cases = record["adaptive"]["cases"]
+        assert len(cases) == 5 * out["rounds"]
+        assert len(rows) == sum(2 * (3 if c["stage_two"] else 1) for c in cases.values())
 
     # an uninterrupted run with the same seed reaches the same looks
     fresh = subprocess.run(
-        [*until_verdict_argv(tmp_path / "other", "kill", "--json")],
+        [*until_verdict_argv(tmp_path / "other", "kill", *design, "--json")],
         capture_output=True,
         text=True,
         env=_env(),
         timeout=600,
     )
     assert fresh.returncode == 0, fresh.stderr
-    assert _sequential(tmp_path / "other" / "kill")["looks"] == record["looks"]
+    uninterrupted = _sequential(tmp_path / "other" / "kill")
+    assert uninterrupted["looks"] == record["looks"]
+    assert uninterrupted.get("adaptive") == record.get("adaptive")
+
+
+def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
+    """--resume of a settled run continues from its last round (earlier plans lack its cases)."""
+    first = subprocess.run(
+        until_verdict_argv(tmp_path, "done", "--json"), capture_output=True, text=True, env=_env(), timeout=600
+    )
+    assert first.returncode == 0, first.stderr
+    out = json.loads(first.stdout)
+    assert out["rounds"] > 1
+    again = subprocess.run(
+        until_verdict_argv(tmp_path, "done", "--json", "--resume"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stderr
+    resumed = json.loads(again.stdout)
+    assert resumed["looks"] == out["looks"] and resumed["verdict"] == out["verdict"]
+    assert resumed["run"]["items"] == out["items"]
+    assert len(evalkit.read_run(tmp_path / "done")) == out["items"]

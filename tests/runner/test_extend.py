@@ -51,3 +51,24 @@ def test_extend_refuses_finished_items_of_another_plan(tmp_path: Path) -> None:
             TINY,
             _config(tmp_path, ("sum-numbers", "wait-server"), seed=2, resume=True, extend=True),
         )
+
+
+def test_a_case_given_more_trials_grows_keeping_its_first_trials(tmp_path: Path) -> None:
+    """case_trials: a case runs its first trial, then the rest; the first is not run again."""
+    cases = ("sum-numbers", "wait-server")
+    first = run(TINY, _config(tmp_path, cases, case_trials={"sum-numbers": 1, "wait-server": 1}))
+    before = evalkit.read_run(first.run_dir).set_index("item_key")
+    assert len(before) == 4 and set(before["trial"]) == {0}
+    grown = run(
+        TINY,
+        _config(tmp_path, cases, case_trials={"sum-numbers": 3}, resume=True, extend=True),
+    )
+    after = evalkit.read_run(grown.run_dir)
+    trials = after.groupby(["case_id", "condition"])["trial"].nunique().to_dict()
+    assert trials == {("sum-numbers", "none"): 3, ("sum-numbers", "preloaded"): 3,
+                      ("wait-server", "none"): 2, ("wait-server", "preloaded"): 2}
+    kept = after.set_index("item_key").loc[before.index]
+    assert (kept["started_at"] == before["started_at"]).all()  # not run again
+    assert (kept["item_hash"] == before["item_hash"]).all()
+    with pytest.raises(ValueError, match="greater than 0"):
+        RunConfig(case_trials={"sum-numbers": 0})
