@@ -19,8 +19,9 @@ def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
 
 
 def _compare_json(run_dir: Path) -> dict[str, Any]:
-    shown = _run([sys.executable, "-m", "evalkit", "compare", str(run_dir), "--sequential",
-                  "--json"])
+    shown = _run(
+        [sys.executable, "-m", "evalkit", "compare", str(run_dir), "--sequential", "--json"]
+    )
     assert shown.returncode == 0, shown.stderr
     out: dict[str, Any] = json.loads(shown.stdout)
     return out
@@ -35,7 +36,9 @@ def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimat
     record = _sequential(tmp_path / "ad")
     adaptive = record["adaptive"]
     assert {k: adaptive[k] for k in ("total_trials", "first_trials", "seed")} == {
-        "total_trials": 3, "first_trials": 1, "seed": 0,
+        "total_trials": 3,
+        "first_trials": 1,
+        "seed": 0,
     }
     assert adaptive["probability"] == 2 / 3
     design = AdaptiveTrials(3, 1, adaptive["probability"], 0)
@@ -50,15 +53,19 @@ def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimat
         assert entry["drawn"] == stage_two_draw(design, case)
         assert entry["stage_two"] == (differs or entry["drawn"])
         assert entry["probability"] == (1.0 if differs else 2 / 3)
-        assert trials.to_dict() == {c: 3 if entry["stage_two"] else 1
-                                    for c in ("none", "preloaded")}
+        assert trials.to_dict() == {
+            c: 3 if entry["stage_two"] else 1 for c in ("none", "preloaded")
+        }
     assert any(not e["stage_two"] for e in adaptive["cases"].values())  # trials were saved
     assert len(rows) == out["items"] < n_cases * 2 * 3
     assert out["adaptive"]["bound"] == 1.0 and "unbiased" in out["adaptive"]["estimator"]
     # the looks are the library's corrected sequence over the run on disk
     again = sequential_compare(
-        rows, conditions=("none", "preloaded"), order=record["order"],
-        look_at=[5 * k for k in range(1, out["rounds"] + 1)], adaptive=design,
+        rows,
+        conditions=("none", "preloaded"),
+        order=record["order"],
+        look_at=[5 * k for k in range(1, out["rounds"] + 1)],
+        adaptive=design,
     )
     assert [(x.n_cases, x.ci_low, x.ci_high) for x in again.looks] == [
         (x["n_cases"], x["ci_low"], x["ci_high"]) for x in out["looks"]

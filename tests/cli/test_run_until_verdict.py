@@ -244,7 +244,11 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, 
 def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
     """--resume of a settled run continues from its last round (earlier plans lack its cases)."""
     first = subprocess.run(
-        until_verdict_argv(tmp_path, "done", "--json"), capture_output=True, text=True, env=_env(), timeout=600
+        until_verdict_argv(tmp_path, "done", "--json"),
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=600,
     )
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
