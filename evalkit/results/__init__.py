@@ -39,7 +39,6 @@ if TYPE_CHECKING:
         read_run,
         read_scores,
         read_table,
-        resume_command,
         run_label,
         write_parquet,
     )
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
         SCORES_FILE,
         TRANSCRIPTS_DIR,
         resolve_run_dir,
+        resume_command,
     )
     from evalkit.results._manifest import (
         MANIFEST_FILE,
