@@ -92,9 +92,12 @@ def test_a_name_loads_its_module_on_first_use() -> None:
     assert {"pandas", "scipy"} <= loaded
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["report", "--help"]])
-def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
-    """``python -m evalkit ...`` in a fresh interpreter; ``-X importtime`` names every import."""
+def _run_importing(argv: list[str]) -> tuple[str, set[str]]:
+    """Run ``python -m evalkit ARGV`` in a fresh interpreter, with ``-X importtime``.
+
+    Returns:
+        Its standard output, and the top-level packages it imported.
+    """
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "evalkit", *argv],
         capture_output=True,
@@ -103,32 +106,21 @@ def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(("evalkit ", "usage: evalkit"))
     imported = {
         line.rsplit("|", 1)[1].strip().split(".")[0]
         for line in done.stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     }
+    return done.stdout, imported
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["report", "--help"]])
+def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
+    out, imported = _run_importing(argv)
+    assert out.startswith(("evalkit ", "usage: evalkit"))
     assert "evalkit" in imported
     heavy = set(HEAVY) if argv[0] != "report" else {"pandas", "scipy", "statsmodels"}
     assert imported.isdisjoint(heavy), sorted(imported & heavy)
-
-
-def _imported_by(argv: list[str]) -> set[str]:
-    """Top-level packages ``python -m evalkit ARGV`` imports (``-X importtime`` names each)."""
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "evalkit", *argv],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr
-    return {
-        line.rsplit("|", 1)[1].strip().split(".")[0]
-        for line in done.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
 
 
 @pytest.mark.parametrize(
@@ -141,7 +133,7 @@ def _imported_by(argv: list[str]) -> set[str]:
     ids=["cases list", "cases validate --no-references", "judge --help"],
 )
 def test_suite_commands_import_no_table_or_statistics_library(argv: list[str]) -> None:
-    imported = _imported_by(argv)
+    _, imported = _run_importing(argv)
     assert "evalkit" in imported
     assert imported.isdisjoint(HEAVY), sorted(imported & set(HEAVY))
 
