@@ -17,9 +17,19 @@ instant simulated prompt item). The run report of the demo run is rendered
 ``--report-repeat`` times (fresh kernel each, as ``evalkit report`` does) with papermill's
 execute and nbconvert's render times from ``--json``.
 
+``cases validate`` is timed twice: ``--no-cache`` (every reference check runs its sandboxed
+commands) and with the reference-check cache warm (a previous validate of the same suite,
+in the benchmark's own runs directory). A tree without the cache (``--before``) runs every
+check both times.
+
+Besides wall time, each command's CPU seconds (user + system of the process and its children,
+``RUSAGE_CHILDREN``) are recorded: other jobs on a shared machine stretch wall time far more
+than CPU time.
+
 ``--before DIR`` also times every command with another evalkit source tree first on
-``PYTHONPATH`` (e.g. ``git archive main | tar -x -C DIR``), in the same round-robin, so a
-change is compared under the same load.
+``PYTHONPATH`` (e.g. ``git archive main evalkit notebooks templates | tar -x -C DIR``: without
+``notebooks`` and ``templates`` beside it, that tree's reports would use the installed copies),
+in the same round-robin, so a change is compared under the same load.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -46,7 +57,8 @@ TARGETS: dict[str, str] = {
     "evalkit --version": "10x `python -c pass`",
     "evalkit --help": "10x `python -c pass`",
     "evalkit cases list cases/demo": "< 1 s",
-    "evalkit cases validate cases/demo": "< 1 s",
+    "evalkit cases validate cases/demo (--no-cache)": "< 1 s",
+    "evalkit cases validate cases/demo (cache warm)": "< 1 s",
     "evalkit compare A B (demo runs)": "< 1.5 s",
     "evalkit run: launch to run_started": "< 1.5 s",
     "evalkit run: launch to first item finished": "",
@@ -57,11 +69,24 @@ def _env(code: Path = ROOT) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(code)}
 
 
-def _timed(argv: list[str], code: Path = ROOT) -> float:
+#: CPU seconds (user + system, children included) of each timed command, by name.
+CPU: dict[str, list[float]] = {}
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _timed(argv: list[str], code: Path = ROOT, cpu_key: str = "") -> float:
+    cpu = _children_cpu()
     start = time.perf_counter()
     subprocess.run(argv, cwd=NEUTRAL_CWD, env=_env(code), check=True, stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    if cpu_key:
+        CPU.setdefault(cpu_key, []).append(_children_cpu() - cpu)
+    return wall
 
 
 def _evalkit(*argv: str) -> list[str]:
@@ -101,20 +126,25 @@ def _row(name: str, times: list[float], base: float, pandas: float, before: list
     )
 
 
-def _commands(runs: Path, code: Path) -> dict[str, Callable[[], float]]:
-    return {
-        "evalkit --version": lambda: _timed(_evalkit("--version"), code),
-        "evalkit --help": lambda: _timed(_evalkit("--help"), code),
-        "evalkit cases list cases/demo": lambda: _timed(
-            _evalkit("cases", "list", str(DEMO)), code
-        ),
-        "evalkit cases validate cases/demo": lambda: _timed(
-            _evalkit("cases", "validate", str(DEMO)), code
-        ),
-        "evalkit compare A B (demo runs)": lambda: _timed(
-            _evalkit("compare", "a", "b", "--runs-dir", str(runs)), code
-        ),
+def _commands(runs: Path, code: Path, tag: str = "") -> dict[str, Callable[[], float]]:
+    """The timed commands of one source tree (``tag`` names the tree in :data:`CPU`)."""
+    validate = _evalkit("cases", "validate", str(DEMO))
+    cached = [] if tag else ["--runs-dir", str(runs)]  # an older tree has no cache options
+    argv = {
+        "evalkit --version": _evalkit("--version"),
+        "evalkit --help": _evalkit("--help"),
+        "evalkit cases list cases/demo": _evalkit("cases", "list", str(DEMO)),
+        "evalkit cases validate cases/demo (--no-cache)": [
+            *validate, *cached, *(["--no-cache"] if cached else [])
+        ],
+        "evalkit cases validate cases/demo (cache warm)": [*validate, *cached],
+        "evalkit compare A B (demo runs)": _evalkit("compare", "a", "b", "--runs-dir", str(runs)),
     }
+
+    def timer(name: str, words: list[str]) -> Callable[[], float]:
+        return lambda: _timed(words, code, tag + name)
+
+    return {name: timer(name, words) for name, words in argv.items()}
 
 
 def main() -> None:
@@ -129,12 +159,18 @@ def main() -> None:
         runs = tmp / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         _setup(runs)
+        subprocess.run(  # fills the reference-check cache of the "cache warm" row
+            _evalkit("cases", "validate", str(DEMO), "--runs-dir", str(runs)),
+            cwd=NEUTRAL_CWD, env=_env(), check=True, stdout=subprocess.DEVNULL,
+        )
         commands: dict[str, Callable[[], float]] = {
-            "python -c pass": lambda: _timed([sys.executable, "-c", "pass"]),
-            'python -c "import pandas"': lambda: _timed([sys.executable, "-c", "import pandas"]),
+            "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], cpu_key="pass"),
+            'python -c "import pandas"': lambda: _timed(
+                [sys.executable, "-c", "import pandas"], cpu_key="pandas"
+            ),
             **_commands(runs, ROOT),
         }
-        older = _commands(runs, args.before) if args.before else {}
+        older = _commands(runs, args.before, "before: ") if args.before else {}
         milestones = (
             "evalkit run: launch to run_started",
             "evalkit run: launch to first item finished",
@@ -181,6 +217,14 @@ def main() -> None:
     print("|---|---:|---:|---:|")
     for n, (wall, execute, render) in enumerate(reports, start=1):
         print(f"| render {n} | {wall:.2f} | {execute:.2f} | {render:.2f} |")
+    print()
+    print("| command | CPU s, median | before: CPU s, median |")
+    print("|---|---:|---:|")
+    for key, values in CPU.items():
+        if not key.startswith("before: "):
+            older_cpu = CPU.get(f"before: {key}")
+            before_cpu = f"{statistics.median(older_cpu):.2f}" if older_cpu else ""
+            print(f"| {key} | {statistics.median(values):.2f} | {before_cpu} |")
 
 
 if __name__ == "__main__":

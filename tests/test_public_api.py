@@ -92,9 +92,12 @@ def test_a_name_loads_its_module_on_first_use() -> None:
     assert {"pandas", "scipy"} <= loaded
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["report", "--help"]])
-def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
-    """``python -m evalkit ...`` in a fresh interpreter; ``-X importtime`` names every import."""
+def _run_importing(argv: list[str]) -> tuple[str, set[str]]:
+    """Run ``python -m evalkit ARGV`` in a fresh interpreter, with ``-X importtime``.
+
+    Returns:
+        Its standard output, and the top-level packages it imported.
+    """
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "evalkit", *argv],
         capture_output=True,
@@ -103,12 +106,68 @@ def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
         cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(("evalkit ", "usage: evalkit"))
     imported = {
         line.rsplit("|", 1)[1].strip().split(".")[0]
         for line in done.stderr.splitlines()
         if line.startswith("import time:") and "|" in line
     }
+    return done.stdout, imported
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["report", "--help"]])
+def test_the_command_starts_without_heavy_imports(argv: list[str]) -> None:
+    out, imported = _run_importing(argv)
+    assert out.startswith(("evalkit ", "usage: evalkit"))
     assert "evalkit" in imported
     heavy = set(HEAVY) if argv[0] != "report" else {"pandas", "scipy", "statsmodels"}
     assert imported.isdisjoint(heavy), sorted(imported & heavy)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["cases", "list", "cases/demo"],
+        ["cases", "validate", "cases/demo", "--no-references"],
+        ["judge", "--help"],
+    ],
+    ids=["cases list", "cases validate --no-references", "judge --help"],
+)
+def test_suite_commands_import_no_table_or_statistics_library(argv: list[str]) -> None:
+    _, imported = _run_importing(argv)
+    assert "evalkit" in imported
+    assert imported.isdisjoint(HEAVY), sorted(imported & set(HEAVY))
+
+
+_AT_RUN_STARTED = """
+import sys
+from evalkit.cli import main
+import evalkit.runner._run as runner
+
+def spy(run_dir, event, **fields):
+    if event == "run_started":
+        print("LOADED " + " ".join(sorted({m.split(".")[0] for m in sys.modules})), flush=True)
+    return append_event(run_dir, event, **fields)
+
+append_event, runner.append_event = runner.append_event, spy
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_run_reaches_run_started_without_pandas_pyarrow_or_scipy(tmp_path: Path) -> None:
+    """What a real ``evalkit run`` process has loaded when it announces ``run_started``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _AT_RUN_STARTED, "run", "cases/demo", "--lane", "prompt",
+         "--trials", "1", "--runs-dir", str(tmp_path / "runs"), "--no-progress"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = [x for x in done.stdout.splitlines() if x.startswith("LOADED ")]
+    loaded = set(line.split()[1:])
+    assert {"evalkit", "pydantic", "numpy"} <= loaded  # the suite's models, the plan's seeds
+    late = {"pandas", "pyarrow", "scipy", "statsmodels", "matplotlib", "papermill"}
+    assert loaded.isdisjoint(late), sorted(loaded & late)
+    assert (tmp_path / "runs").is_dir()  # the run went on to finish and write its tables

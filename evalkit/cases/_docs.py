@@ -44,6 +44,16 @@ evalkit cases validate my-suite  # every problem at once; "valid" only once refe
 evalkit run my-suite --trials 1  # the simulated provider: no API key needed
 ```
 
+Reference checks run each execution case's setup, verifier and solution commands in the
+sandbox, which can take seconds (a verifier that tests a timeout has to wait for it). A check
+that passed is remembered under `runs/.cache/references/` (`--runs-dir` moves it), keyed on
+everything it depends on: every field of the case, its fixture files, the suite's pass
+threshold and anti-patterns, the scorer and evalkit versions and the sandbox settings (the
+`bwrap` binary, what it shows, PATH, limits). A later `cases validate` skips a check whose key
+is unchanged and says how many it skipped; edit the case, its fixture or the suite and the check
+runs again. Failed checks and checks run with `--no-sandbox` are never stored. `--no-cache`
+runs every check afresh; `--no-references` skips them.
+
 `evalkit init DIR` refuses a non-empty directory unless `--force` is given. It writes one skill
 with its three variants (canonical, the bootstrap that self-load discovers, a stale one), prompt
 cases of each category (should-trigger, should-not-trigger, anti-pattern), and one execution

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from evalkit.cases import (
     Suite,
@@ -16,7 +17,7 @@ from evalkit.cases import (
 from evalkit.cli._common import add_common_options, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
 from evalkit.errors import ConfigError, InputError
-from evalkit.scorers import check_case
+from evalkit.scorers import REFERENCE_CACHE_DIR, ReferenceCache, check_case
 
 #: Cases whose reference answers and solutions ``cases validate`` checks at once.
 REFERENCE_CHECK_THREADS = 8
@@ -34,8 +35,19 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="skip checking that reference answers and solutions pass their own scorers",
     )
+    v.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="run every reference check afresh instead of reusing passed ones (passes are "
+        "still stored)",
+    )
     add_sandbox_flag(v)
-    add_common_options(v, validate, runs_dir=None)
+    add_common_options(
+        v,
+        validate,
+        runs_dir="passed reference checks are cached under RUNS_DIR/.cache/references "
+        "(default runs)",
+    )
     ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
     ls.add_argument("suite", help="suite directory")
     ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
@@ -146,7 +158,8 @@ def validate(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     runs_commands = any(c.setup or c.solution or c.verifier for c in suite.cases)
     apply_sandbox_flag(args, runs_commands=runs_commands and not args.no_references)
-    located = [] if args.no_references else _reference_failures(suite)
+    cache = ReferenceCache(Path(args.runs_dir) / REFERENCE_CACHE_DIR)
+    located = [] if args.no_references else _reference_failures(suite, cache, args.no_cache)
     failures = [failure for _, _, failure in located]
     if args.json:
         print_json(
@@ -156,6 +169,7 @@ def validate(args: argparse.Namespace) -> int:
                 "cases": len(suite.cases),
                 "dataset_version": suite.dataset_version,
                 "reference_failures": failures,
+                "reference_cache_hits": cache.hits,
             }
         )
     elif failures:
@@ -174,7 +188,7 @@ def validate(args: argparse.Namespace) -> int:
         checked = (
             " (reference checks skipped)"
             if args.no_references
-            else ", every reference passes its case"
+            else ", every reference passes its case" + _cached_note(cache.hits)
         )
         print(
             f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
@@ -183,20 +197,39 @@ def validate(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def _reference_failures(suite: Suite) -> list[tuple[str, str, str]]:
+def _cached_note(hits: int) -> str:
+    if not hits:
+        return ""
+    return f" ({hits} passed unchanged before: cached, --no-cache to rerun them)"
+
+
+def _reference_failures(
+    suite: Suite, cache: ReferenceCache, no_cache: bool
+) -> list[tuple[str, str, str]]:
     """Each reference-check failure with the ``file:line`` and the id of its case.
 
     Cases are checked in parallel threads (each in its own scratch workspace; the time goes to
     waiting on sandboxed setup, solution and verifier commands); failures keep case order.
+    A check that passed before with the same key is not run again (see
+    :class:`evalkit.scorers.ReferenceCache`); with ``no_cache`` every check runs and passes
+    are stored afresh.
     """
+    lookup = _Fresh(cache.root) if no_cache else cache
     workers = min(REFERENCE_CHECK_THREADS, max(1, len(suite.cases)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        checked = list(pool.map(lambda case: check_case(suite, case), suite.cases))
+        checked = list(pool.map(lambda case: check_case(suite, case, cache=lookup), suite.cases))
     return [
         (suite.location(case), case.id, failure)
         for case, failures in zip(suite.cases, checked, strict=True)
         for failure in failures
     ]
+
+
+class _Fresh(ReferenceCache):
+    """A cache that stores passes but answers no look-up (``--no-cache``)."""
+
+    def passed(self, key: str) -> bool:
+        return False
 
 
 def list_cases(args: argparse.Namespace) -> int:

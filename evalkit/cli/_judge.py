@@ -11,10 +11,13 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json
 from evalkit.errors import ConfigError
-from evalkit.judge import Calibration, calibrate, judge_run, sample_labels
+
+if TYPE_CHECKING:
+    from evalkit.judge import Calibration
 
 
 def add_judge_flags(p: argparse.ArgumentParser) -> None:
@@ -71,6 +74,8 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
     if args.retries < 0:
         raise ConfigError(f"--retries must be at least 0, got {args.retries}")
+    from evalkit.judge import judge_run  # scipy and pandas: only when a run is judged
+
     result = judge_run(
         args.run,
         runs_dir=args.runs_dir,
@@ -103,6 +108,8 @@ def main(args: argparse.Namespace) -> int:
 def _sample(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.output is None:
         raise ConfigError("usage: evalkit judge sample RUN -n 50 -o labels.csv")
+    from evalkit.judge import sample_labels
+
     result = sample_labels(
         args.calibrate_run,
         n=args.sample_size,
@@ -130,6 +137,8 @@ def _sample(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.labels is None:
         raise ConfigError("usage: evalkit judge calibrate RUN --labels labels.csv")
+    from evalkit.judge import calibrate
+
     result = calibrate(
         args.calibrate_run, args.labels, runs_dir=args.runs_dir, confidence=args.confidence
     )

@@ -17,10 +17,7 @@ if TYPE_CHECKING:
         JudgeRunResult,
         JudgeSummary,
         apply_judge,
-        check_judgeable,
         judge_run,
-        make_judge,
-        resolve_judge_spec,
     )
     from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
     from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
@@ -58,6 +55,7 @@ if TYPE_CHECKING:
         sample_labels,
         write_label_template,
     )
+    from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 

@@ -19,10 +19,10 @@ import pyarrow as pa
 
 from evalkit._paths import safe_run_id
 from evalkit._plain import plain_fields
-from evalkit.cases import Case, JudgeSpec, Suite, load_suite
+from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
-from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
 from evalkit.judge._grade import Judge, combine
+from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
 from evalkit.results import (
     RESULT_SCHEMA,
     RESULTS_FILE,
@@ -80,82 +80,6 @@ class JudgeSummary:
     def to_dict(self) -> dict[str, Any]:
         """The JSON object."""
         return asdict(self)
-
-
-def resolve_judge_spec(
-    suite_judge: JudgeSpec | None,
-    provider: str | None = None,
-    model: str | None = None,
-    options: Mapping[str, Any] | None = None,
-) -> JudgeSpec | None:
-    """The judge of a run: the suite's ``judge:`` with the command line's overrides.
-
-    A ``--judge-provider`` other than the suite's drops the suite's judge settings (they
-    belong to the other provider); ``--judge-opt`` values go over what remains.
-
-    Returns:
-        The judge spec, or None when neither the suite nor the command line names a judge.
-    """
-    if suite_judge is None and provider is None and model is None and not options:
-        return None
-    spec = suite_judge or JudgeSpec()
-    settings = dict(spec.settings)
-    if provider is not None and provider != spec.provider:
-        settings = {}
-    settings.update(options or {})
-    return JudgeSpec(
-        provider=provider or spec.provider,
-        model=model if model is not None else spec.model,
-        settings=settings,
-        timeout_s=spec.timeout_s,
-        min_kappa=spec.min_kappa,
-    )
-
-
-def make_judge(
-    spec: JudgeSpec,
-    runs_dir: str | os.PathLike[str],
-    *,
-    use_cache: bool = True,
-    retries: int = 2,
-    retry_backoff_s: float = 1.0,
-) -> Judge:
-    """A :class:`Judge` with the verdict cache of ``runs_dir`` (validates the settings).
-
-    Raises:
-        ConfigError: Unknown judge provider or invalid settings.
-    """
-    cache = JudgeCache(Path(runs_dir) / JUDGE_CACHE_DIR) if use_cache else None
-    return Judge(spec, cache, retries=retries, retry_backoff_s=retry_backoff_s)
-
-
-def check_judgeable(judge: Judge | None, cases: list[Case]) -> None:
-    """Refuse a plan whose judged cases have no judge, or no known truth for a simulated one.
-
-    Raises:
-        ConfigError: The message names the case and the fix.
-    """
-    judged = [c for c in cases if c.is_judged]
-    if judged and judge is None:
-        raise ConfigError(
-            f"case '{judged[0].id}' has expectations but the suite declares no judge: add "
-            "`judge: {provider: simulated}` (or anthropic, openai_compat, claude_code) to "
-            "suite.yaml, or pass --judge-provider NAME"
-        )
-    if judge is None or judge.grader.provider != "simulated":
-        return
-    for case in judged:
-        for i, e in enumerate(case.judged_expectations, start=1):
-            if e.truth is None and not case.reference:
-                raise ConfigError(
-                    f"case '{case.id}': expectations[{i - 1}] has no 'truth' regex and the case "
-                    "has no 'reference': the simulated judge grades against one of them; add "
-                    "one, or use a model judge (--judge-provider)"
-                )
-        if case.rubric_pass is not None and not case.reference:
-            raise ConfigError(
-                f"case '{case.id}': a judged rubric needs a 'reference' for the simulated judge"
-            )
 
 
 def _write(run_dir: Path, name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:

@@ -41,7 +41,6 @@ if TYPE_CHECKING:
         read_run,
         read_scores,
         read_table,
-        resume_command,
         run_label,
         write_parquet,
     )
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
         SCORES_FILE,
         TRANSCRIPTS_DIR,
         resolve_run_dir,
+        resume_command,
     )
     from evalkit.results._manifest import (
         MANIFEST_FILE,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import os
-import shlex
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -15,7 +14,13 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from evalkit.errors import CorruptFileError, InputError
-from evalkit.results._layout import PARTS_DIR, RESULTS_FILE, SCORES_FILE, resolve_run_dir
+from evalkit.results._layout import (
+    PARTS_DIR,
+    RESULTS_FILE,
+    SCORES_FILE,
+    resolve_run_dir,
+    resume_command,
+)
 from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
@@ -173,43 +178,6 @@ def write_parquet(table: pa.Table, path: Path) -> None:
         path: The destination (callers write a temporary file and rename it).
     """
     pq.write_table(table, path, write_page_checksum=True)
-
-
-def resume_command(
-    command_line: str | None, run_id: str, runs_dir: str | os.PathLike[str] | None = None
-) -> str:
-    """The command that resumes a run: its own command line plus ``--resume --run-id``.
-
-    Args:
-        command_line: The command the run was started with (None when unknown).
-        run_id: The run id (replaces the one in ``command_line``: the directory may have
-            been renamed).
-        runs_dir: The directory holding the run, when known (replaces ``--runs-dir``).
-
-    Returns:
-        The command, e.g. ``evalkit run cases/demo --trials 3 --resume --run-id nightly``.
-    """
-    try:
-        words = shlex.split(command_line) if command_line else []
-    except ValueError:
-        words = []
-    words = words or ["evalkit", "run", "SUITE"]
-    replaced = {"--run-id"} | ({"--runs-dir"} if runs_dir is not None else set())
-    kept: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if name in replaced:
-            skip = "=" not in word
-            continue
-        if word != "--resume":
-            kept.append(word)
-    if runs_dir is not None:
-        kept += ["--runs-dir", str(runs_dir)]
-    return shlex.join([*kept, "--resume", "--run-id", run_id])
 
 
 def _damage_fix(run_dir: Path, path: Path) -> str:

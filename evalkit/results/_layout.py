@@ -7,6 +7,7 @@ code which only locates runs imports neither pandas, pyarrow nor pydantic.
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 from evalkit.errors import RunNotFoundError
@@ -38,3 +39,40 @@ def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str
         f"run '{run}' not found: no {RESULTS_FILE} in '{candidates[0]}' or '{candidates[1]}'. "
         "Pass a run directory or a run id under --runs-dir."
     )
+
+
+def resume_command(
+    command_line: str | None, run_id: str, runs_dir: str | os.PathLike[str] | None = None
+) -> str:
+    """The command that resumes a run: its own command line plus ``--resume --run-id``.
+
+    Args:
+        command_line: The command the run was started with (None when unknown).
+        run_id: The run id (replaces the one in ``command_line``: the directory may have
+            been renamed).
+        runs_dir: The directory holding the run, when known (replaces ``--runs-dir``).
+
+    Returns:
+        The command, e.g. ``evalkit run cases/demo --trials 3 --resume --run-id nightly``.
+    """
+    try:
+        words = shlex.split(command_line) if command_line else []
+    except ValueError:
+        words = []
+    words = words or ["evalkit", "run", "SUITE"]
+    replaced = {"--run-id"} | ({"--runs-dir"} if runs_dir is not None else set())
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+            continue
+        name = word.split("=", 1)[0]
+        if name in replaced:
+            skip = "=" not in word
+            continue
+        if word != "--resume":
+            kept.append(word)
+    if runs_dir is not None:
+        kept += ["--runs-dir", str(runs_dir)]
+    return shlex.join([*kept, "--resume", "--run-id", run_id])

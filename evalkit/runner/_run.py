@@ -21,12 +21,11 @@ from evalkit._redact import redact_settings, redact_value
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge import Judge, apply_judge, check_judgeable, make_judge, resolve_judge_spec
+from evalkit.judge import Judge, check_judgeable, make_judge, resolve_judge_spec
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.results import (
     EVENTS_FILE,
-    RESULT_SCHEMA,
     RESULTS_FILE,
     ConditionRecord,
     EventLog,
@@ -39,8 +38,6 @@ from evalkit.results import (
     append_event,
     append_line,
     end_torn_line,
-    find_failure,
-    read_table,
     resume_command,
     write_manifest,
 )
@@ -498,6 +495,10 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
     results, _ = compact(run_dir)
+    # pandas and pyarrow: only once every item is done
+    from evalkit.judge import apply_judge
+    from evalkit.results import RESULT_SCHEMA, find_failure, read_table
+
     judged = None
     if prep.judge is not None:
         judged = apply_judge(run_dir, prep.suite, prep.judge, concurrency=config.concurrency)
@@ -543,6 +544,8 @@ def _check_extension(prep: _Prepared, run_dir: Path, run_id: str) -> None:
     Raises:
         ConfigError: A finished item is absent from the plan or has another item hash.
     """
+    from evalkit.results import RESULT_SCHEMA, read_table
+
     planned = {item.key: item.item_hash for item in prep.items}
     finished = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA).select(["item_key", "item_hash"])
     for key, item_hash in zip(

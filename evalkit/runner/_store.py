@@ -1,4 +1,8 @@
-"""Crash-safe run storage: parquet parts and transcript shards, compacted at the end."""
+"""Crash-safe run storage: parquet parts and transcript shards, compacted at the end.
+
+pyarrow is imported when the first part is written, not with this module: a run starts its
+workers and its first items without paying for it.
+"""
 
 from __future__ import annotations
 
@@ -7,21 +11,12 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from evalkit.results import PARTS_DIR, RESULTS_FILE, SCORES_FILE, TRANSCRIPTS_DIR
 
-from evalkit.results import (
-    PARTS_DIR,
-    RESULT_SCHEMA,
-    RESULTS_FILE,
-    SCORE_SCHEMA,
-    SCORES_FILE,
-    TRANSCRIPTS_DIR,
-    read_table,
-    write_parquet,
-)
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 LOG_FILE = "items.log"
 
@@ -129,6 +124,10 @@ class PartWriter:
                 tmp.write_text("\n".join(self.transcripts) + "\n", encoding="utf-8")
                 os.replace(tmp, shard)
                 written.append(shard)
+            import pyarrow as pa
+
+            from evalkit.results import RESULT_SCHEMA, SCORE_SCHEMA
+
             scores = pa.Table.from_pylist(self.scores, schema=SCORE_SCHEMA)
             written += self._write(scores, f"scores-{number}")
             results = pa.Table.from_pylist(self.rows, schema=RESULT_SCHEMA)
@@ -141,6 +140,8 @@ class PartWriter:
         self.rows, self.scores, self.transcripts = [], [], []
 
     def _write(self, table: pa.Table, stem: str) -> list[Path]:
+        from evalkit.results import write_parquet
+
         tmp = self.parts / f".{stem}.tmp"
         final = self.parts / f"{stem}.parquet"
         try:
@@ -164,6 +165,8 @@ class PartWriter:
         Raises:
             evalkit.errors.CorruptFileError: A results file or part cannot be read.
         """
+        from evalkit.results import RESULT_SCHEMA, read_table
+
         table = read_table(self.run_dir, RESULTS_FILE, RESULT_SCHEMA)
         keys = table.column("item_key").to_pylist()
         shards = table.column("transcript_path").to_pylist()
@@ -186,6 +189,11 @@ def compact(run_dir: Path) -> tuple[pa.Table, pa.Table]:
     Returns:
         The final results and scores tables.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from evalkit.results import RESULT_SCHEMA, SCORE_SCHEMA, read_table, write_parquet
+
     results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA)
     survivors = results.column("item_key")

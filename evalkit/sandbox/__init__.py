@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.sandbox._fingerprint import sandbox_fingerprint
     from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
     from evalkit.sandbox._policy import (
         BWRAP_PACKAGE,
@@ -37,5 +38,6 @@ __all__ = [
     "require_sandbox",
     "run_command",
     "sandbox_enabled",
+    "sandbox_fingerprint",
     "start_in_new_session",
 ]

@@ -8,6 +8,11 @@ if TYPE_CHECKING:
     from evalkit.cases import find_affirmed, is_negated
     from evalkit.sandbox import CommandOutcome, run_command
     from evalkit.scorers._check import check_case, check_references
+    from evalkit.scorers._reference_cache import (
+        REFERENCE_CACHE_DIR,
+        ReferenceCache,
+        reference_check_key,
+    )
     from evalkit.scorers._score import (
         COMPONENT_WEIGHTS,
         SCORER_VERSION,
@@ -22,16 +27,19 @@ else:
 
 __all__ = [
     "COMPONENT_WEIGHTS",
+    "REFERENCE_CACHE_DIR",
     "SCORER_VERSION",
     "CheckResult",
     "CommandOutcome",
     "Component",
+    "ReferenceCache",
     "ScoreResult",
     "check_case",
     "check_references",
     "find_affirmed",
     "infer_skill",
     "is_negated",
+    "reference_check_key",
     "run_check",
     "run_command",
     "score_item",

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import time
 from pathlib import Path
 
 from evalkit.cases import Case, Suite, find_affirmed
 from evalkit.providers import AgentResponse, Event
 from evalkit.sandbox import copy_fixture, run_command
+from evalkit.scorers._reference_cache import ReferenceCache, reference_check_key
 from evalkit.scorers._score import score_item
 from evalkit.scorers._verifiers import run_check
 
@@ -22,7 +24,7 @@ def _reference_response(case: Case) -> AgentResponse:
     return AgentResponse(events=tuple(events))
 
 
-def check_case(suite: Suite, case: Case) -> list[str]:
+def check_case(suite: Suite, case: Case, *, cache: ReferenceCache | None = None) -> list[str]:
     """Problems with one case's reference: it must pass, and its fixture must not.
 
     The reference must also satisfy the known truth (``truth`` regex) of each expectation.
@@ -32,6 +34,8 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     Args:
         suite: The suite (for fixtures, thresholds and suite-wide anti-patterns).
         case: The case.
+        cache: Passed checks of cases that run commands (setup, solution or verifier) are
+            looked up and stored here; None checks afresh and stores nothing.
 
     Returns:
         Human-readable problems (empty when the case is sound).
@@ -39,6 +43,20 @@ def check_case(suite: Suite, case: Case) -> list[str]:
     problems: list[str] = _truth_problems(case)
     if case.lane == "prompt" and not case.reference:
         return problems
+    runs_commands = bool(case.setup or case.solution or case.verifier)
+    key = reference_check_key(suite, case) if cache is not None and runs_commands else None
+    if cache is not None and key is not None and cache.passed(key):
+        return problems
+    started = time.monotonic()
+    scored = _scored_problems(suite, case)
+    if cache is not None and key is not None and not scored:
+        cache.record_pass(key, case.id, time.monotonic() - started)
+    return problems + scored
+
+
+def _scored_problems(suite: Suite, case: Case) -> list[str]:
+    """Run the case's commands on its fixture and score its reference (see :func:`check_case`)."""
+    problems: list[str] = []
     workspace = Path(tempfile.mkdtemp(prefix="evalkit-check-"))
     try:
         if case.fixture:
