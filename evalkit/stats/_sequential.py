@@ -152,9 +152,9 @@ def futility_log_wealth(differences: np.ndarray, plan_effect: float) -> np.ndarr
         ValueError: ``plan_effect`` outside (0, 1) or a value outside [-1, 1].
 
     Examples:
-        >>> wealth = futility_log_wealth(np.zeros(200), 0.2)
-        >>> bool(wealth[-1] > np.log(1 / 0.2)), bool(wealth[4] < np.log(1 / 0.2))
-        (True, False)
+        >>> wealth = futility_log_wealth(np.zeros(200), 0.2)  # no effect, case after case
+        >>> bool(wealth[4] >= np.log(1 / 0.2)), bool(wealth[-1] >= np.log(1 / 0.2))
+        (False, True)
     """
     if not 0.0 < plan_effect < 1.0:
         raise ValueError(f"the planned effect must lie in (0, 1), got {plan_effect}")
@@ -267,7 +267,8 @@ def run_looks(
     into [-1, 1] for the sequence and the bounds scaled back before the verdict, so
     ``estimate``, ``ci_low`` and ``ci_high`` are in the differences' units.
 
-    With ``plan_effect`` a look that :func:`sequential_verdict` leaves unsettled stops as
+    With ``plan_effect`` a look that :func:`sequential_verdict` leaves unsettled (its
+    verdicts and its own futility rule come first) stops as
     ``futile-planned`` (verdict ``inconclusive``) when the futility wealth
     (:func:`futility_log_wealth`, on the same scale) has reached ``1 / futility_beta``: when
     the true difference is at least ``plan_effect``, that happens with probability at most
@@ -286,13 +287,20 @@ def run_looks(
 
     Returns:
         The looks taken.
+
+    Raises:
+        ValueError: ``futility_beta`` or ``plan_effect`` (scaled) outside (0, 1), or a
+            difference outside the range.
     """
     scaled = np.asarray(differences, dtype=float) / bound
     cs = confidence_sequence(scaled, confidence, plan_cases)
-    wealth = None if plan_effect is None else futility_log_wealth(scaled, plan_effect / bound)
-    if plan_effect is not None and not 0.0 < futility_beta < 1.0:
-        raise ValueError(f"futility_beta must lie in (0, 1), got {futility_beta}")
-    boundary = math.log(1.0 / futility_beta)
+    wealth = None
+    boundary = math.inf
+    if plan_effect is not None:
+        if not 0.0 < futility_beta < 1.0:
+            raise ValueError(f"futility_beta must lie in (0, 1), got {futility_beta}")
+        wealth = futility_log_wealth(scaled, plan_effect / bound)
+        boundary = math.log(1.0 / futility_beta)
     looks: list[Look] = []
     for n in look_at:
         i = int(n) - 1

@@ -267,16 +267,17 @@ def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
     assert len(evalkit.read_run(tmp_path / "done")) == out["items"]
 
 
+def _completed(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a command with the worktree importable, capturing its text output."""
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=600)
+
+
 def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> None:
     """A planned effect of 90 pp is soon excluded on the demo suite: the run stops there."""
-    done = subprocess.run(
+    done = _completed(
         until_verdict_argv(
             tmp_path, "planned", "--plan-effect", "0.9", "--futility-beta", "0.2", "--json"
-        ),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
+        )
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
@@ -293,13 +294,9 @@ def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> Non
     assert out["futility"]["wealth"] == wealth[-1]
     assert out["stopped_at"] < len(record["order"])
     # compare --sequential reads the run with its recorded boundary: the same looks
-    shown = subprocess.run(
+    shown = _completed(
         [sys.executable, "-m", "evalkit", "compare", str(tmp_path / "planned"), "--sequential",
-         "--json"],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
+         "--json"]
     )
     assert shown.returncode == 0, shown.stderr
     read_back = json.loads(shown.stdout)
@@ -319,13 +316,7 @@ def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> Non
 def test_bad_futility_settings_are_refused(
     tmp_path: Path, extra: tuple[str, ...], message: str
 ) -> None:
-    done = subprocess.run(
-        until_verdict_argv(tmp_path, "bad", *extra),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=120,
-    )
+    done = _completed(until_verdict_argv(tmp_path, "bad", *extra))
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
