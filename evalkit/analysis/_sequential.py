@@ -359,7 +359,7 @@ def run_until_verdict(
         plan_effect: The planned effect (in (0, 1)): a look also stops the run as
             ``futile-planned`` when the futility e-process against "the difference is at least
             ``plan_effect``" reaches ``1 / futility_beta`` (None: no such boundary). A resumed
-            run keeps its recorded setting.
+            run keeps its recorded setting (another value is refused).
         futility_beta: Error rate of that boundary (in (0, 1)).
 
     Returns:
@@ -411,6 +411,12 @@ def run_until_verdict(
         raise ConfigError(
             f"--resume: sequential run '{run_id}' compares {record.baseline},"
             f"{record.candidate}; pass --conditions {record.baseline},{record.candidate}"
+        )
+    elif plan_effect is not None and plan_effect != record.plan_effect:
+        recorded = "none" if record.plan_effect is None else f"--plan-effect {record.plan_effect:g}"
+        raise ConfigError(
+            f"--resume: sequential run '{run_id}' was planned with {recorded}; its futility "
+            "boundary cannot change mid-run: drop --plan-effect or start a new run"
         )
     else:  # a budget given again replaces the recorded one (a spent run can be continued)
         budgets = {"max_items": max_items, "max_usd": max_usd, "max_rounds": max_rounds}

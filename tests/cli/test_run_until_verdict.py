@@ -303,6 +303,13 @@ def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> Non
     assert [(x["n_cases"], x["reason"], x["futility_wealth"]) for x in read_back["looks"]] == [
         (x["n_cases"], x["reason"], x["futility_wealth"]) for x in record["looks"]
     ]
+    # the boundary cannot change when the run is resumed
+    changed = _completed(
+        until_verdict_argv(tmp_path, "planned", "--plan-effect", "0.5", "--resume")
+    )
+    assert changed.returncode == 2
+    assert "was planned with --plan-effect 0.9" in changed.stderr
+    assert "Traceback" not in changed.stderr
 
 
 @pytest.mark.parametrize(
