@@ -1,6 +1,6 @@
 """Work items to a verdict: sequential comparison with and without adaptive trials vs fixed.
 
-Usage: python benchmarks/bench_sequential.py [--sims 200] [--seed 0]
+Usage: python benchmarks/bench_sequential.py [--sims 200] [--seed 0] [--table all|items|futility]
 
 Case model: agent-like suite, case difficulty ``Beta(a, a)`` with ``a / (2a + 1) = 0.16`` (two
 identical runs disagree on about 16 % of cases; ``a = 0.235``), mean baseline 0.5; the effect is
@@ -16,6 +16,17 @@ sequential design's power (share *improved*), the fixed design's ``n`` at that s
 (equal error rates on the alternative; the lower 95 % Wilson bound of the simulated power,
 so the sequential design is not credited with more power than the simulations show) and the
 ratio against it.
+
+The ``futility`` table compares, per case model (the agent-like one above and ``Beta(2, 2)``,
+concentration 4), effect (+10, +20 pp), ``K`` (3, 5) and design (adaptive trials off, or on
+with the default ``pi = w``), the fixed design at its planned ``n`` (80 % power, alpha 0.05
+two-sided, ``n x 2 x K`` items) with the sequential design planned for the same effect: the
+planned-effect futility boundary with ``beta`` = 0.2 and 0.1 (and, for reference, without it),
+a look every 5 cases, bets tuned for ``n``, budget ``4 n`` cases. Under the effect: mean work
+items, their ratio to the fixed design's, power (share *improved*) with its lower 95 % Wilson
+bound, share stopped futile; under no effect (A/A, same budget, at least 10 looks): mean work
+items, their ratio, and the false-verdict rate. The last but one column says whether the error
+rates are at least as good as the fixed design's: power >= 0.80 and A/A rate <= 0.05.
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from evalkit.stats import (  # noqa: E402
+    DEFAULT_CONCENTRATION,
     AdaptiveTrials,
     proportion_ci,
     required_cases,
@@ -38,19 +50,73 @@ from evalkit.stats._adaptive_power import AGENT_CONCENTRATION  # noqa: E402
 from evalkit.stats._simulate import model_components  # noqa: E402
 
 
-def _fixed_n(effect: float, trials: int, power: float = 0.8) -> int:
-    components = model_components(0.5, effect, AGENT_CONCENTRATION)
+def _fixed_n(
+    effect: float, trials: int, power: float = 0.8, concentration: float = AGENT_CONCENTRATION
+) -> int:
+    components = model_components(0.5, effect, concentration)
     result = required_cases(effect, trials, components=components, power=power)
     assert result.n_cases is not None
     return result.n_cases
 
 
 def main() -> None:
-    """Print the table of BENCHMARKS.md's section "Sequential comparison: work items"."""
+    """Print the tables of BENCHMARKS.md's sequential sections."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--table", choices=("all", "items", "futility"), default="all")
     args = parser.parse_args()
+    if args.table in ("all", "items"):
+        _items_table(args.sims, args.seed)
+    if args.table in ("all", "futility"):
+        _futility_table(args.sims, args.seed)
+
+
+def _futility_table(sims: int, seed: int) -> None:
+    """Print the table of BENCHMARKS.md's section "planned-effect futility boundary"."""
+    print("\n| model | effect | K | trials | beta | fixed n (items) | mean items | vs fixed "
+          "| power (Wilson low) | futile | A/A mean items | A/A vs fixed | A/A false verdicts "
+          "| power >= 0.80, A/A <= 0.05 | seconds |")
+    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
+    for model, kappa in models:
+        for effect in (0.10, 0.20):
+            for trials in (3, 5):
+                n = _fixed_n(effect, trials, concentration=kappa)
+                fixed_items = n * 2 * trials
+                budget = 4 * n
+                assert budget // 5 >= 10, "A/A needs at least 10 looks"
+                weight = (trials - 1) / trials
+                for adaptive in (False, True):
+                    design = AdaptiveTrials(total_trials=trials, first_trials=1,
+                                            probability=weight if adaptive else 1.0)
+                    for beta in (None, 0.2, 0.1):
+                        started = time.perf_counter()
+                        settings = {
+                            "adaptive": adaptive, "concentration": kappa, "max_cases": budget,
+                            "round_size": 5, "plan_cases": n, "n_sims": sims,
+                            "plan_effect": None if beta is None else effect,
+                            "futility_beta": 0.2 if beta is None else beta,
+                        }
+                        plan = simulate_adaptive(effect, design, seed=seed, **settings)
+                        null = simulate_adaptive(0.0, design, seed=seed + 1, **settings)
+                        seconds = time.perf_counter() - started
+                        low = proportion_ci(round(plan.improved * sims), sims).ci_low
+                        false = null.improved + null.regressed
+                        equal = "yes" if plan.improved >= 0.8 and false <= 0.05 else "no"
+                        print(f"| {model} | +{effect * 100:.0f} pp | {trials} "
+                              f"| {'adaptive' if adaptive else 'all K'} "
+                              f"| {'-' if beta is None else beta} | {n} ({fixed_items}) "
+                              f"| {plan.expected_items:.0f} "
+                              f"| {plan.expected_items / fixed_items:.2f} "
+                              f"| {plan.improved:.3f} ({low:.3f}) | {plan.futile:.3f} "
+                              f"| {null.expected_items:.0f} "
+                              f"| {null.expected_items / fixed_items:.2f} | {false:.3f} "
+                              f"| {equal} | {seconds:.1f} |", flush=True)
+
+
+def _items_table(sims: int, seed: int) -> None:
+    """Print the table of BENCHMARKS.md's section "Sequential comparison: work items"."""
     print("| effect | K | design | mean items | vs fixed (80 %) | power "
           "| fixed n at that power (Wilson low) | vs fixed at equal power "
           "| stage-2 share | A/A false verdicts | seconds |")
@@ -76,16 +142,16 @@ def main() -> None:
                 adaptive = probability < 1.0
                 started = time.perf_counter()
                 plan = simulate_adaptive(effect, design, adaptive=adaptive, max_cases=budget,
-                                         round_size=5, plan_cases=n, n_sims=args.sims,
-                                         seed=args.seed)
+                                         round_size=5, plan_cases=n, n_sims=sims,
+                                         seed=seed)
                 null = simulate_adaptive(0.0, design, adaptive=adaptive, max_cases=200,
-                                         round_size=5, plan_cases=n, n_sims=args.sims,
-                                         seed=args.seed + 1)
+                                         round_size=5, plan_cases=n, n_sims=sims,
+                                         seed=seed + 1)
                 seconds = time.perf_counter() - started
                 power = plan.improved
                 # credit the sequential design with no more power than the simulations show:
                 # the lower 95 % Wilson bound of its measured power
-                low = proportion_ci(round(power * args.sims), args.sims).ci_low
+                low = proportion_ci(round(power * sims), sims).ci_low
                 equal_n = _fixed_n(effect, trials, low) if low > 0.8 else n
                 print(f"| +{effect * 100:.0f} pp | {trials} | {label} | "
                       f"{plan.expected_items:.0f} | {plan.expected_items / fixed_items:.2f} | "

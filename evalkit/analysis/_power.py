@@ -13,6 +13,7 @@ from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
+    FUTILITY_BETA,
     AdaptivePlan,
     AdaptiveTrials,
     PowerResult,
@@ -45,6 +46,8 @@ def power(
     max_cases: int | None = None,
     round_cases: int = 1,
     adaptive_trials: bool = False,
+    plan_effect: float | None = None,
+    futility_beta: float | None = None,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -84,6 +87,10 @@ def power(
             (``run --until-verdict --adaptive-trials``: 1 trial per condition first, the
             other ``trials - 1`` for cases whose outcomes differ or whose draw says so);
             ``sequential`` then also holds ``expected_items`` and ``items_ratio_to_fixed``.
+        plan_effect: With ``sequential``: simulate it with the planned-effect futility
+            boundary for this effect (``run --until-verdict --plan-effect``); ``sequential``
+            then also holds ``plan_effect``, ``futility_beta`` and ``futile_planned``.
+        futility_beta: Its ``beta`` (default 0.2).
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -114,12 +121,15 @@ def power(
         if not sequential:
             if adaptive_trials:
                 raise InputError("--adaptive-trials: only with --sequential")
+            if plan_effect is not None or futility_beta is not None:
+                raise InputError("--plan-effect and --futility-beta: only with --sequential")
             return fixed
         return _with_sequential(
             fixed, trials or 1, components, seed, min(n_sims, 200), max_cases, round_cases,
-            adaptive_trials,
+            adaptive_trials, plan_effect,
+            FUTILITY_BETA if futility_beta is None else futility_beta,
         )
-    if sequential or adaptive_trials:
+    if sequential or adaptive_trials or plan_effect is not None:
         raise InputError("--sequential plans with --effect alone (not with --cases)")
     if cases is not None and effect is None:
         return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
@@ -164,6 +174,8 @@ def _with_sequential(
     max_cases: int | None,
     round_cases: int,
     adaptive_trials: bool = False,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> PowerResult:
     """``fixed`` with the simulated sequential design for the same effect and alpha beside it."""
     rate = fixed.baseline_rate
@@ -183,6 +195,8 @@ def _with_sequential(
         "plan_cases": fixed.n_cases,
         "n_sims": n_sims,
         "seed": seed,
+        "plan_effect": plan_effect,
+        "futility_beta": futility_beta,
     }
     if not adaptive_trials:
         plan = simulate_sequential(fixed.effect, trials, **settings)  # type: ignore[arg-type]

@@ -41,6 +41,7 @@ from evalkit.results import (
 )
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.stats import (
+    FUTILITY_BETA,
     SEQUENTIAL_METHOD,
     AdaptiveTrials,
     Metric,
@@ -58,9 +59,10 @@ class SequentialRun:
     Attributes:
         run: The last round's run summary.
         comparison: The sequential comparison at the last look.
-        stop_reason: ``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``,
-            ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (every item of the run or of
-            a condition errored: nothing was measured; the CLI exits 3).
+        stop_reason: ``improved``, ``regressed``, ``futile``, ``futile-planned``,
+            ``max-items``, ``max-usd``, ``max-rounds``, ``cases-exhausted`` or ``run-failed``
+            (every item of the run or of a condition errored: nothing was measured; the CLI
+            exits 3).
         rounds: Rounds run.
         items: Items of the run.
         cost_usd: Agent cost of the run (None when the provider reports none).
@@ -155,6 +157,8 @@ def _new_record(
     max_usd: float | None,
     max_rounds: int | None,
     adaptive: AdaptiveTrials | None,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> SequentialRecord:
     conditions = config.conditions or ()
     if len(conditions) != 2:
@@ -177,6 +181,8 @@ def _new_record(
         confidence=confidence,
         method=SEQUENTIAL_METHOD,
         plan_cases=plan_cases,
+        plan_effect=plan_effect,
+        futility_beta=None if plan_effect is None else futility_beta,
         max_items=max_items,
         max_usd=max_usd,
         max_rounds=max_rounds,
@@ -294,6 +300,14 @@ def _has_results(run_dir: Path) -> bool:
     return (run_dir / RESULTS_FILE).exists() or any((run_dir / PARTS_DIR).glob("*.parquet"))
 
 
+def _futility_settings(record: SequentialRecord) -> dict[str, Any]:
+    """The ``plan_effect`` and ``futility_beta`` arguments of a sequential record."""
+    if record.plan_effect is None:
+        return {}
+    beta = FUTILITY_BETA if record.futility_beta is None else record.futility_beta
+    return {"plan_effect": record.plan_effect, "futility_beta": beta}
+
+
 def _check_positive(value: float | None, flag: str) -> None:
     if value is not None and (not math.isfinite(value) or value <= 0):
         raise ConfigError(f"{flag} must be a positive number, got {value!r}")
@@ -312,6 +326,8 @@ def run_until_verdict(
     max_rounds: int | None = None,
     adaptive_trials: bool = False,
     stage_two_probability: float | None = None,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> SequentialRun:
     """Run baseline and candidate in rounds of cases until the verdict is settled.
 
@@ -340,13 +356,18 @@ def run_until_verdict(
             A resumed run keeps its recorded design.
         stage_two_probability: With ``adaptive_trials``: stage-2 probability of a case whose
             first outcomes agree (default ``(K - 1) / K``).
+        plan_effect: The planned effect (in (0, 1)): a look also stops the run as
+            ``futile-planned`` when the futility e-process against "the difference is at least
+            ``plan_effect``" reaches ``1 / futility_beta`` (None: no such boundary). A resumed
+            run keeps its recorded setting (another value is refused).
+        futility_beta: Error rate of that boundary (in (0, 1)).
 
     Returns:
         A :class:`SequentialRun`.
 
     Raises:
-        ConfigError: Not two conditions, bad budgets, or a sequential run resumed with other
-            conditions.
+        ConfigError: Not two conditions, bad budgets or futility settings, or a sequential run
+            resumed with other conditions.
     """
     if round_cases < 1:
         raise ConfigError(f"--round-cases must be at least 1, got {round_cases}")
@@ -357,6 +378,13 @@ def run_until_verdict(
         (plan_cases, "--plan-cases"),
     ):
         _check_positive(value, flag)
+    if plan_effect is not None and not (math.isfinite(plan_effect) and 0 < plan_effect < 1):
+        raise ConfigError(
+            f"--plan-effect must be a difference of pass rates in (0, 1), e.g. 0.1 for 10 pp, "
+            f"got {plan_effect!r}"
+        )
+    if not (math.isfinite(futility_beta) and 0 < futility_beta < 1):
+        raise ConfigError(f"--futility-beta must be in (0, 1), e.g. 0.2, got {futility_beta!r}")
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-seq")
     run_dir = Path(config.runs_dir) / run_id
@@ -376,11 +404,19 @@ def run_until_verdict(
             max_usd=max_usd,
             max_rounds=max_rounds,
             adaptive=_adaptive_design(adaptive_trials, stage_two_probability, trials, seed),
+            plan_effect=plan_effect,
+            futility_beta=futility_beta,
         )
     elif tuple(config.conditions or ()) != (record.baseline, record.candidate):
         raise ConfigError(
             f"--resume: sequential run '{run_id}' compares {record.baseline},"
             f"{record.candidate}; pass --conditions {record.baseline},{record.candidate}"
+        )
+    elif plan_effect is not None and plan_effect != record.plan_effect:
+        recorded = "none" if record.plan_effect is None else f"--plan-effect {record.plan_effect:g}"
+        raise ConfigError(
+            f"--resume: sequential run '{run_id}' was planned with {recorded}; its futility "
+            "boundary cannot change mid-run: drop --plan-effect or start a new run"
         )
     else:  # a budget given again replaces the recorded one (a spent run can be continued)
         budgets = {"max_items": max_items, "max_usd": max_usd, "max_rounds": max_rounds}
@@ -424,6 +460,7 @@ def run_until_verdict(
             look_at=[k * record.round_cases for k in range(1, rounds + 1)],
             plan_cases=record.plan_cases,
             adaptive=design,
+            **_futility_settings(record),
         )
         cost = agent_cost(rows)
         last = comparison.looks[-1] if comparison.looks else None
@@ -439,6 +476,7 @@ def run_until_verdict(
                 ci_high=last.ci_high if last else None,
                 verdict=last.verdict if last else "inconclusive",
                 reason=last.reason if last else "",
+                futility_wealth=last.futility_wealth if last else None,
             )
         )
         reason = (last.reason if last else "") or _budget_reason(
@@ -475,13 +513,16 @@ def sequential_compare(
     round_cases: int = 1,
     plan_cases: int | None = None,
     runs_dir: str | os.PathLike[str] = "runs",
+    plan_effect: float | None = None,
+    futility_beta: float | None = None,
 ) -> SequentialComparison:
     """Anytime-valid ``compare`` of runs (``evalkit compare --sequential``).
 
     A run made by ``evalkit run --until-verdict`` is read with its own design: the drawing
-    order, the rounds, the threshold, the level and the tuning of its manifest's
-    ``sequential`` record (so the looks are those the run took). Any other run, or two runs,
-    are looked at after every ``round_cases`` cases in the order fixed by ``seed``.
+    order, the rounds, the threshold, the level, the tuning and the planned-effect futility
+    boundary of its manifest's ``sequential`` record (so the looks are those the run took).
+    Any other run, or two runs, are looked at after every ``round_cases`` cases in the order
+    fixed by ``seed``.
 
     Args:
         baseline: Baseline run (directory or run id) or tidy DataFrame.
@@ -494,6 +535,8 @@ def sequential_compare(
         round_cases: Cases per round of a run without a sequential record.
         plan_cases: Cases the bets are tuned for (default: the run's, else untuned).
         runs_dir: Where run ids are looked up.
+        plan_effect: Planned effect of the futility boundary (default: the run's, else none).
+        futility_beta: Its ``beta`` (default: the run's, else 0.2).
 
     Returns:
         A :class:`~evalkit.stats.SequentialComparison`.
@@ -530,6 +573,10 @@ def sequential_compare(
             round_size=record.round_cases,
             plan_cases=record.plan_cases if plan_cases is None else plan_cases,
             adaptive=_design(record),
+            **(
+                _futility_settings(record)
+                | _given_futility(plan_effect, futility_beta, record.futility_beta)
+            ),
         )
     return compare_tables_sequentially(
         base,
@@ -542,4 +589,19 @@ def sequential_compare(
         round_size=round_cases,
         plan_cases=plan_cases,
         labels=labels,
+        **_given_futility(plan_effect, futility_beta, None),
     )
+
+
+def _given_futility(
+    plan_effect: float | None, futility_beta: float | None, recorded_beta: float | None
+) -> dict[str, Any]:
+    """Futility arguments given explicitly (they replace a run's recorded ones)."""
+    out: dict[str, Any] = {}
+    if plan_effect is not None:
+        out["plan_effect"] = plan_effect
+        beta = futility_beta if futility_beta is not None else recorded_beta
+        out["futility_beta"] = FUTILITY_BETA if beta is None else beta
+    elif futility_beta is not None:
+        out["futility_beta"] = futility_beta
+    return out

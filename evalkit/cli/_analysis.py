@@ -15,7 +15,9 @@ from rich.table import Table
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
+    add_futility_options,
     add_roles_option,
+    futility_arguments,
     pick,
     print_json,
     split_csv,
@@ -91,6 +93,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
     )
+    add_futility_options(p)
     add_common_options(p, compare_main)
 
 
@@ -131,6 +134,7 @@ def configure_power(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --sequential: simulate it with adaptive trials (expected work items)",
     )
+    add_futility_options(p)
     add_common_options(p, power_main)
 
 
@@ -185,6 +189,8 @@ def compare_main(args: argparse.Namespace) -> int:
     conditions = split_csv(args.conditions) or None
     if args.sequential:  # a run of run --until-verdict knows its two conditions
         return _sequential_main(args, conditions)
+    if args.plan_effect is not None or args.futility_beta is not None:
+        raise ConfigError("--plan-effect and --futility-beta: only with --sequential")
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
     result = compare(
@@ -222,6 +228,7 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
         conditions=conditions,
         round_cases=args.round_cases,
         **pick(args, "metric", "threshold", "seed", "plan_cases", "runs_dir"),
+        **futility_arguments(args),
     )
     if args.json:
         print_json(result.to_dict())
@@ -332,6 +339,7 @@ def power_main(args: argparse.Namespace) -> int:
         max_cases=args.max_cases,
         round_cases=args.round_cases,
         adaptive_trials=args.adaptive_trials,
+        **futility_arguments(args),
     )
     if args.json:
         print_json(result.to_dict())
@@ -363,6 +371,12 @@ def power_main(args: argparse.Namespace) -> int:
             f"{plan['max_cases']} cases)"
             + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
         )
+        if plan.get("plan_effect") is not None:
+            print(
+                f"with --plan-effect {plan['plan_effect']:g} (beta {plan['futility_beta']:g}): "
+                f"stopped futile at the planned-effect boundary in "
+                f"{plan['futile_planned'] * 100:.0f} % of the simulations"
+            )
         if "expected_items" in plan:
             items_ratio = plan["items_ratio_to_fixed"]
             print(

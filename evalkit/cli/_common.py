@@ -169,3 +169,28 @@ def execution_settings(args: argparse.Namespace) -> dict[str, Any]:
 def pick(args: argparse.Namespace, *names: str) -> dict[str, Any]:
     """Options passed on unchanged: ``{name: args.name}`` for keyword arguments of a call."""
     return {name: getattr(args, name) for name in names}
+
+
+def add_futility_options(group: argparse._ActionsContainer) -> None:
+    """``--plan-effect`` and ``--futility-beta``: the planned-effect futility boundary."""
+    group.add_argument(
+        "--plan-effect",
+        type=float,
+        metavar="E",
+        help="also stop as futile once the planned effect E (e.g. 0.1 for 10 pp) is excluded: "
+        "an e-process against 'difference >= E' reaching 1/beta (docs/statistics.md)",
+    )
+    group.add_argument(
+        "--futility-beta",
+        type=float,
+        metavar="BETA",
+        help="with --plan-effect: chance of stopping futile when the true effect is at least "
+        "E (default 0.2)",
+    )
+
+
+def futility_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    """``plan_effect`` and ``futility_beta`` of the command line (refused: beta alone)."""
+    if args.futility_beta is not None and args.plan_effect is None:
+        raise ConfigError("--futility-beta: only with --plan-effect E (e.g. --plan-effect 0.1)")
+    return {"plan_effect": args.plan_effect, "futility_beta": args.futility_beta}

@@ -14,9 +14,11 @@ from evalkit.cli._common import (
     EXIT_RUN_FAILED,
     add_common_options,
     add_execution_options,
+    add_futility_options,
     add_provider_options,
     eprint,
     execution_settings,
+    futility_arguments,
     parse_key_values,
     print_json,
     provider_settings,
@@ -42,6 +44,8 @@ SEQUENTIAL_OPTIONS = (
     "plan_cases",
     "adaptive_trials",
     "stage_two_probability",
+    "plan_effect",
+    "futility_beta",
 )
 
 
@@ -123,7 +127,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="with --adaptive-trials: chance that a case whose first outcomes agree runs its "
         "other trials (default (K-1)/K)",
     )
+    add_futility_options(sequential)
     add_common_options(p, main, runs_dir=None)
+
 
 
 def _skills(values: list[str] | None) -> tuple[SkillOverride, ...]:
@@ -221,7 +227,9 @@ def main(args: argparse.Namespace) -> int:
 def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
     """``evalkit run --until-verdict``: rounds of cases until the verdict is settled."""
     from evalkit.analysis import run_until_verdict
+    from evalkit.stats import FUTILITY_BETA
 
+    futility_arguments(args)
     confidence = 0.95 if args.confidence is None else args.confidence
     threshold = 0.05 if args.threshold is None else args.threshold
     if not 0 < confidence < 1:
@@ -240,6 +248,8 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
         max_rounds=args.max_rounds,
         adaptive_trials=args.adaptive_trials,
         stage_two_probability=args.stage_two_probability,
+        plan_effect=args.plan_effect,
+        futility_beta=FUTILITY_BETA if args.futility_beta is None else args.futility_beta,
     )
     if args.json:
         print_json(outcome.to_dict())
@@ -278,4 +288,11 @@ def _print_sequential(outcome: SequentialRun) -> None:
     )
     if comparison.verdict_note:
         print(f"note: {comparison.verdict_note}")
+    if comparison.futility is not None:
+        futility = comparison.futility
+        print(
+            f"futility: planned effect {futility['plan_effect'] * 100:g} pp, beta "
+            f"{futility['beta']:g} (stops at wealth {futility['boundary']:g}; last wealth "
+            f"{futility['wealth']:.3g})"
+        )
     print(f"method: {comparison.method}")

@@ -138,7 +138,10 @@ class LookRecord(_Record):
     verdict: str
     """``improved``, ``regressed`` or ``inconclusive``."""
     reason: str = ""
-    """Why the run may stop here: ``improved``, ``regressed``, ``futile``, or ``""``."""
+    """Why the run may stop here: ``improved``, ``regressed``, ``futile``, ``futile-planned``
+    (the planned effect is excluded), or ``""``."""
+    futility_wealth: float | None = None
+    """Wealth of the planned-effect futility bettor at the look (None: no planned effect)."""
 
 
 class AdaptiveCaseRecord(_Record):
@@ -186,6 +189,11 @@ class SequentialRecord(_Record):
     """The interval's method."""
     plan_cases: int | None = None
     """Cases the bets are tuned for (None: untuned)."""
+    plan_effect: float | None = None
+    """Planned effect of the futility boundary (``--plan-effect``; None: no such boundary)."""
+    futility_beta: float | None = None
+    """Its ``beta``: a run stops ``futile-planned`` when the futility wealth reaches
+    ``1 / beta`` (None without a planned effect)."""
     max_items: int | None = None
     """Budget of items."""
     max_usd: float | None = None
@@ -198,9 +206,9 @@ class SequentialRecord(_Record):
     """Adaptive trials (``--adaptive-trials``): the design and each case's draw; None: every
     case runs every trial."""
     stop_reason: str | None = None
-    """``improved``, ``regressed``, ``futile``, ``max-items``, ``max-usd``, ``max-rounds``,
-    ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while the run goes
-    on."""
+    """``improved``, ``regressed``, ``futile``, ``futile-planned``, ``max-items``, ``max-usd``,
+    ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while
+    the run goes on."""
 
 
 class RunFilters(_Record):

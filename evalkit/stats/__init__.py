@@ -44,11 +44,14 @@ if TYPE_CHECKING:
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
+        FUTILE_PLANNED,
+        FUTILITY_BETA,
         SEQUENTIAL_METHOD,
         ConfidenceSequence,
         Look,
         case_order,
         confidence_sequence,
+        futility_log_wealth,
         sequential_verdict,
     )
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
@@ -67,6 +70,8 @@ __all__ = [
     "ConfidenceSequence",
     "Correction",
     "DEFAULT_CONCENTRATION",
+    "FUTILE_PLANNED",
+    "FUTILITY_BETA",
     "FlipRate",
     "Interval",
     "Kappa",
@@ -95,6 +100,7 @@ __all__ = [
     "estimate_variance_components",
     "flip_rate_between",
     "flip_rate_within",
+    "futility_log_wealth",
     "mean_ci",
     "minimum_detectable_effect",
     "one_sample",

@@ -11,7 +11,13 @@ from evalkit.stats._adaptive import AdaptiveTrials, corrected_difference
 from evalkit.stats._frame import check_confidence, check_positive_int
 from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import _number
-from evalkit.stats._sequential_power import SequentialPlan, simulate_stops, stop_summary
+from evalkit.stats._sequential import FUTILITY_BETA
+from evalkit.stats._sequential_power import (
+    SequentialPlan,
+    check_futility,
+    simulate_stops,
+    stop_summary,
+)
 from evalkit.stats._simulate import simulate_arms
 
 #: Beta concentration of an agent-like suite: ``Beta(a, a)`` with ``a / (2a + 1) = 0.16`` (two
@@ -103,6 +109,8 @@ def simulate_adaptive(
     plan_cases: int | None = None,
     n_sims: int = 200,
     seed: int | None = 0,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> AdaptivePlan:
     """Simulate the sequential design with (or without) adaptive trials.
 
@@ -124,6 +132,8 @@ def simulate_adaptive(
         plan_cases: Cases the bets are tuned for (None: untuned).
         n_sims: Simulations.
         seed: Seed.
+        plan_effect: Planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its ``beta``.
 
     Returns:
         An :class:`AdaptivePlan`.
@@ -141,6 +151,7 @@ def simulate_adaptive(
     max_cases = check_positive_int(max_cases, "max_cases")
     round_size = check_positive_int(round_size, "round_size")
     n_sims = check_positive_int(n_sims, "n_sims")
+    plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     bound = design.bound if adaptive else 1.0
     full: list[np.ndarray] = []  # per simulation: which cases ran every trial
 
@@ -155,6 +166,7 @@ def simulate_adaptive(
     stops, items, reasons = simulate_stops(
         draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
         threshold=limit, confidence=level, plan_cases=plan_cases, bound=bound,
+        plan_effect=plan_effect, futility_beta=futility_beta,
     )
     stage_two = [float(np.mean(ran[: int(n)])) for ran, n in zip(full, stops, strict=True)]
     return AdaptivePlan(
@@ -169,6 +181,8 @@ def simulate_adaptive(
         **stop_summary(stops, reasons),
         n_sims=n_sims,
         seed=seed,
+        plan_effect=plan_effect,
+        futility_beta=futility_beta,
         design=design.to_dict() if adaptive else None,
         concentration=kappa,
         expected_items=float(np.mean(items)),

@@ -31,6 +31,13 @@ GRID = 1000
 #: Cap on a bet (WSR 2023 suggest 1/2 or 3/4): wealth never falls by more than this share.
 BET_CAP = 0.75
 SEQUENTIAL_METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
+#: Default ``beta`` of the planned-effect futility boundary (stop futile when wealth >= 1/beta).
+FUTILITY_BETA = 0.2
+#: Reason of a look stopped by the planned-effect futility boundary.
+FUTILE_PLANNED = "futile-planned"
+#: Reasons of a futile stop: the sequence inside (-threshold, threshold), or the planned effect
+#: excluded by the futility e-process.
+FUTILE_REASONS = ("futile", FUTILE_PLANNED)
 
 
 class ConfidenceSequence(NamedTuple):
@@ -121,6 +128,47 @@ def confidence_sequence(
     )
 
 
+def futility_log_wealth(differences: np.ndarray, plan_effect: float) -> np.ndarray:
+    """Log-wealth of a bettor against "the mean difference is at least ``plan_effect``".
+
+    The wealth ``F_t = prod_i (1 - lam_i (d_i - E))`` with predictable bets ``lam_i >= 0``
+    is a nonnegative supermartingale whenever the true mean difference is at least ``E``
+    (each factor has expectation ``1 - lam_i (mean - E) <= 1``), so by Ville's inequality it
+    ever reaches ``1 / beta`` with probability at most ``beta`` (Ville 1939; Ramdas et al.
+    2023, Statistical Science, "Game-theoretic statistics and safe anytime-valid
+    inference"). The bets are the growth-optimal (Kelly) bet for the alternative "no
+    effect", ``lam = E / (var + E^2)`` with the predictable running variance of the
+    differences (prior variance 1 of weight 1), capped at :data:`BET_CAP` ``/ (1 - E)`` so a
+    factor never falls below ``1 - BET_CAP``.
+
+    Args:
+        differences: Observations in [-1, 1] in their order of arrival.
+        plan_effect: The planned effect ``E`` in (0, 1).
+
+    Returns:
+        ``log F_t`` after each observation.
+
+    Raises:
+        ValueError: ``plan_effect`` outside (0, 1) or a value outside [-1, 1].
+
+    Examples:
+        >>> wealth = futility_log_wealth(np.zeros(200), 0.2)  # no effect, case after case
+        >>> bool(wealth[4] >= np.log(1 / 0.2)), bool(wealth[-1] >= np.log(1 / 0.2))
+        (False, True)
+    """
+    if not 0.0 < plan_effect < 1.0:
+        raise ValueError(f"the planned effect must lie in (0, 1), got {plan_effect}")
+    d = np.asarray(differences, dtype=float)
+    if d.size and (not np.all(np.isfinite(d)) or np.any(np.abs(d) > 1 + 1e-12)):
+        raise ValueError("a futility boundary needs differences in [-1, 1]")
+    steps = np.arange(1, len(d) + 1, dtype=float)
+    mean = np.cumsum(d) / steps
+    mean_prev = np.concatenate([[0.0], mean[:-1]])
+    var_prev = np.concatenate([[1.0], (1.0 + np.cumsum((d - mean_prev) ** 2))[:-1] / steps[:-1]])
+    bets = np.minimum(plan_effect / (var_prev + plan_effect**2), BET_CAP / (1.0 - plan_effect))
+    return np.cumsum(np.log1p(-bets * (d - plan_effect)))
+
+
 class Look(NamedTuple):
     """The state of a sequential comparison after one look.
 
@@ -131,7 +179,11 @@ class Look(NamedTuple):
         ci_high: Upper bound of the confidence sequence.
         verdict: The verdict at this look (:func:`sequential_verdict`).
         settled: Whether the comparison may stop here (a verdict, or futility).
-        reason: ``improved``, ``regressed``, ``futile`` or ``""`` (not settled).
+        reason: ``improved``, ``regressed``, ``futile`` (the sequence inside the
+            threshold band), ``futile-planned`` (the planned effect excluded) or ``""`` (not
+            settled).
+        futility_wealth: Wealth of the planned-effect futility bettor at this look (None:
+            no planned effect).
     """
 
     n_cases: int
@@ -141,10 +193,11 @@ class Look(NamedTuple):
     verdict: Verdict
     settled: bool
     reason: str
+    futility_wealth: float | None = None
 
     def to_dict(self) -> dict[str, object]:
-        """This look as plain JSON values."""
-        return {
+        """This look as plain JSON values (``futility_wealth`` only with a planned effect)."""
+        out: dict[str, object] = {
             "n_cases": int(self.n_cases),
             "estimate": float(self.estimate),
             "ci_low": float(self.ci_low),
@@ -153,6 +206,9 @@ class Look(NamedTuple):
             "settled": bool(self.settled),
             "reason": self.reason,
         }
+        if self.futility_wealth is not None:
+            out["futility_wealth"] = float(self.futility_wealth)
+        return out
 
 
 def sequential_verdict(
@@ -202,12 +258,21 @@ def run_looks(
     stop: bool = True,
     plan_cases: int | None = None,
     bound: float = 1.0,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> list[Look]:
     """The looks of a sequential comparison at the given numbers of cases.
 
     Differences in ``[-bound, bound]`` (adaptive trials' corrected differences) are scaled
     into [-1, 1] for the sequence and the bounds scaled back before the verdict, so
     ``estimate``, ``ci_low`` and ``ci_high`` are in the differences' units.
+
+    With ``plan_effect`` a look that :func:`sequential_verdict` leaves unsettled (its
+    verdicts and its own futility rule come first) stops as
+    ``futile-planned`` (verdict ``inconclusive``) when the futility wealth
+    (:func:`futility_log_wealth`, on the same scale) has reached ``1 / futility_beta``: when
+    the true difference is at least ``plan_effect``, that happens with probability at most
+    ``futility_beta``.
 
     Args:
         differences: Per-case differences in the order the cases were drawn.
@@ -217,17 +282,39 @@ def run_looks(
         stop: Stop at the first settled look (the sequential design); else look at all.
         plan_cases: Number of cases the bets are tuned for (see :func:`confidence_sequence`).
         bound: The differences' range is ``[-bound, bound]`` (at least 1).
+        plan_effect: The planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its error rate ``beta`` in (0, 1).
 
     Returns:
         The looks taken.
+
+    Raises:
+        ValueError: ``futility_beta`` or ``plan_effect`` (scaled) outside (0, 1), or a
+            difference outside the range.
     """
-    cs = confidence_sequence(np.asarray(differences, dtype=float) / bound, confidence, plan_cases)
+    scaled = np.asarray(differences, dtype=float) / bound
+    cs = confidence_sequence(scaled, confidence, plan_cases)
+    wealth = None
+    boundary = math.inf
+    if plan_effect is not None:
+        if not 0.0 < futility_beta < 1.0:
+            raise ValueError(f"futility_beta must lie in (0, 1), got {futility_beta}")
+        wealth = futility_log_wealth(scaled, plan_effect / bound)
+        boundary = math.log(1.0 / futility_beta)
     looks: list[Look] = []
     for n in look_at:
         i = int(n) - 1
         est, low, high = (bound * float(a[i]) for a in (cs.estimate, cs.ci_low, cs.ci_high))
         verdict, reason = sequential_verdict(est, low, high, threshold)
-        looks.append(Look(int(n), est, low, high, verdict, bool(reason), reason))
+        log_wealth = None if wealth is None else float(wealth[i])
+        if not reason and log_wealth is not None and log_wealth >= boundary:
+            reason = FUTILE_PLANNED
+        looks.append(
+            Look(
+                int(n), est, low, high, verdict, bool(reason), reason,
+                None if log_wealth is None else math.exp(min(log_wealth, 700.0)),
+            )
+        )
         if stop and reason:
             break
     return looks

@@ -16,7 +16,16 @@ from evalkit.stats._compare import compare
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
 from evalkit.stats._paired import PairedComparison
-from evalkit.stats._sequential import SEQUENTIAL_METHOD, Look, case_order, run_looks
+from evalkit.stats._sequential import (
+    FUTILE_PLANNED,
+    FUTILE_REASONS,
+    FUTILITY_BETA,
+    SEQUENTIAL_METHOD,
+    Look,
+    case_order,
+    run_looks,
+)
+from evalkit.stats._sequential_power import check_futility
 from evalkit.stats._types import Correction, Metric
 
 #: Bootstrap replicates of the fixed-design figures carried along (cases table, sign-flip).
@@ -37,6 +46,8 @@ class SequentialComparison(PairedComparison):
         order: Case ids in the order they were drawn (the seeded order).
         adaptive: The adaptive-trials design the per-case differences were corrected for
             (``AdaptiveTrials.to_dict()``), or None.
+        futility: The planned-effect futility boundary (``plan_effect``, ``beta``,
+            ``boundary`` = 1 / beta and the last look's ``wealth``), or None.
     """
 
     looks: tuple[Look, ...] = ()
@@ -44,11 +55,12 @@ class SequentialComparison(PairedComparison):
     method: str = SEQUENTIAL_METHOD
     order: tuple[str, ...] = ()
     adaptive: dict[str, Any] | None = None
+    futility: dict[str, Any] | None = None
 
     @property
     def futile(self) -> bool:
-        """True when the last look settled as futile (``improved`` is out of reach)."""
-        return bool(self.looks) and self.looks[-1].reason == "futile"
+        """True when the last look settled as futile (either futility rule)."""
+        return bool(self.looks) and self.looks[-1].reason in FUTILE_REASONS
 
     def to_dict(self) -> dict[str, Any]:
         """The ``compare`` JSON shape, extended with ``looks``, ``stopped_at`` and ``method``.
@@ -57,7 +69,8 @@ class SequentialComparison(PairedComparison):
             :meth:`PairedComparison.to_dict` plus ``"looks"`` (``[{"n_cases", "estimate",
             "ci_low", "ci_high", "verdict", "settled", "reason"}]``), ``"stopped_at"`` (cases
             at the settling look, or None), ``"method"`` and ``"order"``; with adaptive trials
-            also ``"adaptive"`` (the design, its ``bound`` and the ``estimator``).
+            also ``"adaptive"`` (the design, its ``bound`` and the ``estimator``); with a
+            planned effect also ``"futility"`` and each look's ``"futility_wealth"``.
         """
         out = super().to_dict()
         out["looks"] = [look.to_dict() for look in self.looks]
@@ -66,6 +79,8 @@ class SequentialComparison(PairedComparison):
         out["order"] = list(self.order)
         if self.adaptive is not None:
             out["adaptive"] = dict(self.adaptive)
+        if self.futility is not None:
+            out["futility"] = dict(self.futility)
         return out
 
 
@@ -120,6 +135,8 @@ def sequential_compare(
     correction: Correction = "holm",
     labels: tuple[str, str] | None = None,
     adaptive: AdaptiveTrials | None = None,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> SequentialComparison:
     """Anytime-valid paired comparison: the verdict stays valid however often it is looked at.
 
@@ -153,6 +170,12 @@ def sequential_compare(
             then the corrected estimates of :func:`~evalkit.stats.adaptive_case_estimates`
             (two conditions of one table, ``metric="passed"``), in ``[-B, B]``; the cases
             table and the other side figures stay those of ``compare`` on the trials run.
+        plan_effect: The planned effect: a look also stops as ``futile-planned`` when the
+            futility e-process against "the mean difference is at least ``plan_effect``"
+            reaches ``1 / futility_beta`` (None: no such boundary; see
+            :func:`~evalkit.stats.run_looks`).
+        futility_beta: Error rate of that boundary: with a true difference of at least
+            ``plan_effect`` it stops the comparison with probability at most this.
 
     Returns:
         A :class:`SequentialComparison`; ``.to_dict()`` is the ``compare`` JSON plus
@@ -172,6 +195,7 @@ def sequential_compare(
         ('improved', 15)
     """
     round_size = check_positive_int(round_size, "round_size")
+    plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     if plan_cases is not None:
         plan_cases = check_positive_int(plan_cases, "plan_cases")
     fixed = compare(
@@ -209,6 +233,8 @@ def sequential_compare(
             stop=stop,
             plan_cases=plan_cases,
             bound=bound,
+            plan_effect=plan_effect,
+            futility_beta=futility_beta,
         )
         if len(counts)
         else []
@@ -253,6 +279,14 @@ def sequential_compare(
         adaptive=None
         if adaptive is None
         else {**adaptive.to_dict(), "bound": bound, "estimator": ADAPTIVE_ESTIMATOR},
+        futility=None
+        if plan_effect is None
+        else {
+            "plan_effect": plan_effect,
+            "beta": futility_beta,
+            "boundary": 1.0 / futility_beta,
+            "wealth": last.futility_wealth if last is not None else None,
+        },
     )
 
 
@@ -319,6 +353,11 @@ def _note(last: Look | None, threshold: float, available: int) -> str:
             f"futile after {last.n_cases} cases: the confidence sequence excludes every effect "
             f"at or above the threshold of {threshold * 100:g} pp, so 'improved' cannot be "
             "reached with more cases"
+        )
+    if last.reason == FUTILE_PLANNED:
+        return (
+            f"futile after {last.n_cases} cases: the planned effect is excluded (the futility "
+            f"wealth against it reached {last.futility_wealth or 0:.3g})"
         )
     if last.reason:
         return ""

@@ -8,10 +8,17 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from evalkit.errors import InputError
 from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
 from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
-from evalkit.stats._sequential import SEQUENTIAL_METHOD, run_looks
+from evalkit.stats._sequential import (
+    FUTILE_PLANNED,
+    FUTILE_REASONS,
+    FUTILITY_BETA,
+    SEQUENTIAL_METHOD,
+    run_looks,
+)
 from evalkit.stats._simulate import simulate_arms
 
 
@@ -33,11 +40,14 @@ class SequentialPlan:
         p90_cases: Its 90th percentile.
         improved: Share of simulations that stopped with "improved".
         regressed: Share that stopped with "regressed".
-        futile: Share that stopped as futile.
+        futile: Share that stopped as futile (either futility rule).
         unsettled: Share that spent the budget without settling.
         n_sims: Simulated comparisons.
         seed: Seed of the simulation.
         method: The interval's method.
+        plan_effect: Planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its ``beta``.
+        futile_planned: Share that stopped at the planned-effect futility boundary.
     """
 
     effect: float
@@ -58,6 +68,9 @@ class SequentialPlan:
     n_sims: int
     seed: int | None
     method: str = SEQUENTIAL_METHOD
+    plan_effect: float | None = None
+    futility_beta: float = FUTILITY_BETA
+    futile_planned: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON values."""
@@ -77,6 +90,8 @@ def simulate_sequential(
     plan_cases: int | None = None,
     n_sims: int = 200,
     seed: int | None = 0,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> SequentialPlan:
     """Simulate the sequential design: cases to the verdict, and which verdict.
 
@@ -98,6 +113,8 @@ def simulate_sequential(
         plan_cases: Cases the bets are tuned for (None: untuned).
         n_sims: Simulations.
         seed: Seed.
+        plan_effect: Planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its ``beta``.
 
     Returns:
         A :class:`SequentialPlan`.
@@ -115,6 +132,7 @@ def simulate_sequential(
     max_cases = check_positive_int(max_cases, "max_cases")
     round_size = check_positive_int(round_size, "round_size")
     n_sims = check_positive_int(n_sims, "n_sims")
+    plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
 
     def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         base, cand = simulate_arms(rng, max_cases, n_trials, effect, rate, concentration)
@@ -123,6 +141,7 @@ def simulate_sequential(
     stops, _, reasons = simulate_stops(
         draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
         threshold=limit, confidence=level, plan_cases=plan_cases,
+        plan_effect=plan_effect, futility_beta=futility_beta,
     )
     return SequentialPlan(
         effect=effect,
@@ -136,7 +155,37 @@ def simulate_sequential(
         **stop_summary(stops, reasons),
         n_sims=n_sims,
         seed=seed,
+        plan_effect=plan_effect,
+        futility_beta=futility_beta,
     )
+
+
+def check_futility(plan_effect: float | None, futility_beta: float) -> tuple[float | None, float]:
+    """Validate the planned-effect futility settings.
+
+    Args:
+        plan_effect: Planned effect in (0, 1), or None (no futility boundary).
+        futility_beta: Its ``beta`` in (0, 1).
+
+    Returns:
+        ``(plan_effect, futility_beta)`` as floats.
+
+    Raises:
+        InputError: A value out of range.
+    """
+    beta = _number(futility_beta, "futility_beta", 0.0, 1.0, open_low=True)
+    if beta >= 1.0:
+        raise InputError(
+            f"The value for `futility_beta` must lie in (0, 1), but {futility_beta!r} was passed."
+        )
+    if plan_effect is None:
+        return None, beta
+    effect = _number(plan_effect, "plan_effect", 0.0, 1.0, open_low=True)
+    if effect >= 1.0:
+        raise InputError(
+            f"The value for `plan_effect` must lie in (0, 1), but {plan_effect!r} was passed."
+        )
+    return effect, beta
 
 
 def simulate_stops(
@@ -150,6 +199,8 @@ def simulate_stops(
     confidence: float,
     plan_cases: int | None,
     bound: float = 1.0,
+    plan_effect: float | None = None,
+    futility_beta: float = FUTILITY_BETA,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Run ``n_sims`` simulated sequential comparisons to their stop.
 
@@ -164,6 +215,8 @@ def simulate_stops(
         confidence: Level of the confidence sequence.
         plan_cases: Cases the bets are tuned for (None: untuned).
         bound: Range of the differences.
+        plan_effect: Planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its ``beta``.
 
     Returns:
         ``(cases, items, reasons)``: cases observed and work items spent at each stop, and
@@ -178,7 +231,8 @@ def simulate_stops(
         differences, case_items = draw(rng)
         looks = run_looks(
             differences, marks, threshold=threshold, confidence=confidence,
-            plan_cases=plan_cases, bound=bound,
+            plan_cases=plan_cases, bound=bound, plan_effect=plan_effect,
+            futility_beta=futility_beta,
         )
         n = looks[-1].n_cases
         stops[i], items[i] = n, float(np.sum(case_items[:n]))
@@ -196,6 +250,7 @@ class StopSummary(TypedDict):
     regressed: float
     futile: float
     unsettled: float
+    futile_planned: float
 
 
 def stop_summary(stops: np.ndarray, reasons: list[str]) -> StopSummary:
@@ -206,7 +261,8 @@ def stop_summary(stops: np.ndarray, reasons: list[str]) -> StopSummary:
         reasons: Each stop's reason (``""``: the budget ran out unsettled).
 
     Returns:
-        ``expected_cases, median_cases, p90_cases, improved, regressed, futile, unsettled``.
+        ``expected_cases, median_cases, p90_cases, improved, regressed, futile`` (either
+        futility rule), ``unsettled`` and ``futile_planned`` (the planned-effect boundary).
     """
     count = len(reasons)
     return StopSummary(
@@ -215,6 +271,7 @@ def stop_summary(stops: np.ndarray, reasons: list[str]) -> StopSummary:
         p90_cases=float(np.percentile(stops, 90)),
         improved=reasons.count("improved") / count,
         regressed=reasons.count("regressed") / count,
-        futile=reasons.count("futile") / count,
+        futile=sum(reasons.count(reason) for reason in FUTILE_REASONS) / count,
         unsettled=reasons.count("") / count,
+        futile_planned=reasons.count(FUTILE_PLANNED) / count,
     )

@@ -93,3 +93,26 @@ def test_adaptive_trials_add_the_work_items_of_the_same_simulation() -> None:
         power(effect=0.25, trials=1, sequential=True, adaptive_trials=True)
     with pytest.raises(InputError, match="only with --sequential"):
         power(effect=0.25, trials=3, adaptive_trials=True)
+
+
+def test_plan_effect_simulates_the_futility_boundary() -> None:
+    result = power(effect=0.25, trials=3, sequential=True, n_sims=60, seed=4, plan_effect=0.25,
+                   futility_beta=0.1)
+    plan = result.sequential
+    assert plan is not None and result.n_cases is not None
+    assert plan["plan_effect"] == 0.25 and plan["futility_beta"] == 0.1
+    again = simulate_sequential(
+        0.25, 3, max_cases=4 * result.n_cases, plan_cases=result.n_cases, n_sims=60, seed=4,
+        plan_effect=0.25, futility_beta=0.1,
+    )
+    assert again.futile_planned == plan["futile_planned"]
+    assert again.expected_cases == plan["expected_cases"]
+    assert plan["futile_planned"] <= plan["futile"] <= 1 - plan["improved"]
+    with pytest.raises(InputError, match="only with --sequential"):
+        power(effect=0.25, trials=3, plan_effect=0.25)
+    text = _power_cli("--sequential", "--round-cases", "5", "--plan-effect", "0.2")
+    assert text.returncode == 0, text.stderr
+    assert "with --plan-effect 0.2 (beta 0.2): stopped futile" in text.stdout
+    refused = _power_cli("--sequential", "--plan-effect", "1.5")
+    assert refused.returncode == 2 and "plan_effect" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -265,3 +265,66 @@ def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
     assert resumed["looks"] == out["looks"] and resumed["verdict"] == out["verdict"]
     assert resumed["run"]["items"] == out["items"]
     assert len(evalkit.read_run(tmp_path / "done")) == out["items"]
+
+
+def _completed(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run a command with the worktree importable, capturing its text output."""
+    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=600)
+
+
+def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> None:
+    """A planned effect of 90 pp is soon excluded on the demo suite: the run stops there."""
+    done = _completed(
+        until_verdict_argv(
+            tmp_path, "planned", "--plan-effect", "0.9", "--futility-beta", "0.2", "--json"
+        )
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["stop_reason"] == "futile-planned" and out["verdict"] == "inconclusive"
+    assert out["futility"]["plan_effect"] == 0.9 and out["futility"]["beta"] == 0.2
+    record = _sequential(tmp_path / "planned")
+    assert record["plan_effect"] == 0.9 and record["futility_beta"] == 0.2
+    assert record["stop_reason"] == "futile-planned"
+    wealth = [look["futility_wealth"] for look in record["looks"]]
+    assert wealth[-1] >= 1 / 0.2 > max(wealth[:-1], default=0.0)
+    assert [look["reason"] for look in record["looks"]] == [""] * (len(wealth) - 1) + [
+        "futile-planned"
+    ]
+    assert out["futility"]["wealth"] == wealth[-1]
+    assert out["stopped_at"] < len(record["order"])
+    # compare --sequential reads the run with its recorded boundary: the same looks
+    shown = _completed(
+        [sys.executable, "-m", "evalkit", "compare", str(tmp_path / "planned"), "--sequential",
+         "--json"]
+    )
+    assert shown.returncode == 0, shown.stderr
+    read_back = json.loads(shown.stdout)
+    assert [(x["n_cases"], x["reason"], x["futility_wealth"]) for x in read_back["looks"]] == [
+        (x["n_cases"], x["reason"], x["futility_wealth"]) for x in record["looks"]
+    ]
+    # the boundary cannot change when the run is resumed
+    changed = _completed(
+        until_verdict_argv(tmp_path, "planned", "--plan-effect", "0.5", "--resume")
+    )
+    assert changed.returncode == 2
+    assert "was planned with --plan-effect 0.9" in changed.stderr
+    assert "Traceback" not in changed.stderr
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--plan-effect", "1.5"), "--plan-effect must be a difference of pass rates in (0, 1)"),
+        (("--plan-effect", "0.1", "--futility-beta", "1"), "--futility-beta must be in (0, 1)"),
+        (("--futility-beta", "0.1"), "--futility-beta: only with --plan-effect"),
+    ],
+)
+def test_bad_futility_settings_are_refused(
+    tmp_path: Path, extra: tuple[str, ...], message: str
+) -> None:
+    done = _completed(until_verdict_argv(tmp_path, "bad", *extra))
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "bad").exists()
