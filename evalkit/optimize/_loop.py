@@ -639,8 +639,8 @@ class _Optimisation:
         decision.metric_calls = s.metric_calls
         decision.usd = s.usd
         s.history.append(decision)
+        self._save()  # the state first: the log never names a decision the state lacks
         self._event("decision", **decision.model_dump(mode="json", exclude_unset=True))
-        self._save()
 
     def _candidate_text(self, proposal: Proposal) -> tuple[str, str | None]:
         """The proposed text (a description is validated and stripped), or why it is invalid."""
