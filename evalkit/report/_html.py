@@ -4,13 +4,12 @@ Values from transcripts and case files are escaped where the notebooks build the
 (:mod:`evalkit.report._tables`); the sanitizer applied by the template to every HTML output is
 a second line of defence: only an allowlist of tags and attributes survives, images must be
 PNG or JPEG data URIs, and anything else (scripts, event handlers, styles, external URLs) is
-escaped or dropped. Bidi control characters are replaced by visible markers on the final page.
+dropped. Bidi control characters are replaced by visible markers on the final page.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from html.parser import HTMLParser
 
 TOC_MARKER = "<!--evalkit:toc-->"
@@ -44,8 +43,6 @@ _TAG_ATTRIBUTES = {
     "ol": frozenset({"start"}),
 }
 _IMAGE_PREFIXES = ("data:image/png;base64,", "data:image/jpeg;base64,")
-#: A ``<style>`` block: rich displays carry the notebook stylesheet in one; a page has its own.
-_STYLE_BLOCK = re.compile(r"<style\b[^>]*>.*?</style\s*>", re.IGNORECASE | re.DOTALL)
 
 
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
@@ -73,13 +70,17 @@ def neutralize_bidi(text: str) -> str:
     return text.translate(_BIDI_TABLE)
 
 
-def sanitize_html(markup: str) -> str:
-    """Keep only allowlisted tags and attributes of an HTML fragment (bleach).
+def _keep_attribute(tag: str, name: str, value: str) -> str | None:
+    return value if _allowed_attribute(tag, name, value) else None
 
-    Disallowed tags are escaped (shown as text, so a hostile ``<script>`` stays visible and
-    inert); ``<style>`` blocks (the notebook stylesheet of a rich display) and comments are
-    dropped; ``img`` sources must be PNG/JPEG data URIs and links must be
-    in-page anchors or ``https``.
+
+def sanitize_html(markup: str) -> str:
+    """Keep only allowlisted tags and attributes of an HTML fragment (nh3).
+
+    Disallowed tags are dropped, their text kept; ``<script>`` and ``<style>`` blocks (the
+    notebook stylesheet of a rich display) are dropped with their content, and so are
+    comments; ``img`` sources must be PNG/JPEG data URIs and links must be in-page anchors or
+    ``https``.
 
     Args:
         markup: An HTML fragment (a notebook's ``text/html`` output).
@@ -89,21 +90,25 @@ def sanitize_html(markup: str) -> str:
 
     Examples:
         >>> sanitize_html('<p onclick="x()">hi<script>alert(1)</script></p>')
-        '<p>hi&lt;script&gt;alert(1)&lt;/script&gt;</p>'
+        '<p>hi</p>'
         >>> sanitize_html('<img src="https://example.com/t.png" alt="t">')
         '<img alt="t">'
         >>> sanitize_html('<div class="ek-rich"><style>p{}</style><p>x</p></div>')
         '<div class="ek-rich"><p>x</p></div>'
     """
-    import bleach  # type: ignore[import-untyped]  # nbconvert's sanitizer dependency
+    import nh3
 
-    cleaned: str = bleach.clean(
-        _STYLE_BLOCK.sub("", markup),
-        tags=ALLOWED_TAGS,
-        attributes=_allowed_attribute,
-        protocols=["data", "https"],
-        strip=False,
+    attributes = {"*": set(_GLOBAL_ATTRIBUTES)}
+    attributes.update({tag: set(names) for tag, names in _TAG_ATTRIBUTES.items()})
+    cleaned: str = nh3.clean(
+        markup,
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags={"script", "style"},
+        attributes=attributes,
+        attribute_filter=_keep_attribute,
+        url_schemes={"data", "https"},
         strip_comments=True,
+        link_rel=None,
     )
     return cleaned
 
