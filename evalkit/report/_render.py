@@ -240,6 +240,8 @@ def execute(
             config=Config({"KernelManager": {"transport": "ipc"}}),
             # The kernel's own log (e.g. a KeyboardInterrupt at shutdown) is not the report's.
             extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            # Every output is in by then: stop the kernel instead of asking it to (~0.3 s).
+            shutdown_kernel="immediate",
         )
     except PapermillExecutionError as exc:
         redact_notebook(executed)
