@@ -158,8 +158,8 @@ def validate(args: argparse.Namespace) -> int:
     suite = load_suite(args.suite)
     runs_commands = any(c.setup or c.solution or c.verifier for c in suite.cases)
     apply_sandbox_flag(args, runs_commands=runs_commands and not args.no_references)
-    cache = ReferenceCache(Path(args.runs_dir) / REFERENCE_CACHE_DIR)
-    located = [] if args.no_references else _reference_failures(suite, cache, args.no_cache)
+    cache = ReferenceCache(Path(args.runs_dir) / REFERENCE_CACHE_DIR, lookups=not args.no_cache)
+    located = [] if args.no_references else _reference_failures(suite, cache)
     failures = [failure for _, _, failure in located]
     if args.json:
         print_json(
@@ -203,33 +203,23 @@ def _cached_note(hits: int) -> str:
     return f" ({hits} passed unchanged before: cached, --no-cache to rerun them)"
 
 
-def _reference_failures(
-    suite: Suite, cache: ReferenceCache, no_cache: bool
-) -> list[tuple[str, str, str]]:
+def _reference_failures(suite: Suite, cache: ReferenceCache) -> list[tuple[str, str, str]]:
     """Each reference-check failure with the ``file:line`` and the id of its case.
 
     Cases are checked in parallel threads (each in its own scratch workspace; the time goes to
     waiting on sandboxed setup, solution and verifier commands); failures keep case order.
     A check that passed before with the same key is not run again (see
-    :class:`evalkit.scorers.ReferenceCache`); with ``no_cache`` every check runs and passes
-    are stored afresh.
+    :class:`evalkit.scorers.ReferenceCache`; one made with ``lookups=False`` runs every
+    check and stores its passes afresh).
     """
-    lookup = _Fresh(cache.root) if no_cache else cache
     workers = min(REFERENCE_CHECK_THREADS, max(1, len(suite.cases)))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        checked = list(pool.map(lambda case: check_case(suite, case, cache=lookup), suite.cases))
+        checked = list(pool.map(lambda case: check_case(suite, case, cache=cache), suite.cases))
     return [
         (suite.location(case), case.id, failure)
         for case, failures in zip(suite.cases, checked, strict=True)
         for failure in failures
     ]
-
-
-class _Fresh(ReferenceCache):
-    """A cache that stores passes but answers no look-up (``--no-cache``)."""
-
-    def passed(self, key: str) -> bool:
-        return False
 
 
 def list_cases(args: argparse.Namespace) -> int:

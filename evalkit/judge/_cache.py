@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import Any
+
+from evalkit._keyed import keyed_path, write_keyed_json
 
 #: Where verdicts live under the runs directory.
 JUDGE_CACHE_DIR = Path(".cache") / "judge"
@@ -27,7 +27,7 @@ class JudgeCache:
         self.root = root
 
     def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return keyed_path(self.root, key)
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored verdict (``passed``, ``evidence``, usage), or None."""
@@ -39,8 +39,4 @@ class JudgeCache:
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         """Store a verdict atomically."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
-        os.replace(tmp, path)
+        write_keyed_json(self._path(key), entry)

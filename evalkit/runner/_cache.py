@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalkit._keyed import keyed_path, write_keyed_json
 
 CACHE_DIR = ".cache"
 
@@ -122,7 +122,7 @@ class OutcomeCache:
 
     def path(self, item_hash: str) -> Path:
         """The file of an item hash's entry."""
-        return self.root / item_hash[:2] / f"{item_hash}.json"
+        return keyed_path(self.root, item_hash)
 
     def lookup(self, item_hash: str) -> CacheLookup:
         """The verified entry of an item hash, or why the file on disk is not used.
@@ -168,15 +168,7 @@ class OutcomeCache:
             "scores": scores,
             "response": response,
         }
-        path = self.path(item_hash)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            tmp.write_text(json.dumps(record, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, path)
-        except BaseException:
-            tmp.unlink(missing_ok=True)
-            raise
+        write_keyed_json(self.path(item_hash), record)
 
 
 def _verify(text: str, item_hash: str) -> tuple[dict[str, Any] | None, str | None]:

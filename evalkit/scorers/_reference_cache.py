@@ -15,12 +15,11 @@ machine, which no key can describe).
 from __future__ import annotations
 
 import json
-import os
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
+from evalkit._keyed import keyed_path, write_keyed_json
 from evalkit._version import __version__
 from evalkit.cases import Case, Suite, directory_hash, stable_hash
 from evalkit.sandbox import sandbox_fingerprint
@@ -66,18 +65,23 @@ class ReferenceCache:
 
     Args:
         root: The cache directory (``<runs_dir>/.cache/references``).
+        lookups: False answers no look-up but still stores passes (``--no-cache``: every
+            check runs, and what passes is remembered afresh).
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, lookups: bool = True) -> None:
         self.root = root
+        self.lookups = lookups
         self.hits = 0
         self._lock = threading.Lock()
 
     def _path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
+        return keyed_path(self.root, key)
 
     def passed(self, key: str) -> bool:
         """Whether a check with this key passed before (the entry must name its own key)."""
+        if not self.lookups:
+            return False
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -101,7 +105,6 @@ class ReferenceCache:
             case_id: The case (for people reading the file).
             seconds: How long the check took.
         """
-        path = self._path(key)
         entry = {
             "version": ENTRY_VERSION,
             "key": key,
@@ -110,9 +113,6 @@ class ReferenceCache:
             "seconds": round(seconds, 3),
         }
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-            tmp.write_text(json.dumps(entry, separators=(",", ":")), encoding="utf-8")
-            os.replace(tmp, path)
+            write_keyed_json(self._path(key), entry)
         except OSError:
             return
