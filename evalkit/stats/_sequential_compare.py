@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -198,9 +199,8 @@ def sequential_compare(
     plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     if plan_cases is not None:
         plan_cases = check_positive_int(plan_cases, "plan_cases")
-    fixed = compare(
-        baseline,
-        candidate,
+    side_compare = functools.partial(
+        compare,
         conditions=conditions,
         metric=metric,
         threshold=threshold,
@@ -211,6 +211,7 @@ def sequential_compare(
         correction=correction,
         labels=labels,
     )
+    fixed = side_compare(baseline, candidate)
     bound = 1.0
     if adaptive is None:
         present = case_differences(fixed)
@@ -240,24 +241,13 @@ def sequential_compare(
         else []
     )
     observed = [c for c in drawn if c in present.index][: looks[-1].n_cases if looks else 0]
-    side = (
-        fixed
-        if len(observed) == len(present)
-        else _restrict(
-            fixed,
-            observed,
-            baseline,
-            candidate,
-            conditions,
-            metric,
-            threshold,
-            confidence,
-            seed,
-            alpha,
-            correction,
-            labels,
+    side = fixed  # the fixed-design side figures, over the cases observed up to the last look
+    if observed and len(observed) < len(present):
+        keep = set(observed)
+        side = side_compare(
+            baseline[baseline["case_id"].isin(keep)],
+            None if candidate is None else candidate[candidate["case_id"].isin(keep)],
         )
-    )
     last = looks[-1] if looks else None
     delta = (
         Interval(last.estimate, last.ci_low, last.ci_high, confidence, SEQUENTIAL_METHOD)
@@ -309,39 +299,6 @@ def _adaptive_differences(
         )
     estimates = adaptive_case_estimates(baseline, design, (conditions[0], conditions[1]))
     return estimates.set_index("case_id")["difference"]
-
-
-def _restrict(
-    fixed: PairedComparison,
-    observed: list[str],
-    baseline: pd.DataFrame,
-    candidate: pd.DataFrame | None,
-    conditions: Sequence[str] | None,
-    metric: Metric,
-    threshold: float | None,
-    confidence: float,
-    seed: int | None,
-    alpha: float,
-    correction: Correction,
-    labels: tuple[str, str] | None,
-) -> PairedComparison:
-    """The fixed-design side figures over the cases observed up to the last look only."""
-    if not observed:
-        return fixed
-    keep = set(observed)
-    return compare(
-        baseline[baseline["case_id"].isin(keep)],
-        None if candidate is None else candidate[candidate["case_id"].isin(keep)],
-        conditions=conditions,
-        metric=metric,
-        threshold=threshold,
-        confidence=confidence,
-        n_resamples=_SIDE_RESAMPLES,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        labels=labels,
-    )
 
 
 def _note(last: Look | None, threshold: float, available: int) -> str:
