@@ -42,6 +42,11 @@ _TAG_ATTRIBUTES = {
     "col": frozenset({"span"}),
     "ol": frozenset({"start"}),
 }
+#: The allowlist in nh3's form: ``"*"`` for the attributes every allowed tag may carry.
+_NH3_ATTRIBUTES = {
+    "*": set(_GLOBAL_ATTRIBUTES),
+    **{tag: set(names) for tag, names in _TAG_ATTRIBUTES.items()},
+}
 _IMAGE_PREFIXES = ("data:image/png;base64,", "data:image/jpeg;base64,")
 
 
@@ -98,13 +103,11 @@ def sanitize_html(markup: str) -> str:
     """
     import nh3
 
-    attributes = {"*": set(_GLOBAL_ATTRIBUTES)}
-    attributes.update({tag: set(names) for tag, names in _TAG_ATTRIBUTES.items()})
     cleaned: str = nh3.clean(
         markup,
         tags=set(ALLOWED_TAGS),
         clean_content_tags={"script", "style"},
-        attributes=attributes,
+        attributes=_NH3_ATTRIBUTES,
         attribute_filter=_keep_attribute,
         url_schemes={"data", "https"},
         strip_comments=True,
