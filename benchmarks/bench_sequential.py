@@ -1,6 +1,7 @@
 """Work items to a verdict: sequential comparison with and without adaptive trials vs fixed.
 
-Usage: python benchmarks/bench_sequential.py [--sims 200] [--seed 0] [--table all|items|futility]
+Usage: python benchmarks/bench_sequential.py [--sims 200] [--seed 0]
+    [--table all|items|futility|bound]
 
 Case model: agent-like suite, case difficulty ``Beta(a, a)`` with ``a / (2a + 1) = 0.16`` (two
 identical runs disagree on about 16 % of cases; ``a = 0.235``), mean baseline 0.5; the effect is
@@ -27,14 +28,30 @@ items, their ratio to the fixed design's, power (share *improved*) with its lowe
 bound, share stopped futile; under no effect (A/A, same budget, at least 10 looks): mean work
 items, their ratio, and the false-verdict rate. The last but one column says whether the error
 rates are at least as good as the fixed design's: power >= 0.80 and A/A rate <= 0.05.
+
+The ``bound`` table (exact computation, no simulation) is the fewest work items *any*
+sequential test could expect to spend at the fixed design's error rates (false *improved* at
+most 0.025 when the mean difference is at most 0, power 0.80 at the effect): Wald's inequality
+``E[N] KL >= (1 - b) log((1 - b) / a) + b log(b / (1 - a))`` with, per case, the smallest
+Kullback-Leibler divergence from the effect's distribution of ``(baseline passes, candidate
+passes)`` to any distribution whose mean difference is at most 0 (``KL_inf = max_lam
+E log(1 + lam d)``, the growth rate of the best bettor on the per-case difference ``d``), per
+work item, at the best number ``K'`` of trials per case and arm fixed in advance (1 to ``K``).
+Under no effect the same with the roles swapped: the fewest items to exclude the effect with
+error at most 0.2. A test that knows the effect exactly and looks after every case could at
+best reach these figures; they do not cover trial counts chosen from a case's outcomes.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
+from scipy import optimize, special, stats
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -48,6 +65,10 @@ from evalkit.stats import (  # noqa: E402
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION  # noqa: E402
 from evalkit.stats._simulate import model_components  # noqa: E402
+
+#: Error rates of the fixed design the bound is taken at: false *improved* (one side of a
+#: two-sided 0.05) and missed effect (80 % power).
+BOUND_ALPHA, BOUND_BETA = 0.025, 0.2
 
 
 def _fixed_n(
@@ -64,12 +85,76 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--table", choices=("all", "items", "futility"), default="all")
+    parser.add_argument("--table", choices=("all", "items", "futility", "bound"), default="all")
     args = parser.parse_args()
     if args.table in ("all", "items"):
         _items_table(args.sims, args.seed)
     if args.table in ("all", "futility"):
         _futility_table(args.sims, args.seed)
+    if args.table in ("all", "bound"):
+        _bound_table()
+
+
+def _case_counts(effect: float, kappa: float, trials: int, mu: float = 0.5) -> np.ndarray:
+    """Exact distribution of ``(baseline passes, candidate passes)`` of one case.
+
+    Miller's model as ``simulate_arms`` draws it, integrated over case difficulty with
+    Gauss-Jacobi quadrature (exact: the integrand is a polynomial in ``p`` of degree
+    ``2 K``).
+    """
+    a, b = mu * kappa, (1 - mu) * kappa
+    nodes, weights = special.roots_jacobi(trials + 2, b - 1, a - 1)
+    p = (1 + nodes) / 2
+    weights = weights / weights.sum()
+    q = p + effect * (1 - p) / (1 - mu)
+    k = np.arange(trials + 1)[:, None]
+    baseline = stats.binom.pmf(k, trials, p[None, :])
+    candidate = stats.binom.pmf(k, trials, q[None, :])
+    return np.asarray(np.einsum("in,jn,n->ij", baseline, candidate, weights))
+
+
+def _kl_inf(counts: np.ndarray, trials: int, boundary: float, side: int) -> float:
+    """Smallest KL divergence from ``counts`` to any law whose mean difference is past
+    ``boundary`` (``side`` +1: at most it; -1: at least it), by its dual
+    ``max_lam E log(1 + lam side (d - boundary))``."""
+    k = np.arange(trials + 1)
+    gain = side * ((k[None, :] - k[:, None]) / trials - boundary)
+    top = 1.0 / -gain.min() * (1 - 1e-9)
+    best = optimize.minimize_scalar(
+        lambda lam: -float(np.sum(counts * np.log1p(lam * gain))),
+        bounds=(0.0, top), method="bounded")
+    return float(-best.fun)
+
+
+def _bound_table() -> None:
+    """Print the table of BENCHMARKS.md's section "the fewest items any test could spend"."""
+    a, b = BOUND_ALPHA, BOUND_BETA
+    needed_h1 = (1 - b) * math.log((1 - b) / a) + b * math.log(b / (1 - a))
+    needed_h0 = (1 - a) * math.log((1 - a) / b) + a * math.log(a / (1 - b))
+    print("\n| model | effect | K | fixed n (items) | under the effect: fewest items (best K') "
+          "| vs fixed | under no effect: fewest items (best K') | vs fixed |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
+    for model, kappa in models:
+        for effect in (0.10, 0.20):
+            for trials in (3, 5):
+                n = _fixed_n(effect, trials, concentration=kappa)
+                fixed_items = n * 2 * trials
+                rate_h1, rate_h0 = {}, {}
+                for per_case in range(1, trials + 1):
+                    alternative = _case_counts(effect, kappa, per_case)
+                    null = _case_counts(0.0, kappa, per_case)
+                    items = 2 * per_case
+                    rate_h1[per_case] = _kl_inf(alternative, per_case, 0.0, +1) / items
+                    rate_h0[per_case] = _kl_inf(null, per_case, effect, -1) / items
+                best_h1 = max(rate_h1, key=rate_h1.__getitem__)
+                best_h0 = max(rate_h0, key=rate_h0.__getitem__)
+                fewest_h1 = needed_h1 / rate_h1[best_h1]
+                fewest_h0 = needed_h0 / rate_h0[best_h0]
+                print(f"| {model} | +{effect * 100:.0f} pp | {trials} | {n} ({fixed_items}) "
+                      f"| {fewest_h1:.0f} ({best_h1}) | {fewest_h1 / fixed_items:.2f} "
+                      f"| {fewest_h0:.0f} ({best_h0}) | {fewest_h0 / fixed_items:.2f} |",
+                      flush=True)
 
 
 def _futility_table(sims: int, seed: int) -> None:
