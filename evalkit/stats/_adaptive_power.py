@@ -8,13 +8,11 @@ from typing import Any
 import numpy as np
 
 from evalkit.stats._adaptive import AdaptiveTrials, corrected_difference
-from evalkit.stats._frame import check_confidence, check_positive_int
-from evalkit.stats._paired import check_threshold
 from evalkit.stats._power import _number
 from evalkit.stats._sequential import FUTILITY_BETA
 from evalkit.stats._sequential_power import (
     SequentialPlan,
-    check_futility,
+    check_simulation,
     simulate_stops,
     stop_summary,
 )
@@ -143,46 +141,28 @@ def simulate_adaptive(
         >>> plan.improved
         1.0
     """
-    effect = _number(effect, "effect", -1.0, 1.0)
-    rate = _number(baseline_rate, "baseline_rate", 0.0, 1.0, open_low=True)
+    settings = check_simulation(
+        effect, design.total_trials, baseline_rate=baseline_rate, alpha=alpha,
+        threshold=threshold, max_cases=max_cases, round_size=round_size, plan_cases=plan_cases,
+        n_sims=n_sims, seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
+    )
     kappa = _number(concentration, "concentration", 0.0, 1e9, open_low=True)
-    level = check_confidence(1.0 - alpha, "1 - alpha")
-    limit = check_threshold(threshold)
-    max_cases = check_positive_int(max_cases, "max_cases")
-    round_size = check_positive_int(round_size, "round_size")
-    n_sims = check_positive_int(n_sims, "n_sims")
-    plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     bound = design.bound if adaptive else 1.0
     full: list[np.ndarray] = []  # per simulation: which cases ran every trial
 
     def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         differences, case_items = simulate_case_differences(
-            rng, max_cases, effect, design, adaptive=adaptive, baseline_rate=rate,
-            concentration=kappa,
+            rng, settings.max_cases, settings.effect, design, adaptive=adaptive,
+            baseline_rate=settings.baseline_rate, concentration=kappa,
         )
         full.append(case_items == 2.0 * design.total_trials)
         return differences, case_items
 
-    stops, items, reasons = simulate_stops(
-        draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
-        threshold=limit, confidence=level, plan_cases=plan_cases, bound=bound,
-        plan_effect=plan_effect, futility_beta=futility_beta,
-    )
+    stops, items, reasons = simulate_stops(draw, settings, bound=bound)
     stage_two = [float(np.mean(ran[: int(n)])) for ran, n in zip(full, stops, strict=True)]
     return AdaptivePlan(
-        effect=effect,
-        n_trials=design.total_trials,
-        baseline_rate=rate,
-        alpha=1.0 - level,
-        threshold=limit,
-        max_cases=max_cases,
-        round_size=round_size,
-        plan_cases=plan_cases,
+        **settings.plan_fields(),
         **stop_summary(stops, reasons),
-        n_sims=n_sims,
-        seed=seed,
-        plan_effect=plan_effect,
-        futility_beta=futility_beta,
         design=design.to_dict() if adaptive else None,
         concentration=kappa,
         expected_items=float(np.mean(items)),

@@ -124,39 +124,114 @@ def simulate_sequential(
         >>> plan.improved, plan.expected_cases < 60
         (1.0, True)
     """
-    effect = _number(effect, "effect", -1.0, 1.0)
+    settings = check_simulation(
+        effect, n_trials, baseline_rate=baseline_rate, alpha=alpha, threshold=threshold,
+        max_cases=max_cases, round_size=round_size, plan_cases=plan_cases, n_sims=n_sims,
+        seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
+    )
+
+    def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        base, cand = simulate_arms(
+            rng, settings.max_cases, settings.n_trials, settings.effect, settings.baseline_rate,
+            concentration,
+        )
+        return (
+            cand.mean(axis=1) - base.mean(axis=1),
+            np.full(settings.max_cases, 2.0 * settings.n_trials),
+        )
+
+    stops, _, reasons = simulate_stops(draw, settings)
+    return SequentialPlan(**settings.plan_fields(), **stop_summary(stops, reasons))
+
+
+@dataclass(frozen=True)
+class SimulationSettings:
+    """The checked settings of a simulated sequential design.
+
+    Attributes:
+        effect: True difference of pass rates simulated.
+        n_trials: Trials per case and arm (of a full case).
+        baseline_rate: Mean baseline pass rate.
+        confidence: Level of the confidence sequence (1 - alpha).
+        threshold: Practical threshold of "improved".
+        max_cases: Budget of cases.
+        round_size: Cases per round (one look after each).
+        plan_cases: Cases the bets are tuned for (None: untuned).
+        n_sims: Simulated comparisons.
+        seed: Seed of the simulation.
+        plan_effect: Planned effect of the futility boundary (None: no such boundary).
+        futility_beta: Its ``beta``.
+    """
+
+    effect: float
+    n_trials: int
+    baseline_rate: float
+    confidence: float
+    threshold: float
+    max_cases: int
+    round_size: int
+    plan_cases: int | None
+    n_sims: int
+    seed: int | None
+    plan_effect: float | None
+    futility_beta: float
+
+    def plan_fields(self) -> dict[str, Any]:
+        """The settings as fields of a :class:`SequentialPlan` (``alpha``, not the level)."""
+        fields = asdict(self)
+        fields["alpha"] = 1.0 - fields.pop("confidence")
+        return fields
+
+
+def check_simulation(
+    effect: float,
+    n_trials: int,
+    *,
+    baseline_rate: float,
+    alpha: float,
+    threshold: float | None,
+    max_cases: int,
+    round_size: int,
+    plan_cases: int | None,
+    n_sims: int,
+    seed: int | None,
+    plan_effect: float | None,
+    futility_beta: float,
+) -> SimulationSettings:
+    """Validate the settings shared by the sequential simulations.
+
+    The arguments are those of the same names of :func:`simulate_sequential` and
+    :func:`~evalkit.stats._adaptive_power.simulate_adaptive` (``n_trials``: of a full case),
+    checked in this order.
+
+    Returns:
+        The checked :class:`SimulationSettings`.
+
+    Raises:
+        InputError: The first value out of range, named.
+    """
+    checked_effect = _number(effect, "effect", -1.0, 1.0)
     rate = _number(baseline_rate, "baseline_rate", 0.0, 1.0, open_low=True)
     level = check_confidence(1.0 - alpha, "1 - alpha")
     limit = check_threshold(threshold)
-    n_trials = check_positive_int(n_trials, "n_trials")
-    max_cases = check_positive_int(max_cases, "max_cases")
-    round_size = check_positive_int(round_size, "round_size")
-    n_sims = check_positive_int(n_sims, "n_sims")
-    plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
-
-    def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        base, cand = simulate_arms(rng, max_cases, n_trials, effect, rate, concentration)
-        return cand.mean(axis=1) - base.mean(axis=1), np.full(max_cases, 2.0 * n_trials)
-
-    stops, _, reasons = simulate_stops(
-        draw, n_sims=n_sims, seed=seed, max_cases=max_cases, round_size=round_size,
-        threshold=limit, confidence=level, plan_cases=plan_cases,
-        plan_effect=plan_effect, futility_beta=futility_beta,
-    )
-    return SequentialPlan(
-        effect=effect,
-        n_trials=n_trials,
+    trials = check_positive_int(n_trials, "n_trials")
+    cases = check_positive_int(max_cases, "max_cases")
+    size = check_positive_int(round_size, "round_size")
+    sims = check_positive_int(n_sims, "n_sims")
+    planned, beta = check_futility(plan_effect, futility_beta)
+    return SimulationSettings(
+        effect=checked_effect,
+        n_trials=trials,
         baseline_rate=rate,
-        alpha=1.0 - level,
+        confidence=level,
         threshold=limit,
-        max_cases=max_cases,
-        round_size=round_size,
+        max_cases=cases,
+        round_size=size,
         plan_cases=plan_cases,
-        **stop_summary(stops, reasons),
-        n_sims=n_sims,
+        n_sims=sims,
         seed=seed,
-        plan_effect=plan_effect,
-        futility_beta=futility_beta,
+        plan_effect=planned,
+        futility_beta=beta,
     )
 
 
@@ -190,49 +265,36 @@ def check_futility(plan_effect: float | None, futility_beta: float) -> tuple[flo
 
 def simulate_stops(
     draw: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]],
+    settings: SimulationSettings,
     *,
-    n_sims: int,
-    seed: int | None,
-    max_cases: int,
-    round_size: int,
-    threshold: float,
-    confidence: float,
-    plan_cases: int | None,
     bound: float = 1.0,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Run ``n_sims`` simulated sequential comparisons to their stop.
+    """Run ``settings.n_sims`` simulated sequential comparisons to their stop.
 
     Args:
         draw: One simulated suite from the generator: per-case differences (in drawing
             order, in ``[-bound, bound]``) and per-case work items.
-        n_sims: Simulations.
-        seed: Seed of the generator passed to every ``draw``.
-        max_cases: Budget of cases (``draw`` gives at least this many).
-        round_size: Cases per round (one look after each).
-        threshold: Practical threshold.
-        confidence: Level of the confidence sequence.
-        plan_cases: Cases the bets are tuned for (None: untuned).
+        settings: The design: budget, rounds, threshold, confidence, tuning, futility
+            boundary, simulations and the seed of the generator passed to every ``draw``
+            (``draw`` gives at least ``settings.max_cases`` cases).
         bound: Range of the differences.
-        plan_effect: Planned effect of the futility boundary (None: no such boundary).
-        futility_beta: Its ``beta``.
 
     Returns:
         ``(cases, items, reasons)``: cases observed and work items spent at each stop, and
         each stop's reason (``""`` when the budget ran out unsettled).
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(settings.seed)
+    max_cases, round_size = settings.max_cases, settings.round_size
     marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
-    stops = np.empty(n_sims)
-    items = np.empty(n_sims)
+    stops = np.empty(settings.n_sims)
+    items = np.empty(settings.n_sims)
     reasons: list[str] = []
-    for i in range(n_sims):
+    for i in range(settings.n_sims):
         differences, case_items = draw(rng)
         looks = run_looks(
-            differences, marks, threshold=threshold, confidence=confidence,
-            plan_cases=plan_cases, bound=bound, plan_effect=plan_effect,
-            futility_beta=futility_beta,
+            differences, marks, threshold=settings.threshold, confidence=settings.confidence,
+            plan_cases=settings.plan_cases, bound=bound, plan_effect=settings.plan_effect,
+            futility_beta=settings.futility_beta,
         )
         n = looks[-1].n_cases
         stops[i], items[i] = n, float(np.sum(case_items[:n]))
