@@ -27,6 +27,7 @@ from evalkit.report._plots import (
 from evalkit.report._sequential import SequentialTrajectory
 
 if TYPE_CHECKING:
+    import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
@@ -74,6 +75,13 @@ def sequential_plot(
     return fig
 
 
+def _plot_per_look(
+    ax: Axes, x: np.ndarray, values: np.ndarray, color: str, *, gid: str, label: str
+) -> None:
+    """A line through the value after each look, a dot at every look (both panels' series)."""
+    ax.plot(x, values, marker="o", markersize=4, color=color, linewidth=1.6, gid=gid, label=label)
+
+
 def _draw_sequence(ax: Axes, trajectory: SequentialTrajectory) -> None:
     from matplotlib.ticker import FuncFormatter
 
@@ -115,15 +123,8 @@ def _draw_sequence(ax: Axes, trajectory: SequentialTrajectory) -> None:
         gid="sequence-band",
         label=f"{trajectory.confidence:.0%} confidence sequence",
     )
-    ax.plot(
-        x,
-        estimate,
-        marker="o",
-        markersize=4,
-        color=SERIES_COLORS[0],
-        linewidth=1.6,
-        gid="estimate",
-        label="estimate (mean per-case change)",
+    _plot_per_look(
+        ax, x, estimate, SERIES_COLORS[0], gid="estimate", label="estimate (mean per-case change)"
     )
     stop = trajectory.stop
     if stop is not None:
@@ -168,16 +169,7 @@ def _draw_spending(ax: Axes, trajectory: SequentialTrajectory) -> None:
     unit = "items" if known else "cases"
     fixed = trajectory.fixed_items if known else float(trajectory.fixed_cases)
     planned = trajectory.planned_items if known else trajectory.plan_cases
-    ax.plot(
-        x,
-        spent,
-        marker="o",
-        markersize=4,
-        color=SERIES_COLORS[1],
-        linewidth=1.6,
-        gid="spent-items",
-        label=f"{unit} spent",
-    )
+    _plot_per_look(ax, x, spent, SERIES_COLORS[1], gid="spent-items", label=f"{unit} spent")
     designs = (
         ("fixed design", "fixed-design", _FIXED_COLOR, "--", trajectory.fixed_cases, fixed,
          trajectory.fixed_cost_usd),
