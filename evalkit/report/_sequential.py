@@ -290,6 +290,11 @@ def _share(part: Any, whole: float | None) -> str:
     return "" if ratio is None else f" ({ratio:.0%} of the fixed design)"
 
 
+def _spending(cases: int, items: Any, cost: Any) -> str:
+    """``N cases, M items, $C``: what a run spent or a design would spend."""
+    return f"{cases} cases, {_count(items)} items, {usd(cost)}"
+
+
 def trajectory_facts(trajectory: SequentialTrajectory) -> dict[str, Any]:
     """Key facts of a trajectory for :func:`~evalkit.report.key_values`.
 
@@ -316,23 +321,21 @@ def trajectory_facts(trajectory: SequentialTrajectory) -> dict[str, Any]:
     last = looks.iloc[-1] if len(looks) else None
     spent = None
     if last is not None:
-        spent = f"{int(last['n_cases'])} cases, {_count(last['items'])} items, " + usd(
-            last["cost_usd"]
-        ) + _share(last["items"], trajectory.fixed_items)
+        spent = _spending(int(last["n_cases"]), last["items"], last["cost_usd"]) + _share(
+            last["items"], trajectory.fixed_items
+        )
     planned = None
     if trajectory.plan_cases is not None:
-        planned = (
-            f"{trajectory.plan_cases} cases, {_count(trajectory.planned_items)} items, "
-            f"{usd(trajectory.planned_cost_usd)}"
+        planned = _spending(
+            trajectory.plan_cases, trajectory.planned_items, trajectory.planned_cost_usd
         )
     return {
         "comparison": f"{trajectory.candidate} vs {trajectory.baseline}",
         "sequential verdict": verdict,
         "looks": len(looks),
         "spent": spent,
-        "fixed design (every case once)": (
-            f"{trajectory.fixed_cases} cases, {_count(trajectory.fixed_items)} items, "
-            f"{usd(trajectory.fixed_cost_usd)}"
+        "fixed design (every case once)": _spending(
+            trajectory.fixed_cases, trajectory.fixed_items, trajectory.fixed_cost_usd
         ),
         "planned fixed design (--plan-cases)": planned,
         "interval": f"{trajectory.confidence:.0%} {trajectory.method}",
