@@ -1,7 +1,7 @@
 """Work items to a verdict: sequential comparison with and without adaptive trials vs fixed.
 
 Usage: python benchmarks/bench_sequential.py [--sims 200] [--seed 0]
-    [--table all|items|futility|bound]
+    [--table all|items|futility|bound|equal]
 
 Case model: agent-like suite, case difficulty ``Beta(a, a)`` with ``a / (2a + 1) = 0.16`` (two
 identical runs disagree on about 16 % of cases; ``a = 0.235``), mean baseline 0.5; the effect is
@@ -40,11 +40,20 @@ work item, at the best number ``K'`` of trials per case and arm fixed in advance
 Under no effect the same with the roles swapped: the fewest items to exclude the effect with
 error at most 0.2. A test that knows the effect exactly and looks after every case could at
 best reach these figures; they do not cover trial counts chosen from a case's outcomes.
+
+The ``equal`` table follows the bound's lesson (one trial per case and arm is the cheapest per
+item): the sequential design with ``K = 1``, a look every 5 cases, bets tuned for the fixed
+``n`` at ``K = 1``, budget ``4 n``, the planned-effect futility boundary at ``beta`` 0.2, 0.1,
+0.05 and 0.02, at least 1,000 simulations per row and hypothesis. Its baseline is the
+cheapest fixed design (``K`` in 1, 2, 3, 5) at the same alpha (0.05 two-sided) and the power
+the sequential design showed (the lower 95 % Wilson bound of its simulated power, at least
+0.80): equal error rates, with the fixed design keeping its larger A/A false-verdict rate.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 import time
@@ -62,6 +71,7 @@ from evalkit.stats import (  # noqa: E402
     proportion_ci,
     required_cases,
     simulate_adaptive,
+    simulate_sequential,
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION  # noqa: E402
 from evalkit.stats._simulate import model_components  # noqa: E402
@@ -85,7 +95,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--table", choices=("all", "items", "futility", "bound"), default="all")
+    parser.add_argument("--table", choices=("all", "items", "futility", "bound", "equal"),
+                        default="all")
     args = parser.parse_args()
     if args.table in ("all", "items"):
         _items_table(args.sims, args.seed)
@@ -93,6 +104,44 @@ def main() -> None:
         _futility_table(args.sims, args.seed)
     if args.table in ("all", "bound"):
         _bound_table()
+    if args.table in ("all", "equal"):
+        _equal_table(max(args.sims, 1000), args.seed)
+
+
+def _cheapest_fixed(effect: float, kappa: float, power: float) -> tuple[int, int]:
+    """Items and ``K`` of the cheapest fixed design (``K`` in 1, 2, 3, 5) at ``power``."""
+    return min(
+        (_fixed_n(effect, trials, power=power, concentration=kappa) * 2 * trials, trials)
+        for trials in (1, 2, 3, 5)
+    )
+
+
+def _equal_table(sims: int, seed: int) -> None:
+    """Print the table of BENCHMARKS.md's section "one trial per case, at equal error rates"."""
+    print("\n| model | effect | beta | power (Wilson low) | cheapest fixed at that power: "
+          "items (K) | mean items | vs fixed | A/A mean items | A/A vs fixed "
+          "| A/A false verdicts | seconds |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
+    for model, kappa in models:
+        for effect in (0.10, 0.20):
+            n = _fixed_n(effect, 1, concentration=kappa)
+            for beta in (0.2, 0.1, 0.05, 0.02):
+                started = time.perf_counter()
+                design = functools.partial(
+                    simulate_sequential, n_trials=1, concentration=kappa, max_cases=4 * n,
+                    round_size=5, plan_cases=n, n_sims=sims, plan_effect=effect,
+                    futility_beta=beta)
+                plan, null = design(effect, seed=seed), design(0.0, seed=seed + 1)
+                seconds = time.perf_counter() - started
+                low = proportion_ci(round(plan.improved * sims), sims).ci_low
+                fixed_items, fixed_trials = _cheapest_fixed(effect, kappa, max(low, 0.8))
+                items, null_items = 2 * plan.expected_cases, 2 * null.expected_cases
+                print(f"| {model} | +{effect * 100:.0f} pp | {beta} "
+                      f"| {plan.improved:.3f} ({low:.3f}) | {fixed_items} ({fixed_trials}) "
+                      f"| {items:.0f} | {items / fixed_items:.2f} | {null_items:.0f} "
+                      f"| {null_items / fixed_items:.2f} | {null.improved + null.regressed:.3f} "
+                      f"| {seconds:.0f} |", flush=True)
 
 
 def _case_counts(effect: float, kappa: float, trials: int, mu: float = 0.5) -> np.ndarray:

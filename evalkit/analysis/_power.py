@@ -20,6 +20,7 @@ from evalkit.stats import (
     VarianceComponents,
     estimate_variance_components,
     minimum_detectable_effect,
+    proportion_ci,
     required_cases,
     required_trials,
     simulate_adaptive,
@@ -219,4 +220,44 @@ def _with_sequential(
             if fixed.n_cases is not None
             else None
         )
+    power, cases = _equal_power(fixed, trials, components, plan.improved, plan.n_sims)
+    summary["equal_power"] = power
+    summary["equal_power_cases"] = cases
+    summary["ratio_to_equal_power"] = None if cases is None else plan.expected_cases / cases
+    if isinstance(plan, AdaptivePlan):
+        summary["items_ratio_to_equal_power"] = (
+            None if cases is None else plan.expected_items / (cases * 2 * trials)
+        )
     return replace(fixed, sequential=summary)
+
+
+def _equal_power(
+    fixed: PowerResult,
+    trials: int,
+    components: VarianceComponents | None,
+    improved: float,
+    n_sims: int,
+) -> tuple[float | None, int | None]:
+    """The fixed design at the power the sequential design showed: equal error rates.
+
+    The sequential design is credited with the lower 95 % Wilson bound of its simulated power
+    (never more than the simulations show). When that bound is not above the fixed design's
+    own power, the fixed design as planned is the comparison already: ``(None, None)``.
+
+    Returns:
+        ``(power, cases)``: the credited power and the fixed design's cases at it.
+    """
+    power = proportion_ci(round(improved * n_sims), n_sims).ci_low
+    if fixed.n_cases is None or not power > fixed.power:
+        return None, None
+    same = required_cases(
+        fixed.effect,
+        trials,
+        baseline_rate=fixed.baseline_rate,
+        alpha=fixed.alpha,
+        power=power,
+        components=components,
+        method=fixed.method,
+        threshold=fixed.threshold,
+    )
+    return power, same.n_cases

@@ -371,6 +371,13 @@ def power_main(args: argparse.Namespace) -> int:
             f"{plan['max_cases']} cases)"
             + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
         )
+        if plan["equal_power_cases"] is not None:
+            print(
+                f"at equal error rates: a fixed design with the power the sequential one showed "
+                f"({_num(plan['equal_power'], 2)}, the lower 95 % bound of its simulated "
+                f"{plan['improved'] * 100:.0f} %) needs {plan['equal_power_cases']} cases; "
+                f"{_num(plan['ratio_to_equal_power'], 2)} x that"
+            )
         if plan.get("plan_effect") is not None:
             print(
                 f"with --plan-effect {plan['plan_effect']:g} (beta {plan['futility_beta']:g}): "
@@ -385,5 +392,7 @@ def power_main(args: argparse.Namespace) -> int:
                 f"{plan['n_trials']} trials)"
                 + ("" if items_ratio is None else
                    f"; {_num(items_ratio, 2)} x the fixed design's items")
+                + ("" if plan["items_ratio_to_equal_power"] is None else
+                   f", {_num(plan['items_ratio_to_equal_power'], 2)} x at equal error rates")
             )
     return 0

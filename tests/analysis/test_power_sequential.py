@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.analysis import power
 from evalkit.errors import InputError
@@ -116,3 +117,32 @@ def test_plan_effect_simulates_the_futility_boundary() -> None:
     refused = _power_cli("--sequential", "--plan-effect", "1.5")
     assert refused.returncode == 2 and "plan_effect" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_the_fixed_design_at_the_sequential_designs_power_gives_equal_error_rates() -> None:
+    result = power(effect=0.25, trials=3, sequential=True, n_sims=60, seed=4)
+    plan = result.sequential
+    assert plan is not None and result.n_cases is not None
+    # credited with the lower 95 % Wilson bound of the simulated power, never the estimate
+    wilson_low = proportion_confint(round(plan["improved"] * 60), 60, alpha=0.05,
+                                    method="wilson")[0]
+    assert plan["equal_power"] == pytest.approx(wilson_low)
+    assert 0.8 < plan["equal_power"] < plan["improved"]
+    same = required_cases(0.25, 3, power=plan["equal_power"])
+    assert plan["equal_power_cases"] == same.n_cases > result.n_cases
+    assert plan["ratio_to_equal_power"] == pytest.approx(
+        plan["expected_cases"] / plan["equal_power_cases"]
+    )
+    assert plan["ratio_to_equal_power"] < plan["ratio_to_fixed"]
+    text = _power_cli("--sequential", "--round-cases", "5")
+    assert text.returncode == 0, text.stderr
+    assert "at equal error rates: a fixed design with the power" in text.stdout
+
+
+def test_a_sequential_design_weaker_than_the_fixed_one_gets_no_equal_power_figure() -> None:
+    # a budget of 5 cases cannot show the fixed design's 80 % power
+    result = power(effect=0.25, trials=3, sequential=True, n_sims=40, seed=4, max_cases=5)
+    plan = result.sequential
+    assert plan is not None and plan["improved"] < 0.8
+    assert plan["equal_power"] is None and plan["equal_power_cases"] is None
+    assert plan["ratio_to_equal_power"] is None
