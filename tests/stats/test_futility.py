@@ -2,25 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
+from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.errors import InputError
 from evalkit.stats import (
     FUTILE_PLANNED,
     AdaptiveTrials,
     futility_log_wealth,
+    required_cases,
     sequential_compare,
     simulate_adaptive,
     simulate_sequential,
 )
-from evalkit.stats._adaptive_power import simulate_case_differences
+from evalkit.stats._adaptive_power import AGENT_CONCENTRATION, simulate_case_differences
 from evalkit.stats._sequential import run_looks
-from evalkit.stats._simulate import simulate_arms
+from evalkit.stats._simulate import model_components, simulate_arms
 
 
 def _differences(rng: np.random.Generator, n_cases: int, effect: float, kappa: float) -> np.ndarray:
@@ -161,3 +164,36 @@ def test_bad_futility_settings_are_refused(effect: float, beta: float) -> None:
         sequential_compare(
             run, conditions=("none", "preloaded"), plan_effect=effect, futility_beta=beta
         )
+
+
+def test_one_trial_per_case_spends_40_percent_fewer_items_than_a_fixed_design_of_equal_error_rates(
+) -> None:
+    """Agent-like suite, +20 pp: one trial per case and arm, a look every 5 cases, the
+    planned-effect boundary at beta 0.02. Its baseline is the cheapest fixed design (1, 2, 3 or
+    5 trials per case) at alpha 0.05 and the power the sequential design showed, credited
+    with no more than the lower 95 % Wilson bound of the simulated power."""
+    effect, kappa, sims = 0.2, AGENT_CONCENTRATION, 2000
+    components = model_components(0.5, effect, kappa)
+    planned = required_cases(effect, 1, components=components).n_cases
+    assert planned is not None
+    design = functools.partial(
+        simulate_sequential, n_trials=1, concentration=kappa, max_cases=4 * planned,
+        round_size=5, plan_cases=planned, n_sims=sims, plan_effect=effect, futility_beta=0.02,
+    )
+    plan, null = design(effect, seed=0), design(0.0, seed=1)
+    power = proportion_confint(round(plan.improved * sims), sims, method="wilson")[0]
+    false = null.improved + null.regressed
+    fixed_items = {}
+    for trials in (1, 2, 3, 5):
+        n = required_cases(effect, trials, components=components, power=power).n_cases
+        assert n is not None
+        fixed_items[trials] = n * 2 * trials
+    cheapest = min(fixed_items.values())
+    items = 2 * plan.expected_cases
+    print(f"power {plan.improved:.3f} (credited {power:.3f}), A/A false {false:.3f}, "
+          f"items {items:.0f} vs the cheapest fixed {cheapest} ({items / cheapest:.2f} x), "
+          f"A/A items {2 * null.expected_cases:.0f}")
+    assert power >= 0.8 and false <= 0.05  # error rates at least the fixed design's
+    assert cheapest >= 2 * planned  # the fixed design at that power costs more than at 80 %
+    assert items <= 0.6 * cheapest
+    assert 2 * null.expected_cases <= 0.6 * cheapest
