@@ -12,6 +12,7 @@ import pandas as pd
 
 from evalkit.errors import InputError
 from evalkit.stats._frame import (
+    KEY_COLUMNS,
     as_frame,
     check_choice,
     check_confidence,
@@ -19,8 +20,22 @@ from evalkit.stats._frame import (
     match_columns,
 )
 from evalkit.stats._paired import PairedComparison, check_threshold
+from evalkit.stats._reuse import SAMPLE_COLUMNS
 from evalkit.stats._stratified import CompareOptions, compare_pair, compare_runs
 from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
+
+#: The columns a comparison reads: the item keys, the outcome, the status (skipped rows are
+#: left out, errors count as failures) and the provenance that finds reused pairs. A run
+#: holds some forty more; they are dropped before any work, so the per-condition loop does
+#: not copy them again and again.
+COMPARED_COLUMNS = frozenset((*KEY_COLUMNS, "status", *METRICS, *SAMPLE_COLUMNS))
+
+
+def _compared_columns(data: object) -> object:
+    """A result table with only :data:`COMPARED_COLUMNS` (anything else as it is)."""
+    if not isinstance(data, pd.DataFrame):
+        return data
+    return data.loc[:, [column in COMPARED_COLUMNS for column in data.columns]]
 
 
 def compare(
@@ -101,7 +116,7 @@ def compare(
     alpha = check_confidence(alpha, "alpha")
     n_resamples = check_positive_int(n_resamples, "n_resamples")
     limit = check_threshold(threshold)
-    base = as_frame(baseline, what="baseline", value=metric)
+    base = as_frame(_compared_columns(baseline), what="baseline", value=metric)
     names = labels or ("baseline", "candidate")
     compared: tuple[str, str] | None = None
     if candidate is None:
@@ -124,7 +139,7 @@ def compare(
         base_rows = base[base["condition"] == first].assign(condition=label)
         cand_rows = base[base["condition"] == second].assign(condition=label)
     else:
-        cand = as_frame(candidate, what="candidate", value=metric)
+        cand = as_frame(_compared_columns(candidate), what="candidate", value=metric)
         base_rows, cand_rows = base, cand
         if conditions is not None:
             wanted = [conditions] if isinstance(conditions, str) else [str(c) for c in conditions]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -398,6 +398,7 @@ def compare_matrices(
     alpha: float,
     correction: Correction,
     resample_trials: bool,
+    summary: Callable[[pd.DataFrame], OverallSummary] | None = None,
 ) -> PairedComparison:
     """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
 
@@ -414,20 +415,13 @@ def compare_matrices(
         alpha: Per-case level after correction.
         correction: Multiplicity correction.
         resample_trials: Two-stage bootstrap with trial resampling.
+        summary: The overall figures from the per-case table (e.g. a pool stratified by
+            case), computed instead of :func:`overall_summary` over the matrices.
 
     Returns:
         The comparison.
     """
     binary = metric == "passed"
-    overall = overall_summary(
-        baseline,
-        candidate,
-        threshold=threshold,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        resample_trials=resample_trials,
-    )
     cases = case_table(
         keys,
         baseline,
@@ -439,6 +433,18 @@ def compare_matrices(
         threshold=threshold,
         seed=seed,
     )
+    if summary is not None:
+        overall = summary(cases)
+    else:
+        overall = overall_summary(
+            baseline,
+            candidate,
+            threshold=threshold,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+            resample_trials=resample_trials,
+        )
     return PairedComparison(
         metric=metric,
         mcnemar=_mcnemar(baseline, candidate) if binary else None,

@@ -150,32 +150,124 @@ def split_reused(
         The frames without their reused pairs, and the keys of those pairs.
     """
     keys = list(keys)
+    pairs = _reused_pairs(baseline, candidate, keys)
+    if pairs is None:
+        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
+    return _split(baseline, candidate, keys, pairs)
+
+
+def split_reused_by(
+    baseline: pd.DataFrame,
+    candidate: pd.DataFrame,
+    keys: Sequence[str],
+    by: str,
+    values: Sequence[str],
+) -> tuple[ReuseSplit, dict[str, ReuseSplit]]:
+    """:func:`split_reused` of two frames and of each of their parts, matching pairs once.
+
+    A pair lies in one part when ``by`` is among ``keys`` (e.g. one condition), so the split
+    of a part is the split of the whole restricted to it; this finds the reused pairs of the
+    whole once instead of once per part.
+
+    Args:
+        baseline: Validated rows of one side.
+        candidate: Validated rows of the other side.
+        keys: Columns that pair a row with its counterpart; they include ``by``.
+        by: The column that names a row's part (``condition``).
+        values: The parts wanted.
+
+    Returns:
+        The split of the whole, and for each value of ``values`` the split that
+        :func:`split_reused` gives for the rows whose ``by`` is that value.
+
+    Raises:
+        ValueError: ``by`` is not among ``keys`` (a pair could straddle two parts).
+    """
+    keys = list(keys)
+    if by not in keys:
+        raise ValueError(f"split_reused_by: {by!r} must be one of the keys {keys}")
+    in_base = {value: (baseline[by] == value).to_numpy(dtype=bool) for value in values}
+    in_cand = {value: (candidate[by] == value).to_numpy(dtype=bool) for value in values}
+    pairs = _reused_pairs(baseline, candidate, keys)
+    if pairs is None:
+        parts = {
+            value: ReuseSplit(
+                baseline.loc[in_base[value]],
+                candidate.loc[in_cand[value]],
+                pd.DataFrame(columns=keys),
+            )
+            for value in values
+        }
+        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys)), parts
+    pair_part = pairs.frame[by].to_numpy()
+    parts = {}
+    for value in values:
+        rows_a, rows_b = np.flatnonzero(in_base[value]), np.flatnonzero(in_cand[value])
+        mine = pair_part == value
+        # Pair rows renumbered within the part: row i of the whole is row rank[i] of the part.
+        rank_a = np.cumsum(in_base[value]) - 1
+        rank_b = np.cumsum(in_cand[value]) - 1
+        part = _Pairs(
+            pairs.frame.loc[mine].reset_index(drop=True),
+            rank_a[pairs.rows_a[mine]],
+            rank_b[pairs.rows_b[mine]],
+            pairs.reused[mine],
+        )
+        parts[value] = _split(baseline.iloc[rows_a], candidate.iloc[rows_b], keys, part)
+    return _split(baseline, candidate, keys, pairs), parts
+
+
+class _Pairs(NamedTuple):
+    """Rows of two frames matched on keys: the keys, both row positions, reused or not."""
+
+    frame: pd.DataFrame
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    reused: np.ndarray
+
+
+def _reused_pairs(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, keys: list[str]
+) -> _Pairs | None:
+    """Every pair of rows matched on ``keys`` and whether it is one sample.
+
+    Returns:
+        The pairs, or None when a side records no provenance (nothing can be reused).
+    """
+    if not has_provenance(baseline) or not has_provenance(candidate):
+        return None
     columns = [
         c
         for c in (*SAMPLE_COLUMNS, "passed", "score")
         if c in baseline.columns or c in candidate.columns
     ]
-    if not has_provenance(baseline) or not has_provenance(candidate):
-        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
     left = baseline[keys].assign(_row_a=np.arange(len(baseline)))
     right = candidate[keys].assign(_row_b=np.arange(len(candidate)))
     pairs = left.merge(right, on=keys, how="inner")
-    if pairs.empty:
-        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
     rows_a = pairs["_row_a"].to_numpy()
     rows_b = pairs["_row_b"].to_numpy()
+    if pairs.empty:
+        return _Pairs(pairs, rows_a, rows_b, np.zeros(0, dtype=bool))
     side_a = baseline.reindex(columns=columns).iloc[rows_a].reset_index(drop=True)
     side_b = candidate.reindex(columns=columns).iloc[rows_b].reset_index(drop=True)
-    reused = one_sample(side_a, side_b)
+    return _Pairs(pairs, rows_a, rows_b, one_sample(side_a, side_b))
+
+
+def _split(
+    baseline: pd.DataFrame, candidate: pd.DataFrame, keys: list[str], pairs: _Pairs
+) -> ReuseSplit:
+    """The frames without the rows of their reused pairs (``pairs`` index their rows)."""
+    if pairs.frame.empty:
+        return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
     drop_a = np.zeros(len(baseline), dtype=bool)
     drop_b = np.zeros(len(candidate), dtype=bool)
-    drop_a[rows_a[reused]] = True
-    drop_b[rows_b[reused]] = True
+    drop_a[pairs.rows_a[pairs.reused]] = True
+    drop_b[pairs.rows_b[pairs.reused]] = True
     return ReuseSplit(
         baseline.loc[~drop_a].reset_index(drop=True),
         candidate.loc[~drop_b].reset_index(drop=True),
-        pairs.loc[reused, keys].reset_index(drop=True),
-        len(pairs),
+        pairs.frame.loc[pairs.reused, keys].reset_index(drop=True),
+        len(pairs.frame),
     )
 
 

@@ -14,14 +14,21 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from functools import partial
 from typing import NamedTuple
 
 import pandas as pd
 
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
-from evalkit.stats._paired import CASE_COLUMNS, PairedComparison, compare_matrices, overall_summary
-from evalkit.stats._reuse import reused_note, split_reused
+from evalkit.stats._paired import (
+    CASE_COLUMNS,
+    OverallSummary,
+    PairedComparison,
+    compare_matrices,
+    overall_summary,
+)
+from evalkit.stats._reuse import ReuseSplit, reused_note, split_reused, split_reused_by
 from evalkit.stats._types import Correction, Metric
 
 
@@ -91,6 +98,8 @@ def compare_pair(
     options: CompareOptions,
     *,
     part: bool = False,
+    split: ReuseSplit | None = None,
+    pooled: bool = False,
 ) -> PairedComparison:
     """One paired comparison on units ``on``, its reused pairs left out.
 
@@ -101,6 +110,9 @@ def compare_pair(
         options: Comparison options.
         part: The rows are one condition of a larger comparison: sharing no unit gives an
             inconclusive comparison over 0 cases instead of an error.
+        split: ``split_reused(base, cand, [*on, "trial"])`` when the caller has it already.
+        pooled: The units span several conditions: the overall figures are a pool stratified
+            by case (see :func:`stratified_summary`) instead of a pool over units.
 
     Returns:
         The comparison, with ``reused_items`` and ``reuse_note``.
@@ -108,7 +120,8 @@ def compare_pair(
     Raises:
         InputError: The two sides share no unit (reused pairs aside) and ``part`` is False.
     """
-    split = split_reused(base, cand, [*on, "trial"])
+    if split is None:
+        split = split_reused(base, cand, [*on, "trial"])
     reused = len(split.reused)
     if (reused or part) and not _share_a_unit(split.baseline, split.candidate, on):
         result = no_evidence(on, options, reused, split.n_pairs)
@@ -130,15 +143,16 @@ def compare_pair(
         alpha=options.alpha,
         correction=options.correction,
         resample_trials=options.resample_trials,
+        summary=partial(stratified_summary, on=on, options=options) if pooled else None,
     )
     note = reused_note(reused, split.n_pairs)
     return dataclasses.replace(result, reused_items=reused, reuse_note=note)
 
 
-def stratify(
-    result: PairedComparison, on: Sequence[str], options: CompareOptions
-) -> PairedComparison:
-    """Replace the overall figures of a (case, condition) comparison by a pool over cases.
+def stratified_summary(
+    cases: pd.DataFrame, on: Sequence[str], options: CompareOptions
+) -> OverallSummary:
+    """The overall figures of a (case, condition) comparison as a pool over cases.
 
     Each case (the unit columns but ``condition``) is one cluster whose difference is the
     mean of its per-condition differences; the interval, the sign-flip test, the verdict and
@@ -147,17 +161,15 @@ def stratify(
     exact tests and the unmatched items stay as they are.
 
     Args:
-        result: The comparison on units that include ``condition``.
+        cases: The per-(case, condition) table of the comparison (:func:`case_table`).
         on: Its unit columns.
         options: Comparison options.
 
     Returns:
-        The comparison with stratified overall figures.
+        The overall figures, their interval's method marked ``stratified-by-case``.
     """
-    if result.cases.empty:
-        return result
     clusters = [c for c in on if c != "condition"]
-    per_case = result.cases.groupby(clusters, sort=True)[["baseline_rate", "candidate_rate"]]
+    per_case = cases.groupby(clusters, sort=True)[["baseline_rate", "candidate_rate"]]
     rates = per_case.mean()
     overall = overall_summary(
         rates["baseline_rate"].to_numpy(dtype=float)[:, None],
@@ -168,13 +180,17 @@ def stratify(
         seed=options.seed,
     )
     delta = overall.delta._replace(method=f"{overall.delta.method}, stratified-by-case")
-    return dataclasses.replace(result, **(overall._asdict() | {"delta": delta}))
+    return overall._replace(delta=delta)
 
 
 def compare_runs(
     base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str], options: CompareOptions
 ) -> PairedComparison:
     """Two runs compared per condition, with a pool stratified by case when there are several.
+
+    The reused pairs are found once for both runs and shared out to the conditions (a pair
+    lies in one condition); the overall figures of several conditions are computed only as
+    the stratified pool.
 
     Args:
         base: Validated baseline rows.
@@ -189,20 +205,23 @@ def compare_runs(
         InputError: The runs share no unit.
     """
     shared = tuple(sorted(set(base["condition"]) & set(cand["condition"])))
+    split, parts = split_reused_by(base, cand, [*on, "trial"], "condition", shared)
     by_condition = tuple(
         (
             name,
             compare_pair(
-                base[base["condition"] == name],
-                cand[cand["condition"] == name],
+                parts[name].baseline,
+                parts[name].candidate,
                 on,
                 options,
                 part=True,
+                split=parts[name],
             ),
         )
         for name in shared
     )
-    overall = compare_pair(base, cand, on, options)
-    if len(shared) > 1:
-        overall = dataclasses.replace(stratify(overall, on, options), pooled_conditions=shared)
+    pooled = len(shared) > 1
+    overall = compare_pair(base, cand, on, options, split=split, pooled=pooled)
+    if pooled:
+        overall = dataclasses.replace(overall, pooled_conditions=shared)
     return dataclasses.replace(overall, by_condition=by_condition)

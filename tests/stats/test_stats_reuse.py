@@ -8,6 +8,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from evalkit.stats import compare, flip_rate_between, one_sample, split_reused
+from evalkit.stats._reuse import split_reused_by
 
 
 def _rows(
@@ -101,6 +102,61 @@ def test_split_reused_removes_pairs_from_both_sides() -> None:
     assert len(split.reused) == 24 == split.n_pairs - 24
     assert set(split.reused["condition"]) == {"none"}
     assert set(split.baseline["condition"]) == {"preloaded"} == set(split.candidate["condition"])
+
+
+@pytest.mark.parametrize("provenance", [True, False])
+def test_split_reused_by_condition_is_split_reused_of_each_condition(provenance: bool) -> None:
+    """Matching the pairs once gives each condition exactly what splitting it alone gives."""
+    rates = {"none": [0.5] * 8, "preloaded": [0.5] * 8, "stale": [0.5] * 8}
+    base = _rows(rates, run_id="a", seed=21)
+    fresh = _rows({"preloaded": [0.5] * 8, "stale": [0.5] * 8}, run_id="b", seed=22)
+    copies = _copy_of(base, "b", ["none", "preloaded"])
+    # none: every pair a copy; preloaded: half copies, half fresh; stale: fresh, 2 cases gone
+    first_half = ["c00", "c01", "c02", "c03"]
+    cand = pd.concat(
+        [
+            copies[copies["condition"].eq("none")],
+            copies[copies["condition"].eq("preloaded") & copies["case_id"].isin(first_half)],
+            fresh[fresh["condition"].eq("preloaded") & ~fresh["case_id"].isin(first_half)],
+            fresh[fresh["condition"].eq("stale") & ~fresh["case_id"].isin(["c06", "c07"])],
+        ]
+    )
+    cand = cand.sample(frac=1.0, random_state=3)  # row order must not matter
+    if not provenance:
+        base, cand = base.drop(columns="origin_run_id"), cand.drop(columns="origin_run_id")
+    keys = ["case_id", "condition", "trial"]
+    names = ("none", "preloaded", "stale", "absent")
+    whole, parts = split_reused_by(base, cand, keys, "condition", names)
+    alone = split_reused(base, cand, keys)
+    pd.testing.assert_frame_equal(whole.baseline, alone.baseline)
+    pd.testing.assert_frame_equal(whole.candidate, alone.candidate)
+    assert (len(whole.reused), whole.n_pairs) == (len(alone.reused), alone.n_pairs)
+    reused = {}
+    for name in names:
+        expected = split_reused(
+            base[base["condition"] == name], cand[cand["condition"] == name], keys
+        )
+        got = parts[name]
+        pd.testing.assert_frame_equal(got.baseline, expected.baseline)
+        pd.testing.assert_frame_equal(got.candidate, expected.candidate)
+        pd.testing.assert_frame_equal(
+            got.reused.sort_values(keys).reset_index(drop=True),
+            expected.reused.sort_values(keys).reset_index(drop=True),
+            check_dtype=False,
+        )
+        assert got.n_pairs == expected.n_pairs
+        reused[name] = (len(got.reused), got.n_pairs)
+    if provenance:
+        assert reused == {
+            "none": (24, 24),
+            "preloaded": (12, 24),
+            "stale": (0, 18),
+            "absent": (0, 0),
+        }
+    else:
+        assert all(count == 0 for count, _ in reused.values())
+    with pytest.raises(ValueError, match="must be one of the keys"):
+        split_reused_by(base, cand, ["case_id", "trial"], "condition", names)
 
 
 def test_compare_of_cache_copies_is_inconclusive_with_every_pair_reused() -> None:
