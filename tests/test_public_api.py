@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -136,6 +137,47 @@ def test_suite_commands_import_no_table_or_statistics_library(argv: list[str]) -
     _, imported = _run_importing(argv)
     assert "evalkit" in imported
     assert imported.isdisjoint(HEAVY), sorted(imported & set(HEAVY))
+
+
+def _modules_of_command(argv: list[str]) -> tuple[str, set[str]]:
+    """Run ``evalkit ARGV`` in a fresh interpreter: its output and every module it loaded."""
+    code = (
+        "import sys\nfrom evalkit.cli import main\ncode = main(sys.argv[1:])\n"
+        "print('MODULES ' + ' '.join(sorted(sys.modules)))\nsys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    *shown, last = done.stdout.splitlines()
+    assert last.startswith("MODULES ")
+    return "\n".join(shown), set(last.split()[1:])
+
+
+def test_compare_of_unjudged_runs_loads_no_pydantic_and_no_power_planner() -> None:
+    """The manifest's pydantic models are read only when a compared row was judged."""
+    out, loaded = _modules_of_command(
+        ["compare", "before", "after", "--runs-dir", "tests/fixtures/runs"]
+    )
+    assert "verdict:" in out
+    packages = {name.split(".")[0] for name in loaded}
+    assert {"pandas", "pyarrow", "scipy", "statsmodels"} <= packages
+    assert "pydantic" not in packages
+    assert "evalkit.results._manifest" not in loaded
+    assert "evalkit.analysis._power" not in loaded
+
+
+def test_compare_of_judged_runs_reads_their_manifest() -> None:
+    judged = "tests/fixtures/judged/run"
+    out, loaded = _modules_of_command(
+        ["compare", judged, judged, "--runs-dir", "tests/fixtures/judged", "--json"]
+    )
+    assert json.loads(out)["judge_calibration"]["min_kappa"] is not None
+    assert "evalkit.results._manifest" in loaded
 
 
 _AT_RUN_STARTED = """

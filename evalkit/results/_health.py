@@ -12,9 +12,12 @@ imported runs are not items that ran, and are left out).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pandas as pd
 
-from evalkit.results._manifest import FailureRecord
+if TYPE_CHECKING:
+    from evalkit.results._manifest import FailureRecord
 
 #: Statuses of items that ran and produced no outcome.
 ERROR_STATUSES = ("error", "timeout")
@@ -68,6 +71,10 @@ def errored_conditions(rows: pd.DataFrame) -> dict[str, FailureRecord]:
     out: dict[str, FailureRecord] = {}
     for condition, group in ran.groupby("condition", sort=True, observed=True):
         if _errored(group).all():
+            # A record (a pydantic model) only for a condition that failed: a healthy run's
+            # comparison does not load pydantic.
+            from evalkit.results._manifest import FailureRecord
+
             error_class, count, message = dominant_error(group)
             out[str(condition)] = FailureRecord(
                 scope="condition", groups=[str(condition)], items=len(group),
@@ -104,6 +111,8 @@ def find_failure(rows: pd.DataFrame) -> FailureRecord | None:
         >>> find_failure(rows.assign(status="ok")) is None
         True
     """
+    from evalkit.results._manifest import FailureRecord
+
     ran = _ran(rows)
     if ran.empty:
         return None

@@ -21,7 +21,6 @@ from evalkit.results._layout import (
     resolve_run_dir,
     resume_command,
 )
-from evalkit.results._manifest import load_manifest
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
 if TYPE_CHECKING:
@@ -182,6 +181,9 @@ def write_parquet(table: pa.Table, path: Path) -> None:
 
 def _damage_fix(run_dir: Path, path: Path) -> str:
     """What to do about a damaged table file of ``run_dir`` (a part or a compacted file)."""
+    # Only a damaged file needs the manifest (a pydantic model): reading a run does not.
+    from evalkit.results._manifest import load_manifest
+
     try:
         manifest = load_manifest(run_dir)
     except (InputError, OSError, UnicodeDecodeError):
