@@ -1,14 +1,16 @@
-"""Start-up cost of the everyday commands, against two baselines measured in the same run.
+"""Start-up cost of the everyday commands, against three baselines measured in the same run.
 
 Usage: python benchmarks/bench_startup.py [--repeat 7] [--report-repeat 2] [--keep DIR]
-                                           [--before DIR]
+                                           [--before DIR] [--only WORD ...]
 
 Each command runs as a fresh subprocess (``python -m evalkit ...``, what the console script
 does), ``--repeat`` times, the commands interleaved round-robin so a busy machine weighs on
 all of them alike; the table gives the median and range of the wall time and its ratio to the
-two baselines of the same run, ``python -c pass`` (interpreter start) and
-``python -c "import pandas"``. Setup (not timed): two demo runs of 3 trials, the second with
-another seed and no cache, so ``compare`` has something to pair.
+three baselines of the same run, ``python -c pass`` (interpreter start),
+``python -c "import pandas"`` and ``python -c "import pandas, scipy.stats"`` (the floor of
+``compare``, whose statistics come from scipy and statsmodels). Setup (not timed): two demo
+runs of 3 trials, the second with another seed and no cache, so ``compare`` has something to
+pair.
 
 ``run`` is timed to its first milestones instead of to its end: from the launch of the
 process to the ``run_started`` event (imports, suite load, plan, cache look-up, run directory
@@ -25,6 +27,9 @@ check both times.
 Besides wall time, each command's CPU seconds (user + system of the process and its children,
 ``RUSAGE_CHILDREN``) are recorded: other jobs on a shared machine stretch wall time far more
 than CPU time.
+
+``--only WORD ...`` times only the commands whose name holds one of the words (the three
+baselines always), e.g. ``--only compare --report-repeat 0`` for the ``compare`` row alone.
 
 ``--before DIR`` also times every command with another evalkit source tree first on
 ``PYTHONPATH`` (e.g. ``git archive main evalkit notebooks templates | tar -x -C DIR``: without
@@ -63,6 +68,12 @@ TARGETS: dict[str, str] = {
     "evalkit run: launch to run_started": "< 1.5 s",
     "evalkit run: launch to first item finished": "",
 }
+
+
+#: What :func:`_run_milestones` measures, in its order.
+MILESTONES = ("evalkit run: launch to run_started", "evalkit run: launch to first item finished")
+#: The third baseline: what ``compare`` cannot start faster than (its statistics libraries).
+FLOOR = 'python -c "import pandas, scipy.stats"'
 
 
 def _env(code: Path = ROOT) -> dict[str, str]:
@@ -117,12 +128,17 @@ def _setup(runs: Path) -> None:
         )
 
 
-def _row(name: str, times: list[float], base: float, pandas: float, before: list[float]) -> str:
+def _row(
+    name: str, times: list[float], baselines: tuple[float, float, float], before: list[float]
+) -> str:
+    base, pandas, floor = baselines
     median = statistics.median(times)
-    was = f"{statistics.median(before):.3f}" if before else ""
+    was = ""
+    if before:
+        was = f"{statistics.median(before):.3f} ({statistics.median(before) / floor:.2f}x)"
     return (
         f"| {name} | {median:.3f} | {min(times):.3f}–{max(times):.3f} | {median / base:.1f}x | "
-        f"{median / pandas:.2f}x | {TARGETS.get(name, '')} | {was} |"
+        f"{median / pandas:.2f}x | {median / floor:.2f}x | {TARGETS.get(name, '')} | {was} |"
     )
 
 
@@ -153,28 +169,35 @@ def main() -> None:
     parser.add_argument("--report-repeat", type=int, default=2)
     parser.add_argument("--keep", type=Path, help="write the runs and reports here (kept)")
     parser.add_argument("--before", type=Path, help="an older evalkit source tree to compare")
+    parser.add_argument("--only", nargs="+", metavar="WORD",
+                        help="time only the commands whose name holds one of these words")
     args = parser.parse_args()
+
+    def wanted(name: str) -> bool:
+        return not args.only or any(word in name for word in args.only)
+
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or Path(scratch)
         runs = tmp / "runs"
         runs.mkdir(parents=True, exist_ok=True)
         _setup(runs)
-        subprocess.run(  # fills the reference-check cache of the "cache warm" row
-            _evalkit("cases", "validate", str(DEMO), "--runs-dir", str(runs)),
-            cwd=NEUTRAL_CWD, env=_env(), check=True, stdout=subprocess.DEVNULL,
-        )
+        if wanted("evalkit cases validate cases/demo (cache warm)"):
+            subprocess.run(  # fills the reference-check cache of the "cache warm" row
+                _evalkit("cases", "validate", str(DEMO), "--runs-dir", str(runs)),
+                cwd=NEUTRAL_CWD, env=_env(), check=True, stdout=subprocess.DEVNULL,
+            )
         commands: dict[str, Callable[[], float]] = {
             "python -c pass": lambda: _timed([sys.executable, "-c", "pass"], cpu_key="pass"),
             'python -c "import pandas"': lambda: _timed(
                 [sys.executable, "-c", "import pandas"], cpu_key="pandas"
             ),
-            **_commands(runs, ROOT),
+            FLOOR: lambda: _timed(
+                [sys.executable, "-c", "import pandas, scipy.stats"], cpu_key="pandas, scipy"
+            ),
+            **{k: v for k, v in _commands(runs, ROOT).items() if wanted(k)},
         }
         older = _commands(runs, args.before, "before: ") if args.before else {}
-        milestones = (
-            "evalkit run: launch to run_started",
-            "evalkit run: launch to first item finished",
-        )
+        milestones = tuple(name for name in MILESTONES if wanted(name))
         times: dict[str, list[float]] = {name: [] for name in [*commands, *milestones]}
         before: dict[str, list[float]] = {name: [] for name in times}
         load_before = os.getloadavg()
@@ -183,12 +206,16 @@ def main() -> None:
                 times[name].append(command())
                 if name in older:
                     before[name].append(older[name]())
-            for name, value in zip(milestones, _run_milestones(runs, f"fixed-{i}"), strict=True):
-                times[name].append(value)
+            if not milestones:
+                continue
+            for name, value in zip(MILESTONES, _run_milestones(runs, f"fixed-{i}"), strict=True):
+                if name in milestones:
+                    times[name].append(value)
             if args.before:
                 was = _run_milestones(runs, f"before-{i}", args.before)
-                for name, value in zip(milestones, was, strict=True):
-                    before[name].append(value)
+                for name, value in zip(MILESTONES, was, strict=True):
+                    if name in milestones:
+                        before[name].append(value)
         reports = []
         for i in range(args.report_repeat):
             start = time.perf_counter()
@@ -201,16 +228,19 @@ def main() -> None:
             reports.append((time.perf_counter() - start, data["execute_s"], data["render_s"]))
         load_after = os.getloadavg()
 
-    base = statistics.median(times["python -c pass"])
-    pandas = statistics.median(times['python -c "import pandas"'])
+    baselines = (
+        statistics.median(times["python -c pass"]),
+        statistics.median(times['python -c "import pandas"']),
+        statistics.median(times[FLOOR]),
+    )
     print(f"Python {platform.python_version()}, {os.cpu_count()} cores, load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after; median of {args.repeat}")
     print()
-    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | target "
-          "| before, median s |")
-    print("|---|---:|---:|---:|---:|---|---:|")
+    print("| command | median s | range s | vs `python -c pass` | vs `import pandas` | vs "
+          "`import pandas, scipy.stats` | target | before, median s (vs that floor) |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|")
     for name, values in times.items():
-        print(_row(name, values, base, pandas, before[name]))
+        print(_row(name, values, baselines, before[name]))
     print()
     print("| run report of the demo run (--kind run) | wall s | papermill execute s | "
           "nbconvert render s |")

@@ -65,16 +65,23 @@ def errored_conditions(rows: pd.DataFrame) -> dict[str, FailureRecord]:
     Returns:
         ``{condition: record}`` with the dominant error of each such condition.
     """
-    ran = _ran(rows)
-    if ran.empty or "condition" not in ran:
+    if "status" not in rows or "condition" not in rows:
         return {}
+    ran = (rows["status"].astype(str) != "skipped").to_numpy(dtype=bool)
+    if not ran.any():
+        return {}
+    # Whether each condition errored throughout, from two columns: the rows (all columns) of
+    # a condition are gathered only for one that did.
+    errored = _errored(rows)[ran]
+    conditions = rows["condition"][ran]
     out: dict[str, FailureRecord] = {}
-    for condition, group in ran.groupby("condition", sort=True, observed=True):
-        if _errored(group).all():
+    for condition, every in errored.groupby(conditions, sort=True, observed=True).all().items():
+        if every:
             # A record (a pydantic model) only for a condition that failed: a healthy run's
             # comparison does not load pydantic.
             from evalkit.results._manifest import FailureRecord
 
+            group = rows[ran & (rows["condition"] == condition).to_numpy(dtype=bool)]
             error_class, count, message = dominant_error(group)
             out[str(condition)] = FailureRecord(
                 scope="condition", groups=[str(condition)], items=len(group),

@@ -79,15 +79,7 @@ def build_pairs(
     first_row = np.full(n_units, -1, dtype=np.int64)
     first_row[codes[::-1]] = np.arange(len(codes))[::-1]
     keys = stacked.iloc[first_row[matched]][on].reset_index(drop=True)
-    lonely = []
-    for label, index in (("baseline", 0), ("candidate", 1)):
-        only = ~matched & (counts[index] > 0)
-        part = stacked.iloc[first_row[only]][on].reset_index(drop=True)
-        part["side"] = label
-        part["n"] = counts[index][only]
-        lonely.append(part)
-    unmatched = pd.concat(lonely, ignore_index=True).sort_values(on, kind="stable")
-    unmatched = unmatched.reset_index(drop=True)
+    unmatched = _unmatched(stacked, on, counts, matched, first_row)
     if keys.empty:
         raise InputError(
             f"baseline and candidate share no unit on {on}: check that they hold the same "
@@ -104,3 +96,38 @@ def build_pairs(
         out[unit[codes[rows]], columns[rows]] = values[rows]
         arms.append(out)
     return PairedData(keys, arms[0], arms[1], trials, unmatched)
+
+
+def _unmatched(
+    stacked: pd.DataFrame,
+    on: list[str],
+    counts: np.ndarray,
+    matched: np.ndarray,
+    first_row: np.ndarray,
+) -> pd.DataFrame:
+    """The units of one side only: ``on`` columns, ``side`` and ``n``, sorted by ``on``.
+
+    Args:
+        stacked: Baseline rows, then candidate rows.
+        on: Unit columns.
+        counts: ``(2, n_units)`` rows per side and unit.
+        matched: Units present on both sides.
+        first_row: Each unit's first row in ``stacked``.
+
+    Returns:
+        One row per unmatched unit and side (no rows, same columns, when every unit matched).
+    """
+    if matched.all():
+        none = stacked.iloc[:0][on].reset_index(drop=True)
+        none["side"] = "baseline"
+        none["n"] = counts[0][:0]
+        return none
+    lonely = []
+    for label, index in (("baseline", 0), ("candidate", 1)):
+        only = ~matched & (counts[index] > 0)
+        part = stacked.iloc[first_row[only]][on].reset_index(drop=True)
+        part["side"] = label
+        part["n"] = counts[index][only]
+        lonely.append(part)
+    unmatched: pd.DataFrame = pd.concat(lonely, ignore_index=True).sort_values(on, kind="stable")
+    return unmatched.reset_index(drop=True)

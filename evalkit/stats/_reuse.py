@@ -259,6 +259,13 @@ def _split(
     """The frames without the rows of their reused pairs (``pairs`` index their rows)."""
     if pairs.frame.empty:
         return ReuseSplit(baseline, candidate, pd.DataFrame(columns=keys))
+    if not pairs.reused.any():  # the usual case: nothing to take out
+        return ReuseSplit(
+            baseline.reset_index(drop=True),
+            candidate.reset_index(drop=True),
+            pairs.frame[keys].iloc[:0].reset_index(drop=True),
+            len(pairs.frame),
+        )
     drop_a = np.zeros(len(baseline), dtype=bool)
     drop_b = np.zeros(len(candidate), dtype=bool)
     drop_a[pairs.rows_a[pairs.reused]] = True

@@ -46,11 +46,15 @@ class CompareOptions(NamedTuple):
 
 
 def _share_a_unit(base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str]) -> bool:
-    """Whether two frames hold at least one unit (``on`` values) in common."""
+    """Whether two validated frames hold at least one unit (``on`` values) in common.
+
+    The unit columns of validated frames are strings without missing values, so units are
+    compared as tuples of them.
+    """
     if base.empty or cand.empty:
         return False
-    units = base[list(on)].drop_duplicates().merge(cand[list(on)].drop_duplicates(), how="inner")
-    return not units.empty
+    units = set(zip(*(base[c].tolist() for c in on), strict=True))
+    return any(unit in units for unit in zip(*(cand[c].tolist() for c in on), strict=True))
 
 
 def no_evidence(
