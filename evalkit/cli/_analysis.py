@@ -10,7 +10,6 @@ import math
 
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from evalkit.cli._common import (
     add_bootstrap_options,
@@ -140,6 +139,8 @@ def configure_power(p: argparse.ArgumentParser) -> None:
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
+    from rich.table import Table  # only lift prints a table
+
     from evalkit.analysis import lift
 
     result = lift(args.run, n_resamples=args.resamples, **pick(args, "roles", "seed", "runs_dir"))
