@@ -79,6 +79,8 @@ from evalkit.stats._simulate import model_components  # noqa: E402
 #: Error rates of the fixed design the bound is taken at: false *improved* (one side of a
 #: two-sided 0.05) and missed effect (80 % power).
 BOUND_ALPHA, BOUND_BETA = 0.025, 0.2
+#: The two case models of the tables: name and Beta concentration of case difficulty.
+CASE_MODELS = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
 
 
 def _fixed_n(
@@ -108,6 +110,16 @@ def main() -> None:
         _equal_table(max(args.sims, 1000), args.seed)
 
 
+def _header(columns: str, left: int | tuple[int, ...], blank_line: bool = True) -> None:
+    """Print a Markdown table header: ``columns`` split on ``|``; the columns ``left`` (the
+    first ``left`` ones, or those indices) aligned left, the others right."""
+    names = [name.strip() for name in columns.split("|")]
+    lefts = range(left) if isinstance(left, int) else left
+    align = ["---" if i in lefts else "---:" for i in range(len(names))]
+    print(("\n" if blank_line else "") + "| " + " | ".join(names) + " |")
+    print("|" + "|".join(align) + "|")
+
+
 def _cheapest_fixed(effect: float, kappa: float, power: float) -> tuple[int, int]:
     """Items and ``K`` of the cheapest fixed design (``K`` in 1, 2, 3, 5) at ``power``."""
     return min(
@@ -118,12 +130,10 @@ def _cheapest_fixed(effect: float, kappa: float, power: float) -> tuple[int, int
 
 def _equal_table(sims: int, seed: int) -> None:
     """Print the table of BENCHMARKS.md's section "one trial per case, at equal error rates"."""
-    print("\n| model | effect | beta | power (Wilson low) | cheapest fixed at that power: "
-          "items (K) | mean items | vs fixed | A/A mean items | A/A vs fixed "
-          "| A/A false verdicts | seconds |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
-    for model, kappa in models:
+    _header("model | effect | beta | power (Wilson low) | cheapest fixed at that power: items (K) "
+            "| mean items | vs fixed | A/A mean items | A/A vs fixed | A/A false verdicts "
+            "| seconds", left=2)
+    for model, kappa in CASE_MODELS:
         for effect in (0.10, 0.20):
             n = _fixed_n(effect, 1, concentration=kappa)
             for beta in (0.2, 0.1, 0.05, 0.02):
@@ -180,11 +190,9 @@ def _bound_table() -> None:
     a, b = BOUND_ALPHA, BOUND_BETA
     needed_h1 = (1 - b) * math.log((1 - b) / a) + b * math.log(b / (1 - a))
     needed_h0 = (1 - a) * math.log((1 - a) / b) + a * math.log(a / (1 - b))
-    print("\n| model | effect | K | fixed n (items) | under the effect: fewest items (best K') "
-          "| vs fixed | under no effect: fewest items (best K') | vs fixed |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
-    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
-    for model, kappa in models:
+    _header("model | effect | K | fixed n (items) | under the effect: fewest items (best K') "
+            "| vs fixed | under no effect: fewest items (best K') | vs fixed", left=2)
+    for model, kappa in CASE_MODELS:
         for effect in (0.10, 0.20):
             for trials in (3, 5):
                 n = _fixed_n(effect, trials, concentration=kappa)
@@ -208,12 +216,10 @@ def _bound_table() -> None:
 
 def _futility_table(sims: int, seed: int) -> None:
     """Print the table of BENCHMARKS.md's section "planned-effect futility boundary"."""
-    print("\n| model | effect | K | trials | beta | fixed n (items) | mean items | vs fixed "
-          "| power (Wilson low) | futile | A/A mean items | A/A vs fixed | A/A false verdicts "
-          "| power >= 0.80, A/A <= 0.05 | seconds |")
-    print("|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
-    models = (("agent-like", AGENT_CONCENTRATION), ("Beta(2, 2)", DEFAULT_CONCENTRATION))
-    for model, kappa in models:
+    _header("model | effect | K | trials | beta | fixed n (items) | mean items | vs fixed "
+            "| power (Wilson low) | futile | A/A mean items | A/A vs fixed | A/A false verdicts "
+            "| power >= 0.80, A/A <= 0.05 | seconds", left=(0, 1, 3, 13))
+    for model, kappa in CASE_MODELS:
         for effect in (0.10, 0.20):
             for trials in (3, 5):
                 n = _fixed_n(effect, trials, concentration=kappa)
@@ -251,10 +257,9 @@ def _futility_table(sims: int, seed: int) -> None:
 
 def _items_table(sims: int, seed: int) -> None:
     """Print the table of BENCHMARKS.md's section "Sequential comparison: work items"."""
-    print("| effect | K | design | mean items | vs fixed (80 %) | power "
-          "| fixed n at that power (Wilson low) | vs fixed at equal power "
-          "| stage-2 share | A/A false verdicts | seconds |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    _header("effect | K | design | mean items | vs fixed (80 %) | power "
+            "| fixed n at that power (Wilson low) | vs fixed at equal power "
+            "| stage-2 share | A/A false verdicts | seconds", left=(0, 2), blank_line=False)
     for effect in (0.10, 0.20):
         one = _fixed_n(effect, 1)
         print(f"| +{effect * 100:.0f} pp | 1 | fixed, n = {one} | {one * 2} | | 0.80 | | | | | |")
