@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
+import traceback
 import warnings
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from typing import Any, TypeVar
 
 from joblib import Parallel, delayed, parallel_config
@@ -130,17 +132,60 @@ def parallel_map(
             f"but '{backend}' was passed."
         )
     with stack:
-        with starting:
-            results: Any = parallel(delayed(func)(task) for task in tasks)
+        results: Any = None
+        try:
+            with starting:
+                results = parallel(delayed(func)(task) for task in tasks)
+        except BaseException:
+            if results is not None:  # a Ctrl-C held back while the workers started
+                close_quietly(results)
+            raise
         yield from results
 
 
 def close_quietly(results: Generator[Any, None, None]) -> None:
     """Close a :func:`parallel_map` generator, cancelling the tasks not started yet.
 
-    Cancelling is the point (a run stopped on its first configuration error), so joblib's
-    warning that tasks were cancelled is silenced for this call only.
+    Cancelling is the point (a run stopped on its first configuration error, or by Ctrl-C), so
+    joblib's warning that tasks were cancelled is silenced for this call only, and so is loky's
+    shut-down race (:func:`manager_thread_race_ignored`).
     """
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), manager_thread_race_ignored():
         warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
         results.close()
+
+
+#: Name of loky's thread that feeds the workers, and the function of it that can fail.
+_MANAGER_THREAD, _RACY_FUNCTION = "ExecutorManagerThread", "add_call_item_to_queue"
+
+
+@contextlib.contextmanager
+def manager_thread_race_ignored() -> Iterator[None]:
+    """Drop the ``KeyError`` loky's manager thread can die with while the pool is shut down.
+
+    Closing joblib's generator shuts loky's pool down with its workers killed: loky empties its
+    table of pending work items while ids of items not yet handed to a worker can still wait
+    in its queue of work ids; the manager thread then looks one up and dies with a
+    ``KeyError`` in ``add_call_item_to_queue``, printing a traceback (seen on a Ctrl-C while
+    the workers start). The pool is going away and those items never ran (a resumed run runs
+    them), so exactly that exception from exactly that thread is dropped for the block; any
+    other goes to the previous :data:`threading.excepthook`.
+    """
+    previous = threading.excepthook
+
+    def hook(args: threading.ExceptHookArgs) -> None:
+        frames = traceback.extract_tb(args.exc_traceback) if args.exc_traceback else []
+        if (
+            args.exc_type is KeyError
+            and args.thread is not None
+            and args.thread.name == _MANAGER_THREAD
+            and any(frame.name == _RACY_FUNCTION for frame in frames)
+        ):
+            return
+        previous(args)
+
+    threading.excepthook = hook
+    try:
+        yield
+    finally:
+        threading.excepthook = previous

@@ -12,9 +12,14 @@ open, running for minutes. :func:`init_worker` runs first in every loky worker:
   runner alone decides what to do (flush, stop the pool, exit 130). A Python-level handler,
   unlike ``SIG_IGN``, is reset on ``exec``, so commands the worker starts still see SIGINT.
 
-Workers are started while the runner blocks SIGINT (:func:`sigint_blocked`), so a Ctrl-C in
-the moment between a worker's birth and its initializer stays pending instead of printing a
-traceback from a half-started worker; :func:`init_worker` unblocks it once the handler is set.
+Workers are started while the runner holds SIGINT back (:func:`sigint_blocked`). Blocked in
+the runner's thread, it stays pending in a worker between its birth and its initializer
+instead of printing a traceback from a half-started worker; :func:`init_worker` unblocks it
+once the handler is set. A signal mask is per thread, though: the kernel hands a Ctrl-C to any
+thread of the runner that does not block it, and Python then raises ``KeyboardInterrupt`` in
+the main thread wherever it is, even inside loky's process launch (whose clean-up then fails
+on a variable it never set). So the runner also swaps its own SIGINT handler for one that only
+takes note, and raises the signal again once the workers are up.
 """
 
 from __future__ import annotations
@@ -64,17 +69,33 @@ def init_worker(parent: int) -> None:
 
 @contextlib.contextmanager
 def sigint_blocked() -> Iterator[None]:
-    """Block SIGINT in the calling thread for the block; a SIGINT that arrives is delivered after.
+    """Hold SIGINT back while workers start; it is raised again, unchanged, after the block.
 
-    Processes and threads started inside inherit the blocked mask. The resource trackers of
-    multiprocessing and loky are started first: starting one *unblocks* SIGINT in the caller
-    (Python 3.11's tracker restores with ``SIG_UNBLOCK``), which would undo the block just
-    before the workers are spawned.
+    Processes started inside inherit SIGINT blocked. In the main thread the SIGINT handler is
+    also replaced for the block by one that only takes note; a noted SIGINT is raised again
+    (:func:`signal.raise_signal`) once the previous handler is back, so a Ctrl-C during
+    start-up reaches the runner as a ``KeyboardInterrupt`` after the block, never inside a
+    worker's launch. The resource trackers of multiprocessing and loky are started first:
+    starting one *unblocks* SIGINT in the caller (Python 3.11's tracker restores with
+    ``SIG_UNBLOCK``), which would undo the block just before the workers are spawned.
     """
-    mp_tracker.ensure_running()
-    loky_tracker.ensure_running()
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    noted: list[int] = []
+    in_main = threading.current_thread() is threading.main_thread()
+    previous_handler = (
+        signal.signal(signal.SIGINT, lambda signum, frame: noted.append(signum))
+        if in_main
+        else None
+    )
     try:
-        yield
+        mp_tracker.ensure_running()
+        loky_tracker.ensure_running()
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            yield
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        if in_main:
+            signal.signal(signal.SIGINT, previous_handler)
+    if noted:
+        signal.raise_signal(signal.SIGINT)
