@@ -13,6 +13,24 @@ TINY = ROOT / "tests" / "fixtures" / "suites" / "tiny"
 DEMO = ROOT / "cases" / "demo"
 
 
+#: Resets SIGINT to its default and execs the rest of the command line (exec keeps SIG_DFL).
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_default_sigint(argv: list[str]) -> list[str]:
+    """``argv`` started with SIGINT at its default, as a terminal's foreground job has it.
+
+    A process started from a background job of a non-interactive shell (``make test &``, a CI
+    step) inherits SIGINT *ignored*, and Python then installs no ``KeyboardInterrupt`` handler:
+    the Ctrl-C a test sends would be ignored, as it should be there. Tests that send SIGINT
+    start their process through this so they test the terminal's case wherever they run.
+    """
+    return [sys.executable, "-c", _SIGINT_DEFAULT, *argv]
+
+
 @pytest.fixture
 def tiny_suite(tmp_path: Path) -> Path:
     """A writable copy of the tiny suite."""

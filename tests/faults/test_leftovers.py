@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import evalkit
-from tests.conftest import TINY
+from tests.conftest import TINY, with_default_sigint
 
 ARGS = ["--no-progress", "--no-cache", "--trials", "8", "--seed", "5", "--concurrency", "2"]
 
@@ -24,7 +24,7 @@ def _start(
     ]  # fmt: skip
     env = dict(os.environ, TMPDIR=str(tmpdir)) if tmpdir is not None else None
     return subprocess.Popen(
-        argv,
+        with_default_sigint(argv),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 import evalkit
-from tests.conftest import TINY
+from tests.conftest import TINY, with_default_sigint
 
 BASE_ARGS = [
     "--json",
@@ -48,7 +48,11 @@ def _start(
     ]
     stderr = subprocess.PIPE if env is not None else subprocess.DEVNULL
     return subprocess.Popen(
-        argv, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True, env=env
+        with_default_sigint(argv),
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+        start_new_session=True,
+        env=env,
     )
 
 

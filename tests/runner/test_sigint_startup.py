@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.conftest import with_default_sigint
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # A Ctrl-C delivered to another thread of the runner, one that does not block SIGINT (the
@@ -40,7 +42,11 @@ SCRIPT = textwrap.dedent(
 
 def test_a_sigint_caught_by_another_thread_is_raised_after_the_block() -> None:
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, cwd=ROOT
+        with_default_sigint([sys.executable, "-c", SCRIPT]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
@@ -52,7 +58,11 @@ def test_a_sigint_caught_by_another_thread_is_raised_after_the_block() -> None:
 def test_without_a_sigint_the_block_runs_through_and_the_handler_is_back() -> None:
     script = SCRIPT.replace("signal.pthread_kill(other.ident, signal.SIGINT)", "pass")
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=ROOT
+        with_default_sigint([sys.executable, "-c", script]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["handler restored: True"]
