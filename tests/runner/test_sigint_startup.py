@@ -40,14 +40,19 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_a_sigint_caught_by_another_thread_is_raised_after_the_block() -> None:
-    done = subprocess.run(
-        with_default_sigint([sys.executable, "-c", SCRIPT]),
+def _python(script: str) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` in a fresh interpreter with SIGINT at its default."""
+    return subprocess.run(
+        with_default_sigint([sys.executable, "-c", script]),
         capture_output=True,
         text=True,
         timeout=60,
         cwd=ROOT,
     )
+
+
+def test_a_sigint_caught_by_another_thread_is_raised_after_the_block() -> None:
+    done = _python(SCRIPT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "KeyboardInterrupt after the block",
@@ -56,14 +61,7 @@ def test_a_sigint_caught_by_another_thread_is_raised_after_the_block() -> None:
 
 
 def test_without_a_sigint_the_block_runs_through_and_the_handler_is_back() -> None:
-    script = SCRIPT.replace("signal.pthread_kill(other.ident, signal.SIGINT)", "pass")
-    done = subprocess.run(
-        with_default_sigint([sys.executable, "-c", script]),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = _python(SCRIPT.replace("signal.pthread_kill(other.ident, signal.SIGINT)", "pass"))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["handler restored: True"]
 
@@ -95,9 +93,7 @@ RACE_SCRIPT = textwrap.dedent(
 
 
 def test_only_lokys_manager_thread_race_is_dropped_and_only_inside_the_block() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", RACE_SCRIPT], capture_output=True, text=True, timeout=60, cwd=ROOT
-    )
+    done = _python(RACE_SCRIPT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "hook restored: True"
     shown = done.stderr.split("Exception in thread ")[1:]
