@@ -23,8 +23,15 @@ if TYPE_CHECKING:
 ERROR_STATUSES = ("error", "timeout")
 
 
+def _ran_mask(rows: pd.DataFrame) -> pd.Series:
+    """Which rows ran (all but ``skipped``; none without a ``status`` column)."""
+    if "status" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["status"].astype(str) != "skipped"
+
+
 def _ran(rows: pd.DataFrame) -> pd.DataFrame:
-    return rows[rows["status"].astype(str) != "skipped"] if "status" in rows else rows.iloc[:0]
+    return rows[_ran_mask(rows)]
 
 
 def _errored(rows: pd.DataFrame) -> pd.Series:
@@ -65,9 +72,9 @@ def errored_conditions(rows: pd.DataFrame) -> dict[str, FailureRecord]:
     Returns:
         ``{condition: record}`` with the dominant error of each such condition.
     """
-    if "status" not in rows or "condition" not in rows:
+    if "condition" not in rows:
         return {}
-    ran = (rows["status"].astype(str) != "skipped").to_numpy(dtype=bool)
+    ran = _ran_mask(rows).to_numpy(dtype=bool)
     if not ran.any():
         return {}
     # Whether each condition errored throughout, from two columns: the rows (all columns) of
