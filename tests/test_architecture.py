@@ -30,9 +30,11 @@ ALLOWED: dict[str, set[str]] = {
     "judge": {"cases", "providers", "results", "stats"},
     "runner": {"cases", "judge", "matrix", "providers", "scorers", "results", "sandbox"},
     "analysis": {"cases", "matrix", "results", "runner", "stats"},
-    "report": {"analysis", "optimize", "results", "stats"},
+    "report": {"ablation", "analysis", "optimize", "results", "stats"},
+    "ablation": {"analysis", "cases", "results", "runner", "stats"},
     "optimize": {"analysis", "cases", "providers", "results", "runner", "scorers", "stats"},
     "cli": {
+        "ablation",
         "analysis",
         "cases",
         "judge",

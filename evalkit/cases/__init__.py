@@ -5,6 +5,15 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.cases._components import (
+        CHARS_PER_TOKEN,
+        AblatedCopy,
+        Component,
+        estimate_tokens,
+        pick_components,
+        skill_components,
+        write_ablated_copy,
+    )
     from evalkit.cases._docs import render_suites_markdown
     from evalkit.cases._hashing import directory_hash, stable_hash
     from evalkit.cases._loader import SUITE_FILE, load_suite
@@ -34,12 +43,20 @@ if TYPE_CHECKING:
     from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
     from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
     from evalkit.cases._skill_creator import SkillImport, import_skill_dir, is_skill_dir
-    from evalkit.cases._suite import SkillExposure, SkillTexts, Suite
+    from evalkit.cases._suite import SkillExposure, SkillTexts, Suite, VariantFiles
     from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "CHARS_PER_TOKEN",
+    "AblatedCopy",
+    "Component",
+    "VariantFiles",
+    "estimate_tokens",
+    "pick_components",
+    "skill_components",
+    "write_ablated_copy",
     "DEFAULT_CONDITIONS",
     "LANES",
     "NO_SKILL",

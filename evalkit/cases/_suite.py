@@ -22,11 +22,29 @@ class SkillTexts:
         texts: Text of each variant: always ``canonical`` and ``bootstrap``, plus suite variants.
         resources: The skill's directory of files (``scripts/``, ``references/``...), if any.
         resources_hash: Content hash of those files (their ``SKILL.md`` left out).
+        variant_files: Variants shipped with their own directory of files and description
+            (an ablated copy of the skill): variant name to :class:`VariantFiles`.
     """
 
     name: str
     description: str
     texts: dict[str, str]
+    resources: Path | None = None
+    resources_hash: str = ""
+    variant_files: dict[str, VariantFiles] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VariantFiles:
+    """What a variant ships besides its text, when it differs from the skill's own.
+
+    Attributes:
+        description: The trigger description under this variant.
+        resources: Its directory of files (``None``: text only).
+        resources_hash: Content hash of those files (their ``SKILL.md`` left out).
+    """
+
+    description: str
     resources: Path | None = None
     resources_hash: str = ""
 
@@ -173,15 +191,18 @@ class Suite:
                     f"condition '{condition}' uses variant '{spec.variant}' but skill '{name}' "
                     f"has none; add it under skills.{name}.variants in suite.yaml"
                 )
+            files = skill.variant_files.get(spec.variant) or VariantFiles(
+                skill.description, skill.resources, skill.resources_hash
+            )
             out.append(
                 SkillExposure(
                     name=name,
-                    description=skill.description,
+                    description=files.description,
                     mode=spec.mode,
                     text=skill.texts[spec.variant],
                     bootstrap=skill.texts["bootstrap"] if spec.mode == "self-load" else "",
-                    resources=skill.resources,
-                    resources_hash=skill.resources_hash,
+                    resources=files.resources,
+                    resources_hash=files.resources_hash,
                 )
             )
         return tuple(out)
@@ -216,6 +237,37 @@ class Suite:
         skills = dict(self.skills)
         skills[skill] = replace(old, texts=texts)
         return replace(self, skills=skills)
+
+    def with_variant(
+        self, skill: str, variant: str, text: str, files: VariantFiles | None = None
+    ) -> Suite:
+        """Return a copy where ``skill`` has one more variant (e.g. an ablated copy).
+
+        Args:
+            skill: An existing skill.
+            variant: The new variant's name.
+            text: Its text.
+            files: Its own description and directory of files (default: the skill's).
+
+        Raises:
+            ConfigError: The skill does not exist.
+        """
+        if skill not in self.skills:
+            known = ", ".join(sorted(self.skills)) or "(none)"
+            raise ConfigError(f"suite '{self.name}' has no skill '{skill}'; skills: {known}")
+        old = self.skills[skill]
+        variant_files = dict(old.variant_files)
+        if files is not None:
+            variant_files[variant] = files
+        skills = dict(self.skills)
+        skills[skill] = replace(
+            old, texts={**old.texts, variant: text}, variant_files=variant_files
+        )
+        return replace(self, skills=skills)
+
+    def with_conditions(self, conditions: dict[str, Condition]) -> Suite:
+        """Return a copy with more (or redefined) conditions."""
+        return replace(self, conditions={**self.conditions, **conditions})
 
     def with_skill_description(self, skill: str, description: str) -> Suite:
         """Return a copy whose ``skill`` has another trigger description (``--description``).

@@ -76,6 +76,15 @@ COMMANDS: dict[str, Command] = {
         "time: a breadth-first search, not a faster serial run (N=1 is depth-first). Each "
         "sibling costs a full validation evaluation.",
     ),
+    "ablate": Command(
+        "evalkit.cli._ablate:configure",
+        "which component of a skill does the work: ablations with verdicts and their cost",
+        "Remove each component of a skill (its description, each top-level SKILL.md section, "
+        "each references/, scripts/ or assets/ file) from a real copy, run every copy as a "
+        "condition beside the full skill and none, and give each component a verdict paired "
+        "by case (necessary, harmful, or no detectable effect with its MDE) with family-wise "
+        "error alpha, beside its cost in tokens. See docs/ablation.md.",
+    ),
     "import": Command(
         "evalkit.cli._import:configure",
         "create a run from CSV/JSONL, Inspect AI logs, promptfoo or skill-creator results",

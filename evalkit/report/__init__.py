@@ -12,6 +12,15 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.report._ablation import (
+        ablation_banner,
+        ablation_cost_table,
+        ablation_facts,
+        ablation_html,
+        ablation_plot,
+        ablation_verdict_table,
+        minimal_summary,
+    )
     from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
     from evalkit.report._html import sanitize_html
     from evalkit.report._judge import (
@@ -196,6 +205,13 @@ __all__ = [
     "lift_trend",
     "load_items",
     "load_optimization",
+    "ablation_banner",
+    "ablation_facts",
+    "ablation_html",
+    "ablation_plot",
+    "ablation_cost_table",
+    "minimal_summary",
+    "ablation_verdict_table",
     "looks_table",
     "metrics_table",
     "missing_cases",

@@ -24,7 +24,9 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import register_html
+from evalkit.ablation import AblationResult
 from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult, SequentialRun
+from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
 from evalkit.report._plots import (
     figure_html,
@@ -498,3 +500,4 @@ def register_rich_displays() -> None:
     register_html(GateResult, gate_html)
     register_html(SequentialComparison, sequential_html)
     register_html(SequentialRun, sequential_run_html)
+    register_html(AblationResult, ablation_html)

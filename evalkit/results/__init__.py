@@ -55,6 +55,8 @@ if TYPE_CHECKING:
     from evalkit.results._manifest import (
         MANIFEST_FILE,
         MANIFEST_VERSION,
+        AblatedComponentRecord,
+        AblationRecord,
         AdaptiveCaseRecord,
         AdaptiveRecord,
         ConditionRecord,
@@ -104,6 +106,8 @@ __all__ = [
     "JudgeRecord",
     "LineWriter",
     "LookRecord",
+    "AblatedComponentRecord",
+    "AblationRecord",
     "Manifest",
     "ProviderRecord",
     "RunFilters",

@@ -240,6 +240,34 @@ class ImportSource(_Record):
     """Each file read, with its digest."""
 
 
+class AblatedComponentRecord(_Record):
+    """One ablation of ``evalkit ablate``: the skill copy with one component removed."""
+
+    component: str
+    """Component id (``description``, ``section/<slug>``, ``file/<path>``)."""
+    condition: str
+    """The condition that ran the copy."""
+    tree_hash: str
+    """Content hash of the copy's whole directory (``SKILL.md`` and files)."""
+    path: str
+    """Where the copy was written (under the ablation study directory)."""
+    tokens: int
+    """The component's size in tokens (estimate: characters / 4)."""
+
+
+class AblationRecord(_Record):
+    """Runs made by ``evalkit ablate``: the skill, its full copy and each ablated copy."""
+
+    skill: str
+    """The ablated skill."""
+    full_condition: str
+    """The condition of the full skill (``preloaded`` or ``self-load``)."""
+    full_tree_hash: str
+    """Content hash of the full skill's copy."""
+    components: list[AblatedComponentRecord] = Field(default_factory=list)
+    """One record per ablation run as a condition."""
+
+
 class Manifest(_Record):
     """What a run directory holds and how it was made (``manifest.json``)."""
 
@@ -296,6 +324,8 @@ class Manifest(_Record):
     """Runs made by ``evalkit judge``: the run whose agent outcomes were re-graded."""
     sequential: SequentialRecord | None = None
     """Runs made by ``evalkit run --until-verdict``: drawing order, budget and every look."""
+    ablation: AblationRecord | None = None
+    """Runs made by ``evalkit ablate``: the ablated copies and their tree hashes."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to ``manifest.json``: ``version`` and every key set."""

@@ -1,0 +1,50 @@
+"""Ablations: which component of a skill does the work, which is dead weight, which hurts.
+
+``ablate(suite, AblationConfig(skill=...))`` removes each component of a skill (its trigger
+description, each top-level section of ``SKILL.md``, each ``references/``, ``scripts/`` or
+``assets/`` file) from a real copy, runs every copy as a condition beside the full skill and
+``none``, and gives each component a verdict paired by case against the full skill
+(*necessary*, *harmful* or *no detectable effect* with its minimum detectable effect), with
+family-wise error held at ``alpha`` across the components, and its cost in tokens.
+"""
+
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.ablation._config import AblationConfig
+    from evalkit.ablation._result import (
+        ABLATION_FILE,
+        AblationResult,
+        MinimalSkill,
+        is_ablation,
+        read_ablation,
+    )
+    from evalkit.ablation._sequential import (
+        SequentialLook,
+        per_case_contributions,
+        sequential_look,
+        simulate_allocation,
+    )
+    from evalkit.ablation._study import ablate, list_components
+    from evalkit.ablation._verdicts import ComponentVerdict, component_verdicts
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+
+__all__ = [
+    "ABLATION_FILE",
+    "AblationConfig",
+    "AblationResult",
+    "ComponentVerdict",
+    "MinimalSkill",
+    "SequentialLook",
+    "ablate",
+    "component_verdicts",
+    "is_ablation",
+    "list_components",
+    "per_case_contributions",
+    "read_ablation",
+    "sequential_look",
+    "simulate_allocation",
+]

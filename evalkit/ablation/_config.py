@@ -1,0 +1,74 @@
+"""Options of an ablation study."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from evalkit._paths import unsafe_component_reason
+from evalkit.runner import Backend
+
+
+class AblationConfig(BaseModel):
+    """Everything that shapes ``evalkit ablate`` besides the suite."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    skill: str
+    """The suite skill whose components are ablated."""
+    components: tuple[str, ...] = ()
+    """Component ids to ablate (default: every component; see ``--list``)."""
+    mode: Literal["preloaded", "self-load"] = "preloaded"
+    """How the full skill and each ablated copy reach the agent."""
+    trials: int | None = Field(default=None, ge=1)
+    """Trials per case and condition (default: the suite's)."""
+    provider: str | None = None
+    """Provider of the agent (default: the suite's)."""
+    provider_options: dict[str, Any] = Field(default_factory=dict)
+    """Settings of that provider."""
+    model: str | None = None
+    """Model override."""
+    case_ids: tuple[str, ...] = ()
+    """Only these cases."""
+    lanes: tuple[str, ...] = ()
+    """Only cases of these lanes."""
+    tags: tuple[str, ...] = ()
+    """Only cases carrying any of these tags."""
+    splits: tuple[str, ...] = ()
+    """Only cases of these splits (with ``minimal``: the study runs on ``dev``)."""
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    """Family-wise error over the components (Holm; Bonferroni split when sequential)."""
+    threshold: float = Field(default=0.05, ge=0, lt=1)
+    """Smallest contribution (pass-rate scale) worth a component: a sequential study stops a
+    component whose contribution is shown inside +-threshold, and ``minimal`` keeps the
+    smaller skill only when it stays within threshold of the full one."""
+    sequential: bool = False
+    """Run in rounds of ``batch`` cases; each component stops at its own verdict."""
+    batch: int = Field(default=8, ge=1)
+    """Cases per round of a sequential study."""
+    minimal: bool = False
+    """Propose the smallest skill from the study (on ``dev``) and verify it on ``holdout``."""
+    seed: int = 0
+    """Seed of the runs, the case order and the bootstrap."""
+    n_resamples: int = Field(default=2000, ge=100)
+    """Bootstrap replicates of each interval."""
+    runs_dir: Path = Path("runs")
+    """Where the study directory is created."""
+    run_id: str | None = None
+    """Study id (default: ``ablate-`` plus a timestamp)."""
+    concurrency: int = Field(default=2, ge=1)
+    """Work items in flight."""
+    backend: Backend = "loky"
+    """joblib backend of the runs."""
+    progress: bool = True
+    """Progress bars on stderr."""
+
+    @field_validator("run_id")
+    @classmethod
+    def _run_id_is_one_component(cls, value: str | None) -> str | None:
+        reason = None if value is None else unsafe_component_reason(value)
+        if reason is not None:
+            raise ValueError(f"run id {value!r} {reason}; use a plain name")
+        return value

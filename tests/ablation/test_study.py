@@ -1,0 +1,119 @@
+"""``evalkit ablate`` on a skill whose components carry known effects (real simulated runs).
+
+The fixture suite ``tests/fixtures/suites/ablation`` is built so that, under the simulated
+agent, ``section/quoting`` and ``file/references/waiting.md`` are necessary (each covers one
+of the two patterns every case is scored on), ``section/legacy-tips`` is harmful (its advice
+matches the forbidden pattern), and ``section/history``, ``section/waiting`` and the
+description are inert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from evalkit.ablation import AblationConfig, AblationResult, ablate, read_ablation
+from evalkit.cases import directory_hash
+from evalkit.cli import main
+from evalkit.results import load_manifest, read_run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "suites"
+SUITE = FIXTURES / "ablation"
+INERT = ("description", "section/history", "section/waiting")
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory) -> AblationResult:
+    runs = tmp_path_factory.mktemp("runs")
+    config = AblationConfig(
+        skill="shell", splits=("dev",), runs_dir=runs, run_id="study", progress=False,
+        backend="threading",
+    )
+    return ablate(SUITE, config)
+
+
+def test_known_effects_are_recovered(study: AblationResult) -> None:
+    table = study.components.set_index("component")
+    assert sorted(study.necessary) == ["file/references/waiting.md", "section/quoting"]
+    assert study.harmful == ["section/legacy-tips"]
+    for component in INERT:
+        row = table.loc[component]
+        assert row["verdict"] == "no detectable effect"
+        # the minimum detectable effect is stated, and it is a real number of the scale
+        assert 0 < row["mde"] < 0.5
+        assert row["ci_low"] < row["estimate"] < row["ci_high"]
+    assert (table["n_cases"] == 60).all()
+    assert table["confidence"].iloc[0] == pytest.approx(1 - 0.05 / 6)
+
+
+def test_every_ablation_is_a_real_copy_in_the_manifest(study: AblationResult) -> None:
+    manifest = load_manifest(study.study_dir / "study")
+    assert manifest is not None and manifest.ablation is not None
+    record = manifest.ablation
+    assert record.full_tree_hash == directory_hash(study.study_dir / "skills" / "full")
+    assert len(record.components) == 6
+    for component in record.components:
+        copy = study.study_dir / component.path
+        assert (copy / "SKILL.md").is_file()
+        assert component.tree_hash == directory_hash(copy)
+        assert component.condition in manifest.conditions
+    frame = read_run(study.study_dir / "study")
+    ablated = {c.condition for c in record.components}
+    assert set(frame["condition"]) == {"none", "preloaded", *ablated}
+    # each ablation is its own skill text: its items are not the full skill's
+    hashes = frame.groupby("condition")["skill_hash"].first()
+    assert hashes.nunique() == len(hashes)
+
+
+def test_cost_beside_effect(study: AblationResult) -> None:
+    table = study.components
+    assert (table["tokens_source"] == "provider").all()  # the simulator reports input tokens
+    quoting = table.set_index("component").loc["section/quoting"]
+    assert quoting["tokens"] > 0
+    assert quoting["lift_per_1k_tokens"] == pytest.approx(
+        quoting["estimate"] / quoting["tokens"] * 1000
+    )
+    assert table.set_index("component").loc["section/quoting", "rank_effect"] in (1, 2)
+    frame = read_run(study.study_dir / "study")
+    full = frame.loc[frame["condition"] == "preloaded", "input_tokens"].mean()
+    none = frame.loc[frame["condition"] == "none", "input_tokens"].mean()
+    assert study.overhead_tokens == pytest.approx(full - none)
+
+
+def test_result_round_trips_through_ablation_json(study: AblationResult) -> None:
+    again = read_ablation(study.study_dir)
+    assert again.to_dict() == json.loads(json.dumps(study.to_dict()))
+    html = again._repr_html_()
+    assert html is not None and "section/legacy-tips" in html and "harmful" in html
+
+
+def test_unknown_component_is_exit_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["ablate", str(SUITE), "--skill", "shell", "--component", "section/nope",
+                 "--runs-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "'section/nope'" in err and "section/quoting" in err and "Traceback" not in err
+
+
+def test_one_component_skill_is_exit_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["ablate", str(FIXTURES / "ablation-one"), "--skill", "plain",
+                 "--runs-dir", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "skill 'plain' has one component (description)" in err
+    assert not any(tmp_path.iterdir())  # nothing was written
+
+
+def test_list_shows_tokens(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["ablate", str(SUITE), "--skill", "shell", "--list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)["components"]
+    quoting = next(c for c in listed if c["id"] == "section/quoting")
+    text = '## Quoting\n- Quote every variable expansion, as in "$file", so names with spaces '
+    assert quoting["tokens"] == math.ceil(len(text + "survive.") / 4)
