@@ -36,6 +36,7 @@ NOTEBOOKS: Mapping[str, str] = {
     "optimize": "optimize.py",
     "labels": "labels.py",
     "judge": "judge.py",
+    "ablation": "ablation.py",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -440,6 +441,20 @@ def report(
         values["optimization"] = str(opt_dir.resolve())
         name, base_name = opt_dir.resolve().name, None
         title = f"Optimisation — {name}"
+    elif kind == "ablation":
+        if baseline:
+            raise ConfigError("--baseline is not used by --kind ablation.")
+        from evalkit.ablation import is_ablation
+
+        study_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / str(run)
+        if not is_ablation(study_dir):
+            raise InputError(
+                f"--kind ablation takes an ablation study directory (with ablation.json), "
+                f"but '{run}' is not one; make one with 'evalkit ablate SUITE --skill NAME'."
+            )
+        values["study"] = str(study_dir.resolve())
+        name, base_name = study_dir.resolve().name, None
+        title = f"Ablation — {name}"
     elif kind == "trend":
         if baseline:
             raise ConfigError("--baseline is not used by --kind trend (it reads every run).")
