@@ -9,7 +9,7 @@ units; trials are averaged within a case first).
 Family-wise error. With ``m`` components the ``m`` sign-flip p-values go through Holm's step-down
 procedure at ``alpha``; a rejected component is *necessary* (estimate > 0: removing it hurts) or
 *harmful* (estimate < 0: removing it helps); every other one is *no detectable effect*, stated
-with its minimum detectable effect (power 0.8 at the Bonferroni level ``alpha / m``, Holm's
+with its minimum detectable effect (NaN where the data show no variation to estimate it from) (power 0.8 at the Bonferroni level ``alpha / m``, Holm's
 most stringent step), so "dead weight" is never claimed beyond what the data can show. The
 intervals are simultaneous Bonferroni intervals (confidence ``1 - alpha / m``). The cases named
 inside a component (where its removal hurt or helped) come from that comparison's own per-case
@@ -68,7 +68,9 @@ def _mde(frame: pd.DataFrame, ablated: str, full: str, n_cases: int, alpha: floa
         )
     except InputError:
         return math.nan
-    return float(result.effect) if result.effect is not None else math.nan
+    effect = math.nan if result.effect is None else float(result.effect)
+    # no variation in either arm gives a zero "MDE", which would claim any effect is seen
+    return effect if effect > 1e-9 else math.nan
 
 
 def component_verdicts(
