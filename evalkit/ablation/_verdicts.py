@@ -9,10 +9,11 @@ units; trials are averaged within a case first).
 Family-wise error. With ``m`` components the ``m`` sign-flip p-values go through Holm's step-down
 procedure at ``alpha``; a rejected component is *necessary* (estimate > 0: removing it hurts) or
 *harmful* (estimate < 0: removing it helps); every other one is *no detectable effect*, stated
-with its minimum detectable effect (NaN where the data show no variation to estimate it from) (power 0.8 at the Bonferroni level ``alpha / m``, Holm's
-most stringent step), so "dead weight" is never claimed beyond what the data can show. The
-intervals are simultaneous Bonferroni intervals (confidence ``1 - alpha / m``). The cases named
-inside a component (where its removal hurt or helped) come from that comparison's own per-case
+with its minimum detectable effect (power 0.8 at the Bonferroni level ``alpha / m``, Holm's
+most stringent step; NaN where neither arm varies, so there is nothing to estimate it from),
+so "dead weight" is never claimed beyond what the data can show. The intervals are
+simultaneous Bonferroni intervals (confidence ``1 - alpha / m``). The cases named inside a
+component (where its removal hurt or helped) come from that comparison's own per-case
 Fisher tests with Holm across cases at ``alpha / m``.
 """
 
