@@ -117,3 +117,24 @@ def test_list_shows_tokens(capsys: pytest.CaptureFixture[str]) -> None:
     quoting = next(c for c in listed if c["id"] == "section/quoting")
     text = '## Quoting\n- Quote every variable expansion, as in "$file", so names with spaces '
     assert quoting["tokens"] == math.ceil(len(text + "survive.") / 4)
+
+
+def test_self_load_mode_runs_the_copies_as_self_load_conditions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = [arg for i in range(6) for arg in ("--case", f"task-{i:02d}")]
+    code = main(["ablate", str(SUITE), "--skill", "shell", "--mode", "self-load", "--json",
+                 "--component", "section/quoting", "--component", "section/history",
+                 "--runs-dir", str(tmp_path), "--run-id", "sl", "--backend", "threading",
+                 "--no-progress", "--trials", "1", *cases])
+    out = json.loads(capsys.readouterr().out)  # one JSON object, nothing else on stdout
+    assert code == 0
+    assert out["mode"] == "self-load" and out["full_condition"] == "self-load"
+    assert [c["component"] for c in out["components"]] == ["section/quoting", "section/history"]
+    manifest = load_manifest(tmp_path / "sl" / "study")
+    assert manifest is not None
+    for record in manifest.conditions.values():
+        assert record.mode in ("none", "self-load")
+    frame = read_run(tmp_path / "sl" / "study")
+    assert frame["case_id"].nunique() == 6
+    assert len(frame) == 6 * 4
