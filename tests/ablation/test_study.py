@@ -18,6 +18,7 @@ import pytest
 from evalkit.ablation import AblationConfig, AblationResult, ablate, read_ablation
 from evalkit.cases import directory_hash
 from evalkit.cli import main
+from evalkit.errors import InputError
 from evalkit.results import load_manifest, read_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "suites"
@@ -138,3 +139,15 @@ def test_self_load_mode_runs_the_copies_as_self_load_conditions(
     frame = read_run(tmp_path / "sl" / "study")
     assert frame["case_id"].nunique() == 6
     assert len(frame) == 6 * 4
+
+
+def test_damaged_ablation_json_is_an_input_error_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ablation.json").write_text('{"skill": "shell"', encoding="utf-8")
+    with pytest.raises(InputError, match="ablation.json: damaged ablation record"):
+        read_ablation(tmp_path)
+    assert main(["report", str(tmp_path), "--kind", "ablation", "-o",
+                 str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "damaged ablation record" in err and "Traceback" not in err
