@@ -40,6 +40,7 @@ import yaml
 
 from evalkit._paths import is_inside, unsafe_component_reason
 from evalkit._plain import plain_fields
+from evalkit._untrusted import load_yaml, read_json
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL
 from evalkit.errors import InputError
@@ -90,7 +91,7 @@ def _frontmatter(skill_md: Path) -> dict[str, Any]:
             "'description: ...', '---'"
         )
     try:
-        data = yaml.safe_load(match.group(1))
+        data = load_yaml(match.group(1), skill_md)
     except yaml.YAMLError as exc:
         raise InputError(f"{skill_md}: frontmatter is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -141,7 +142,7 @@ def _strings(value: Any, where: str, what: str) -> list[str]:
 
 def _read_json(path: Path, fix: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
+        return read_json(path, "utf-8-sig")
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); {fix}"

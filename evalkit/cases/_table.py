@@ -22,6 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from evalkit._plain import plain_fields
+from evalkit._untrusted import load_json, read_text
 from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL, Case
@@ -87,7 +88,7 @@ class CaseTableImport:
 def _rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, row) pairs; the line is where the row starts in the file."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path, "utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
@@ -97,7 +98,7 @@ def _rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = load_json(line, f"{path}:{number}")
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
@@ -123,8 +124,8 @@ def _as_list(value: Any) -> list[str]:
     text = str(value).strip()
     if text.startswith("["):
         try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
+            parsed = load_json(text, "expectations cell")
+        except ValueError:
             parsed = None
         if isinstance(parsed, list):
             return [str(v).strip() for v in parsed if str(v).strip()]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import signal
 import subprocess
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 
 SKILL_FILE = "SKILL.md"
@@ -139,7 +139,7 @@ class CommandOptimizer:
         lines = log.strip().splitlines()
         if lines:
             try:
-                report = json.loads(lines[-1])
+                report = load_json(lines[-1], "optimizer report")
                 cost = float(report.get("cost_usd", 0.0)) if isinstance(report, dict) else 0.0
             except (ValueError, TypeError):
                 cost = 0.0
