@@ -231,7 +231,7 @@ class _SecretMatcher:
             views.append(_ESCAPED_GAP_RE.sub("", joined))
             views.append(_decoded(joined))
         if "%" in joined:
-            views += [unquote(view).casefold() for view in views]
+            views += [unquote(view).translate(_DROP_GAPS).casefold() for view in views]
         if any(self.folded.search(view) for view in views):
             return True
         unhexed = (view.replace("0x", "").translate(_DROP_HEX_GAPS) for view in views)

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from evalkit._plain import plain_fields
@@ -26,6 +25,7 @@ from evalkit._untrusted import load_json, read_text
 from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL, Case
+from evalkit.cases._source import dump_yaml
 from evalkit.errors import InputError, Problem, SuiteError
 
 #: The table formats ``cases import`` reads, by file suffix.
@@ -290,7 +290,7 @@ def import_case_table(
         raise InputError(f"{target} exists; choose another -o or pass --force")
     target.parent.mkdir(parents=True, exist_ok=True)
     header = f"# Imported from {path.name} by `evalkit cases import` ({len(cases)} cases).\n"
-    body = yaml.safe_dump({"cases": cases}, sort_keys=False, allow_unicode=True, width=100)
+    body = dump_yaml({"cases": cases})
     target.write_text(header + body, encoding="utf-8")
     return CaseTableImport(
         source=path,
