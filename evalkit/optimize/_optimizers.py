@@ -88,6 +88,13 @@ class Optimizer(Protocol):
         ...
 
 
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 class CommandOptimizer:
     """An external command run in the workspace (``command:CMD``).
 
@@ -95,8 +102,12 @@ class CommandOptimizer:
     ``EVALKIT_SKILL_PATH`` (the file to edit), ``EVALKIT_INSTRUCTIONS``,
     ``EVALKIT_FAILURES_DIR``, ``EVALKIT_CANDIDATE_ID``, ``EVALKIT_SEED`` and ``EVALKIT_TARGET``
     (``text`` or ``description``; in description mode also ``EVALKIT_DESCRIPTION_PATH``); a
-    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. A timeout
-    kills its process group.
+    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. The command
+    gets its own process group, killed when it exits or times out (background processes it
+    left in the group go with it). It does not run in the sandbox: a process that leaves the
+    group (``setsid``) can survive it, and the files it may write are those of the user; the
+    honesty guard (every file of the suite and of the installed ``evalkit`` package is hashed
+    around each proposal) aborts the run when a protected file changed.
     """
 
     def __init__(self, command: str, timeout_s: float = 600.0) -> None:
@@ -132,6 +143,8 @@ class CommandOptimizer:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
             return Proposal(text="", error=f"optimizer timed out after {self.timeout_s:g}s")
+        finally:
+            _kill_group(proc.pid)  # nothing the command started in its group outlives it
         log = out.decode("utf-8", "replace")[-4000:]
         if proc.returncode != 0:
             return Proposal(text="", error=f"optimizer exited {proc.returncode}", log=log)
