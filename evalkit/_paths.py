@@ -74,17 +74,24 @@ def safe_component(name: object, what: str, fix: str) -> str:
 
 
 def safe_run_id(run_id: object) -> str:
-    """Check a run id (it becomes ``runs_dir/<run id>``).
+    """Check a run id (it becomes ``runs_dir/<run id>``): a safe component not starting with ``.``.
 
     Raises:
         ConfigError: The id could leave the runs directory or is not a plain name.
     """
-    return safe_component(
-        run_id,
-        "--run-id",
+    fix = (
         "use a plain name such as 'baseline-1' (no '/', '..', absolute paths or control "
-        "characters); it names a directory inside --runs-dir",
+        "characters); it names a directory inside --runs-dir"
     )
+    name = safe_component(run_id, "--run-id", fix)
+    if name.startswith("."):
+        # '.cache' is the outcome cache, and names starting with '.' are evalkit's own files
+        # (temporary files, the cache); a run there would be mixed with them
+        raise ConfigError(
+            f"--run-id {name!r} starts with '.', which names evalkit's own entries of "
+            f"--runs-dir (such as the outcome cache '.cache'); {fix}"
+        )
+    return name
 
 
 def is_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:

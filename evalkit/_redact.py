@@ -41,8 +41,10 @@ import functools
 import os
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from html import unescape
 from typing import Any
 from urllib.parse import unquote
 
@@ -65,21 +67,43 @@ MIN_LITERAL = 8
 #: Zero-width characters that may be slipped between a secret's characters.
 ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufeff"
 
+
+
+def _format_and_dash_characters() -> str:
+    """Every character of Unicode categories Cf (format) and Pd (dashes).
+
+    Only planes 0, 1 and 14 hold such characters; scanning them takes a few milliseconds.
+    """
+    codes = [*range(0x20000), *range(0xE0000, 0xE1000)]
+    return "".join(chr(c) for c in codes if unicodedata.category(chr(c)) in ("Cf", "Pd"))
+
+
+#: Characters that may be slipped between a secret's characters without changing how it reads:
+#: all of Unicode categories Cf (U+00AD soft hyphen, zero-width, bidi controls, tag characters)
+#: and Pd (``-`` and the other dashes), besides whitespace.
+INVISIBLE_AND_DASHES = _format_and_dash_characters()
+
 _registered: set[str] = set()
 _registered_lock = threading.Lock()
 
-# Between two characters of a secret: whitespace and zero-width characters, raw or as
-# backslash escapes (``\n``, ``\t``, ``\u200b`` ..., the backslash itself maybe escaped: JSON).
-_ESCAPED_GAP = r"\\+(?:[ntrfv]|u(?:200[b-d]|2060|feff|00(?:0[9a-d]|20)))"
+# Between two characters of a secret: whitespace, format characters and dashes, raw, as
+# backslash escapes (``\n``, ``\t``, ``\u00ad`` ..., the backslash itself maybe escaped: JSON)
+# or as HTML character references (``&shy;``, ``&#173;``, ``&#xad;``). Any ``\uXXXX`` or
+# character reference counts: between a secret's characters, it only hides the secret.
+_ESCAPED_GAP = r"(?:\\+(?:[ntrfv]|u[0-9a-f]{4}|x[0-9a-f]{2})|&(?:#x?[0-9a-f]{1,6}|[a-z]{2,31});)"
 _ESCAPED_GAP_RE = re.compile(_ESCAPED_GAP, re.IGNORECASE)
-_GAP = rf"(?:[\s\u200b-\u200d\u2060\ufeff]|{_ESCAPED_GAP})*"
+_GAP = rf"(?:[\s{re.escape(INVISIBLE_AND_DASHES)}]|{_ESCAPED_GAP})*"
+#: A character written as an escape or a character reference, decoded by the pre-check.
+_ESCAPED_CHAR = re.compile(
+    r"\\+u([0-9a-f]{4})|\\+x([0-9a-f]{2})|&#x([0-9a-f]{1,6});|&#([0-9]{1,7});", re.IGNORECASE
+)
 #: What ``\s`` matches (``str.isspace``), and the zero-width characters: deleted by the
 #: pre-check with ``str.translate``, much faster than a regular expression.
 WHITESPACE = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005"
     "\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
 )
-_DROP_GAPS = str.maketrans("", "", WHITESPACE + ZERO_WIDTH)
+_DROP_GAPS = str.maketrans("", "", WHITESPACE + ZERO_WIDTH + INVISIBLE_AND_DASHES)
 # Between two hex-encoded bytes: nothing, or a separator / prefix.
 _HEX_GAP = r"(?:[\s:,.-]|\\+x|0x)*"
 _DROP_HEX_GAPS = str.maketrans("", "", ":,.-\\x")
@@ -153,8 +177,12 @@ def _token(forms: str) -> str:
     """One character of a secret: any of ``forms`` (``+-`` for ``+`` or ``-``), maybe encoded."""
     alternatives = []
     for form in forms:
+        code = ord(form)
         alternatives.append(re.escape(form))
         alternatives.append("".join(f"%{b:02x}" for b in form.encode("utf-8")))
+        alternatives.append(rf"\\+u{code:04x}|&#0*{code};?|&#x0*{code:x};?")
+        if code < 0x100:
+            alternatives.append(rf"\\+x{code:02x}")
     return "(?:" + "|".join(alternatives) + ")"
 
 
@@ -197,14 +225,32 @@ class _SecretMatcher:
         """False only when :attr:`pattern` cannot match ``text`` (a fast pre-check)."""
         joined = text.translate(_DROP_GAPS).casefold()
         views = [joined]
-        if "\\" in joined:  # escaped gaps; the text as is, too, if a "\t" precedes a secret
+        if "\\" in joined or "&" in joined:
+            # escaped gaps dropped (the text as is too, if a "\t" precedes a secret), and
+            # characters written as escapes or character references decoded
             views.append(_ESCAPED_GAP_RE.sub("", joined))
+            views.append(_decoded(joined))
         if "%" in joined:
-            views += [unquote(view).casefold() for view in views]
+            views += [unquote(view).translate(_DROP_GAPS).casefold() for view in views]
         if any(self.folded.search(view) for view in views):
             return True
         unhexed = (view.replace("0x", "").translate(_DROP_HEX_GAPS) for view in views)
         return any(self.hexed.search(view) for view in unhexed)
+
+
+def _decoded(text: str) -> str:
+    r"""A view of the pre-check: escapes and character references decoded, gaps dropped.
+
+    ``\uXXXX``, ``\xXX``, ``&#NN;``, ``&#xHH;`` and named references become their
+    characters; the result is casefolded.
+    """
+
+    def char(match: re.Match[str]) -> str:
+        number = next(g for g in match.groups() if g is not None)
+        code = int(number, 10 if match.group(4) else 16)
+        return chr(code) if code <= 0x10FFFF else ""
+
+    return unescape(_ESCAPED_CHAR.sub(char, text)).translate(_DROP_GAPS).casefold()
 
 
 @functools.lru_cache(maxsize=64)
@@ -227,6 +273,7 @@ def _matcher(secrets: tuple[str, ...]) -> _SecretMatcher | None:
         branches.append(_HEX_GAP.join(f"{b:02x}" for b in raw))
         folded += [secret.casefold(), secret[::-1].casefold()]
         folded += [f.casefold() for m in middles for f in (m, m.translate(urlsafe))]
+        folded = [f.translate(_DROP_GAPS) for f in folded if f.translate(_DROP_GAPS)]
         hexed.append(raw.hex())
     return _SecretMatcher(
         re.compile("|".join(branches), re.IGNORECASE),
@@ -261,9 +308,65 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
     return _redact(text, _matcher(_known(secrets)))
 
 
+#: A quoted string of JSON or Python repr inside a text; group 3 is set for a key (``:`` after).
+_QUOTED = re.compile(r"""(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)')(\s*:)?""")
+
+
+def _split_spans(
+    pieces: list[str], matcher: _SecretMatcher
+) -> list[list[tuple[int, int]]]:
+    """Per piece, the spans of a secret spread over adjacent pieces (joined without a gap).
+
+    Secrets inside one piece are left to the piece's own pass; only a match that crosses from
+    one piece into the next yields spans, one in each piece it covers.
+    """
+    spans: list[list[tuple[int, int]]] = [[] for _ in pieces]
+    joined = "".join(pieces)
+    if len(pieces) < 2 or not matcher.may_match(joined):
+        return spans
+    starts = []
+    offset = 0
+    for piece in pieces:
+        starts.append(offset)
+        offset += len(piece)
+    for match in matcher.pattern.finditer(joined):
+        begin, end = match.span()
+        for index, start in enumerate(starts):
+            stop = start + len(pieces[index])
+            if begin < stop and end > start and not (start <= begin and end <= stop):
+                spans[index].append((max(begin, start) - start, min(end, stop) - start))
+    return spans
+
+
+def _marked(text: str, spans: list[tuple[int, int]], shift: int = 0) -> str:
+    for begin, end in sorted(spans, reverse=True):
+        text = text[: begin + shift] + MARK + text[end + shift :]
+    return text
+
+
+def _redact_split_values(text: str, matcher: _SecretMatcher) -> str:
+    """Redact a secret split over adjacent quoted values of one text (a JSON body, a repr)."""
+    found = [
+        (m.start(1), m.group(1)) if m.group(1) is not None else (m.start(2), m.group(2))
+        for m in _QUOTED.finditer(text)
+        if m.group(3) is None
+    ]
+    if len(found) < 2:
+        return text
+    spans = _split_spans([piece for _, piece in found], matcher)
+    absolute = [
+        (start + b, start + e)
+        for (start, _), own in zip(found, spans, strict=True)
+        for b, e in own
+    ]
+    return _marked(text, absolute) if absolute else text
+
+
 def _redact(text: str, matcher: _SecretMatcher | None) -> str:
     if len(text) < MIN_LITERAL:  # shorter than anything a pattern matches
         return text
+    if matcher is not None and ('"' in text or "'" in text):
+        text = _redact_split_values(text, matcher)
     if matcher is not None and matcher.may_match(text):
         text = matcher.pattern.sub(MARK, text)
     folded = text.casefold()
@@ -291,6 +394,12 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
         value itself when no string in it needs redacting.
     """
     matcher = _matcher(_known(secrets))
+    if matcher is not None and not isinstance(value, str):
+        # a secret split over adjacent fields of the record: scan the fields joined, too
+        values = list(_value_strings(value))
+        spans = _split_spans(values, matcher)
+        if any(spans):
+            value = _replace_values(value, iter(spans))
     # one pre-check over all strings at once (NUL-separated, so no match spans two of them)
     joined = "\0".join(_strings(value))
     if (matcher is None or not matcher.may_match(joined)) and not _TRIGGERS.search(
@@ -298,6 +407,30 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     ):
         return value
     return _redact_nested(value, matcher)
+
+
+def _value_strings(value: Any) -> Iterator[str]:
+    """The string values of a record in order (dict keys left out)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _value_strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _value_strings(item)
+
+
+def _replace_values(value: Any, spans: Iterator[list[tuple[int, int]]]) -> Any:
+    """``value`` with the spans of each string value (in :func:`_value_strings` order) marked."""
+    if isinstance(value, str):
+        own = next(spans)
+        return _marked(value, own) if own else value
+    if isinstance(value, dict):
+        return {k: _replace_values(v, spans) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_replace_values(v, spans) for v in value)
+    return value
 
 
 def _strings(value: Any) -> Iterator[str]:

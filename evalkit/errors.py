@@ -7,6 +7,7 @@ The tree::
     │   ├── SuiteError        a suite failed validation (carries every problem at once)
     │   ├── RunNotFoundError  a run directory or run id does not exist
     │   ├── CorruptFileError  a file of a run cannot be read (truncated, damaged, empty)
+    │   ├── InputBoundError   an untrusted JSON/YAML text is too large or nested too deeply
     │   └── ConfigError       an invalid option, provider setting or flag combination
     ├── PlanError             the work plan is inconsistent (e.g. duplicate item keys)
     └── ProviderError         an agent invocation failed (becomes an error row, never a crash)
@@ -93,6 +94,30 @@ class CorruptFileError(InputError):
         self.problem = problem
         self.fix = fix
         super().__init__(f"{path}: {problem}; {fix}")
+
+
+class InputBoundError(InputError, ValueError):
+    """An untrusted text is larger or more deeply nested than evalkit reads.
+
+    An ``InputError`` (exit code 2) and a ``ValueError``, so code that skips a line it cannot
+    parse (``except ValueError``) skips this one too.
+
+    Attributes:
+        source: The file (or stream) the text came from.
+        bound: Which bound: ``"size"`` or ``"depth"``.
+    """
+
+    def __init__(self, source: object, bound: str, message: str) -> None:
+        """Build the error.
+
+        Args:
+            source: The file or stream.
+            bound: ``"size"`` or ``"depth"``.
+            message: What was found and the bound (after ``<source>: ``).
+        """
+        super().__init__(f"{source}: {message}")
+        self.source = str(source)
+        self.bound = bound
 
 
 class ConfigError(InputError):

@@ -27,6 +27,7 @@ from statsmodels.stats.multitest import multipletests
 from evalkit._display import rich_html
 from evalkit._git import git_sha
 from evalkit._plain import plain_fields
+from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -111,7 +112,7 @@ def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:
         return GatePolicy()
     file = Path(path)
     try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(read_text(file), file) or {}
     except OSError as exc:
         raise InputError(f"{file}: cannot read policy ({exc.strerror})") from None
     except yaml.YAMLError as exc:

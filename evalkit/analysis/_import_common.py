@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import load_json
+from evalkit._untrusted import read_text as bounded_read_text
 from evalkit.errors import InputError, Problem
 
 #: Score values (strings, case-insensitive) and what they mean: (score, passed).
@@ -139,7 +141,7 @@ def expand_paths(
 def read_text(path: Path) -> str:
     """Read a UTF-8 text file, turning OS and decoding errors into :class:`InputError`."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        return bounded_read_text(path, "utf-8-sig")
     except UnicodeDecodeError as exc:
         raise fail(path, "", f"not UTF-8 text (byte {exc.start}); is --format right?") from None
     except OSError as exc:
@@ -171,7 +173,7 @@ def parse_json(path: Path, text: str, fix: str = "", line: int | None = None) ->
         evalkit.errors.InputError: a.jsonl: line 3: not valid JSON (Expecting value at column 7)
     """
     try:
-        return json.loads(text)
+        return load_json(text, path)
     except json.JSONDecodeError as exc:
         reason = f"not valid JSON ({exc.msg} at column {exc.colno})"
         where = f"line {exc.lineno if line is None else line}"

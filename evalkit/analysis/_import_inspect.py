@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import MAX_BYTES_ENV, load_json, max_input_bytes
 from evalkit.analysis._import_common import (
     VERDICT_WORDS,
     ParsedSource,
@@ -44,6 +45,9 @@ SUFFIXES = (".eval", ".json")
 
 def _zip_member(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
     info = archive.getinfo(name)
+    if info.file_size > max_input_bytes():
+        raise fail(path, name, f"member of {info.file_size:,} bytes, more than the "
+                   f"{max_input_bytes():,} bytes evalkit reads (set {MAX_BYTES_ENV} to raise it)")
     if info.compress_type in _STDLIB_METHODS:
         return archive.read(info)
     if info.compress_type != _ZSTD:
@@ -71,7 +75,7 @@ def _zip_member(path: Path, archive: zipfile.ZipFile, name: str) -> bytes:
 
 def _json_member(path: Path, archive: zipfile.ZipFile, name: str) -> Any:
     try:
-        return json.loads(_zip_member(path, archive, name))
+        return load_json(_zip_member(path, archive, name), f"{path}:{name}")
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise fail(path, name, f"member is not valid JSON ({exc})") from None
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:

@@ -34,6 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import load_json
 from evalkit.analysis._import_common import (
     ParsedSource,
     SourceRow,
@@ -62,7 +63,7 @@ def _load(path: Path) -> dict[str, Any]:
     if not text.strip():
         raise fail(path, "", f"empty file; {_FIX}")
     try:
-        data = json.loads(text)
+        data = load_json(text, path)
     except json.JSONDecodeError as exc:
         raise fail(
             path, f"line {exc.lineno}", f"not valid JSON ({exc.msg} at column {exc.colno}); {_FIX}"

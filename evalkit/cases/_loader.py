@@ -10,6 +10,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from evalkit._paths import is_inside
+from evalkit._untrusted import InputBoundError, check_yaml
 from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._hashing import directory_hash, stable_hash
 from evalkit.cases._models import (
@@ -150,6 +151,7 @@ def _read_yaml(path: Path, problems: list[Problem]) -> YamlDocument | None:
         problems.append(Problem(str(path), "", "empty file; expected a YAML mapping"))
         return None
     try:
+        check_yaml(text, path, aliases=True)
         alias = _first_alias(text)
         if alias is not None:
             mark = alias.start_mark
@@ -165,6 +167,9 @@ def _read_yaml(path: Path, problems: list[Problem]) -> YamlDocument | None:
             )
             return None
         doc = parse_yaml(text)
+    except InputBoundError as exc:
+        problems.append(Problem(str(path), "", str(exc).removeprefix(f"{path}: ")))
+        return None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -219,6 +224,15 @@ def _load_skills(
             files[variant] = (("variants", variant), rel)
         for variant, (field, rel) in files.items():
             path = root / rel
+            if Path(rel).expanduser().is_absolute() or not is_inside(rel, root):
+                problems.append(
+                    at(
+                        ("skills", name, *field),
+                        f"'{rel}' lies outside the suite directory (symlinks followed); copy "
+                        "the file into the suite and give its path relative to the suite",
+                    )
+                )
+                continue
             if not path.is_file():
                 problems.append(
                     at(

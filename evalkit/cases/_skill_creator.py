@@ -28,6 +28,7 @@ Fields evalkit does not use are kept in each case's ``provenance``.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -40,8 +41,10 @@ import yaml
 
 from evalkit._paths import is_inside, unsafe_component_reason
 from evalkit._plain import plain_fields
+from evalkit._untrusted import load_yaml, read_json
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL
+from evalkit.cases._source import dump_yaml
 from evalkit.errors import InputError
 
 SKILL_FILE = "SKILL.md"
@@ -90,7 +93,7 @@ def _frontmatter(skill_md: Path) -> dict[str, Any]:
             "'description: ...', '---'"
         )
     try:
-        data = yaml.safe_load(match.group(1))
+        data = load_yaml(match.group(1), skill_md)
     except yaml.YAMLError as exc:
         raise InputError(f"{skill_md}: frontmatter is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
@@ -141,7 +144,7 @@ def _strings(value: Any, where: str, what: str) -> list[str]:
 
 def _read_json(path: Path, fix: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
+        return read_json(path, "utf-8-sig")
     except json.JSONDecodeError as exc:
         raise InputError(
             f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); {fix}"
@@ -171,7 +174,15 @@ def _eval_cases(
         where = f"{path}: evals[{index}]"
         if not isinstance(raw, dict):
             raise InputError(f"{where}: each eval must be an object")
-        case_id = _case_id("eval", raw.get("id", index + 1))
+        raw_id = raw.get("id", index + 1)
+        if isinstance(raw_id, bool) or not isinstance(raw_id, int | str) and not (
+            isinstance(raw_id, float) and math.isfinite(raw_id)
+        ):
+            raise InputError(
+                f"{where}: id {raw_id!r} is not an eval id; use a whole number or a string "
+                "(ids name the cases and must be unique)"
+            )
+        case_id = _case_id("eval", raw_id)
         if case_id in seen:
             raise InputError(f"{where}: id {raw.get('id')!r} repeats; eval ids must be unique")
         seen.add(case_id)
@@ -372,5 +383,5 @@ def import_skill_dir(
 
 
 def _write_yaml(path: Path, data: dict[str, Any], header: str = "") -> None:
-    body = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    body = dump_yaml(data)
     path.write_text(header + body, encoding="utf-8")

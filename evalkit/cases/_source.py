@@ -10,6 +10,25 @@ import yaml
 #: libyaml's safe loader when available (10x faster), else the pure-Python one.
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+#: libyaml's safe dumper when available: the pure-Python emitter took 160 s for a suite of
+#: 18,000 imported cases, libyaml a few seconds.
+_YAML_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def dump_yaml(data: Any) -> str:
+    """``data`` as YAML as evalkit writes suite files: keys in order, Unicode kept, width 100.
+
+    Examples:
+        >>> print(dump_yaml({"b": 1, "a": ["é"]}), end="")
+        b: 1
+        a:
+        - é
+    """
+    text: str = yaml.dump(
+        data, Dumper=_YAML_DUMPER, sort_keys=False, allow_unicode=True, width=100
+    )
+    return text
+
 
 class YamlDocument(NamedTuple):
     """A parsed YAML file: its data, the node tree it was built from, and its text.

@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from evalkit._plain import plain_fields
+from evalkit._untrusted import load_json, read_text
 from evalkit.cases._explain import did_you_mean, explain
 from evalkit.cases._loader import SUITE_FILE, load_suite
 from evalkit.cases._models import NO_SKILL, Case
+from evalkit.cases._source import dump_yaml
 from evalkit.errors import InputError, Problem, SuiteError
 
 #: The table formats ``cases import`` reads, by file suffix.
@@ -87,7 +88,7 @@ class CaseTableImport:
 def _rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line, row) pairs; the line is where the row starts in the file."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_text(path, "utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
@@ -97,7 +98,7 @@ def _rows(path: Path, kind: str) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = load_json(line, f"{path}:{number}")
             except json.JSONDecodeError as exc:
                 raise InputError(
                     f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); "
@@ -123,8 +124,8 @@ def _as_list(value: Any) -> list[str]:
     text = str(value).strip()
     if text.startswith("["):
         try:
-            parsed = json.loads(text)
-        except json.JSONDecodeError:
+            parsed = load_json(text, "expectations cell")
+        except ValueError:
             parsed = None
         if isinstance(parsed, list):
             return [str(v).strip() for v in parsed if str(v).strip()]
@@ -289,7 +290,7 @@ def import_case_table(
         raise InputError(f"{target} exists; choose another -o or pass --force")
     target.parent.mkdir(parents=True, exist_ok=True)
     header = f"# Imported from {path.name} by `evalkit cases import` ({len(cases)} cases).\n"
-    body = yaml.safe_dump({"cases": cases}, sort_keys=False, allow_unicode=True, width=100)
+    body = dump_yaml({"cases": cases})
     target.write_text(header + body, encoding="utf-8")
     return CaseTableImport(
         source=path,

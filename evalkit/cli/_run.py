@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -49,6 +50,22 @@ SEQUENTIAL_OPTIONS = (
 )
 
 
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 10**6, "mb": 10**6,
+          "mib": 1 << 20, "g": 10**9, "gb": 10**9, "gib": 1 << 30, "t": 10**12, "tb": 10**12,
+          "tib": 1 << 40}  # fmt: skip
+
+
+def _byte_size(text: str) -> int:
+    """A size such as ``2GiB``, ``500MB`` or ``1048576`` in bytes (an argparse type)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _UNITS or float(match.group(1)) * _UNITS[unit] < 1:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a size; give bytes or a number with a unit (500MiB, 2GiB, 1GB)"
+        )
+    return int(float(match.group(1)) * _UNITS[unit])
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the arguments of ``evalkit run``."""
     p.add_argument("suite", help="suite directory (holding suite.yaml)")
@@ -78,6 +95,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-cache", action="store_true", help="ignore cached outcomes")
     p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
+    p.add_argument(
+        "--workspace-quota",
+        type=_byte_size,
+        default=None,
+        metavar="SIZE",
+        help="disk space one item's workspace may use, e.g. 500MiB, 2GiB (default 2GiB); an item "
+        "that uses more is an error row 'workspace_quota'",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
         "-v",
@@ -184,6 +209,7 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         scheduler=args.scheduler,
         use_cache=not args.no_cache,
         retries=args.retries,
+        **({} if args.workspace_quota is None else {"workspace_quota_bytes": args.workspace_quota}),
         progress=not args.no_progress,
         verbose=args.verbose,
         command_line=shlex.join(["evalkit", *sys.argv[1:]]),

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from evalkit._keyed import keyed_path, write_keyed_json
+from evalkit._untrusted import read_json
 
 #: Where verdicts live under the runs directory.
 JUDGE_CACHE_DIR = Path(".cache") / "judge"
@@ -32,7 +32,7 @@ class JudgeCache:
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored verdict (``passed``, ``evidence``, usage), or None."""
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = read_json(self._path(key))
         except (OSError, ValueError):
             return None
         return data if isinstance(data, dict) and isinstance(data.get("passed"), bool) else None

@@ -8,13 +8,13 @@ messages (where injected skills live), ``load_skill`` calls and anything naming 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from evalkit._untrusted import load_json
 from evalkit.cases import stable_hash
 from evalkit.errors import JudgeAnswerError
 
@@ -173,7 +173,7 @@ def parse_verdict(text: str) -> Verdict:
     if fenced:
         body = fenced.group(1).strip()
     try:
-        data = json.loads(body)
+        data = load_json(body, "judge answer")
     except ValueError:
         raise JudgeAnswerError(f"judge answer is not a JSON object: {text[:200]!r}") from None
     if not isinstance(data, dict):

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._spreadsheet import neutralize_cell
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
 from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
@@ -180,6 +181,10 @@ def sample_labels(
 def write_label_template(rows: list[dict[str, Any]], output: str | os.PathLike[str]) -> Path:
     """Write labelling rows as a CSV with :data:`LABEL_COLUMNS` (UTF-8, quoted as needed).
 
+    Text a spreadsheet would run as a formula (``=``, ``+``, ``-``, ``@`` first) is written
+    after a ``'`` (:func:`evalkit._spreadsheet.neutralize_cell`); reading the file back with
+    :func:`evalkit.results.read_labels_csv` removes it.
+
     Raises:
         InputError: The file cannot be written (named, with the reason).
     """
@@ -189,7 +194,7 @@ def write_label_template(rows: list[dict[str, Any]], output: str | os.PathLike[s
         with target.open("w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(LABEL_COLUMNS), extrasaction="ignore")
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: neutralize_cell(v) for k, v in row.items()} for row in rows)
     except OSError as exc:
         raise InputError(
             f"-o {target}: cannot write the labels template ({exc.strerror})"

@@ -6,7 +6,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import evalkit.scorers
+import evalkit
 from evalkit.cases import stable_hash
 from evalkit.errors import EvalkitError
 
@@ -46,7 +46,8 @@ def protected_state(suite_root: Path, splits_file: Path, gate: dict[str, Any]) -
     """Hashes of everything the optimizer must leave alone.
 
     Args:
-        suite_root: The suite directory (cases, fixtures, skills, suite.yaml).
+        suite_root: The suite directory (cases, fixtures, skills, suite.yaml); the installed
+            ``evalkit`` package (every file of it) is hashed as well.
         splits_file: The committed ``splits.json``.
         gate: The gate settings (metric, threshold, trials, conditions, ...).
 
@@ -54,7 +55,9 @@ def protected_state(suite_root: Path, splits_file: Path, gate: dict[str, Any]) -
         ``{name: hash}`` over every protected file and the gate.
     """
     state = _file_hashes(suite_root, "suite")
-    state.update(_file_hashes(Path(evalkit.scorers.__file__).parent, "scorers"))
+    # the whole installed evalkit package: an edit to the provider, runner, scorer or
+    # statistics code changes results as surely as an edited case
+    state.update(_file_hashes(Path(evalkit.__file__).parent, "evalkit"))
     state["splits.json"] = (
         hashlib.sha256(splits_file.read_bytes()).hexdigest()[:16] if splits_file.exists() else ""
     )

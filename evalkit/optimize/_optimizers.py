@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import signal
 import subprocess
@@ -12,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 
 SKILL_FILE = "SKILL.md"
@@ -88,6 +88,13 @@ class Optimizer(Protocol):
         ...
 
 
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 class CommandOptimizer:
     """An external command run in the workspace (``command:CMD``).
 
@@ -95,8 +102,12 @@ class CommandOptimizer:
     ``EVALKIT_SKILL_PATH`` (the file to edit), ``EVALKIT_INSTRUCTIONS``,
     ``EVALKIT_FAILURES_DIR``, ``EVALKIT_CANDIDATE_ID``, ``EVALKIT_SEED`` and ``EVALKIT_TARGET``
     (``text`` or ``description``; in description mode also ``EVALKIT_DESCRIPTION_PATH``); a
-    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. A timeout
-    kills its process group.
+    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. The command
+    gets its own process group, killed when it exits or times out (background processes it
+    left in the group go with it). It does not run in the sandbox: a process that leaves the
+    group (``setsid``) can survive it, and the files it may write are those of the user; the
+    honesty guard (every file of the suite and of the installed ``evalkit`` package is hashed
+    around each proposal) aborts the run when a protected file changed.
     """
 
     def __init__(self, command: str, timeout_s: float = 600.0) -> None:
@@ -132,6 +143,8 @@ class CommandOptimizer:
             os.killpg(proc.pid, signal.SIGKILL)
             out, _ = proc.communicate()
             return Proposal(text="", error=f"optimizer timed out after {self.timeout_s:g}s")
+        finally:
+            _kill_group(proc.pid)  # nothing the command started in its group outlives it
         log = out.decode("utf-8", "replace")[-4000:]
         if proc.returncode != 0:
             return Proposal(text="", error=f"optimizer exited {proc.returncode}", log=log)
@@ -139,7 +152,7 @@ class CommandOptimizer:
         lines = log.strip().splitlines()
         if lines:
             try:
-                report = json.loads(lines[-1])
+                report = load_json(lines[-1], "optimizer report")
                 cost = float(report.get("cost_usd", 0.0)) if isinstance(report, dict) else 0.0
             except (ValueError, TypeError):
                 cost = 0.0

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit._untrusted import read_json
 from evalkit.cases import Suite, stable_hash
 from evalkit.errors import ConfigError
 
@@ -45,7 +46,7 @@ class Splits:
     @classmethod
     def read(cls, path: Path) -> Splits:
         """Read ``splits.json`` written by :meth:`write`."""
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
         return cls(assignment=dict(data["assignment"]), source=str(data["source"]))
 
 

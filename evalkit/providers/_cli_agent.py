@@ -22,7 +22,6 @@ A flavour module sets the class attributes and overrides those hooks; nothing el
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -33,6 +32,7 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar
 from pydantic import Field, field_validator
 
 from evalkit._redact import clip_tail, redact_text, register_secret_env, secret_values
+from evalkit._untrusted import load_json
 from evalkit.errors import AuthError, ConfigError, ProviderError, ProviderTimeout, RateLimited
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import injected_text, install_skills, user_prompt
@@ -116,7 +116,7 @@ def json_objects(lines: list[str], stream: CliStream) -> Iterator[dict[str, Any]
         if not line.strip():
             continue
         try:
-            msg = json.loads(line)
+            msg = load_json(line, "agent CLI output")
         except ValueError:
             stream.bad_lines += 1
             continue

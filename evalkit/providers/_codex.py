@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evalkit._redact import clip
+from evalkit._untrusted import load_json
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -241,7 +242,7 @@ def _watch(max_turns: int | None) -> LineHook:
     def on_line(line: str) -> str | None:
         nonlocal calls
         try:
-            msg = json.loads(line)
+            msg = load_json(line, "codex output")
         except ValueError:
             return None
         if not isinstance(msg, dict):

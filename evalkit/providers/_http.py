@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -23,6 +22,7 @@ import httpx
 from pydantic import Field
 
 from evalkit._redact import clip, redact_text, register_secret_env, secret_values
+from evalkit._untrusted import load_json
 from evalkit.errors import (
     AuthError,
     ConfigError,
@@ -454,7 +454,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         return raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = load_json(raw, "response")
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}

@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from evalkit._append import append_line
+from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
 from evalkit.providers._redact import redact_response
@@ -85,7 +86,7 @@ def _json_object(value: Any) -> Any:
     """Decode a JSON object string (``--provider-opt``); other values are left to pydantic."""
     if isinstance(value, str):
         try:
-            value = json.loads(value) if value.strip() else {}
+            value = load_json(value, "provider option") if value.strip() else {}
         except ValueError as exc:
             raise ValueError(f"must be a JSON object: {exc}") from None
         if not isinstance(value, dict):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from evalkit._keys import SEPARATOR, escape_key_part, parse_item_key
+from evalkit._untrusted import load_json, read_text
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._recording import restore_workspace
@@ -46,11 +47,11 @@ class ReplayProvider:
         with self._lock:
             if self._records is None:
                 records: dict[str, dict[str, Any]] = {}
-                for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines()):
+                for number, line in enumerate(read_text(self.path).splitlines()):
                     if not line.strip():
                         continue
                     try:
-                        row = json.loads(line)
+                        row = load_json(line, f"{self.path}:{number + 1}")
                         records[_unkeyed(row["item_key"])] = row
                     except (json.JSONDecodeError, KeyError, TypeError) as exc:
                         raise ConfigError(

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from evalkit._spreadsheet import restore_cell
+from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 
 if TYPE_CHECKING:
@@ -71,7 +73,7 @@ def read_calibration(run_dir: str | Path, judge: Mapping[str, Any]) -> dict[str,
         return None
     fix = f"delete it and run 'evalkit judge calibrate {Path(run_dir).name} --labels FILE' again"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a readable calibration report ({exc}); {fix}") from None
     kappa = data.get("kappa") if isinstance(data, dict) else None
@@ -82,6 +84,8 @@ def read_calibration(run_dir: str | Path, judge: Mapping[str, Any]) -> dict[str,
 
 def read_labels_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     """A labels CSV as text cells (nothing read as a number or NaN), column names lower case.
+
+    The ``'`` written before a formula-like cell (``=``, ``+``, ``-``, ``@``) is removed.
 
     Args:
         path: The ``--labels`` file.
@@ -102,4 +106,4 @@ def read_labels_csv(path: str | os.PathLike[str]) -> pd.DataFrame:
     except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise InputError(f"--labels {file}: cannot read it as CSV ({exc}); {LABELS_FIX}") from None
     frame.columns = [str(c).strip().lower() for c in frame.columns]
-    return frame
+    return frame.map(restore_cell)  # the ' written before formula-like text

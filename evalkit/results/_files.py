@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalkit._append import LineWriter, append_line
+from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 
 EVENTS_FILE = "events.jsonl"
@@ -111,7 +112,7 @@ def read_json_record(path: Path, model: type[RecordT], newest_version: int, fix:
             evalkit (the message names the file and the field).
     """
     try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
+        loaded = read_json(path)
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     try:

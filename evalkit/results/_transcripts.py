@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._untrusted import load_json
 from evalkit.results._io import read_run
 from evalkit.results._layout import resolve_run_dir
 
@@ -103,8 +104,8 @@ def _scan(path: Path, keys: set[str]) -> dict[str, dict[str, Any]]:
             if not any(needle in line for needle in needles):
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = load_json(line, path)
+            except ValueError:
                 continue
             key = record.get("item_key") if isinstance(record, dict) else None
             if key in keys:

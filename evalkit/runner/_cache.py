@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit._keyed import keyed_path, write_keyed_json
+from evalkit._untrusted import InputBoundError, load_json, read_text
 
 CACHE_DIR = ".cache"
 
@@ -136,9 +137,11 @@ class OutcomeCache:
         """
         path = self.path(item_hash)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text(path)
         except FileNotFoundError:
             return CacheLookup(path)
+        except InputBoundError as exc:
+            return CacheLookup(path, rejected=str(exc).removeprefix(f"{path}: "))
         except (OSError, UnicodeDecodeError) as exc:
             return CacheLookup(path, rejected=f"cannot be read ({exc})")
         return CacheLookup(path, *_verify(text, item_hash))
@@ -174,7 +177,9 @@ class OutcomeCache:
 def _verify(text: str, item_hash: str) -> tuple[dict[str, Any] | None, str | None]:
     """``(entry, None)`` for a valid entry of ``item_hash``, else ``(None, reason)``."""
     try:
-        raw = json.loads(text)
+        raw = load_json(text, "cache entry")
+    except InputBoundError as exc:
+        return None, str(exc).removeprefix("cache entry: ")
     except ValueError as exc:
         return None, f"not valid JSON ({exc})"
     if not isinstance(raw, dict):

@@ -106,6 +106,9 @@ class RunConfig(BaseModel):
     """Retries of infrastructure errors (never of wrong answers)."""
     retry_backoff_s: float = Field(default=1.0, ge=0)
     """Base of the exponential backoff between retries (with jitter)."""
+    workspace_quota_bytes: int = Field(default=2 << 30, ge=1)
+    """Disk space one item's workspace may use (default 2 GiB). An item that used more is an
+    error row of class ``workspace_quota`` (its own failure), also when it filled the disk."""
     progress: bool = True
     """Show a progress bar on stderr."""
     verbose: bool = False

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import random
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -32,9 +33,12 @@ from evalkit.providers import (
     cached_provider,
 )
 from evalkit.runner._cache import OutcomeCache
-from evalkit.runner._space import filesystem_full, is_out_of_space
-from evalkit.sandbox import copy_fixture, run_command
+from evalkit.runner._space import disk_usage, filesystem_full, is_out_of_space
+from evalkit.sandbox import Limits, copy_fixture, run_command
 from evalkit.scorers import score_item
+
+#: ``error_class`` of an item whose workspace used more than its quota.
+WORKSPACE_QUOTA_CLASS = "workspace_quota"
 
 #: ``error_class`` of an item whose provider could not be built or configured in the worker.
 CONFIG_ERROR_CLASS = "config"
@@ -59,6 +63,7 @@ class ItemTask:
         anti_patterns: Suite-wide anti-pattern rules.
         retries: Retries of infrastructure errors.
         retry_backoff_s: Backoff base.
+        workspace_quota_bytes: Disk space the item's workspace may use.
         cache_root: Outcome cache to store a successful outcome in (None: no caching).
         run_id: The run producing the outcome (stored in the cache entry as its origin).
     """
@@ -73,6 +78,7 @@ class ItemTask:
     anti_patterns: tuple[AntiPatternRule, ...] = ()
     retries: int = 2
     retry_backoff_s: float = 1.0
+    workspace_quota_bytes: int = 2 << 30
     cache_root: str | None = None
     run_id: str = ""
 
@@ -133,6 +139,17 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def _file_size_limited(exit_code: int | None, output: str) -> bool:
+    """Whether a failed command hit this process's file size limit, lower than the sandbox's."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft == resource.RLIM_INFINITY or soft >= Limits().file_bytes:
+        return False
+    killed = exit_code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ)
+    return killed or "File too large" in output or "FSIZE" in output
+
+
 def _prepare_workspace(task: ItemTask, log: list[str]) -> Path:
     workspace = Path(tempfile.mkdtemp(prefix="ws-", dir=task.workspace_root))
     case = task.case
@@ -142,6 +159,10 @@ def _prepare_workspace(task: ItemTask, log: list[str]) -> Path:
         outcome = run_command(command, workspace, case.budgets.timeout_s)
         log.append(f"setup `{command}` -> exit {outcome.exit_code}")
         if outcome.exit_code != 0:
+            if _file_size_limited(outcome.exit_code, outcome.output):
+                # an inherited file size limit (ulimit -f) below the sandbox's: the disk
+                # stop (exit 75), not a failure of every item's setup
+                raise OSError(errno.EFBIG, "File too large (setup command)", str(workspace))
             raise ProviderError(f"setup command failed (exit {outcome.exit_code}): {command}")
     return workspace
 
@@ -268,7 +289,25 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         )
     finally:
         if workspace is not None:
-            if no_space is None and filesystem_full(workspace):
+            used = disk_usage(workspace)
+            if used > task.workspace_quota_bytes:
+                # the item itself took the space: its own failure, recorded (so --resume
+                # finishes), even when it filled the disk and its commands failed for it
+                no_space = None
+                row.update(
+                    status="error",
+                    error_class=WORKSPACE_QUOTA_CLASS,
+                    error_message=(
+                        f"the item's workspace used {used:,} bytes, more than its quota of "
+                        f"{task.workspace_quota_bytes:,} (RunConfig.workspace_quota_bytes, "
+                        "--workspace-quota)"
+                    ),
+                    passed=False,
+                    score=0.0,
+                )
+                scores = []
+                response_json = None
+            elif no_space is None and filesystem_full(workspace):
                 # commands that could not write in the workspace failed for lack of space,
                 # not on their merits: the outcome is not used and the run stops
                 no_space = (errno.ENOSPC, "No space left on device", task.workspace_root)

@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 
 LOCK_FILE = "run.lock"
@@ -51,7 +52,7 @@ class RunLocked(ConfigError):
 def _read_holder(fd: int) -> dict[str, object]:
     try:
         raw = os.pread(fd, 4096, 0)
-        holder = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        holder = load_json(raw, "run.lock") if raw.strip() else {}
     except (OSError, ValueError):
         return {}
     return holder if isinstance(holder, dict) else {}

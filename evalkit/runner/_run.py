@@ -664,6 +664,7 @@ def _execute_all(
                 anti_patterns=suite.spec.anti_patterns,
                 retries=config.retries,
                 retry_backoff_s=config.retry_backoff_s,
+                workspace_quota_bytes=config.workspace_quota_bytes,
                 cache_root=cache_root,
                 run_id=run_id,
             )

@@ -52,6 +52,33 @@ def filesystem_full(path: Path) -> bool:
         return False
 
 
+def disk_usage(root: Path) -> int:
+    """Bytes of disk the files under ``root`` occupy (allocated blocks; links not followed).
+
+    Args:
+        root: A directory (an item's workspace).
+
+    Returns:
+        The total; entries that vanish or cannot be read while walking count as 0.
+    """
+    total = 0
+    pending = [str(root)]
+    while pending:
+        try:
+            entries = list(os.scandir(pending.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += info.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(entry.path)
+    return total
+
+
 def _mount_point(path: Path) -> Path:
     path = path.resolve()
     while not path.exists() and path.parent != path:

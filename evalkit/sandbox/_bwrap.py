@@ -137,12 +137,30 @@ def bwrap_argv(
     return [*argv, "--", *inner]
 
 
+def inherited_limit(resource_id: int, wanted: int) -> int:
+    """``wanted``, or the lower limit this process already has (a limit cannot be raised).
+
+    Under an inherited ``ulimit -f`` (or ``-v``), asking ``prlimit`` for more than the hard
+    limit fails before the command starts; the command gets the inherited limit instead.
+    """
+    import resource
+
+    soft, hard = resource.getrlimit(resource_id)
+    finite = [v for v in (soft, hard) if v != resource.RLIM_INFINITY and v >= 0]
+    return min([wanted, *finite])
+
+
 def limited(inner: list[str], limits: Limits, *, nproc: int | None) -> list[str]:
-    """Wrap ``inner`` in ``prlimit`` with the memory, file-size and (optional) process limits."""
+    """Wrap ``inner`` in ``prlimit`` with the memory, file-size and (optional) process limits.
+
+    A limit this process already has below the wanted one is kept (see :func:`inherited_limit`).
+    """
+    import resource
+
     argv = [
         "prlimit",
-        f"--as={limits.memory_bytes}",
-        f"--fsize={limits.file_bytes}",
+        f"--as={inherited_limit(resource.RLIMIT_AS, limits.memory_bytes)}",
+        f"--fsize={inherited_limit(resource.RLIMIT_FSIZE, limits.file_bytes)}",
         "--core=0",
     ]
     if nproc is not None:

@@ -37,8 +37,12 @@ def _link_problem(link: Path, root: str) -> str | None:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             return f"symlink loop ({os.readlink(link)!r} leads back to itself)"
-        if exc.errno != errno.ENOENT:
-            return f"symlink cannot be resolved ({exc.strerror})"
+        if exc.errno == errno.ENOENT:
+            return (
+                f"dangling symlink (its target {os.readlink(link)!r} does not exist); remove "
+                "the link or add its target to the fixture"
+            )
+        return f"symlink cannot be resolved ({exc.strerror})"
     target = os.path.realpath(link)
     if not _inside(target, root):
         return f"symlink points outside the fixture (to {target})"
@@ -46,7 +50,7 @@ def _link_problem(link: Path, root: str) -> str | None:
 
 
 def fixture_link_problems(fixture: Path) -> list[FixtureLinkError]:
-    """Every symlink of a fixture that loops or points outside it.
+    """Every symlink of a fixture that loops, dangles or points outside it.
 
     Args:
         fixture: The fixture directory.

@@ -14,12 +14,12 @@ machine, which no key can describe).
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
 
 from evalkit._keyed import keyed_path, write_keyed_json
+from evalkit._untrusted import read_json
 from evalkit._version import __version__
 from evalkit.cases import Case, Suite, directory_hash, stable_hash
 from evalkit.sandbox import sandbox_fingerprint
@@ -83,7 +83,7 @@ class ReferenceCache:
         if not self.lookups:
             return False
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = read_json(self._path(key))
         except (OSError, ValueError):
             return False
         hit = (

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import read_json
 from evalkit.cases import (
     CommandCheck,
     FileExistsCheck,
@@ -84,7 +84,7 @@ def run_check(check: VerifierCheck, workspace: Path) -> CheckResult:
     if isinstance(check, JsonPathEqualsCheck):
         label = f"{check.path}:{check.json_path} == {check.equals!r}"
         try:
-            value = _json_lookup(json.loads(path.read_text(encoding="utf-8")), check.json_path)
+            value = _json_lookup(read_json(path), check.json_path)
         except (OSError, ValueError, KeyError, IndexError) as exc:
             return CheckResult(label, False, f"cannot read value: {type(exc).__name__}: {exc}")
         ok = bool(value == check.equals)

@@ -17,6 +17,11 @@
   }
 
   function quote(value) {
+    /* A spreadsheet runs a cell starting with = + - @ (or a tab, a CR) as a formula: write it
+       after a ' (shown as text); evalkit removes that ' when it reads the file back. */
+    if (/^'*[=+\-@\t\r]/.test(value)) {
+      value = "'" + value;
+    }
     if (/[",\r\n]/.test(value) || /^\s|\s$/.test(value)) {
       return "\"" + value.replace(/"/g, "\"\"") + "\"";
     }
