@@ -15,6 +15,7 @@ from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
     add_futility_options,
+    add_provider_filter,
     add_roles_option,
     futility_arguments,
     pick,
@@ -65,6 +66,7 @@ def configure_lift(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="run directory or run id")
     add_bootstrap_options(p)
     add_roles_option(p)
+    add_provider_filter(p)
     add_common_options(p, lift_main)
 
 
@@ -93,6 +95,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
         "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
     )
     add_futility_options(p)
+    add_provider_filter(p)
     add_common_options(p, compare_main)
 
 
@@ -101,6 +104,7 @@ def configure_flips(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_a", help="run directory or id")
     p.add_argument("run_b", nargs="?", help="second run (omit for within-run flips)")
     p.add_argument("--top", type=int, default=10, help="most unstable cases to list")
+    add_provider_filter(p)
     add_common_options(p, flips_main)
 
 
@@ -143,7 +147,11 @@ def lift_main(args: argparse.Namespace) -> int:
 
     from evalkit.analysis import lift
 
-    result = lift(args.run, n_resamples=args.resamples, **pick(args, "roles", "seed", "runs_dir"))
+    result = lift(
+        args.run,
+        n_resamples=args.resamples,
+        **pick(args, "roles", "seed", "runs_dir", "providers"),
+    )
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -199,7 +207,7 @@ def compare_main(args: argparse.Namespace) -> int:
         args.candidate,
         conditions=conditions,
         n_resamples=args.resamples,
-        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir"),
+        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir", "providers"),
     )
     data = result.to_dict()
     if args.json:
@@ -310,7 +318,7 @@ def flips_main(args: argparse.Namespace) -> int:
     """Print the flip rate and the most unstable cases."""
     from evalkit.analysis import flips
 
-    result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir)
+    result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir, providers=args.providers)
     if args.json:
         print_json(result.to_dict())
         return 0

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalkit.stats._compare import compare
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import as_frame, records
+    from evalkit.stats._heterogeneity import Heterogeneity, heterogeneity
     from evalkit.stats._interval import Interval
     from evalkit.stats._means import clustered_se, mean_ci
     from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
@@ -73,6 +74,7 @@ __all__ = [
     "FUTILE_PLANNED",
     "FUTILITY_BETA",
     "FlipRate",
+    "Heterogeneity",
     "Interval",
     "Kappa",
     "Look",
@@ -101,6 +103,7 @@ __all__ = [
     "flip_rate_between",
     "flip_rate_within",
     "futility_log_wealth",
+    "heterogeneity",
     "mean_ci",
     "minimum_detectable_effect",
     "one_sample",

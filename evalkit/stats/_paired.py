@@ -22,6 +22,7 @@ from evalkit.stats._frame import (
     plain,
     records,
 )
+from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
@@ -121,6 +122,13 @@ class PairedComparison:
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
+        by_provider: With several providers, one comparison per provider, each over its own
+            cases (:meth:`provider_table` has their verdicts with Holm across providers).
+        pooled_providers: The providers the overall figures pool when there are several:
+            each case is one cluster (its per-provider differences averaged), so a case
+            shared by every provider counts once and interval and tests are clustered by case.
+        heterogeneity: Whether the effect differs between providers (interaction test,
+            ``tau2``, ``I2``, prediction interval for a new provider), or None.
     """
 
     metric: Metric
@@ -148,10 +156,23 @@ class PairedComparison:
     by_condition: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_conditions: tuple[str, ...] = ()
     judge_calibration: dict[str, Any] | None = None
+    by_provider: tuple[tuple[str, PairedComparison], ...] = ()
+    pooled_providers: tuple[str, ...] = ()
+    heterogeneity: Heterogeneity | None = None
 
     @property
     def scope(self) -> str:
-        """Which conditions the overall figures speak for, in words."""
+        """Which conditions (and providers) the overall figures speak for, in words."""
+        if self.pooled_providers:
+            over = (
+                f" and conditions {', '.join(self.pooled_conditions)}"
+                if self.pooled_conditions
+                else ""
+            )
+            return (
+                f"pooled over {len(self.pooled_providers)} providers{over}, clustered by case "
+                "(each case counts once, its per-provider differences averaged)"
+            )
         if self.pooled_conditions:
             return (
                 f"pooled over conditions {', '.join(self.pooled_conditions)}, stratified by "
@@ -181,6 +202,53 @@ class PairedComparison:
             "verdict_note": self.verdict_note,
             "reuse_note": self.reuse_note,
         }
+
+    def provider_table(self) -> pd.DataFrame:
+        """One row per provider: its verdict and figures, with Holm's correction across them.
+
+        Returns:
+            Columns ``provider, verdict, estimate, ci_low, ci_high, n_cases, wins, losses,
+            ties, p_value, p_adjusted, regressed``: ``p_value`` is the provider's sign-flip
+            test over its cases, ``p_adjusted`` Holm's adjustment across the providers, and
+            ``regressed`` is True when the provider's delta is negative and ``p_adjusted`` is
+            at most ``1 - confidence`` (the "no provider regressed" rule of ``gate``). Empty
+            with one provider.
+        """
+        columns = [
+            "provider", "verdict", "estimate", "ci_low", "ci_high", "n_cases", "wins",
+            "losses", "ties", "p_value", "p_adjusted", "regressed",
+        ]
+        rows = [
+            {
+                "provider": name,
+                "verdict": part.verdict,
+                "estimate": part.delta.estimate,
+                "ci_low": part.delta.ci_low,
+                "ci_high": part.delta.ci_high,
+                "n_cases": part.n_cases,
+                "wins": part.wins,
+                "losses": part.losses,
+                "ties": part.ties,
+                "p_value": float("nan") if part.sign_flip is None else part.sign_flip.pvalue,
+            }
+            for name, part in self.by_provider
+        ]
+        table = pd.DataFrame(rows, columns=columns[:-2])
+        level = 1.0 - float(self.delta.confidence)
+        pvalues = table["p_value"].to_numpy(dtype=float)
+        adjusted = np.full(len(table), np.nan)
+        finite = np.isfinite(pvalues)
+        if finite.any():
+            adjusted[finite] = adjust_pvalues(pvalues[finite], level, "holm")
+        table["p_adjusted"] = adjusted
+        table["regressed"] = (table["estimate"] < 0) & (table["p_adjusted"] <= level)
+        return table
+
+    @property
+    def regressed_providers(self) -> list[str]:
+        """Providers whose delta is significantly negative after Holm across providers."""
+        table = self.provider_table()
+        return [str(name) for name in table.loc[table["regressed"], "provider"]]
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -216,8 +284,13 @@ class PairedComparison:
             overall figures pool several conditions, else None) and ``"scope"`` (the same in
             words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
             "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
-            when judged expectations decide compared rows, else None). Undefined numbers are
-            None.
+            when judged expectations decide compared rows, else None). Extended with
+            ``"by_provider"`` (provider -> ``{"verdict", "delta", "ci_low", "ci_high",
+            "n_cases", "wins", "losses", "ties", "p_value", "p_adjusted", "regressed",
+            "verdict_note"}``; empty with one provider), ``"pooled_providers"`` and
+            ``"heterogeneity"`` (see :class:`~evalkit.stats.Heterogeneity`, None with one
+            provider); with several providers ``"pooled"`` carries ``"method":
+            "clustered-by-case"`` and ``"providers"``. Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -263,13 +336,33 @@ class PairedComparison:
                         for name, part in self.by_condition
                     ],
                     "pooled": {
-                        "method": "stratified-by-case",
+                        "method": "clustered-by-case"
+                        if self.pooled_providers
+                        else "stratified-by-case",
                         "conditions": list(self.pooled_conditions),
                     }
-                    if self.pooled_conditions
+                    | ({"providers": list(self.pooled_providers)} if self.pooled_providers else {})
+                    if self.pooled_conditions or self.pooled_providers
                     else None,
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
+                    "by_provider": {
+                        str(row["provider"]): {
+                            ("delta" if key == "estimate" else key): row[key]
+                            for key in row
+                            if key != "provider"
+                        }
+                        | {"verdict_note": part.verdict_note}
+                        for row, (_, part) in zip(
+                            self.provider_table().to_dict("records"),
+                            self.by_provider,
+                            strict=True,
+                        )
+                    },
+                    "pooled_providers": list(self.pooled_providers),
+                    "heterogeneity": None
+                    if self.heterogeneity is None
+                    else self.heterogeneity.to_dict(),
                 }
             )
         )
