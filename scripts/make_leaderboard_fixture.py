@@ -44,6 +44,7 @@ def leaderboard(
     case_sd: float = 1.5,
     case_lift_sd: float = 0.5,
     provider_sd: float = 0.7,
+    provider_seed: int | None = None,
 ) -> pd.DataFrame:
     """One leaderboard-shaped result table (tidy, one row per trial).
 
@@ -57,6 +58,8 @@ def leaderboard(
         case_sd: Spread of case difficulty (logit scale), shared by every provider.
         case_lift_sd: Spread of the skill effect between cases, shared by every provider.
         provider_sd: Spread of provider ability (logit scale).
+        provider_seed: Draw the providers (ability, lift) from this seed instead of ``seed``,
+            so that simulations can keep the same providers and draw new cases.
 
     Returns:
         Columns ``case_id, condition, provider, trial, passed`` (conditions
@@ -65,9 +68,9 @@ def leaderboard(
     rng = np.random.default_rng(seed)
     difficulty = rng.normal(0.0, case_sd, cases)
     case_lift = rng.normal(0.0, case_lift_sd, cases)
-    ability = rng.normal(0.0, provider_sd, providers)
-    lift = rng.normal(mean_lift, lift_sd, providers) if lift_sd > 0 else np.full(
-        providers, mean_lift
+    ability, lift = provider_effects(
+        rng if provider_seed is None else np.random.default_rng(provider_seed),
+        providers, mean_lift, lift_sd, provider_sd,
     )
     c, p, s, t = np.meshgrid(
         np.arange(cases), np.arange(providers), np.arange(2), np.arange(trials), indexing="ij"
@@ -87,6 +90,47 @@ def leaderboard(
             "p_true": chance,
         }
     )
+
+
+def provider_effects(
+    rng: np.random.Generator, providers: int, mean_lift: float, lift_sd: float,
+    provider_sd: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each provider's ability and lift (logit scale)."""
+    ability = rng.normal(0.0, provider_sd, providers)
+    lift = rng.normal(mean_lift, lift_sd, providers) if lift_sd > 0 else np.full(
+        providers, mean_lift
+    )
+    return ability, lift
+
+
+def population_effect(
+    *,
+    providers: int,
+    provider_seed: int,
+    mean_lift: float = 0.6,
+    lift_sd: float = 0.3,
+    case_sd: float = 1.5,
+    case_lift_sd: float = 0.5,
+    provider_sd: float = 0.7,
+    draws: int = 400_000,
+    seed: int = 12345,
+) -> float:
+    """The pooled effect a leaderboard of these providers estimates, over the case population.
+
+    The mean over the providers of ``P(pass | skill) - P(pass | no skill)``, averaged over
+    ``draws`` cases drawn from the case distribution (Monte Carlo error about 0.0004).
+    """
+    ability, lift = provider_effects(
+        np.random.default_rng(provider_seed), providers, mean_lift, lift_sd, provider_sd
+    )
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0.0, case_sd, (draws, 1))
+    case_lift = rng.normal(0.0, case_lift_sd, (draws, 1))
+    base = ability[None, :] - difficulty
+    with_skill = 1.0 / (1.0 + np.exp(-(base + lift[None, :] + case_lift)))
+    without = 1.0 / (1.0 + np.exp(-base))
+    return float(np.mean(with_skill - without))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -170,6 +170,23 @@ def lift_main(args: argparse.Namespace) -> int:
                 str(row["n_cases"]),
             )
         console.print(table)
+    for lane, group in result.pooled.groupby("lane", sort=True):
+        table = Table(
+            title=f"{result.run_id or 'data'} - pooled over providers / {lane!s} (95% CI; each "
+            "case once, case bootstrap)"
+        )
+        for column in ("metric", "estimate", "95% CI", "cases"):
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        for _, row in group.iterrows():
+            rate = row["metric"].endswith("_rate") or row["metric"].startswith("trigger")
+            fmt = _num if rate or row["metric"] == "routing_efficiency" else _pct
+            table.add_row(
+                row["metric"],
+                fmt(row["estimate"]),
+                escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
+                str(row["n_cases"]),
+            )
+        console.print(table)
     for _, row in result.notes.iterrows():
         console.print(
             f"{row['provider']} / {row['lane']}: {row['note']}; the metrics that need it are "
@@ -301,6 +318,8 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
             f"p = {result.sign_flip.pvalue:.3g}",
             soft_wrap=True,
         )
+    if result.by_provider:
+        _print_providers(console, result)
     if result.verdict_note:
         console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
     if result.reuse_note and result.reuse_note != result.verdict_note:
@@ -312,6 +331,28 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
             "expectations"
         )
         console.print(f"{label}: {escape(calibration['message'])}", soft_wrap=True)
+
+
+def _print_providers(console: Console, result: PairedComparison) -> None:
+    """One line per provider (its own verdict; Holm across providers) and the spread line."""
+    table = result.provider_table()
+    width = max(len(str(name)) for name in table["provider"])
+    console.print(
+        f"by provider ({len(table)}; each verdict over its own cases, p Holm-adjusted across "
+        "providers):",
+        soft_wrap=True,
+    )
+    for row in table.to_dict("records"):
+        flag = "  regressed after Holm" if row["regressed"] else ""
+        console.print(
+            f"  {escape(str(row['provider'])):<{width}}  {row['verdict']:<12}  delta "
+            f"{_pct(row['estimate'])} "
+            + escape(f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]")
+            + f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}",
+            soft_wrap=True,
+        )
+    if result.heterogeneity is not None:
+        console.print(escape(result.heterogeneity.line()), soft_wrap=True)
 
 
 def flips_main(args: argparse.Namespace) -> int:
@@ -330,9 +371,17 @@ def flips_main(args: argparse.Namespace) -> int:
     )
     if result.message:
         print(f"note: {result.message}")
+    for line in result.by_provider.to_dict("records"):
+        print(
+            f"  provider {line['provider']}: {_num(line['flip_rate'])} [{_num(line['ci_low'])}, "
+            f"{_num(line['ci_high'])}] over {line['n_pairs']} pairs"
+        )
     table = result.by_case.dropna(subset=["estimate"]).sort_values("estimate", ascending=False)
     for _, row in table.head(args.top).iterrows():
-        print(f"  {row['case_id']}\t{row.get('condition', '')}\t{row['estimate']:.2f}")
+        provider = f"\t{row['provider']}" if "provider" in row else ""
+        print(
+            f"  {row['case_id']}\t{row.get('condition', '')}{provider}\t{row['estimate']:.2f}"
+        )
     return 0
 
 

@@ -217,8 +217,13 @@ def with_providers(
         se=result.se,
         confidence=options.confidence,
     )
+    method = result.delta.method.replace("stratified-by-case", "clustered-by-case")
     return dataclasses.replace(
-        result, by_provider=tuple(parts), pooled_providers=providers, heterogeneity=spread
+        result,
+        delta=result.delta._replace(method=method),
+        by_provider=tuple(parts),
+        pooled_providers=providers,
+        heterogeneity=spread,
     )
 
 
