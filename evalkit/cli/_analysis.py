@@ -137,6 +137,19 @@ def configure_power(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --sequential: simulate it with adaptive trials (expected work items)",
     )
+    p.add_argument(
+        "--providers",
+        type=int,
+        default=1,
+        help="providers that answer the same cases (the pooled verdict; default 1)",
+    )
+    p.add_argument(
+        "--provider-correlation",
+        type=float,
+        default=1.0,
+        help="with --providers: share of the case-to-case spread of the effect every "
+        "provider shares (0..1, default 1: the cautious assumption)",
+    )
     add_futility_options(p)
     add_common_options(p, power_main)
 
@@ -398,6 +411,7 @@ def power_main(args: argparse.Namespace) -> int:
         round_cases=args.round_cases,
         adaptive_trials=args.adaptive_trials,
         **futility_arguments(args),
+        **pick(args, "providers", "provider_correlation"),
     )
     if args.json:
         print_json(result.to_dict())
@@ -418,6 +432,8 @@ def power_main(args: argparse.Namespace) -> int:
         f"{_pct(result.effect)}, power {_num(result.power, 2)}, alpha {result.alpha}, "
         f"method {result.method})"
     )
+    if args.providers != 1:
+        print(f"note: {result.note}")
     if result.sequential is not None:
         plan = result.sequential
         ratio = plan["ratio_to_fixed"]
