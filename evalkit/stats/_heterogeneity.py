@@ -23,6 +23,7 @@ and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -80,8 +81,8 @@ class Heterogeneity:
         """One line for the compare text."""
         if not np.isfinite(self.pvalue):
             return (
-                f"providers: {self.n_providers}; too few shared cases to tell whether the "
-                "effect differs between them"
+                f"providers: {self.n_providers}; no test of whether the effect differs "
+                "between them (too few shared cases, or no case-to-case variation left)"
             )
         said = "differs between providers" if self.differs else "no evidence it differs"
         level = round(self.confidence * 100)
@@ -205,16 +206,18 @@ def _provider_f_test(
     """
     from statsmodels.formula.api import ols
     from statsmodels.stats.anova import anova_lm
+    from statsmodels.tools.sm_exceptions import ValueWarning
 
     frame = pd.DataFrame(
         {"d": d.to_numpy(dtype=float), "provider": provider.to_numpy(), "case": case.to_numpy()}
     )
     fit = ols("d ~ C(provider) + C(case)", data=frame).fit()
     ms_resid = float(fit.mse_resid)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if not ms_resid > 1e-12:  # every difference explained (e.g. all zero): no test
+        return float("nan"), float("nan"), 0.0, max(ms_resid, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ValueWarning)
         table = anova_lm(fit, typ=2)
     row = table.loc["C(provider)"]
     ms_provider = float(row["sum_sq"] / row["df"])
-    if not ms_resid > 0:
-        return float("nan"), float("nan"), ms_provider, ms_resid
     return float(row["F"]), float(row["PR(>F)"]), ms_provider, ms_resid

@@ -201,6 +201,27 @@ class PairedComparison:
             "sign_flip_pvalue": None if self.sign_flip is None else self.sign_flip.pvalue,
             "verdict_note": self.verdict_note,
             "reuse_note": self.reuse_note,
+            "by_provider": self.provider_summary(),
+        }
+
+    def provider_summary(self) -> dict[str, dict[str, Any]]:
+        """``by_provider`` of the JSON: provider -> its verdict and figures (empty with one).
+
+        Returns:
+            ``{provider: {"verdict", "delta", "ci_low", "ci_high", "n_cases", "wins",
+            "losses", "ties", "p_value", "p_adjusted", "regressed", "verdict_note"}}`` (Holm
+            across providers; see :meth:`provider_table`).
+        """
+        return {
+            str(row["provider"]): {
+                ("delta" if key == "estimate" else str(key)): row[key]
+                for key in row
+                if key != "provider"
+            }
+            | {"verdict_note": part.verdict_note}
+            for row, (_, part) in zip(
+                self.provider_table().to_dict("records"), self.by_provider, strict=True
+            )
         }
 
     def provider_table(self) -> pd.DataFrame:
@@ -346,19 +367,7 @@ class PairedComparison:
                     else None,
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
-                    "by_provider": {
-                        str(row["provider"]): {
-                            ("delta" if key == "estimate" else key): row[key]
-                            for key in row
-                            if key != "provider"
-                        }
-                        | {"verdict_note": part.verdict_note}
-                        for row, (_, part) in zip(
-                            self.provider_table().to_dict("records"),
-                            self.by_provider,
-                            strict=True,
-                        )
-                    },
+                    "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
                     "heterogeneity": None
                     if self.heterogeneity is None

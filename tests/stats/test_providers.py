@@ -273,3 +273,28 @@ def test_aa_false_verdicts_at_most_alpha_per_provider_and_overall() -> None:
     assert interaction / runs <= 0.05 + 2 * 0.015
     assert per_provider / (provider_runs * 15) <= 0.05 + 2 * 0.009
     assert family / provider_runs <= 0.05 + 2 * 0.034
+
+
+def test_two_runs_conditions_by_providers(board: pd.DataFrame) -> None:
+    """Two runs with two conditions and several providers: each case once at every level."""
+    keep = board["provider"].isin(["model-00", "model-01", "model-02", "model-03"])
+    small = board[keep]
+    before = small[small["condition"] == "no-skills"]
+    after = small[small["condition"] == "with-skills"]
+    # two "conditions" in each run: the same trials labelled a and b, so both runs hold both
+    base = pd.concat([before.assign(condition="a"), after.assign(condition="b")])
+    cand = pd.concat([after.assign(condition="a"), after.assign(condition="b")])
+    result = compare(base, cand, n_resamples=2000, seed=3)
+    out = result.to_dict()
+    assert out["n_cases"] == 80
+    assert out["pooled"] == {"method": "clustered-by-case", "conditions": ["a", "b"],
+                             "providers": ["model-00", "model-01", "model-02", "model-03"]}
+    by_condition = {entry["condition"]: entry for entry in out["by_condition"]}
+    assert by_condition["a"]["n_cases"] == 80 and len(by_condition["a"]["by_provider"]) == 4
+    # condition b is the same trials in both runs: no change for any provider
+    assert all(p["delta"] == 0.0 for p in by_condition["b"]["by_provider"].values())
+    # each provider's overall figure pools its two conditions stratified by case
+    alone = compare(base[base["provider"] == "model-01"], cand[cand["provider"] == "model-01"],
+                    n_resamples=2000, seed=3)
+    assert out["by_provider"]["model-01"]["delta"] == pytest.approx(alone.delta.estimate)
+    assert out["by_provider"]["model-01"]["n_cases"] == 80
