@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
+    from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import (
         SequentialRun,
         agent_cost,
@@ -83,9 +84,11 @@ __all__ = [
     "judged_run",
     "lift",
     "load_policy",
+    "parse_providers",
     "parse_roles",
     "power",
     "register_importer",
     "run_until_verdict",
+    "select_providers",
     "sequential_compare",
 ]

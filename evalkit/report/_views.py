@@ -375,7 +375,7 @@ def compare_view(
     Returns:
         The :class:`ComparisonView`.
     """
-    from evalkit.analysis._providers import select_providers
+    from evalkit.analysis import select_providers
 
     if isinstance(conditions, str):
         conditions = [c.strip() for c in conditions.split(",") if c.strip()]

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         required_trials,
     )
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+    from evalkit.stats._providers import provider_summary, provider_table
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
         FUTILE_PLANNED,
@@ -112,6 +113,8 @@ __all__ = [
     "pass_rates",
     "percentile_interval",
     "proportion_ci",
+    "provider_summary",
+    "provider_table",
     "records",
     "required_cases",
     "required_trials",

@@ -25,6 +25,7 @@ from evalkit.stats._frame import (
 from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
 from evalkit.stats._verdicts import (
@@ -122,13 +123,10 @@ class PairedComparison:
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
-        by_provider: With several providers, one comparison per provider, each over its own
-            cases (:meth:`provider_table` has their verdicts with Holm across providers).
-        pooled_providers: The providers the overall figures pool when there are several:
-            each case is one cluster (its per-provider differences averaged), so a case
-            shared by every provider counts once and interval and tests are clustered by case.
-        heterogeneity: Whether the effect differs between providers (interaction test,
-            ``tau2``, ``I2``, prediction interval for a new provider), or None.
+        by_provider: With several providers, one comparison per provider over its own cases.
+        pooled_providers: The providers the overall figures pool (each case one cluster, its
+            per-provider differences averaged: a shared case counts once).
+        heterogeneity: Interaction test, ``tau2``, ``I2`` and prediction interval, or None.
     """
 
     metric: Metric
@@ -205,71 +203,17 @@ class PairedComparison:
         }
 
     def provider_summary(self) -> dict[str, dict[str, Any]]:
-        """``by_provider`` of the JSON: provider -> its verdict and figures (empty with one).
-
-        Returns:
-            ``{provider: {"verdict", "delta", "ci_low", "ci_high", "n_cases", "wins",
-            "losses", "ties", "p_value", "p_adjusted", "regressed", "verdict_note"}}`` (Holm
-            across providers; see :meth:`provider_table`).
-        """
-        return {
-            str(row["provider"]): {
-                ("delta" if key == "estimate" else str(key)): row[key]
-                for key in row
-                if key != "provider"
-            }
-            | {"verdict_note": part.verdict_note}
-            for row, (_, part) in zip(
-                self.provider_table().to_dict("records"), self.by_provider, strict=True
-            )
-        }
+        """``by_provider`` of the JSON (:func:`~evalkit.stats.provider_summary`)."""
+        return provider_summary(self)
 
     def provider_table(self) -> pd.DataFrame:
-        """One row per provider: its verdict and figures, with Holm's correction across them.
-
-        Returns:
-            Columns ``provider, verdict, estimate, ci_low, ci_high, n_cases, wins, losses,
-            ties, p_value, p_adjusted, regressed``: ``p_value`` is the provider's sign-flip
-            test over its cases, ``p_adjusted`` Holm's adjustment across the providers, and
-            ``regressed`` is True when the provider's delta is negative and ``p_adjusted`` is
-            at most ``1 - confidence`` (the "no provider regressed" rule of ``gate``). Empty
-            with one provider.
-        """
-        columns = [
-            "provider", "verdict", "estimate", "ci_low", "ci_high", "n_cases", "wins",
-            "losses", "ties", "p_value", "p_adjusted", "regressed",
-        ]
-        rows = [
-            {
-                "provider": name,
-                "verdict": part.verdict,
-                "estimate": part.delta.estimate,
-                "ci_low": part.delta.ci_low,
-                "ci_high": part.delta.ci_high,
-                "n_cases": part.n_cases,
-                "wins": part.wins,
-                "losses": part.losses,
-                "ties": part.ties,
-                "p_value": float("nan") if part.sign_flip is None else part.sign_flip.pvalue,
-            }
-            for name, part in self.by_provider
-        ]
-        table = pd.DataFrame(rows, columns=columns[:-2])
-        level = 1.0 - float(self.delta.confidence)
-        pvalues = table["p_value"].to_numpy(dtype=float)
-        adjusted = np.full(len(table), np.nan)
-        finite = np.isfinite(pvalues)
-        if finite.any():
-            adjusted[finite] = adjust_pvalues(pvalues[finite], level, "holm")
-        table["p_adjusted"] = adjusted
-        table["regressed"] = (table["estimate"] < 0) & (table["p_adjusted"] <= level)
-        return table
+        """One row per provider, Holm across them (:func:`~evalkit.stats.provider_table`)."""
+        return provider_table(self)
 
     @property
     def regressed_providers(self) -> list[str]:
         """Providers whose delta is significantly negative after Holm across providers."""
-        table = self.provider_table()
-        return [str(name) for name in table.loc[table["regressed"], "provider"]]
+        return [str(p) for p in self.provider_table().query("regressed")["provider"]]
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -306,12 +250,9 @@ class PairedComparison:
             words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
             "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
             when judged expectations decide compared rows, else None). Extended with
-            ``"by_provider"`` (provider -> ``{"verdict", "delta", "ci_low", "ci_high",
-            "n_cases", "wins", "losses", "ties", "p_value", "p_adjusted", "regressed",
-            "verdict_note"}``; empty with one provider), ``"pooled_providers"`` and
-            ``"heterogeneity"`` (see :class:`~evalkit.stats.Heterogeneity`, None with one
-            provider); with several providers ``"pooled"`` carries ``"method":
-            "clustered-by-case"`` and ``"providers"``. Undefined numbers are None.
+            ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`), ``"pooled_providers"``
+            and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`); several providers
+            make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -369,9 +310,7 @@ class PairedComparison:
                     "judge_calibration": self.judge_calibration,
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
-                    "heterogeneity": None
-                    if self.heterogeneity is None
-                    else self.heterogeneity.to_dict(),
+                    "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
                 }
             )
         )
