@@ -247,7 +247,7 @@ def test_not_a_harbor_result_exits_2_naming_the_file(
     assert str(bad) in err and needle in err and "Traceback" not in err
 
 
-def test_jsonl_on_a_harbor_result_is_not_the_answer(tmp_path: Path) -> None:
+def test_a_misspelled_format_lists_the_formats(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "evalkit", "import", str(tmp_path / "missing"), "--format",
          "harbour", "--run-id", "x", "--runs-dir", str(tmp_path)],
@@ -318,3 +318,11 @@ def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.Monk
         assert import_results(source, "pairs-ep", "e", runs_dir=tmp_path / "runs").items == 1
     finally:
         _import_registry._plugin_specs.cache_clear()
+
+
+def test_jsonl_on_a_harbor_result_json_points_to_harbor(tmp_path: Path) -> None:
+    trial = tmp_path / "trial" / "result.json"
+    trial.parent.mkdir()
+    trial.write_text('{\n  "task_name": "t",\n  "trial_name": "x"\n}\n')
+    with pytest.raises(InputError, match="imports with --format harbor"):
+        import_results(trial, "jsonl", "x", runs_dir=tmp_path / "runs")
