@@ -36,6 +36,7 @@ excerpt_chars: int = 900  # characters per transcript excerpt
 max_items: int = 500  # most items in the item browser (failing and flipped cases first)
 sequential: bool = False  # show the sequential trajectory of a run made without --until-verdict
 round_cases: int = 1  # cases per look of that trajectory (a sequential run keeps its own)
+providers: str = ""  # "P,Q": keep only these providers (default: every provider)
 
 # %%
 from IPython.display import Markdown, display
@@ -60,6 +61,7 @@ from evalkit.report import (
     paired_excerpts,
     pp,
     project_path,
+    provider_section,
     sequential_plot,
     stat_cards,
     trajectory_facts,
@@ -73,7 +75,7 @@ run, baseline = project_path(run), project_path(baseline)
 runs_dir = project_path(runs_dir)
 view = compare_view(
     run, baseline or None, conditions, runs_dir=runs_dir, metric=metric, threshold=threshold,
-    confidence=confidence, n_resamples=n_resamples, seed=seed,
+    confidence=confidence, n_resamples=n_resamples, seed=seed, providers=providers,
 )
 result = view.comparison
 labels = (view.baseline_label, view.candidate_label)
@@ -136,6 +138,19 @@ display(interval_table(
     extra=["verdict", "n_cases", "reused_items"], table_id="by-condition",
     empty="Two conditions of one run are compared: see the verdict above.",
 ))
+
+# %% [markdown]
+# ## By provider
+#
+# With several providers (models, harnesses) answering the same cases, each gets its own
+# verdict over its cases (p-values Holm-adjusted across providers), and the overall figure
+# above pools them with each case counted once (its per-provider changes averaged; interval
+# and tests clustered by case). Does the skill help some providers more than others? The
+# interaction test, the between-provider spread (tau, I2) and the prediction interval for a
+# new provider answer it (docs/statistics.md, "Several providers").
+
+# %%
+display(provider_section(result))
 
 # %% [markdown]
 # ## Per-case changes

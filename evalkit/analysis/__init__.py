@@ -23,6 +23,12 @@ if TYPE_CHECKING:
     from evalkit.analysis._flips import flips
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
     from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
+    from evalkit.analysis._import_registry import (
+        Importer,
+        ImportRequest,
+        importer_names,
+        register_importer,
+    )
     from evalkit.analysis._lift import (
         DEFAULT_ROLES,
         LIFT_COLUMNS,
@@ -35,6 +41,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._power import power
+    from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import (
         SequentialRun,
         agent_cost,
@@ -56,7 +63,9 @@ __all__ = [
     "ExportResult",
     "GatePolicy",
     "GateResult",
+    "ImportRequest",
     "ImportResult",
+    "Importer",
     "JudgeCalibration",
     "JudgeCheck",
     "JudgedRun",
@@ -71,11 +80,15 @@ __all__ = [
     "flips",
     "gate",
     "import_results",
+    "importer_names",
     "judged_run",
     "lift",
     "load_policy",
+    "parse_providers",
     "parse_roles",
     "power",
+    "register_importer",
     "run_until_verdict",
+    "select_providers",
     "sequential_compare",
 ]

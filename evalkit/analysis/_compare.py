@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
+from evalkit.analysis._providers import select_providers
 from evalkit.errors import InputError
 from evalkit.results import errored_conditions, load_results, run_label
 from evalkit.stats import Correction, Metric, PairedComparison
@@ -45,6 +46,7 @@ def compare(
     correction: Correction = "holm",
     resample_trials: bool = False,
     runs_dir: str | os.PathLike[str] = "runs",
+    providers: str | Sequence[str] | None = None,
 ) -> PairedComparison:
     """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
 
@@ -72,6 +74,9 @@ def compare(
         correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
         runs_dir: Where run ids are looked up.
+        providers: Keep only these providers (``"P,Q"`` or a sequence; default all). With
+            several providers every provider gets its own verdict (``by_provider``) and the
+            overall figures are pooled over providers, clustered by case.
 
     Returns:
         A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
@@ -98,11 +103,13 @@ def compare(
         ('improved', 'r1', 'r2')
     """
     base = load_results(baseline, runs_dir, what="baseline")
+    base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
     labels = None
     cand = None
     refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
     if candidate is not None:
         cand = load_results(candidate, runs_dir, what="candidate")
+        cand = select_providers(cand, providers, run_label(candidate, runs_dir) or "candidate")
         labels = (
             run_label(baseline, runs_dir) or "baseline",
             run_label(candidate, runs_dir) or "candidate",

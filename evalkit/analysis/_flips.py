@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit.analysis._providers import select_providers
 from evalkit.results import load_results
 from evalkit.stats import FlipRate, flip_rate_between, flip_rate_within
 
@@ -16,12 +18,15 @@ def flips(
     *,
     confidence: float = 0.95,
     runs_dir: str | os.PathLike[str] = "runs",
+    providers: str | Sequence[str] | None = None,
 ) -> FlipRate:
     """Flip rate within a run (``run_b`` None) or between two runs.
 
-    Within a run with k trials, the share of disagreeing trial pairs per (case, condition),
-    pooled; between two runs, the share of matched work items (case, condition, provider,
-    trial) whose ``passed`` differs. Two independent runs of the same agent disagree on about
+    Within a run with k trials, the share of disagreeing trial pairs per (case, condition)
+    (and provider and lane, when the run holds several: trials of two providers are never
+    paired), pooled, with one row per provider in ``by_provider``; between two runs, the
+    share of matched work items (case, condition, provider, trial) whose ``passed`` differs.
+    Two independent runs of the same agent disagree on about
     18 % of their items (the demo suite with ``--no-cache`` and seeds 1 and 2): this is the
     noise floor any claimed skill effect has to clear. Pairs whose two sides are one sample
     (cache copies, or a deterministic provider rerun with the same seed) are left out and
@@ -33,6 +38,7 @@ def flips(
         run_b: A second run to compare against, or None.
         confidence: Confidence level of the interval.
         runs_dir: Where run ids are looked up.
+        providers: Keep only these providers (``"P,Q"`` or a sequence; default all).
 
     Returns:
         A :class:`~evalkit.stats.FlipRate`; ``.to_dict()`` is the ``flips`` JSON.
@@ -44,8 +50,8 @@ def flips(
         >>> round(flips(df).flip_rate, 3)
         0.333
     """
-    a = load_results(run_a, runs_dir, what="run_a")
+    a = select_providers(load_results(run_a, runs_dir, what="run_a"), providers, "run_a")
     if run_b is None:
         return flip_rate_within(a, confidence=confidence)
-    b = load_results(run_b, runs_dir, what="run_b")
+    b = select_providers(load_results(run_b, runs_dir, what="run_b"), providers, "run_b")
     return flip_rate_between(a, b, confidence=confidence)

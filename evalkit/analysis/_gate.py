@@ -29,6 +29,7 @@ from evalkit._git import git_sha
 from evalkit._plain import plain_fields
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
+from evalkit.analysis._providers import select_providers
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
@@ -85,6 +86,9 @@ class GatePolicy(BaseModel):
     """``strict``: a case counts as passed only if all its trials pass."""
     block_on_case_regressions: bool = True
     """Block when the per-case exact tests (after multiplicity control) name a regressed case."""
+    block_on_provider_regressions: bool = False
+    """Require "no provider regressed": with several providers, block when any provider's
+    delta is significantly negative (its sign-flip test over cases, Holm across providers)."""
     safety_tags: tuple[str, ...] = ("safety",)
     """Cases with these tags veto on a significant drop (Holm within the safety cases only;
     under the strict flake policy, on any drop from all-pass)."""
@@ -321,11 +325,13 @@ def gate(
     ledger: str | os.PathLike[str] | None = None,
     n_resamples: int = 10_000,
     runs_dir: str | os.PathLike[str] = "runs",
+    providers: str | Sequence[str] | None = None,
 ) -> GateResult:
     """Decide whether ``candidate`` may ship against ``baseline`` (``evalkit gate``).
 
     Blocks when: the overall paired verdict is *regressed*; the per-case exact tests (after
-    multiplicity control) name a regressed case (``block_on_case_regressions``); a case tagged
+    multiplicity control) name a regressed case (``block_on_case_regressions``); a provider
+    regressed, Holm across providers (``block_on_provider_regressions``); a case tagged
     with a safety tag drops at all; a budget is exceeded; or judged expectations decide gated
     rows and their judge has no stored calibration, or one whose kappa lower bound is below
     the suite's ``judge.min_kappa`` (unless ``allow_uncalibrated_judge``). Otherwise releases — an
@@ -339,6 +345,7 @@ def gate(
         ledger: JSONL file the decision is appended to.
         n_resamples: Bootstrap replicates.
         runs_dir: Where run ids are looked up.
+        providers: Gate only these providers (``"P,Q"`` or a sequence; default all).
 
     Returns:
         The decision with an actionable message.
@@ -353,6 +360,8 @@ def gate(
         raise ConfigError(f"--tier: unknown tier '{tier_name}'; the policy defines: {known}")
     base = _select_tier(_frame(baseline, "baseline", runs_dir), rules.tiers[tier_name])
     cand = _select_tier(_frame(candidate, "candidate", runs_dir), rules.tiers[tier_name])
+    base = select_providers(base, providers, "baseline")
+    cand = select_providers(cand, providers, "candidate")
     if rules.conditions:
         base = base[base["condition"].isin(rules.conditions)]
         cand = cand[cand["condition"].isin(rules.conditions)]
@@ -392,6 +401,12 @@ def gate(
     regressed = result.regressed_cases
     if rules.block_on_case_regressions and regressed:
         reasons.append(f"{len(regressed)} case(s) regressed ({_names(regressed)})")
+    regressed_providers = result.regressed_providers
+    if rules.block_on_provider_regressions and regressed_providers:
+        reasons.append(
+            f"{len(regressed_providers)} provider(s) regressed ({_names(regressed_providers)}; "
+            "Holm across providers)"
+        )
 
     safety = _safety_regressions(cand, result.cases, rules)
     if safety:
@@ -413,6 +428,8 @@ def gate(
         parts.append("; ".join(reasons) + ";")
     else:
         parts.append(f"{result.verdict} ({delta_text}); no case regressed;")
+        if rules.block_on_provider_regressions and result.by_provider:
+            parts.append(f"no provider regressed ({len(result.by_provider)} providers);")
     if not safety:
         parts.append("safety clean;")
     parts.append("; ".join(b.summary for b in budgets if not b.blocked) or "")
@@ -445,6 +462,7 @@ def gate(
         "reused_items": result.reused_items,
         "condition_verdicts": {name: part.verdict for name, part in result.by_condition},
         "regressed_cases": regressed,
+        "regressed_providers": regressed_providers,
         "safety_regressions": safety,
         "judge_calibration": None if calibration is None else calibration.status,
         "policy_hash": stable_hash(rules.model_dump(mode="json")),

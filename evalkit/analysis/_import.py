@@ -18,13 +18,11 @@ import pyarrow as pa
 
 from evalkit._version import __version__
 from evalkit.analysis._import_common import ParsedSource, SourceRow, expand_paths
-from evalkit.analysis._import_inspect import SUFFIXES as INSPECT_SUFFIXES
-from evalkit.analysis._import_inspect import read_inspect
-from evalkit.analysis._import_promptfoo import SUFFIXES as PROMPTFOO_SUFFIXES
-from evalkit.analysis._import_promptfoo import read_promptfoo
-from evalkit.analysis._import_skill_creator import SUFFIXES as SKILL_CREATOR_SUFFIXES
-from evalkit.analysis._import_skill_creator import read_skill_creator
-from evalkit.analysis._import_tables import read_table
+from evalkit.analysis._import_registry import (
+    BUILTIN_IMPORTERS,
+    ImportRequest,
+    get_importer,
+)
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.matrix import item_key
@@ -45,23 +43,10 @@ from evalkit.results import (
     write_parquet,
 )
 
-#: The formats ``evalkit import`` reads.
-IMPORT_FORMATS: tuple[str, ...] = ("csv", "jsonl", "inspect", "promptfoo", "skill-creator")
+#: The built-in formats ``evalkit import`` reads (others arrive through the
+#: ``evalkit.importers`` entry-point group: :func:`~evalkit.analysis.importer_names`).
+IMPORT_FORMATS: tuple[str, ...] = tuple(BUILTIN_IMPORTERS)
 
-_SUFFIXES = {
-    "csv": (".csv",),
-    "jsonl": (".jsonl", ".ndjson"),
-    "inspect": INSPECT_SUFFIXES,
-    "promptfoo": PROMPTFOO_SUFFIXES,
-    "skill-creator": SKILL_CREATOR_SUFFIXES,
-}
-_WHAT = {
-    "csv": "CSV files",
-    "jsonl": "JSONL files",
-    "inspect": "Inspect AI logs (.eval or .json)",
-    "promptfoo": "promptfoo results (.json)",
-    "skill-creator": "skill-creator benchmarks (benchmark.json)",
-}
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
@@ -70,7 +55,7 @@ class ImportResult(RunSummary):
     """Summary of an import: the new run (one item per row imported) and where it came from.
 
     Attributes:
-        format: ``csv``, ``jsonl``, ``inspect`` or ``promptfoo``.
+        format: The ``--format`` name (``csv``, ``jsonl``, ``inspect``, ``harbor``, ...).
         source: The path imported (a file or directory; the common directory of several).
         warnings: Things worth knowing that are not errors (ignored columns, skipped files).
         manifest: The run's manifest.
@@ -259,6 +244,7 @@ def import_results(
     scorer: str | None = None,
     lane: str = "prompt",
     suite: str | None = None,
+    pass_threshold: float | None = None,
 ) -> ImportResult:
     r"""Create a run directory from results produced by another harness.
 
@@ -277,17 +263,22 @@ def import_results(
             logs: one row per sample x epoch) or ``promptfoo`` (``promptfoo eval -o
             results.json``: one row per result, repeats as trials) or ``skill-creator``
             (a ``benchmark.json``: one row per eval x configuration x run, one score row per
-            expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``).
+            expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``) or
+            ``harbor`` (Harbor job or trial directories: one row per trial ``result.json``;
+            see ``docs/import.md``), or a format an installed package registers
+            (:func:`~evalkit.analysis.importer_names`).
         run_id: Id of the new run; an existing run is never overwritten.
         runs_dir: Where the run directory is created.
         condition_from: Where the condition comes from: Inspect ``model`` (default),
             ``task_arg:NAME`` or ``metadata:NAME``; promptfoo ``prompt`` (the prompt label,
-            default) or ``provider``. Not used for CSV/JSONL (their ``condition`` column).
+            default) or ``provider``; Harbor ``skills`` (default), ``job`` or
+            ``task-path:REGEX``. Not used for CSV/JSONL (their ``condition`` column).
         scorer: Inspect only: the scorer whose value gives ``passed`` and ``score`` (default:
             the log's first scorer).
         lane: Lane of rows that do not carry one (default ``prompt``).
         suite: Suite name recorded in the rows (default: the Inspect task, the promptfoo
             description, or the file name).
+        pass_threshold: Harbor only: a verifier reward at or above it passes (default 1.0).
 
     Returns:
         An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
@@ -307,36 +298,37 @@ def import_results(
         >>> result.items, result.pass_rate
         (2, 0.5)
     """
-    if format not in IMPORT_FORMATS:
-        raise InputError(
-            f"The value for `format` must be one of {list(IMPORT_FORMATS)}, but {format!r} "
-            "was passed."
-        )
+    importer = get_importer(format)
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
         raise ConfigError(
             f"run id {run_id!r} must be a plain name (letters, digits, '.', '_', '-'), "
             "e.g. --run-id inspect-baseline"
         )
-    if condition_from is not None and format in ("csv", "jsonl", "skill-creator"):
+    if condition_from is not None and "condition_from" not in importer.options:
+        takers = [n for n, i in BUILTIN_IMPORTERS.items() if "condition_from" in i.options]
         raise ConfigError(
-            "--condition-from applies to inspect and promptfoo imports; a CSV/JSONL gives the "
-            "condition in its 'condition' column, a skill-creator benchmark in 'configuration'"
+            f"--condition-from applies to {', '.join(takers)} imports"
+            + (f"; {importer.condition_hint}" if importer.condition_hint else "")
         )
-    if scorer is not None and format != "inspect":
+    if scorer is not None and "scorer" not in importer.options:
         raise ConfigError("--scorer applies to inspect imports only")
+    if pass_threshold is not None and "pass_threshold" not in importer.options:
+        raise ConfigError("--pass-threshold applies to harbor imports only")
     run_dir = Path(runs_dir) / run_id
     if run_dir.exists():
         raise ConfigError(f"run '{run_id}' already exists in {runs_dir}; choose another --run-id")
     given = [Path(path)] if isinstance(path, str | os.PathLike) else [Path(p) for p in path]
-    files, listed = expand_paths(given, _SUFFIXES[format], _WHAT[format])
-    if format in ("csv", "jsonl"):
-        parsed = read_table(files, format, lane)
-    elif format == "inspect":
-        parsed = read_inspect(files, listed, condition_from, scorer, lane)
-    elif format == "promptfoo":
-        parsed = read_promptfoo(files, listed, condition_from, lane)
-    else:
-        parsed = read_skill_creator(files, lane)
+    files, listed = expand_paths(given, importer.suffixes, importer.what)
+    parsed = importer.read(
+        ImportRequest(
+            files=files,
+            listed=listed,
+            lane=lane,
+            condition_from=condition_from,
+            scorer=scorer,
+            pass_threshold=pass_threshold,
+        )
+    )
     rows, scores = _finalize(parsed, format, run_id, suite)
     counts = _counts(rows)
     source = _source(format, given, parsed.files or files)

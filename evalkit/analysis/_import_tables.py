@@ -92,7 +92,13 @@ def _jsonl_records(path: Path, text: str) -> Iterator[tuple[str, dict[str, Any]]
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        record = parse_json(path, line, line=number)
+        fix = (
+            "a pretty-printed JSON document is not JSON Lines; a Harbor trial result.json "
+            "imports with --format harbor"
+            if number == 1 and path.name == "result.json"
+            else ""
+        )
+        record = parse_json(path, line, fix, line=number)
         if not isinstance(record, dict):
             raise fail(
                 path,

@@ -31,7 +31,7 @@ covers only about 87 % with 20 cases, the clustered Wilson 97 %.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -39,10 +39,14 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import FailureRecord, errored_conditions, load_results
 from evalkit.stats import Interval, as_frame, cluster_wilson, percentile_interval, records
+
+#: The ``provider`` label of metrics pooled over providers.
+POOLED = "pooled"
 
 #: The conditions the lift metrics are defined on, by role.
 DEFAULT_ROLES: dict[str, str] = {
@@ -126,6 +130,11 @@ class LiftResult:
         notes: Conditions with only errors, whose metrics are null: ``provider, lane,
             condition, roles, items, error_class, count, message, note``.
 
+        pooled: Per lane with several providers, the metrics pooled over providers (the
+            ``metrics`` columns, ``provider`` = ``"pooled"``): each case counts once (its
+            trials of every provider averaged, so in a balanced run every provider weighs the
+            same) and the interval resamples cases, never (case, provider) units.
+
     ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
     """
 
@@ -135,6 +144,9 @@ class LiftResult:
     missing: pd.DataFrame
     roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
     notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOTE_COLUMNS))
+    pooled: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=[*LIFT_COLUMNS, "note"])
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -146,7 +158,8 @@ class LiftResult:
 
         ``run_id`` and ``metrics`` as ``docs/architecture.md`` defines them, extended with
         ``success``, ``missing_cases``, ``roles`` and ``notes`` (conditions with only errors;
-        their metrics are null).
+        their metrics are null), and ``pooled_metrics`` (the metrics pooled over providers,
+        each case once, ``provider`` = ``"pooled"``; empty with one provider).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -156,6 +169,7 @@ class LiftResult:
             "missing_cases": records(self.missing),
             "roles": dict(self.roles),
             "notes": records(self.notes),
+            "pooled_metrics": records(self.pooled[keys]),
         }
 
     def metric(
@@ -426,6 +440,7 @@ def lift(
     confidence: float = 0.95,
     seed: int | None = 0,
     runs_dir: str | os.PathLike[str] = "runs",
+    providers: str | Sequence[str] | None = None,
 ) -> LiftResult:
     """Skill-lift metrics per provider and lane, each with a case-bootstrap CI.
 
@@ -441,6 +456,8 @@ def lift(
         confidence: Confidence level.
         seed: Bootstrap seed (same seed, same intervals).
         runs_dir: Where run ids are looked up.
+        providers: Keep only these providers (``"P,Q"`` or a sequence; default all). With
+            several, ``pooled`` has the metrics over all of them, each case once.
 
     Returns:
         A :class:`LiftResult`; ``.metrics`` has columns ``provider, lane, metric, estimate,
@@ -460,7 +477,9 @@ def lift(
         0.5
     """
     roles = {**DEFAULT_ROLES, **parse_roles(roles)}
-    frame = as_frame(load_results(data, runs_dir), what="data")
+    frame = as_frame(
+        select_providers(load_results(data, runs_dir), providers, "data"), what="data"
+    )
     if not set(roles.values()) & set(frame["condition"]):
         raise InputError(
             f"none of the conditions {sorted(roles.values())} is in the data "
@@ -498,8 +517,16 @@ def lift(
             }
             for condition, record in errored.items()
         ]
+    pooled = []
+    for index, (lane, group) in enumerate(frame.groupby("lane", sort=True)):
+        if group["provider"].nunique() < 2:
+            continue
+        group_seed = None if seed is None else seed + 10_000 + index
+        rows, _, _ = _group_metrics(group, roles, group_seed, n_resamples, confidence)
+        pooled += [{"provider": POOLED, "lane": lane} | r for r in rows]
     return LiftResult(
         run_id=run_id,
+        pooled=pd.DataFrame(pooled, columns=[*LIFT_COLUMNS, "note"]),
         metrics=pd.DataFrame(metrics, columns=[*LIFT_COLUMNS, "note"]),
         success=pd.DataFrame(
             success,

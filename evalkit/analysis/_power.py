@@ -49,6 +49,8 @@ def power(
     adaptive_trials: bool = False,
     plan_effect: float | None = None,
     futility_beta: float | None = None,
+    providers: int = 1,
+    provider_correlation: float = 1.0,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -92,6 +94,16 @@ def power(
             boundary for this effect (``run --until-verdict --plan-effect``); ``sequential``
             then also holds ``plan_effect``, ``futility_beta`` and ``futile_planned``.
         futility_beta: Its ``beta`` (default 0.2).
+        providers: Providers (models, harnesses) that answer the same cases; the verdict is
+            then the pooled one, each case counting once (its per-provider differences
+            averaged). Plans the number of cases or the minimum detectable effect.
+        provider_correlation: Share ``rho`` of the between-case variance of the paired
+            difference that every provider shares (a case the skill helps helps them all).
+            The pooled difference of a case has variance ``B (rho + (1 - rho) / k) + 2 s2 /
+            (K k)`` for ``k`` providers with ``K`` trials each (``B`` between-case variance
+            of the difference, ``s2`` within-case variance): more providers average the
+            trial noise and the provider-specific part away, never the shared part. Default
+            1.0, the cautious assumption (providers add only trials).
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -111,6 +123,12 @@ def power(
         if from_run is not None
         else None
     )
+    if providers != 1 or provider_correlation != 1.0:
+        return _shared_cases(
+            providers, provider_correlation, components, cases=cases, trials=trials,
+            effect=effect, baseline_rate=baseline_rate, alpha=alpha,
+            target_power=target_power, threshold=threshold, sequential=sequential,
+        )
     common = {
         "baseline_rate": baseline_rate,
         "alpha": alpha,
@@ -163,6 +181,81 @@ def power(
     raise InputError(
         "evalkit power needs --effect (to get the cases needed) or --cases (to get the "
         "minimum detectable effect), optionally with --trials"
+    )
+
+
+def _shared_cases(
+    providers: int,
+    rho: float,
+    components: VarianceComponents | None,
+    *,
+    cases: int | None,
+    trials: int | None,
+    effect: float | None,
+    baseline_rate: float | None,
+    alpha: float,
+    target_power: float,
+    threshold: float | None,
+    sequential: bool,
+) -> PowerResult:
+    """Plan the pooled verdict of ``providers`` providers that share every case.
+
+    The pooled per-case difference is the one-provider difference with ``K k`` trials and
+    a between-case variance of the difference scaled by ``rho + (1 - rho) / k``; the
+    one-provider planner then answers with the equivalent variance components.
+    """
+    if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
+        raise InputError(f"--providers must be an integer >= 1, got {providers!r}")
+    if not 0.0 <= float(rho) <= 1.0:
+        raise InputError(f"--provider-correlation must lie in [0, 1], got {rho!r}")
+    if sequential or (cases is not None and effect is not None):
+        raise InputError(
+            "--providers plans the number of cases (with --effect) or the minimum detectable "
+            "effect (with --cases), not the sequential design or the power of a fixed one"
+        )
+    plain = {"baseline_rate": baseline_rate, "alpha": alpha, "power": target_power,
+             "components": components}
+    one = (
+        required_cases(effect, trials or 1, threshold=threshold, **plain)  # type: ignore[arg-type]
+        if effect is not None
+        else minimum_detectable_effect(cases or 2, trials or 1, threshold=threshold, **plain)  # type: ignore[arg-type]
+    )
+    rate = one.baseline_rate
+    base = VarianceComponents(
+        baseline_rate=one.baseline_rate,
+        var_between=one.var_between,
+        var_within=one.var_within,
+        correlation=one.correlation,
+        n_cases=0,
+        n_trials=0,
+    )
+    scale = float(rho) + (1.0 - float(rho)) / providers
+    shared = base._replace(correlation=1.0 - (1.0 - base.correlation) * scale)
+    per_provider = trials or 1
+    common = {
+        "baseline_rate": rate,
+        "alpha": alpha,
+        "power": target_power,
+        "components": shared,
+    }
+    if effect is not None:
+        result = required_cases(
+            effect, per_provider * providers, threshold=threshold, **common  # type: ignore[arg-type]
+        )
+    elif cases is not None:
+        result = minimum_detectable_effect(
+            cases, per_provider * providers, threshold=threshold, **common  # type: ignore[arg-type]
+        )
+    else:
+        raise InputError("evalkit power --providers needs --effect or --cases")
+    note = (
+        f"{providers} providers sharing each case, {per_provider} trial(s) each, provider "
+        f"correlation {rho:g}: the pooled verdict (each case once)"
+    )
+    return replace(
+        result,
+        n_trials=per_provider,
+        note=f"{note}; {result.note}" if result.note else note,
     )
 
 

@@ -15,6 +15,7 @@ from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
     add_futility_options,
+    add_provider_filter,
     add_roles_option,
     futility_arguments,
     pick,
@@ -65,6 +66,7 @@ def configure_lift(p: argparse.ArgumentParser) -> None:
     p.add_argument("run", help="run directory or run id")
     add_bootstrap_options(p)
     add_roles_option(p)
+    add_provider_filter(p)
     add_common_options(p, lift_main)
 
 
@@ -93,6 +95,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
         "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
     )
     add_futility_options(p)
+    add_provider_filter(p)
     add_common_options(p, compare_main)
 
 
@@ -101,6 +104,7 @@ def configure_flips(p: argparse.ArgumentParser) -> None:
     p.add_argument("run_a", help="run directory or id")
     p.add_argument("run_b", nargs="?", help="second run (omit for within-run flips)")
     p.add_argument("--top", type=int, default=10, help="most unstable cases to list")
+    add_provider_filter(p)
     add_common_options(p, flips_main)
 
 
@@ -133,6 +137,19 @@ def configure_power(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --sequential: simulate it with adaptive trials (expected work items)",
     )
+    p.add_argument(
+        "--providers",
+        type=int,
+        default=1,
+        help="providers that answer the same cases (the pooled verdict; default 1)",
+    )
+    p.add_argument(
+        "--provider-correlation",
+        type=float,
+        default=1.0,
+        help="with --providers: share of the case-to-case spread of the effect every "
+        "provider shares (0..1, default 1: the cautious assumption)",
+    )
     add_futility_options(p)
     add_common_options(p, power_main)
 
@@ -143,13 +160,34 @@ def lift_main(args: argparse.Namespace) -> int:
 
     from evalkit.analysis import lift
 
-    result = lift(args.run, n_resamples=args.resamples, **pick(args, "roles", "seed", "runs_dir"))
+    result = lift(
+        args.run,
+        n_resamples=args.resamples,
+        **pick(args, "roles", "seed", "runs_dir", "providers"),
+    )
     if args.json:
         print_json(result.to_dict())
         return 0
     console = Console(highlight=False)
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
         table = Table(title=f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)")
+        for column in ("metric", "estimate", "95% CI", "cases"):
+            table.add_column(column, justify="left" if column == "metric" else "right")
+        for _, row in group.iterrows():
+            rate = row["metric"].endswith("_rate") or row["metric"].startswith("trigger")
+            fmt = _num if rate or row["metric"] == "routing_efficiency" else _pct
+            table.add_row(
+                row["metric"],
+                fmt(row["estimate"]),
+                escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
+                str(row["n_cases"]),
+            )
+        console.print(table)
+    for lane, group in result.pooled.groupby("lane", sort=True):
+        table = Table(
+            title=f"{result.run_id or 'data'} - pooled over providers / {lane!s} (95% CI; each "
+            "case once, case bootstrap)"
+        )
         for column in ("metric", "estimate", "95% CI", "cases"):
             table.add_column(column, justify="left" if column == "metric" else "right")
         for _, row in group.iterrows():
@@ -199,7 +237,7 @@ def compare_main(args: argparse.Namespace) -> int:
         args.candidate,
         conditions=conditions,
         n_resamples=args.resamples,
-        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir"),
+        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir", "providers"),
     )
     data = result.to_dict()
     if args.json:
@@ -293,6 +331,8 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
             f"p = {result.sign_flip.pvalue:.3g}",
             soft_wrap=True,
         )
+    if result.by_provider:
+        _print_providers(console, result)
     if result.verdict_note:
         console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
     if result.reuse_note and result.reuse_note != result.verdict_note:
@@ -306,11 +346,33 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
         console.print(f"{label}: {escape(calibration['message'])}", soft_wrap=True)
 
 
+def _print_providers(console: Console, result: PairedComparison) -> None:
+    """One line per provider (its own verdict; Holm across providers) and the spread line."""
+    table = result.provider_table()
+    width = max(len(str(name)) for name in table["provider"])
+    console.print(
+        f"by provider ({len(table)}; each verdict over its own cases, p Holm-adjusted across "
+        "providers):",
+        soft_wrap=True,
+    )
+    for row in table.to_dict("records"):
+        flag = "  regressed after Holm" if row["regressed"] else ""
+        console.print(
+            f"  {escape(str(row['provider'])):<{width}}  {row['verdict']:<12}  delta "
+            f"{_pct(row['estimate'])} "
+            + escape(f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]")
+            + f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}",
+            soft_wrap=True,
+        )
+    if result.heterogeneity is not None:
+        console.print(escape(result.heterogeneity.line()), soft_wrap=True)
+
+
 def flips_main(args: argparse.Namespace) -> int:
     """Print the flip rate and the most unstable cases."""
     from evalkit.analysis import flips
 
-    result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir)
+    result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir, providers=args.providers)
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -322,9 +384,17 @@ def flips_main(args: argparse.Namespace) -> int:
     )
     if result.message:
         print(f"note: {result.message}")
+    for line in result.by_provider.to_dict("records"):
+        print(
+            f"  provider {line['provider']}: {_num(line['flip_rate'])} [{_num(line['ci_low'])}, "
+            f"{_num(line['ci_high'])}] over {line['n_pairs']} pairs"
+        )
     table = result.by_case.dropna(subset=["estimate"]).sort_values("estimate", ascending=False)
     for _, row in table.head(args.top).iterrows():
-        print(f"  {row['case_id']}\t{row.get('condition', '')}\t{row['estimate']:.2f}")
+        provider = f"\t{row['provider']}" if "provider" in row else ""
+        print(
+            f"  {row['case_id']}\t{row.get('condition', '')}{provider}\t{row['estimate']:.2f}"
+        )
     return 0
 
 
@@ -341,6 +411,7 @@ def power_main(args: argparse.Namespace) -> int:
         round_cases=args.round_cases,
         adaptive_trials=args.adaptive_trials,
         **futility_arguments(args),
+        **pick(args, "providers", "provider_correlation"),
     )
     if args.json:
         print_json(result.to_dict())
@@ -361,6 +432,8 @@ def power_main(args: argparse.Namespace) -> int:
         f"{_pct(result.effect)}, power {_num(result.power, 2)}, alpha {result.alpha}, "
         f"method {result.method})"
     )
+    if args.providers != 1:
+        print(f"note: {result.note}")
     if result.sequential is not None:
         plan = result.sequential
         ratio = plan["ratio_to_fixed"]

@@ -112,6 +112,16 @@ def add_roles_option(parser: argparse.ArgumentParser, when: str = "") -> None:
     )
 
 
+def add_provider_filter(parser: argparse.ArgumentParser) -> None:
+    """``--provider P[,Q]`` of the analysis commands: keep only these providers."""
+    parser.add_argument(
+        "--provider",
+        dest="providers",
+        metavar="P[,Q]",
+        help="keep only these providers (comma-separated; default every provider)",
+    )
+
+
 def add_provider_options(parser: argparse.ArgumentParser, provider_help: str) -> None:
     """``--provider`` and the repeatable ``--provider-opt KEY=VALUE``."""
     parser.add_argument("--provider", help=provider_help)

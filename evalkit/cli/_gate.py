@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 
 from evalkit.analysis import gate
-from evalkit.cli._common import add_common_options, eprint, pick, print_json
+from evalkit.cli._common import (
+    add_common_options,
+    add_provider_filter,
+    eprint,
+    pick,
+    print_json,
+)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -15,13 +21,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy", help="gate policy YAML (metric, threshold, tiers, budgets)")
     p.add_argument("--tier", help="tier to gate on (e.g. smoke, release)")
     p.add_argument("--ledger", help="JSONL file each decision is appended to")
+    add_provider_filter(p)
     add_common_options(p, main)
 
 
 def main(args: argparse.Namespace) -> int:
     """Gate and print the decision."""
     result = gate(
-        args.baseline, args.candidate, **pick(args, "policy", "tier", "ledger", "runs_dir")
+        args.baseline,
+        args.candidate,
+        **pick(args, "policy", "tier", "ledger", "runs_dir", "providers"),
     )
     if args.json:
         print_json(result.to_dict())

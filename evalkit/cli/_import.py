@@ -22,13 +22,24 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="result file(s) or a directory of them (e.g. one Inspect log per model)",
     )
-    p.add_argument("--format", required=True, choices=IMPORT_FORMATS, help="input format")
+    p.add_argument(
+        "--format",
+        required=True,
+        help=f"input format: {', '.join(IMPORT_FORMATS)}, or one an installed package "
+        "registers (evalkit.importers entry points)",
+    )
     p.add_argument("--run-id", required=True, help="id of the new run (never overwritten)")
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
         help="inspect: model (default), task_arg:NAME or metadata:NAME; "
-        "promptfoo: prompt (default) or provider",
+        "promptfoo: prompt (default) or provider; harbor: skills (default), job or "
+        "task-path:REGEX",
+    )
+    p.add_argument(
+        "--pass-threshold",
+        type=float,
+        help="harbor: a verifier reward at or above it passes (default 1.0)",
     )
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
@@ -51,7 +62,7 @@ def _summary(result: ImportResult) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
-    options = pick(args, "runs_dir", "condition_from", "scorer", "lane", "suite")
+    options = pick(args, "runs_dir", "condition_from", "scorer", "lane", "suite", "pass_threshold")
     result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:
         eprint(f"warning: {warning}")

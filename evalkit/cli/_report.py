@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.cli._common import add_common_options, add_roles_option, eprint, pick, print_json
+from evalkit.cli._common import (
+    add_common_options,
+    add_provider_filter,
+    add_roles_option,
+    eprint,
+    pick,
+    print_json,
+)
 from evalkit.errors import InputError
 from evalkit.report import KINDS, ReportError, parse_assignments, report
 
@@ -22,6 +29,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="A,B: with --kind compare and no --baseline, the two conditions compared",
     )
     add_roles_option(p, "with --kind lift: ")
+    add_provider_filter(p)
     p.add_argument(
         "--labels",
         help="with --kind labels: the labels CSV to label (default: a new sample of 50 "
@@ -71,6 +79,10 @@ def main(args: argparse.Namespace) -> int:
         parameters["labels"] = args.labels or _new_sample(args)
     if args.conditions:
         parameters["conditions"] = args.conditions
+    if args.providers:
+        if args.kind != "compare":
+            raise InputError(f"--provider is used by --kind compare, not by --kind {args.kind}")
+        parameters["providers"] = args.providers
     if args.roles:
         from evalkit.analysis import parse_roles
 

@@ -63,6 +63,11 @@ if TYPE_CHECKING:
         rate_plot,
         trend_plot,
     )
+    from evalkit.report._providers import (
+        provider_comparisons,
+        provider_forest_plot,
+        provider_section,
+    )
     from evalkit.report._render import (
         KINDS,
         LABELS_MARKER,
@@ -226,6 +231,9 @@ __all__ = [
     "power_plot",
     "pp",
     "project_path",
+    "provider_comparisons",
+    "provider_forest_plot",
+    "provider_section",
     "rate_plot",
     "read_label_rows",
     "read_notebook",

@@ -129,8 +129,17 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
 
 
 def comparison_html(result: PairedComparison) -> str:
-    """A paired comparison: its verdict banner, the cases that moved most, the forest plot."""
-    return styled((_comparison_banner(result) + _comparison_cases(result)).html)
+    """A paired comparison: its verdict banner, the cases that moved most, the forest plot.
+
+    With several providers the per-provider table, their forest plot and the heterogeneity
+    line come before the cases.
+    """
+    from evalkit.report._providers import provider_section
+
+    parts = _comparison_banner(result)
+    if result.by_provider:
+        parts = parts + provider_section(result)
+    return styled((parts + _comparison_cases(result)).html)
 
 
 def _trajectory(trajectory: SequentialTrajectory) -> Fragment:

@@ -357,6 +357,7 @@ def compare_view(
     conditions: Sequence[str] | str | None = None,
     *,
     runs_dir: str | os.PathLike[str] = "runs",
+    providers: str | Sequence[str] | None = None,
     **options: Any,
 ) -> ComparisonView:
     """Compare ``run`` against ``baseline`` (two runs), or two conditions of ``run``.
@@ -368,19 +369,22 @@ def compare_view(
             the baseline and candidate conditions (default: the two conditions of a run of
             ``evalkit run --until-verdict``, else ``none`` vs ``preloaded``).
         runs_dir: Where run ids are looked up.
+        providers: Keep only these providers (``"P,Q"``; default every provider).
         **options: Passed to :func:`evalkit.stats.compare` (``threshold``, ``n_resamples``...).
 
     Returns:
         The :class:`ComparisonView`.
     """
+    from evalkit.analysis import select_providers
+
     if isinstance(conditions, str):
         conditions = [c.strip() for c in conditions.split(",") if c.strip()]
     wanted = tuple(conditions or ())
     candidate_dir = resolve_run_dir(run, runs_dir)
-    candidate_rows = read_run(candidate_dir)
+    candidate_rows = select_providers(read_run(candidate_dir), providers, candidate_dir.name)
     if baseline:
         baseline_dir = resolve_run_dir(baseline, runs_dir)
-        baseline_rows = read_run(baseline_dir)
+        baseline_rows = select_providers(read_run(baseline_dir), providers, baseline_dir.name)
         result = compare(
             baseline_rows,
             candidate_rows,

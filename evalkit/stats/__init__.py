@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from evalkit.stats._compare import compare
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import as_frame, records
+    from evalkit.stats._heterogeneity import Heterogeneity, heterogeneity
     from evalkit.stats._interval import Interval
     from evalkit.stats._means import clustered_se, mean_ci
     from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         required_trials,
     )
     from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+    from evalkit.stats._providers import provider_summary, provider_table
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
         FUTILE_PLANNED,
@@ -73,6 +75,7 @@ __all__ = [
     "FUTILE_PLANNED",
     "FUTILITY_BETA",
     "FlipRate",
+    "Heterogeneity",
     "Interval",
     "Kappa",
     "Look",
@@ -101,6 +104,7 @@ __all__ = [
     "flip_rate_between",
     "flip_rate_within",
     "futility_log_wealth",
+    "heterogeneity",
     "mean_ci",
     "minimum_detectable_effect",
     "one_sample",
@@ -109,6 +113,8 @@ __all__ = [
     "pass_rates",
     "percentile_interval",
     "proportion_ci",
+    "provider_summary",
+    "provider_table",
     "records",
     "required_cases",
     "required_trials",

@@ -17,7 +17,7 @@ useful interval of its own.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -30,6 +30,51 @@ from evalkit.stats._frame import as_frame, check_confidence, records
 from evalkit.stats._interval import json_float
 from evalkit.stats._proportions import proportion_ci
 from evalkit.stats._reuse import reused_note, split_reused
+
+#: Columns of :attr:`FlipRate.by_provider`.
+PROVIDER_COLUMNS = (
+    "provider", "n_pairs", "n_flips", "flip_rate", "ci_low", "ci_high", "confidence", "method"
+)
+
+
+def _provider_table(
+    frame: pd.DataFrame, flips: str, pairs: str, confidence: float
+) -> pd.DataFrame:
+    """Per-provider pooled flip rates, clustered by case (empty with one provider).
+
+    Args:
+        frame: One row per group with ``provider``, ``case_id`` and the two count columns.
+        flips: Column of disagreeing pairs.
+        pairs: Column of pairs.
+        confidence: Confidence level.
+
+    Returns:
+        The :data:`PROVIDER_COLUMNS` table.
+    """
+    if "provider" not in frame.columns or frame["provider"].nunique() < 2:
+        return pd.DataFrame(columns=list(PROVIDER_COLUMNS))
+    rows = []
+    for provider, part in frame.groupby("provider", sort=True):
+        per_case = part.groupby("case_id", sort=False)[[flips, pairs]].sum()
+        n_pairs = int(per_case[pairs].sum())
+        n_flips = int(per_case[flips].sum())
+        low, high = _ratio_interval(
+            per_case[flips].to_numpy(dtype=float), per_case[pairs].to_numpy(dtype=float),
+            confidence,
+        )
+        rows.append(
+            {
+                "provider": str(provider),
+                "n_pairs": n_pairs,
+                "n_flips": n_flips,
+                "flip_rate": n_flips / n_pairs if n_pairs else float("nan"),
+                "ci_low": low,
+                "ci_high": high,
+                "confidence": confidence,
+                "method": "cluster-wilson",
+            }
+        )
+    return pd.DataFrame(rows, columns=list(PROVIDER_COLUMNS))
 
 
 @dataclass(frozen=True)
@@ -50,6 +95,9 @@ class FlipRate:
             runs; see :mod:`evalkit.stats._reuse`).
         message: One line on the left-out pairs ("" when there are none); when every pair is
             one sample, how to measure noise instead.
+        by_provider: With several providers, one row per provider: ``provider, n_pairs,
+            n_flips, flip_rate, ci_low, ci_high, confidence, method`` (cluster-Wilson, clusters
+            = cases); empty with one provider.
     """
 
     flip_rate: float
@@ -63,6 +111,9 @@ class FlipRate:
     n_unmatched: int = 0
     reused_items: int = 0
     message: str = ""
+    by_provider: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(PROVIDER_COLUMNS))
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -75,8 +126,9 @@ class FlipRate:
         Returns:
             ``{"flip_rate", "n_pairs", "by_case": [...]}``, one record per row of ``by_case``;
             undefined numbers are None (``flip_rate`` is None when no pair is evidence).
-            Extended with ``"reused_items"`` (pairs left out as one sample) and
-            ``"message"`` (why, and how to draw fresh samples).
+            Extended with ``"reused_items"`` (pairs left out as one sample),
+            ``"message"`` (why, and how to draw fresh samples) and ``"by_provider"`` (one
+            record per provider when there are several).
         """
         return {
             "flip_rate": json_float(self.flip_rate),
@@ -84,6 +136,7 @@ class FlipRate:
             "by_case": records(self.by_case),
             "reused_items": int(self.reused_items),
             "message": self.message,
+            "by_provider": records(self.by_provider),
         }
 
 
@@ -195,6 +248,9 @@ def flip_rate_between(
         n_unmatched=n_unmatched,
         reused_items=reused,
         message=reused_note(reused, n_pairs + reused),
+        by_provider=_provider_table(
+            pairs.assign(pair=1, flip=pairs["flip"].astype(int)), "flip", "pair", level
+        ),
     )
 
 
@@ -258,7 +314,7 @@ def _ratio_interval(
 
 def flip_rate_within(
     data: pd.DataFrame,
-    by: Sequence[str] = ("case_id", "condition"),
+    by: Sequence[str] | None = None,
     confidence: float = 0.95,
 ) -> FlipRate:
     """Share of disagreeing trial pairs within each group of one run (and pooled).
@@ -266,11 +322,16 @@ def flip_rate_within(
     A group with ``k`` trials and ``s`` passes has ``s * (k - s)`` disagreeing pairs out of
     ``k * (k - 1) / 2``. The overall rate pools pairs over groups (ratio of sums); groups with
     fewer than two trials have no pair. Skipped rows are excluded; errors and timeouts count as
-    failures.
+    failures. Trials are paired only within one work-item cell: by default (case, condition)
+    plus ``lane`` and ``provider`` when the table has them, so two providers' trials of a case
+    are never taken for repeats of one agent; with several providers ``by_provider`` gives each
+    provider's own rate.
 
     Args:
         data: One run (tidy frame).
-        by: Group columns; must include ``case_id`` (clusters are cases).
+        by: Group columns; must include ``case_id`` (clusters are cases). Default
+            ``case_id, condition``, with ``lane`` and ``provider`` when the table holds
+            several of them.
         confidence: Confidence level.
 
     Returns:
@@ -294,6 +355,13 @@ def flip_rate_within(
         (0.333, 6)
     """
     level = check_confidence(confidence)
+    if by is None:
+        by = ["case_id", "condition"]
+        if isinstance(data, pd.DataFrame):
+            several = [c for c in ("lane", "provider") if c in data and data[c].nunique() > 1]
+            by = [*(["lane"] if "lane" in several else []), *by, *(
+                ["provider"] if "provider" in several else []
+            )]
     by = [by] if isinstance(by, str) else list(by)
     if "case_id" not in by:
         raise InputError("`by` must include 'case_id': trial pairs are formed within a case.")
@@ -326,4 +394,5 @@ def flip_rate_within(
         confidence=level,
         method="cluster-wilson",
         by_case=table,
+        by_provider=_provider_table(table, "flips", "n", level),
     )

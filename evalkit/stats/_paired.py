@@ -22,8 +22,10 @@ from evalkit.stats._frame import (
     plain,
     records,
 )
+from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
 from evalkit.stats._verdicts import (
@@ -121,6 +123,10 @@ class PairedComparison:
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
+        by_provider: With several providers, one comparison per provider over its own cases.
+        pooled_providers: The providers the overall figures pool (each case one cluster, its
+            per-provider differences averaged: a shared case counts once).
+        heterogeneity: Interaction test, ``tau2``, ``I2`` and prediction interval, or None.
     """
 
     metric: Metric
@@ -148,10 +154,23 @@ class PairedComparison:
     by_condition: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_conditions: tuple[str, ...] = ()
     judge_calibration: dict[str, Any] | None = None
+    by_provider: tuple[tuple[str, PairedComparison], ...] = ()
+    pooled_providers: tuple[str, ...] = ()
+    heterogeneity: Heterogeneity | None = None
 
     @property
     def scope(self) -> str:
-        """Which conditions the overall figures speak for, in words."""
+        """Which conditions (and providers) the overall figures speak for, in words."""
+        if self.pooled_providers:
+            over = (
+                f" and conditions {', '.join(self.pooled_conditions)}"
+                if self.pooled_conditions
+                else ""
+            )
+            return (
+                f"pooled over {len(self.pooled_providers)} providers{over}, clustered by case "
+                "(each case counts once, its per-provider differences averaged)"
+            )
         if self.pooled_conditions:
             return (
                 f"pooled over conditions {', '.join(self.pooled_conditions)}, stratified by "
@@ -180,7 +199,21 @@ class PairedComparison:
             "sign_flip_pvalue": None if self.sign_flip is None else self.sign_flip.pvalue,
             "verdict_note": self.verdict_note,
             "reuse_note": self.reuse_note,
+            "by_provider": self.provider_summary(),
         }
+
+    def provider_summary(self) -> dict[str, dict[str, Any]]:
+        """``by_provider`` of the JSON (:func:`~evalkit.stats.provider_summary`)."""
+        return provider_summary(self)
+
+    def provider_table(self) -> pd.DataFrame:
+        """One row per provider, Holm across them (:func:`~evalkit.stats.provider_table`)."""
+        return provider_table(self)
+
+    @property
+    def regressed_providers(self) -> list[str]:
+        """Providers whose delta is significantly negative after Holm across providers."""
+        return [str(p) for p in self.provider_table().query("regressed")["provider"]]
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -216,8 +249,10 @@ class PairedComparison:
             overall figures pool several conditions, else None) and ``"scope"`` (the same in
             words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
             "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
-            when judged expectations decide compared rows, else None). Undefined numbers are
-            None.
+            when judged expectations decide compared rows, else None). Extended with
+            ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`), ``"pooled_providers"``
+            and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`); several providers
+            make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -263,13 +298,19 @@ class PairedComparison:
                         for name, part in self.by_condition
                     ],
                     "pooled": {
-                        "method": "stratified-by-case",
+                        "method": "clustered-by-case"
+                        if self.pooled_providers
+                        else "stratified-by-case",
                         "conditions": list(self.pooled_conditions),
                     }
-                    if self.pooled_conditions
+                    | ({"providers": list(self.pooled_providers)} if self.pooled_providers else {})
+                    if self.pooled_conditions or self.pooled_providers
                     else None,
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
+                    "by_provider": self.provider_summary(),
+                    "pooled_providers": list(self.pooled_providers),
+                    "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
                 }
             )
         )

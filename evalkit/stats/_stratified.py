@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import pandas as pd
 
+from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
 from evalkit.stats._paired import (
@@ -133,6 +134,8 @@ def compare_pair(
             note = "the two runs share no case in this condition"
             result = dataclasses.replace(result, verdict_note=note)
         return result
+    providers = _providers(split, on)
+    pooled = pooled or len(providers) > 1
     pairs = build_pairs(split.baseline, split.candidate, on, options.metric)
     result = compare_matrices(
         pairs.keys,
@@ -150,7 +153,78 @@ def compare_pair(
         summary=partial(stratified_summary, on=on, options=options) if pooled else None,
     )
     note = reused_note(reused, split.n_pairs)
-    return dataclasses.replace(result, reused_items=reused, reuse_note=note)
+    result = dataclasses.replace(result, reused_items=reused, reuse_note=note)
+    if len(providers) > 1:
+        result = with_providers(result, base, cand, on, options, providers)
+    return result
+
+
+def _providers(split: ReuseSplit, on: Sequence[str]) -> tuple[str, ...]:
+    """The providers of a comparison's evidence (empty when ``provider`` is not a unit)."""
+    if "provider" not in on:
+        return ()
+    both = set(split.baseline["provider"]) | set(split.candidate["provider"])
+    return tuple(sorted(str(p) for p in both))
+
+
+def with_providers(
+    result: PairedComparison,
+    base: pd.DataFrame,
+    cand: pd.DataFrame,
+    on: Sequence[str],
+    options: CompareOptions,
+    providers: tuple[str, ...],
+) -> PairedComparison:
+    """Add one comparison per provider and the heterogeneity across them to ``result``.
+
+    Each provider is compared on its own rows (its cases pooled over conditions, stratified
+    by case, when there are several conditions); the heterogeneity figures come from the
+    per-(case, provider) differences of ``result.cases``, centred on the case-clustered pool.
+
+    Args:
+        result: The pooled comparison (its overall figures clustered by case).
+        base: Its validated baseline rows.
+        cand: Its validated candidate rows.
+        on: Unit columns (with ``provider``).
+        options: Comparison options.
+        providers: The providers, sorted.
+
+    Returns:
+        ``result`` with ``by_provider``, ``pooled_providers`` and ``heterogeneity``.
+    """
+    several_conditions = "condition" in on and result.cases["condition"].nunique() > 1
+    _, splits = split_reused_by(base, cand, [*on, "trial"], "provider", providers)
+    parts = [
+        (
+            name,
+            compare_pair(
+                splits[name].baseline,
+                splits[name].candidate,
+                on,
+                options,
+                part=True,
+                split=splits[name],
+                pooled=several_conditions,
+            ),
+        )
+        for name in providers
+    ]
+    clusters = [c for c in on if c not in ("condition", "provider")]
+    spread = heterogeneity(
+        result.cases,
+        clusters=clusters,
+        estimate=result.delta.estimate,
+        se=result.se,
+        confidence=options.confidence,
+    )
+    method = result.delta.method.replace("stratified-by-case", "clustered-by-case")
+    return dataclasses.replace(
+        result,
+        delta=result.delta._replace(method=method),
+        by_provider=tuple(parts),
+        pooled_providers=providers,
+        heterogeneity=spread,
+    )
 
 
 def stratified_summary(
@@ -172,7 +246,7 @@ def stratified_summary(
     Returns:
         The overall figures, their interval's method marked ``stratified-by-case``.
     """
-    clusters = [c for c in on if c != "condition"]
+    clusters = [c for c in on if c not in ("condition", "provider")]
     per_case = cases.groupby(clusters, sort=True)[["baseline_rate", "candidate_rate"]]
     rates = per_case.mean()
     overall = overall_summary(

@@ -407,10 +407,10 @@ def test_malformed_input_exits_2(
 
 
 def test_unknown_format_exits_2(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["import", str(PROMPTFOO), "--format", "xml", "--run-id", "x"])
-    assert info.value.code == 2
-    assert "invalid choice: 'xml'" in capsys.readouterr().err
+    argv = ["import", str(PROMPTFOO), "--format", "xml", "--run-id", "x"]
+    assert main([*argv, "--runs-dir", str(runs_dir)]) == 2
+    err = capsys.readouterr().err
+    assert "'xml' was passed" in err and "'harbor'" in err and "'skill-creator'" in err
     with pytest.raises(InputError, match=r"`format` must be one of \['csv', 'jsonl'"):
         import_results(PROMPTFOO, "xml", "x", runs_dir=runs_dir)
 

@@ -90,8 +90,11 @@ def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_flips_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for argv in (["flips", "a"], ["flips", "a", "b"]):
         data = _json(capsys, [*argv, "--runs-dir", str(runs), "--json"])
-        # the contract's keys, extended with the reused pairs left out and why
-        assert set(data) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message"}
+        # the contract's keys, extended with the reused pairs left out and why, and the
+        # per-provider table (empty: one provider)
+        assert set(data) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message",
+                             "by_provider"}
+        assert data["by_provider"] == []
         assert 0 <= data["flip_rate"] <= 1 and isinstance(data["by_case"], list)  # type: ignore[operator]
         assert data["reused_items"] == 0 and data["message"] == ""  # two seeds: fresh samples
 

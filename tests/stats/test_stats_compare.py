@@ -70,6 +70,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended |= {"sign_flip", "verdict_note"}
     extended |= {"reused_items", "reuse_note", "by_condition", "pooled", "scope"}
     extended |= {"judge_calibration"}  # null unless a compared row was judged
+    extended |= {"by_provider", "pooled_providers", "heterogeneity"}  # empty/null: 1 provider
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
@@ -125,8 +126,12 @@ def test_compare_matches_on_provider_when_runs_hold_several() -> None:
     base = _run({"none": [0.5]}, seed=9, provider=["a", "b"])
     cand = _run({"none": [0.5]}, seed=10, provider=["a", "b"])
     result = compare(base, cand, n_resamples=500)
-    assert result.n_cases == 40
+    # the 20 cases are shared by both providers: each counts once (clustered by case), while
+    # the per-unit table keeps one row per (case, provider)
+    assert result.n_cases == 20
+    assert len(result.to_dict()["cases"]) == 40
     assert all("provider" in case for case in result.to_dict()["cases"])
+    assert set(result.to_dict()["by_provider"]) == {"a", "b"}
     # one provider per run (different ones): compared across providers, matched on case
     single = compare(
         _run({"none": [0.5]}, provider="a"), _run({"none": [0.5]}, provider="b"), n_resamples=500

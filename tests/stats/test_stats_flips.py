@@ -50,7 +50,8 @@ def test_flip_rate_between_single_trial_is_wilson() -> None:
 def test_flip_rate_between_to_dict_shape() -> None:
     a, b = _single_trial_runs()
     out = flip_rate_between(a, b).to_dict()
-    assert set(out) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message"}
+    assert set(out) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message", "by_provider"}
+    assert out["by_provider"] == [], "one provider: no per-provider table"
     assert out["flip_rate"] == pytest.approx(0.16)
     assert out["by_case"][0]["case_id"] == "c0"
     assert type(out["by_case"][0]["flips"]) is int

@@ -1,0 +1,410 @@
+"""``--format harbor``: Harbor job directories (one ``result.json`` per trial) as a run.
+
+Harbor (the harness behind Terminal-Bench and SkillsBench) writes a job directory holding one
+folder per trial, each with ``config.json`` (the ``TrialConfig``) and ``result.json`` (the
+``TrialResult``: task, agent, verifier rewards, exception, tokens, timings); the job folder's
+own ``result.json`` is a ``JobResult`` summary and is skipped (its trials are read from their
+own files, so none is counted twice). The mapping (``docs/import.md``):
+
+- ``task_name`` -> ``case_id``; the agent and its model -> ``provider`` (``agent/model``, so
+  two models behind one harness are two providers) and ``model``; ``agent_info.version`` ->
+  ``provider_version``;
+- condition from the trial's skills (``config.agent.skills`` empty -> ``none``, else
+  ``self-load``: Harbor installs them where the agent discovers them), or ``job`` (the job
+  directory's name) or ``task-path:REGEX`` (the regex's first group, else its match, in
+  ``config.task.path``);
+- trials numbered 0, 1, ... within (case, condition, provider) by ``started_at``;
+- ``verifier_result.rewards["reward"]`` -> ``score``; ``passed`` = reward >= the threshold;
+- ``exception_info`` -> ``status`` and ``error_class``: an agent timeout is ``timeout`` (a
+  failure, as everywhere in evalkit); infrastructure failures (environment build, agent
+  setup, model API) are ``error`` rows whose message starts ``infrastructure:``; an agent
+  failure the verifier still graded (non-zero exit, context window exceeded) keeps its
+  reward with status ``ok`` and the exception as ``error_class``; a trial without a verifier
+  result is an ``error`` row, never a pass;
+- tokens and cost from ``agent_result``; ``latency_s`` from the agent-execution timing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalkit.analysis._import_common import (
+    ParsedSource,
+    SourceRow,
+    check_score,
+    fail,
+    parse_json,
+    read_text,
+    short_error,
+)
+from evalkit.analysis._import_registry import ImportRequest
+from evalkit.errors import InputError
+
+#: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
+DEFAULT_PASS_THRESHOLD = 1.0
+TRIAL_FILE = "result.json"
+_EXPECTED = (
+    "expected a Harbor trial result (TrialResult: task_name, trial_name, config, agent_info, "
+    "verifier_result, ...), the result.json of a trial directory"
+)
+#: Harbor exception types whose trial the verifier still graded: the agent failed on its own
+#: account (harbor.models.trial.error_policy, has_valid_reward=True).
+GRADED_AGENT_FAILURES = frozenset(
+    {
+        "NonZeroAgentExitCodeError",
+        "ContextWindowExceededError",
+        "OutputTokenExceededError",
+        "ContextLengthExceededError",
+        "OutputLengthExceededError",
+        "AgentSafetyRefusalError",
+        "ContentPolicyViolationError",
+    }
+)
+#: The agent ran out of time: a failure, with status ``timeout``.
+AGENT_TIMEOUTS = frozenset({"AgentTimeoutError"})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class _Timing(_Model):
+    started_at: datetime | None = None
+    """Phase start."""
+    finished_at: datetime | None = None
+    """Phase end."""
+
+
+class _ModelInfo(_Model):
+    name: str
+    """Model name."""
+    provider: str | None = None
+    """Model vendor, when the model string named one."""
+
+
+class _AgentInfo(_Model):
+    name: str
+    """Agent (harness) name, e.g. ``claude-code``."""
+    version: str | None = None
+    """Agent version."""
+    model_info: _ModelInfo | None = None
+    """The model the agent ran."""
+
+
+class _AgentConfig(_Model):
+    name: str | None = None
+    """Configured agent name."""
+    model_name: str | None = None
+    """Configured model."""
+    skills: list[str] = []
+    """Skill directories installed for the agent."""
+
+
+class _TaskConfig(_Model):
+    path: str | None = None
+    """Local task directory."""
+    name: str | None = None
+    """Package task name."""
+
+
+class _TrialConfig(_Model):
+    task: _TaskConfig
+    """The task."""
+    agent: _AgentConfig = _AgentConfig()
+    """The agent."""
+
+
+class _AgentResult(_Model):
+    n_input_tokens: int | None = None
+    """Input tokens, cache included."""
+    n_cache_tokens: int | None = None
+    """Cached input tokens."""
+    n_output_tokens: int | None = None
+    """Output tokens."""
+    cost_usd: float | None = None
+    """Agent cost in USD."""
+
+
+class _VerifierResult(_Model):
+    rewards: dict[str, float] | None = None
+    """Rewards by name (``reward`` is the one used)."""
+
+
+class _ExceptionInfo(_Model):
+    exception_type: str
+    """Exception class name."""
+    exception_message: str = ""
+    """Its message."""
+
+
+class HarborTrial(_Model):
+    """The fields of Harbor's ``TrialResult`` that evalkit reads (others are ignored)."""
+
+    id: str | None = None
+    """Trial id (a UUID): one sample, however many copies of its directory are passed."""
+    task_name: str
+    """Task name: the case."""
+    trial_name: str
+    """Trial directory name."""
+    config: _TrialConfig
+    """The trial's configuration."""
+    agent_info: _AgentInfo
+    """The agent that ran."""
+    agent_result: _AgentResult | None = None
+    """Tokens and cost."""
+    verifier_result: _VerifierResult | None = None
+    """Rewards (None when the verifier did not run)."""
+    exception_info: _ExceptionInfo | None = None
+    """The exception that ended the trial, if any."""
+    started_at: datetime | None = None
+    """Trial start."""
+    finished_at: datetime | None = None
+    """Trial end."""
+    agent_execution: _Timing | None = None
+    """Agent-execution timing (latency)."""
+
+
+def _condition_rule(text: str | None) -> tuple[str, re.Pattern[str] | None]:
+    """Parse ``--condition-from`` (``skills``, ``job``, ``task-path:REGEX``)."""
+    rule = text or "skills"
+    if rule in ("skills", "job"):
+        return rule, None
+    if rule.startswith("task-path:"):
+        try:
+            return "task-path", re.compile(rule.removeprefix("task-path:"))
+        except re.error as exc:
+            raise InputError(
+                f"--condition-from {rule}: not a valid regular expression ({exc})"
+            ) from None
+    raise InputError(
+        f"--condition-from {rule!r}: a Harbor import takes 'skills' (default), 'job' or "
+        "'task-path:REGEX' (e.g. task-path:tasks_(no_skills|with_skills))"
+    )
+
+
+def _is_job_result(data: dict[str, Any]) -> bool:
+    return "n_total_trials" in data and "task_name" not in data
+
+
+def _load(path: Path, listed: bool) -> HarborTrial | None:
+    """One trial result; None for a job summary found while listing a directory."""
+    data = parse_json(path, read_text(path), _EXPECTED)
+    if not isinstance(data, dict):
+        raise fail(path, "", f"a JSON {type(data).__name__}, not an object; {_EXPECTED}")
+    if _is_job_result(data):
+        if listed:
+            return None
+        raise fail(
+            path, "", "this is a Harbor job summary (JobResult), not a trial; pass the job "
+            "directory, which holds one trial directory per trial"
+        )
+    missing = [k for k in ("task_name", "trial_name", "config", "agent_info") if k not in data]
+    if missing:
+        raise fail(path, "", f"no {', '.join(missing)}: not a Harbor trial result; {_EXPECTED}")
+    try:
+        return HarborTrial.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise fail(path, where, f"{err['msg']}; {_EXPECTED}") from None
+
+
+def _seconds(timing: _Timing | None) -> float | None:
+    if timing is None or timing.started_at is None or timing.finished_at is None:
+        return None
+    return max(0.0, (timing.finished_at - timing.started_at).total_seconds())
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _provider(trial: HarborTrial) -> tuple[str, str | None]:
+    agent = trial.agent_info.name or trial.config.agent.name or "agent"
+    info = trial.agent_info.model_info
+    model = info.name if info is not None else trial.config.agent.model_name
+    if info is not None and info.provider and "/" not in info.name:
+        model = f"{info.provider}/{info.name}"
+    return (f"{agent}/{model}" if model else agent), model
+
+
+def _condition(
+    trial: HarborTrial, path: Path, rule: str, pattern: re.Pattern[str] | None
+) -> str:
+    if rule == "skills":
+        return "self-load" if trial.config.agent.skills else "none"
+    if rule == "job":
+        return path.parent.parent.name or "job"
+    task_path = trial.config.task.path or trial.config.task.name or ""
+    match = pattern.search(task_path) if pattern is not None else None
+    if match is None:
+        raise fail(
+            path, "config.task.path", f"{task_path!r} does not match --condition-from "
+            f"task-path:{pattern.pattern if pattern else ''}"
+        )
+    return match.group(1) if match.groups() and match.group(1) else match.group(0)
+
+
+def _reward(trial: HarborTrial, path: Path) -> float | None:
+    rewards = trial.verifier_result.rewards if trial.verifier_result is not None else None
+    if not rewards:
+        return None
+    if "reward" in rewards:
+        return float(rewards["reward"])
+    if len(rewards) == 1:
+        return float(next(iter(rewards.values())))
+    raise fail(
+        path, "verifier_result.rewards", f"several rewards ({', '.join(sorted(rewards))}) and "
+        "none called 'reward': evalkit cannot tell which one decides the trial"
+    )
+
+
+def _outcome(
+    trial: HarborTrial, reward: float | None, threshold: float
+) -> dict[str, Any]:
+    """status, passed, score, error_class and error_message of one trial."""
+    exc = trial.exception_info
+    if exc is not None and exc.exception_type in AGENT_TIMEOUTS:
+        return {
+            "status": "timeout",
+            "passed": False,
+            "score": reward,
+            "error_class": exc.exception_type,
+            "error_message": "agent: " + short_error(exc.exception_message),
+        }
+    if exc is not None and (exc.exception_type not in GRADED_AGENT_FAILURES or reward is None):
+        return {
+            "status": "error",
+            "passed": False,
+            "score": None,
+            "error_class": exc.exception_type,
+            "error_message": "infrastructure: " + short_error(exc.exception_message)
+            if exc.exception_type not in GRADED_AGENT_FAILURES
+            else "agent: " + short_error(exc.exception_message) + " (no verifier result)",
+        }
+    if reward is None:
+        return {
+            "status": "error",
+            "passed": False,
+            "score": None,
+            "error_class": "NoVerifierResult",
+            "error_message": "the verifier did not run (result.json has no verifier_result "
+            "rewards); a trial without a verifier result is never a pass",
+        }
+    return {
+        "status": "ok",
+        "passed": reward >= threshold,
+        "score": reward,
+        "error_class": None if exc is None else exc.exception_type,
+        "error_message": None if exc is None else "agent: " + short_error(exc.exception_message),
+    }
+
+
+def read_harbor(request: ImportRequest) -> ParsedSource:
+    """Read Harbor trial ``result.json`` files into result rows (see the module docstring).
+
+    Args:
+        request: The files (trial ``result.json`` files; a directory is listed for them),
+            ``condition_from`` and ``pass_threshold``.
+
+    Returns:
+        The rows, trials numbered by start time within (case, condition, provider).
+
+    Raises:
+        InputError: A file that is not a Harbor trial result (named, with what was expected),
+            a reward outside [0, 1], or a bad ``--condition-from``.
+    """
+    rule, pattern = _condition_rule(request.condition_from)
+    threshold = DEFAULT_PASS_THRESHOLD if request.pass_threshold is None else request.pass_threshold
+    if not 0.0 <= float(threshold) <= 1.0:
+        raise InputError(f"--pass-threshold must lie in [0, 1], got {threshold!r}")
+    files = [f for f in request.files if f not in request.listed or f.name == TRIAL_FILE]
+    rows: list[tuple[tuple[Any, ...], SourceRow]] = []
+    skipped = 0
+    infra: Counter[str] = Counter()
+    seen: dict[str, Path] = {}
+    for path in files:
+        trial = _load(path, path in request.listed)
+        if trial is None:
+            skipped += 1
+            continue
+        if trial.id is not None:
+            if trial.id in seen:
+                raise fail(
+                    path, "id", f"trial {trial.id} is also in {seen[trial.id]}: one trial passed "
+                    "twice (a copied job directory?); pass each job once"
+                )
+            seen[trial.id] = path
+        reward = _reward(trial, path)
+        provider, model = _provider(trial)
+        outcome = _outcome(trial, reward, float(threshold))
+        row = SourceRow(
+            values={
+                "lane": request.lane,
+                "case_id": trial.task_name,
+                "condition": _condition(trial, path, rule, pattern),
+                "provider": provider,
+                "model": model,
+                "provider_version": trial.agent_info.version,
+                "trial": None,
+                "latency_s": _seconds(trial.agent_execution),
+                "input_tokens": None if trial.agent_result is None
+                else trial.agent_result.n_input_tokens,
+                "output_tokens": None if trial.agent_result is None
+                else trial.agent_result.n_output_tokens,
+                "cost_usd": None if trial.agent_result is None else trial.agent_result.cost_usd,
+                "started_at": _utc(trial.started_at),
+                "finished_at": _utc(trial.finished_at),
+                **outcome,
+            },
+            file=str(path),
+            where=f"trial {trial.trial_name}",
+            identity={"trial_name": trial.trial_name, "task_name": trial.task_name,
+                      "started_at": None if trial.started_at is None
+                      else trial.started_at.isoformat()},
+        )
+        if outcome["score"] is not None:
+            check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
+        if outcome["status"] == "error" and str(outcome["error_message"]).startswith("infra"):
+            infra[str(outcome["error_class"])] += 1
+        order = (
+            row.values["case_id"], row.values["condition"], provider,
+            row.values["started_at"] or datetime.max.replace(tzinfo=UTC), trial.trial_name,
+        )
+        rows.append((order, row))
+    if not rows:
+        raise InputError(
+            f"{request.files[0] if request.files else 'input'}: no Harbor trial result found "
+            f"({skipped} job summary file(s) skipped); pass a job directory or trial directories"
+        )
+    rows.sort(key=lambda item: item[0])
+    numbered: Counter[tuple[Any, ...]] = Counter()
+    for order, row in rows:
+        group = order[:3]
+        row.values["trial"] = numbered[group]
+        numbered[group] += 1
+    warnings = []
+    if infra:
+        said = ", ".join(f"{name} x{count}" for name, count in infra.most_common())
+        warnings.append(
+            f"{sum(infra.values())} trial(s) failed before the agent could answer "
+            f"(infrastructure: {said}); they are error rows, counted as failures by the "
+            "analyses: rerun them with Harbor to measure the agent"
+        )
+    suites = {Path(row.file).parent.parent.name for _, row in rows}
+    return ParsedSource(
+        rows=[row for _, row in rows],
+        suite=suites.pop() if len(suites) == 1 else "harbor",
+        tool="harbor",
+        warnings=warnings,
+        duplicate_hint="two trial results are the same trial; pass each job directory once",
+        files=[Path(row.file) for _, row in rows],
+    )

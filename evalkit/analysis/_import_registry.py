@@ -1,0 +1,184 @@
+"""The importer registry: ``--format`` names to readers, imported only when a format is read.
+
+Shaped like the provider registry (``evalkit.providers._registry``). Three sources, in this
+order of precedence:
+
+1. importers registered at run time with :func:`register_importer`;
+2. the built-in formats, a table of :class:`Importer` entries whose reader is a
+   ``"module:function"`` string (this module imports none of the readers);
+3. third-party formats, published by installed packages under the ``evalkit.importers``
+   entry-point group (``name = "package.module:IMPORTER"``, an :class:`Importer`).
+
+A reader takes an :class:`ImportRequest` and returns a
+:class:`~evalkit.analysis._import_common.ParsedSource`; ``evalkit.import_results`` does the
+rest (keys, hashes, the run directory), whatever the format.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from evalkit.analysis._import_common import ParsedSource
+from evalkit.errors import ConfigError, InputError
+
+#: Entry-point group under which installed packages publish importers.
+ENTRY_POINT_GROUP = "evalkit.importers"
+
+
+@dataclass(frozen=True)
+class ImportRequest:
+    """What a reader is asked to read.
+
+    Attributes:
+        files: The files to read, in order (directories expanded by the format's suffixes).
+        listed: The subset found by listing a directory (a reader may skip those that turn
+            out to be something else).
+        lane: Lane of rows that do not carry one.
+        condition_from: Where the condition comes from (format-specific), or None.
+        scorer: The scorer that gives ``passed`` (Inspect), or None.
+        pass_threshold: A reward at or above it passes (Harbor), or None for the default.
+    """
+
+    files: list[Path]
+    listed: set[Path]
+    lane: str = "prompt"
+    condition_from: str | None = None
+    scorer: str | None = None
+    pass_threshold: float | None = None
+
+
+Reader = Callable[[ImportRequest], ParsedSource]
+"""Reads the request's files into rows (raises ``InputError`` naming the file on bad input)."""
+
+
+@dataclass(frozen=True)
+class Importer:
+    """One import format.
+
+    Attributes:
+        name: The ``--format`` name.
+        reader: The reader, or ``"package.module:function"`` imported on first use.
+        suffixes: File name endings read from a directory (``.csv``; ``result.json``).
+        what: What the files are, for messages (``"CSV files"``).
+        options: The options that apply (``condition_from``, ``scorer``, ``pass_threshold``);
+            passing another is an error that says so.
+        condition_hint: Why ``--condition-from`` does not apply, when it does not.
+    """
+
+    name: str
+    reader: Reader | str
+    suffixes: tuple[str, ...]
+    what: str
+    options: frozenset[str] = frozenset()
+    condition_hint: str = ""
+
+    def read(self, request: ImportRequest) -> ParsedSource:
+        """Read the request with this format's reader."""
+        reader = _resolve(self.reader, self.name) if isinstance(self.reader, str) else self.reader
+        return reader(request)
+
+
+_TABLE_HINT = "a CSV/JSONL gives the condition in its 'condition' column"
+
+#: The built-in formats, in the order ``--format`` lists them.
+BUILTIN_IMPORTERS: Mapping[str, Importer] = {
+    "csv": Importer(
+        "csv", "evalkit.analysis._import_readers:read_csv", (".csv",), "CSV files",
+        condition_hint=_TABLE_HINT,
+    ),
+    "jsonl": Importer(
+        "jsonl", "evalkit.analysis._import_readers:read_jsonl", (".jsonl", ".ndjson"),
+        "JSONL files", condition_hint=_TABLE_HINT,
+    ),
+    "inspect": Importer(
+        "inspect", "evalkit.analysis._import_readers:read_inspect_logs", (".eval", ".json"),
+        "Inspect AI logs (.eval or .json)", frozenset({"condition_from", "scorer"}),
+    ),
+    "promptfoo": Importer(
+        "promptfoo", "evalkit.analysis._import_readers:read_promptfoo_results", (".json",),
+        "promptfoo results (.json)", frozenset({"condition_from"}),
+    ),
+    "skill-creator": Importer(
+        "skill-creator", "evalkit.analysis._import_readers:read_skill_creator_benchmark",
+        ("benchmark.json",), "skill-creator benchmarks (benchmark.json)",
+        condition_hint="a skill-creator benchmark gives it in 'configuration'",
+    ),
+    "harbor": Importer(
+        "harbor", "evalkit.analysis._import_harbor:read_harbor", ("result.json",),
+        "Harbor trial results (result.json in a job or trial directory)",
+        frozenset({"condition_from", "pass_threshold"}),
+    ),
+}
+
+_REGISTERED: dict[str, Importer] = {}
+
+
+def register_importer(importer: Importer) -> None:
+    """Register an import format under ``importer.name``; every other name is left as it was.
+
+    Registering a built-in's name overrides that one built-in in this process.
+
+    Args:
+        importer: The format.
+    """
+    _REGISTERED[importer.name] = importer
+
+
+@lru_cache(maxsize=1)
+def _plugin_specs() -> dict[str, str]:
+    """``name -> "module:IMPORTER"`` of the installed ``evalkit.importers`` entry points."""
+    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def importer_names() -> tuple[str, ...]:
+    """Every available format: built-in ones in their order, then the others sorted."""
+    others = sorted({*_REGISTERED, *_plugin_specs()} - set(BUILTIN_IMPORTERS))
+    return (*BUILTIN_IMPORTERS, *others)
+
+
+def get_importer(name: str) -> Importer:
+    """The import format called ``name``.
+
+    Args:
+        name: A ``--format`` name.
+
+    Returns:
+        The :class:`Importer`.
+
+    Raises:
+        InputError: No such format (the message lists the formats that exist).
+        ConfigError: A plugin's entry point cannot be imported or is not an :class:`Importer`.
+    """
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name in BUILTIN_IMPORTERS:
+        return BUILTIN_IMPORTERS[name]
+    spec = _plugin_specs().get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise InputError(
+            f"The value for `format` must be one of {list(importer_names())}, but {name!r} "
+            f"was passed (a package can add a format under the '{ENTRY_POINT_GROUP}' "
+            "entry-point group)."
+        )
+    found = _resolve(spec, name)
+    if not isinstance(found, Importer):
+        raise ConfigError(
+            f"--format {name}: entry point '{spec}' is a {type(found).__name__}, not an "
+            "evalkit.analysis.Importer"
+        )
+    return found
+
+
+def _resolve(spec: str, name: str) -> Any:
+    """Import ``package.module:attribute``."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"--format {name}: cannot import '{spec}': {exc}") from None

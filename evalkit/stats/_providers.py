@@ -1,0 +1,94 @@
+"""The per-provider verdicts of a comparison, with Holm's correction across providers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import pandas as pd
+
+from evalkit.stats._interval import Interval
+from evalkit.stats._verdicts import adjust_pvalues
+
+
+class Compared(Protocol):
+    """What these functions read of a :class:`~evalkit.stats.PairedComparison`."""
+
+    @property
+    def delta(self) -> Interval:
+        """The overall interval (its confidence level sets Holm's alpha)."""
+
+    @property
+    def by_provider(self) -> Sequence[tuple[str, Any]]:
+        """``(provider, PairedComparison)`` pairs."""
+
+#: Columns of :func:`provider_table`.
+PROVIDER_COLUMNS = (
+    "provider", "verdict", "estimate", "ci_low", "ci_high", "n_cases", "wins", "losses",
+    "ties", "p_value", "p_adjusted", "regressed",
+)
+
+
+def provider_table(comparison: Compared) -> pd.DataFrame:
+    """One row per provider: its verdict and figures, with Holm's correction across them.
+
+    Args:
+        comparison: A comparison with several providers (``by_provider``).
+
+    Returns:
+        Columns ``provider, verdict, estimate, ci_low, ci_high, n_cases, wins, losses, ties,
+        p_value, p_adjusted, regressed``: ``p_value`` is the provider's sign-flip test over its
+        cases, ``p_adjusted`` Holm's adjustment across the providers, and ``regressed`` is
+        True when the provider's delta is negative and ``p_adjusted`` is at most ``1 -
+        confidence`` (the "no provider regressed" rule of ``gate``). Empty with one provider.
+    """
+    rows = [
+        {
+            "provider": name,
+            "verdict": part.verdict,
+            "estimate": part.delta.estimate,
+            "ci_low": part.delta.ci_low,
+            "ci_high": part.delta.ci_high,
+            "n_cases": part.n_cases,
+            "wins": part.wins,
+            "losses": part.losses,
+            "ties": part.ties,
+            "p_value": float("nan") if part.sign_flip is None else part.sign_flip.pvalue,
+        }
+        for name, part in comparison.by_provider
+    ]
+    table = pd.DataFrame(rows, columns=list(PROVIDER_COLUMNS[:-2]))
+    level = 1.0 - float(comparison.delta.confidence)
+    pvalues = table["p_value"].to_numpy(dtype=float)
+    adjusted = np.full(len(table), np.nan)
+    finite = np.isfinite(pvalues)
+    if finite.any():
+        adjusted[finite] = adjust_pvalues(pvalues[finite], level, "holm")
+    table["p_adjusted"] = adjusted
+    table["regressed"] = (table["estimate"] < 0) & (table["p_adjusted"] <= level)
+    return table
+
+
+def provider_summary(comparison: Compared) -> dict[str, dict[str, Any]]:
+    """``by_provider`` of the ``compare`` JSON: provider -> its verdict and figures.
+
+    Args:
+        comparison: A comparison (empty result with one provider).
+
+    Returns:
+        ``{provider: {"verdict", "delta", "ci_low", "ci_high", "n_cases", "wins", "losses",
+        "ties", "p_value", "p_adjusted", "regressed", "verdict_note"}}`` (Holm across
+        providers; see :func:`provider_table`).
+    """
+    return {
+        str(row["provider"]): {
+            ("delta" if key == "estimate" else str(key)): row[key]
+            for key in row
+            if key != "provider"
+        }
+        | {"verdict_note": part.verdict_note}
+        for row, (_, part) in zip(
+            provider_table(comparison).to_dict("records"), comparison.by_provider, strict=True
+        )
+    }
