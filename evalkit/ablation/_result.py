@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from evalkit._display import rich_html
-from evalkit.errors import InputError
+from evalkit._untrusted import read_json
+from evalkit.errors import InputBoundError, InputError
 from evalkit.results import write_json_atomic
 from evalkit.stats import records
 
@@ -162,7 +162,7 @@ def read_ablation(path: str | os.PathLike[str]) -> AblationResult:
             "'evalkit ablate SUITE --skill NAME')"
         )
     try:
-        data = json.loads(file.read_text(encoding="utf-8"))
+        data = read_json(file)
         minimal = data.get("minimal")
         return AblationResult(
             study_dir=Path(path),
@@ -183,6 +183,8 @@ def read_ablation(path: str | os.PathLike[str]) -> AblationResult:
             else MinimalSkill(**{**minimal, "removed": tuple(minimal["removed"])}),
             notes=tuple(data.get("notes", ())),
         )
+    except InputBoundError:
+        raise
     except (ValueError, KeyError, TypeError) as exc:
         raise InputError(
             f"{file}: damaged ablation record ({type(exc).__name__}: {exc}); run "
