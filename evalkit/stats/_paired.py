@@ -121,6 +121,10 @@ class PairedComparison:
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
+        ungraded_items: Compared items left out because they have no outcome yet (status
+            ``ungraded``: judged statements the run's judge could not grade); missing evidence,
+            counted here and never taken as a pass or a failure.
+        ungraded_note: One line explaining :attr:`ungraded_items` ("" when there are none).
     """
 
     metric: Metric
@@ -148,6 +152,8 @@ class PairedComparison:
     by_condition: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_conditions: tuple[str, ...] = ()
     judge_calibration: dict[str, Any] | None = None
+    ungraded_items: int = 0
+    ungraded_note: str = ""
 
     @property
     def scope(self) -> str:
@@ -216,8 +222,9 @@ class PairedComparison:
             overall figures pool several conditions, else None) and ``"scope"`` (the same in
             words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
             "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
-            when judged expectations decide compared rows, else None). Undefined numbers are
-            None.
+            when judged expectations decide compared rows, else None). Extended with
+            ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
+            no outcome until a judge grades them). Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -270,6 +277,8 @@ class PairedComparison:
                     else None,
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
+                    "ungraded_items": int(self.ungraded_items),
+                    "ungraded_note": self.ungraded_note,
                 }
             )
         )
