@@ -133,10 +133,24 @@ def compare(
     compared = [judged_run(baseline, _compared(base, conditions), names[0], runs_dir)]
     if candidate is not None and cand is not None:
         compared.append(judged_run(candidate, _compared(cand, conditions), names[1], runs_dir))
+    ungraded = sum(_ungraded(rows, conditions) for rows in (base, cand) if rows is not None)
+    if ungraded:
+        result = dataclasses.replace(result, ungraded_items=ungraded, ungraded_note=(
+            f"{ungraded} item(s) left out as missing evidence: their judged expectations were "
+            "not graded (the offline simulated judge has no known truth for them), so they "
+            "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
+            "and compare the judged runs"
+        ))
     check = check_judge_calibration(compared)
     if check is None:
         return result
     return dataclasses.replace(result, judge_calibration=check.to_dict())
+
+
+def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:
+    if "status" not in rows.columns:
+        return 0
+    return int((_compared(rows, conditions)["status"].astype(str) == "ungraded").sum())
 
 
 def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:

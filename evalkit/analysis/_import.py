@@ -153,6 +153,7 @@ def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:
         "error": status["error"],
         "timeout": status["timeout"],
         "skipped": status["skipped"],
+        "ungraded": status["ungraded"],
         "passed": sum(bool(r["passed"]) for r in rows),
         "cache_hits": sum(bool(r["cache_hit"]) for r in rows),
     }

@@ -25,6 +25,16 @@ How the cells become evalkit rows:
 
 ``run_summary`` and ``notes`` are derived data: evalkit recomputes what it needs and ignores
 them (with a warning when ``run_summary`` disagrees with the runs).
+
+A skill-creator workspace (``iteration-N/eval-ID/CONFIGURATION/run-K/grading.json``, with
+``timing.json`` beside it and ``eval_metadata.json`` in the eval's folder) is read the same
+way, one item per ``grading.json`` (:func:`read_workspace_run`): its ``summary`` is the
+result, ``timing.json``'s ``total_duration_seconds`` and ``total_tokens`` the latency and
+tokens, ``execution_metrics.total_tool_calls`` the steps. A ``benchmark.json`` found in the
+same folder as a workspace's ``grading.json`` files is derived from them and is not read
+again (a sample is never counted twice). A run or grading written by ``evalkit export``
+carries evalkit's own outcome under ``evalkit`` (case id, condition, trial, status, passed,
+score), which is used as it is.
 """
 
 from __future__ import annotations
@@ -45,8 +55,9 @@ from evalkit.analysis._import_common import (
     fail,
     read_text,
 )
+from evalkit.analysis._import_skill_creator_workspace import GRADING_FILE, row_where, workspace_run
 
-SUFFIXES = ("benchmark.json",)
+SUFFIXES = ("benchmark.json", "grading.json")
 
 #: skill-creator configuration -> evalkit condition.
 CONFIGURATIONS: dict[str, str] = {"without_skill": "none", "with_skill": "preloaded"}
@@ -55,7 +66,8 @@ _FIX = "expected skill-creator's benchmark.json ({metadata, runs: [...], run_sum
 _RESULT_KEYS = {"pass_rate", "passed", "failed", "total", "time_seconds", "tokens", "tool_calls",
                 "errors"}
 _RUN_KEYS = {"eval_id", "eval_name", "configuration", "run_number", "result", "expectations",
-             "notes"}
+             "notes", "evalkit"}
+_STATUSES = ("ok", "error", "timeout", "skipped", "ungraded")
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -151,8 +163,10 @@ def _outcome(
     return total > 0 and passed_n == total, score, passed_n, total
 
 
-def _row(run: Any, index: int, path: Path, model: str | None, lane: str) -> SourceRow:
-    row = SourceRow(values={}, file=str(path), where=f"runs[{index}]", identity=None)
+def _row(
+    run: Any, index: int, path: Path, model: str | None, lane: str, where: str | None = None
+) -> SourceRow:
+    row = SourceRow(values={}, file=str(path), where=where or f"runs[{index}]", identity=None)
     if not isinstance(run, dict):
         raise row.problem("each entry of 'runs' must be an object")
     case_id = _case_id(run, row)
@@ -185,7 +199,32 @@ def _row(run: Any, index: int, path: Path, model: str | None, lane: str) -> Sour
     }
     row.identity = {"eval": case_id, "configuration": configuration, "run": run_number}
     row.scores = scores
+    _own_outcome(run.get("evalkit"), row)
     return row
+
+
+def _own_outcome(block: Any, row: SourceRow) -> None:
+    """Use the outcome evalkit recorded for an item it exported (the ``evalkit`` key)."""
+    if not isinstance(block, dict):
+        return
+    status = block.get("status", "ok")
+    if status not in _STATUSES:
+        raise row.problem(f"evalkit.status must be one of {', '.join(_STATUSES)}, got {status!r}")
+    for key in ("case_id", "condition"):
+        if not isinstance(block.get(key), str) or not block[key]:
+            raise row.problem(f"evalkit.{key} must be a non-empty string")
+    if not isinstance(block.get("passed"), bool):
+        raise row.problem("evalkit.passed must be true or false")
+    trial = as_int(block.get("trial"), "evalkit.trial", row)
+    score = block.get("score")
+    row.values.update(
+        case_id=block["case_id"], condition=block["condition"], status=status,
+        passed=block["passed"],
+        score=None if score is None else check_score(as_float(score, "evalkit.score", row), row),
+        **({} if trial is None else {"trial": trial}),
+    )
+    row.identity = {"eval": block["case_id"], "configuration": block["condition"],
+                    "run": row.values["trial"] + 1}
 
 
 def as_str_or_none(value: Any) -> str | None:
@@ -212,11 +251,19 @@ def _summary_warnings(data: dict[str, Any], rows: list[SourceRow]) -> list[str]:
     return warnings
 
 
+def _suite_name(files: list[Path]) -> str:
+    first = files[0]
+    if first.name == GRADING_FILE and len(first.parents) > 5:
+        return first.parents[4].name.removesuffix("-workspace")  # <skill>-workspace/iteration-N
+    return first.parent.name
+
+
 def read_skill_creator(files: list[Path], lane: str = "prompt") -> ParsedSource:
-    """Read skill-creator ``benchmark.json`` files.
+    """Read skill-creator ``benchmark.json`` files and workspace ``grading.json`` files.
 
     Args:
-        files: The files (one benchmark each; several are concatenated).
+        files: The files (one benchmark, or one workspace run, each; several are
+            concatenated).
         lane: The lane of every row.
 
     Returns:
@@ -231,7 +278,19 @@ def read_skill_creator(files: list[Path], lane: str = "prompt") -> ParsedSource:
     warnings: list[str] = []
     names: list[str] = []
     extra: Counter[str] = Counter()
+    gradings = [f for f in files if f.name == GRADING_FILE]
     for path in files:
+        if path.name == GRADING_FILE:
+            run = workspace_run(path)
+            rows.append(_row(run, 0, path, None, lane, where=row_where(path)))
+            extra.update(f"result.{k}" for k in set(as_dict(run.get("result"))) - _RESULT_KEYS)
+            continue
+        if any(path.parent in g.parents for g in gradings):
+            warnings.append(
+                f"{path}: not read: it summarises the workspace's grading.json files, which "
+                "were read (each run counts once)"
+            )
+            continue
         data = _load(path)
         metadata = as_dict(data.get("metadata"))
         model = as_str_or_none(metadata.get("executor_model"))
@@ -255,7 +314,7 @@ def read_skill_creator(files: list[Path], lane: str = "prompt") -> ParsedSource:
         )
     return ParsedSource(
         rows=rows,
-        suite=names[0] if names else files[0].parent.name,
+        suite=names[0] if names else _suite_name(files),
         tool="skill-creator",
         warnings=warnings,
         duplicate_hint="each (eval_id, configuration, run_number) may appear once",

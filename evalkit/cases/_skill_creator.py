@@ -4,12 +4,16 @@ A skill-creator skill directory holds ``SKILL.md`` (YAML frontmatter with ``name
 ``description``), optional ``scripts/``, ``references/`` and ``assets/``, and
 ``evals/evals.json``: ``{"skill_name", "evals": [{"id", "prompt", "expected_output",
 "files", "expectations"}]}``. Trigger eval sets are separate JSON files,
-``[{"query", "should_trigger"}]``.
+``[{"query", "should_trigger"}]``. A repository root with the skill(s) below it and
+``evals/`` at the root imports too (:mod:`evalkit.cases._skill_layout`); how eval files are
+read is :mod:`evalkit.cases._skill_evals`.
 
 The suite written:
 
-- ``skills/<name>/``: the skill directory without ``evals/``; the suite's skill points at its
-  ``SKILL.md`` and installs the whole directory (``resources``) under self-load and preloaded;
+- ``skills/<name>/``: what the skill is (``SKILL.md`` and its resources, never ``.git``,
+  tests, CI or build files: :mod:`evalkit.cases._skill_copy`), listed with hashes in
+  ``skills.lock.json``; the suite's skill points at its ``SKILL.md`` and installs the copy
+  (``resources``) for agents that discover skills;
 - ``variants/<name>/``: ``stale.md`` (``--stale FILE_OR_GIT_REV``) and ``bootstrap.md``
   (``--bootstrap FILE``) when given;
 - ``cases/evals.yaml``: one case per eval. ``expectations`` are judged expectations;
@@ -27,8 +31,6 @@ Fields evalkit does not use are kept in each case's ``provenance``.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import shutil
@@ -41,17 +43,22 @@ import yaml
 
 from evalkit._paths import is_inside, unsafe_component_reason
 from evalkit._plain import plain_fields
-from evalkit._untrusted import load_yaml, read_json
+from evalkit._untrusted import load_yaml
 from evalkit.cases._loader import SUITE_FILE, load_suite
-from evalkit.cases._models import NO_SKILL
+from evalkit.cases._skill_copy import SKILL_FILE, copy_skill, write_lock
+from evalkit.cases._skill_evals import (
+    EvalSet,
+    assign,
+    copy_fixtures,
+    read_evals,
+    read_triggers,
+    safe_id,
+)
+from evalkit.cases._skill_layout import EVALS_FILE, find_layout, is_skill_source
 from evalkit.cases._source import dump_yaml
 from evalkit.errors import InputError
 
-SKILL_FILE = "SKILL.md"
-EVALS_FILE = Path("evals") / "evals.json"
 _FRONTMATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.DOTALL)
-_UNSAFE_ID = re.compile(r"[^A-Za-z0-9_.-]+")
-_EVAL_KEYS = {"id", "prompt", "expected_output", "expected", "files", "expectations"}
 
 
 @dataclass
@@ -60,11 +67,13 @@ class SkillImport:
 
     Attributes:
         suite_dir: The suite written.
-        skill: The skill's name.
+        skill: The skill's name (several, comma-separated, from a repository of skills).
         eval_cases: Cases made from ``evals/evals.json``.
         trigger_cases: Cases made from trigger eval sets.
         conditions: The suite's conditions.
         warnings: Things worth knowing that are not errors.
+        skills: Every skill imported.
+        files_copied: Files in the skills' copies (see ``skills.lock.json``).
     """
 
     suite_dir: Path
@@ -73,15 +82,22 @@ class SkillImport:
     trigger_cases: int
     conditions: list[str]
     warnings: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    files_copied: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``evalkit cases import --json`` object for a skill directory."""
+        """The ``evalkit cases import --json`` object for a skill directory.
+
+        ``{"suite_dir", "skill", "eval_cases", "trigger_cases", "conditions"}``, extended with
+        ``"skills"`` (every skill imported) and ``"files_copied"`` (files of the skills' copies,
+        listed with their hashes in the suite's ``skills.lock.json``).
+        """
         return plain_fields(self, leave_out={"warnings"})
 
 
 def is_skill_dir(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a directory holding a ``SKILL.md``."""
-    return (Path(path) / SKILL_FILE).is_file()
+    """Whether ``path`` is a skill directory, or a repository with a ``SKILL.md`` below it."""
+    return is_skill_source(path)
 
 
 def _frontmatter(skill_md: Path) -> dict[str, Any]:
@@ -123,145 +139,6 @@ def _check_links(skill_dir: Path) -> None:
                 )
 
 
-def _case_id(prefix: str, raw: Any) -> str:
-    text = _UNSAFE_ID.sub("-", str(raw)).strip("-.") or "x"
-    return f"{prefix}-{text}"
-
-
-def _strings(value: Any, where: str, what: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise InputError(f"{where}: '{what}' must be a list, got {type(value).__name__}")
-    out = []
-    for index, item in enumerate(value):
-        text = item.get("text") if isinstance(item, dict) else item
-        if not isinstance(text, str) or not text.strip():
-            raise InputError(f"{where}: {what}[{index}] must be a non-empty string")
-        out.append(text.strip())
-    return out
-
-
-def _read_json(path: Path, fix: str) -> Any:
-    try:
-        return read_json(path, "utf-8-sig")
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}); {fix}"
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read: {exc}") from None
-
-
-def _eval_cases(
-    skill_dir: Path, suite_dir: Path, name: str, warnings: list[str]
-) -> list[dict[str, Any]]:
-    path = skill_dir / EVALS_FILE
-    if not path.is_file():
-        return []
-    fix = 'expected {"skill_name": ..., "evals": [{"id": 1, "prompt": ..., ...}]}'
-    data = _read_json(path, fix)
-    evals = data.get("evals") if isinstance(data, dict) else data
-    if not isinstance(evals, list):
-        raise InputError(f"{path}: no 'evals' list; {fix}")
-    if isinstance(data, dict) and data.get("skill_name") not in (None, name):
-        warnings.append(
-            f"{path}: skill_name '{data['skill_name']}' differs from the skill's name '{name}'"
-        )
-    cases: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(evals):
-        where = f"{path}: evals[{index}]"
-        if not isinstance(raw, dict):
-            raise InputError(f"{where}: each eval must be an object")
-        raw_id = raw.get("id", index + 1)
-        if isinstance(raw_id, bool) or not isinstance(raw_id, int | str) and not (
-            isinstance(raw_id, float) and math.isfinite(raw_id)
-        ):
-            raise InputError(
-                f"{where}: id {raw_id!r} is not an eval id; use a whole number or a string "
-                "(ids name the cases and must be unique)"
-            )
-        case_id = _case_id("eval", raw_id)
-        if case_id in seen:
-            raise InputError(f"{where}: id {raw.get('id')!r} repeats; eval ids must be unique")
-        seen.add(case_id)
-        prompt = raw.get("prompt")
-        if not isinstance(prompt, str) or not prompt.strip():
-            raise InputError(f"{where}: needs a 'prompt' (the task to execute)")
-        expected = raw.get("expected_output", raw.get("expected"))
-        expectations = _strings(raw.get("expectations"), where, "expectations")
-        case: dict[str, Any] = {
-            "id": case_id,
-            "category": "skill-eval",
-            "expected_skill": name,
-            "prompt": prompt.strip(),
-        }
-        if isinstance(expected, str) and expected.strip():
-            case["reference"] = expected.strip()
-            if not expectations:
-                case["rubric"] = [expected.strip()]
-                case["rubric_pass"] = 1.0
-        if expectations:
-            case["expectations"] = expectations
-        if "reference" not in case and not expectations:
-            raise InputError(
-                f"{where}: nothing to grade: give 'expectations' or an 'expected_output'"
-            )
-        if "reference" not in case:
-            warnings.append(
-                f"{where}: no 'expected_output': the offline simulated judge cannot grade it "
-                "(it grades against the reference); name a model judge in suite.yaml"
-            )
-        files = _strings(raw.get("files"), where, "files")
-        if files:
-            case["lane"] = "execution"
-            case["fixture"] = f"fixtures/{case_id}"
-            for rel in files:
-                source = skill_dir / rel
-                if Path(rel).is_absolute() or not is_inside(rel, skill_dir):
-                    raise InputError(f"{where}: file '{rel}' lies outside the skill directory")
-                if not source.is_file():
-                    raise InputError(f"{where}: file '{rel}' does not exist in {skill_dir}")
-                target = suite_dir / case["fixture"] / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-        extra = {k: v for k, v in raw.items() if k not in _EVAL_KEYS}
-        origin = f"skill-creator {EVALS_FILE} id {raw.get('id', index + 1)!r}"
-        case["provenance"] = (
-            f"{origin}; other fields: {json.dumps(extra, sort_keys=True)}" if extra else origin
-        )
-        cases.append(case)
-    return cases
-
-
-def _trigger_cases(files: list[Path], name: str) -> list[dict[str, Any]]:
-    cases: list[dict[str, Any]] = []
-    for path in files:
-        data = _read_json(path, 'expected [{"query": "...", "should_trigger": true}, ...]')
-        if not isinstance(data, list):
-            raise InputError(f'{path}: a trigger set is a list of {{"query", "should_trigger"}}')
-        for index, raw in enumerate(data):
-            where = f"{path}: [{index}]"
-            query = raw.get("query") if isinstance(raw, dict) else None
-            should = raw.get("should_trigger") if isinstance(raw, dict) else None
-            if not isinstance(query, str) or not query.strip() or not isinstance(should, bool):
-                raise InputError(
-                    f"{where}: needs 'query' (text) and 'should_trigger' (true or false)"
-                )
-            cases.append(
-                {
-                    "id": f"trigger-{path.stem}-{index + 1}" if len(files) > 1
-                    else f"trigger-{index + 1}",
-                    "category": "trigger" if should else "should-not-trigger",
-                    "expected_skill": name if should else NO_SKILL,
-                    "prompt": query.strip(),
-                    "provenance": f"skill-creator trigger set {path.name} [{index}]",
-                }
-            )
-    return cases
-
-
 def _stale_text(skill_dir: Path, stale: str) -> str:
     path = Path(stale)
     if path.is_file():
@@ -278,6 +155,58 @@ def _stale_text(skill_dir: Path, stale: str) -> str:
     return proc.stdout
 
 
+def _owner(
+    evals: EvalSet, names: dict[Path, str], own: Path | None, flag: str
+) -> str:
+    """The skill an eval set belongs to: its folder's skill, its ``skill_name``, or the only one."""
+    if own is not None:
+        return names[own]
+    by_name = {name: name for name in names.values()}
+    if evals.skill_name in by_name:
+        return evals.skill_name
+    if len(by_name) == 1:
+        return next(iter(by_name))
+    said = f"its skill_name {evals.skill_name!r}" if evals.skill_name else "it has no skill_name"
+    raise InputError(
+        f"{evals.path}: several skills here ({', '.join(sorted(by_name))}) and {said}: set "
+        f"'skill_name' to one of them, or choose the skill with --skill PATH{flag}"
+    )
+
+
+def _own_skill(path: Path, skills: list[Path]) -> Path | None:
+    for skill in skills:
+        if path.resolve().is_relative_to(skill.resolve()):
+            return skill
+    return None
+
+
+def _describe(skill_dir: Path, warnings: list[str]) -> tuple[str, dict[str, Any]]:
+    meta = _frontmatter(skill_dir / SKILL_FILE)
+    name = _skill_name(skill_dir, meta, warnings)
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise InputError(
+            f"{skill_dir / SKILL_FILE}: the frontmatter needs a 'description' (what the agent "
+            "sees when it decides to load the skill)"
+        )
+    _check_links(skill_dir)
+    return name, {
+        "description": " ".join(description.split()),
+        "path": f"skills/{name}/{SKILL_FILE}",
+        "resources": f"skills/{name}",
+    }
+
+
+def _unique_triggers(cases: list[dict[str, Any]], path: Path, taken: set[str]) -> None:
+    if any(c["id"] in taken for c in cases):
+        for case in cases:
+            case["id"] = case["id"].replace("trigger-", f"trigger-{safe_id(path.stem)}-", 1)
+    for case in cases:
+        if case["id"] in taken:
+            raise InputError(f"{path}: query id '{case['id']}' repeats across trigger sets")
+        taken.add(case["id"])
+
+
 def import_skill_dir(
     skill_dir: str | os.PathLike[str],
     suite_dir: str | os.PathLike[str],
@@ -285,16 +214,22 @@ def import_skill_dir(
     stale: str | None = None,
     bootstrap: str | os.PathLike[str] | None = None,
     triggers: tuple[str | os.PathLike[str], ...] = (),
+    evals: str | os.PathLike[str] | None = None,
+    skills: tuple[str | os.PathLike[str], ...] = (),
 ) -> SkillImport:
-    """Write a suite from a skill-creator skill directory (``evalkit cases import SKILL_DIR``).
+    """Write a suite from a skill directory or a skill repository (``evalkit cases import``).
 
     Args:
-        skill_dir: The skill directory (``SKILL.md``, optional ``evals/evals.json``).
+        skill_dir: A skill directory (``SKILL.md``, optional ``evals/evals.json``), or a
+            repository root with the skill(s) below it and ``evals/`` at the root.
         suite_dir: The suite directory to create (must not exist or be empty).
         stale: A file, or a git revision of the skill's repository, giving an older
-            ``SKILL.md`` (the ``stale`` condition).
-        bootstrap: A file shown under self-load before the skill is loaded.
-        triggers: Trigger eval sets (``[{"query", "should_trigger"}]``).
+            ``SKILL.md`` (the ``stale`` condition; one skill only).
+        bootstrap: A file shown under self-load before the skill is loaded (one skill only).
+        triggers: Trigger eval sets (``[{"query", "should_trigger"}]``, bare or wrapped in
+            ``{"skill_name", "queries": [...]}``), besides those found in ``evals/``.
+        evals: The ``evals.json`` to read (or a folder holding one) instead of searching.
+        skills: The skill directories to import instead of searching ``skill_dir``.
 
     Returns:
         A :class:`SkillImport`; the suite passes ``evalkit cases validate``.
@@ -305,58 +240,83 @@ def import_skill_dir(
     """
     source = Path(skill_dir)
     target = Path(suite_dir)
-    if not is_skill_dir(source):
-        raise InputError(f"{source}: no {SKILL_FILE}; a skill directory holds {SKILL_FILE}")
+    layout = find_layout(source, skills=tuple(Path(s) for s in skills),
+                         evals=None if evals is None else Path(evals))
     if target.exists() and any(target.iterdir()):
         raise InputError(f"{target} exists and is not empty; choose a new suite directory")
-    warnings: list[str] = []
-    meta = _frontmatter(source / SKILL_FILE)
-    name = _skill_name(source, meta, warnings)
-    description = meta.get("description")
-    if not isinstance(description, str) or not description.strip():
+    warnings: list[str] = [
+        f"{path}: neither an evals.json nor a trigger set; not read" for path in layout.not_read
+    ]
+    described = [(path, *_describe(path, warnings)) for path in layout.skills]
+    names = {path: name for path, name, _ in described}
+    if len(set(names.values())) < len(names):
+        raise InputError(f"{source}: two skills share one name: {sorted(names.values())}; "
+                         "choose them with --skill PATH")
+    several = len(names) > 1
+    if several and (stale is not None or bootstrap is not None):
         raise InputError(
-            f"{source / SKILL_FILE}: the frontmatter needs a 'description' (what the agent sees "
-            "when it decides to load the skill)"
+            f"{source}: --stale and --bootstrap apply to one skill, and {len(names)} were "
+            f"found ({', '.join(sorted(names.values()))}); choose it with --skill PATH"
         )
-    _check_links(source)
-    trigger_files = [Path(t) for t in triggers]
+    flag = "" if evals is None else " (or another --evals)"
     created = not target.exists()
     target.mkdir(parents=True, exist_ok=True)
     try:
-        shutil.copytree(
-            source, target / "skills" / name, symlinks=True,
-            ignore=lambda d, names: ["evals"] if Path(d) == source else [],
-        )
-        skill: dict[str, Any] = {
-            "description": " ".join(description.split()),
-            "path": f"skills/{name}/{SKILL_FILE}",
-            "resources": f"skills/{name}",
-        }
+        suite_skills: dict[str, dict[str, Any]] = {}
+        records = {}
+        for path, name, skill in described:
+            records[name] = copy_skill(path, target / "skills" / name)
+            suite_skills[name] = skill
         conditions = ["none", "self-load", "preloaded"]
-        variants = target / "variants" / name
-        if stale is not None:
-            variants.mkdir(parents=True, exist_ok=True)
-            (variants / "stale.md").write_text(_stale_text(source, stale), encoding="utf-8")
-            skill["variants"] = {"stale": f"variants/{name}/stale.md"}
-            conditions.append("stale")
-        if bootstrap is not None:
-            variants.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(bootstrap, variants / "bootstrap.md")
-            skill["bootstrap"] = f"variants/{name}/bootstrap.md"
-        evals = _eval_cases(source, target, name, warnings)
-        trigger_cases = _trigger_cases(trigger_files, name)
-        if not evals and not trigger_cases:
+        if not several:
+            path, name, skill = described[0]
+            variants = target / "variants" / name
+            if stale is not None:
+                variants.mkdir(parents=True, exist_ok=True)
+                (variants / "stale.md").write_text(_stale_text(path, stale), encoding="utf-8")
+                skill["variants"] = {"stale": f"variants/{name}/stale.md"}
+                conditions.append("stale")
+            if bootstrap is not None:
+                variants.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(bootstrap, variants / "bootstrap.md")
+                skill["bootstrap"] = f"variants/{name}/bootstrap.md"
+        eval_cases: list[dict[str, Any]] = []
+        for evals_path in layout.evals:
+            own = _own_skill(evals_path, layout.skills)
+            root = own if own is not None else (
+                layout.skills[0] if not several and evals is None else evals_path.parent.parent)
+            parsed = read_evals(evals_path, root, warnings)
+            owner = _owner(parsed, names, own, flag)
+            if parsed.skill_name not in (None, owner):
+                warnings.append(f"{evals_path}: skill_name '{parsed.skill_name}' differs from "
+                                f"the skill's name '{owner}'")
+            prefix = f"{owner}-" if several else ""
+            copy_fixtures(parsed, target, prefix)
+            eval_cases += assign(parsed, owner, prefix)
+        trigger_cases: list[dict[str, Any]] = []
+        taken: set[str] = set()
+        for trigger_path in [*layout.triggers, *(Path(t) for t in triggers)]:
+            parsed = read_triggers(trigger_path, warnings)
+            owner = _owner(parsed, names, _own_skill(trigger_path, layout.skills), "")
+            cases = assign(parsed, owner, f"{owner}-" if several else "")
+            _unique_triggers(cases, trigger_path, taken)
+            trigger_cases += cases
+        if not eval_cases and not trigger_cases:
             raise InputError(
-                f"{source}: nothing to import: no {EVALS_FILE} and no --triggers file"
+                f"{source}: nothing to import: no evals/{EVALS_FILE} (name one with --evals "
+                "PATH) and no trigger set (--triggers FILE)"
             )
         (target / "cases").mkdir()
-        for stem, cases in (("evals", evals), ("triggers", trigger_cases)):
+        for stem, cases in (("evals", eval_cases), ("triggers", trigger_cases)):
             if cases:
                 _write_yaml(target / "cases" / f"{stem}.yaml", {"cases": cases})
+        suite_name = next(iter(names.values())) if not several else safe_id(
+            source.resolve().name)
+        what = "skill directory" if not several else "skill repository"
         suite = {
-            "name": name,
-            "description": f"Imported from the skill-creator skill directory {source.name}.",
-            "skills": {name: skill},
+            "name": suite_name,
+            "description": f"Imported from the skill-creator {what} {source.resolve().name}.",
+            "skills": suite_skills,
             "defaults": {"trials": 3, "conditions": conditions},
             "judge": {"provider": "simulated"},
         }
@@ -364,6 +324,7 @@ def import_skill_dir(
             "# Written by `evalkit cases import`. The simulated judge grades offline; name a\n"
             "# real one here (judge: {provider: anthropic, model: ...}) or with --judge-provider.\n"
         ))
+        write_lock(target, records)
         load_suite(target)
     except BaseException:
         if created:
@@ -374,13 +335,14 @@ def import_skill_dir(
         raise
     return SkillImport(
         suite_dir=target,
-        skill=name,
-        eval_cases=len(evals),
+        skill=", ".join(sorted(names.values())),
+        eval_cases=len(eval_cases),
         trigger_cases=len(trigger_cases),
         conditions=conditions,
         warnings=warnings,
+        skills=sorted(names.values()),
+        files_copied=sum(len(r.files) for r in records.values()),
     )
-
 
 def _write_yaml(path: Path, data: dict[str, Any], header: str = "") -> None:
     body = dump_yaml(data)

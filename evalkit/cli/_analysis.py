@@ -337,6 +337,8 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
         console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
     if result.reuse_note and result.reuse_note != result.verdict_note:
         console.print(f"reused: {escape(result.reuse_note)}", soft_wrap=True)
+    if result.ungraded_note:
+        console.print(f"ungraded: {escape(result.ungraded_note)}", soft_wrap=True)
     calibration = result.judge_calibration
     if calibration is not None:
         label = "judge calibrated" if calibration["status"] == "calibrated" else (

@@ -63,7 +63,10 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "suite; a CSV/JSONL table becomes prompt-lane cases, one per row. Everything is "
         "validated like a suite file (every problem as file:line). See docs/skills.md.",
     )
-    im.add_argument("source", help="a skill directory, or a .csv / .jsonl dataset")
+    im.add_argument(
+        "source",
+        help="a skill directory, a repository with SKILL.md below it, or a .csv / .jsonl dataset",
+    )
     im.add_argument(
         "-o", "--output", required=True,
         help="skill directory: the suite directory to create; table: a case file, or a suite "
@@ -79,6 +82,15 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "--triggers", action="append", metavar="FILE",
         help="skill: a trigger eval set [{query, should_trigger}] (repeatable)",
     )
+    im.add_argument(
+        "--evals", metavar="PATH",
+        help="skill: the evals.json to read (or a folder holding one) instead of searching",
+    )
+    im.add_argument(
+        "--skill", action="append", metavar="PATH",
+        help="skill: a skill directory under SOURCE to import (repeatable; default: every "
+        "SKILL.md found)",
+    )
     im.add_argument("--prompt-col", help="table: column holding the prompt (required)")
     im.add_argument("--id-col", help="column holding the case id (default: <file>-<line>)")
     im.add_argument("--expected-skill-col", help="column naming the skill that should trigger")
@@ -93,15 +105,17 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
 def import_cases(args: argparse.Namespace) -> int:
     """Import a skill directory as a suite, or a table as a case file."""
     as_skill = args.source_format == "skill-creator" or (
-        args.source_format is None and is_skill_dir(args.source)
+        args.source_format is None and (is_skill_dir(args.source) or bool(args.skill))
     )
-    skill_options = [o for o in ("stale", "bootstrap", "triggers") if getattr(args, o)]
+    skill_options = [o for o in ("stale", "bootstrap", "triggers", "evals", "skill")
+                     if getattr(args, o)]
     if as_skill:
         if args.prompt_col:
             raise ConfigError("--prompt-col applies to tables; a skill directory has its evals")
         done = import_skill_dir(
             args.source, args.output, stale=args.stale, bootstrap=args.bootstrap,
-            triggers=tuple(args.triggers or ()),
+            triggers=tuple(args.triggers or ()), evals=args.evals,
+            skills=tuple(args.skill or ()),
         )
         for warning in done.warnings:
             eprint(f"warning: {warning}")
@@ -109,7 +123,8 @@ def import_cases(args: argparse.Namespace) -> int:
             print_json(done.to_dict())
         else:
             print(
-                f"wrote suite {done.suite_dir} for skill '{done.skill}': {done.eval_cases} eval "
+                f"wrote suite {done.suite_dir} for skill '{done.skill}' ({done.files_copied} files "
+                f"copied, see skills.lock.json): {done.eval_cases} eval "
                 f"cases, {done.trigger_cases} trigger cases, conditions "
                 f"{', '.join(done.conditions)}; next: evalkit run {done.suite_dir}"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -14,19 +15,27 @@ def print_run_summary(result: RunResult) -> None:
     """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
     df = read_run(result.run_dir)
     console = Console(highlight=False)
-    rates = pass_rates(df, by=("condition",))
+    graded = df[df["status"] != "ungraded"]
+    rates = (
+        pass_rates(graded, by=("condition",)) if len(graded)
+        else pd.DataFrame(columns=["condition"])
+    )
     table = Table(
         title=f"run {result.run_id}: pass rate by condition",
         caption="95% Wilson intervals; with several trials per case, at the effective sample "
         "size of the case-clustered standard error",
     )
-    for column in ("condition", "cases", "items", "pass rate", "95% CI", "errors"):
+    for column in ("condition", "cases", "items", "pass rate", "95% CI", "errors", "ungraded"):
         table.add_column(column, justify="left" if column == "condition" else "right")
     order = list(dict.fromkeys(result.manifest.get("conditions", {}))) or sorted(rates["condition"])
-    errors = df[df["status"] != "ok"].groupby("condition").size()
+    errors = df[df["status"].isin(("error", "timeout"))].groupby("condition").size()
+    ungraded = df[df["status"] == "ungraded"].groupby("condition").size()
     for condition in order:
         row = rates[rates["condition"] == condition]
         if row.empty:
+            if ungraded.get(condition, 0):
+                table.add_row(condition, "", "0", "ungraded", "", str(int(errors.get(
+                    condition, 0))), str(int(ungraded[condition])))
             continue
         r = row.iloc[0]
         table.add_row(
@@ -36,12 +45,19 @@ def print_run_summary(result: RunResult) -> None:
             f"{r['estimate']:.1%}",
             f"[{r['ci_low']:.1%}, {r['ci_high']:.1%}]",
             str(int(errors.get(condition, 0))),
+            str(int(ungraded.get(condition, 0))),
         )
     console.print(table)
     console.print(
         f"{result.items} items, {result.ok} ok, {result.errors} errors/timeouts, "
         f"{result.cache_hits} from cache"
     )
+    if result.ungraded:
+        console.print(
+            f"{result.ungraded} items ungraded: their expectations have no known truth for the "
+            "offline simulated judge, so they neither pass nor fail and are left out of every "
+            f"pass rate; grade them: evalkit judge {result.run_id} --judge-provider NAME"
+        )
     if result.judge is not None:
         j = result.judge
         console.print(

@@ -40,6 +40,13 @@ from evalkit.results import (
 
 #: ``error_class`` of an item whose judge failed after its retries.
 JUDGE_ERROR = "judge_error"
+#: ``status`` of an item whose outcome rests on statements the judge could not grade.
+UNGRADED = "ungraded"
+#: Why an item is ungraded (its ``error_message``, and the ``detail`` of each such statement).
+UNGRADED_NOTE = (
+    "not graded: the offline simulated judge has no known truth for it (no 'truth' regex, no "
+    "'reference'); grade it without rerunning the agent: evalkit judge RUN --judge-provider NAME"
+)
 
 _JUDGED = ("expectation:", "rubric:")
 _UNWEIGHTED = ("total", "skill_trigger")
@@ -60,6 +67,10 @@ class JudgeSummary:
         cache_hits: Verdicts reused from the cache.
         errors: Items whose judge failed after its retries.
         input_tokens: Judge prompt tokens.
+        statements_ungraded: Statements this judge could not grade (no known truth for the
+            offline simulated judge): neither passed nor failed.
+        items_ungraded: Items left with status ``ungraded``: their graded statements passed
+            and the ungraded ones decide (``evalkit judge RUN --judge-provider NAME``).
         output_tokens: Judge completion tokens.
         cost_usd: Judge cost, apart from the agent's ``cost_usd``.
     """
@@ -76,6 +87,8 @@ class JudgeSummary:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    statements_ungraded: int = 0
+    items_ungraded: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object."""
@@ -115,8 +128,8 @@ def apply_judge(
     scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA).to_pylist()
     cases = {case.id: case for case in suite.cases}
     for row in results:
-        if row.get("error_class") == JUDGE_ERROR:  # the agent's outcome itself was fine
-            row.update(status="ok", error_class=None, error_message=None)
+        if row.get("error_class") == JUDGE_ERROR or row["status"] == UNGRADED:
+            row.update(status="ok", error_class=None, error_message=None)  # the agent was fine
     todo = [r for r in results if r["status"] == "ok" and r["case_id"] in cases
             and cases[r["case_id"]].is_judged]
     transcripts = read_transcripts(run_dir, [r["item_key"] for r in todo])
@@ -135,7 +148,8 @@ def apply_judge(
     totals = dict(provider=judge.grader.provider, model=judge.grader.model,
                   prompt_hash=judge.prompt_hash)
     counts = dict.fromkeys(("items", "statements", "statements_passed", "calls", "cache_hits",
-                            "errors", "input_tokens", "output_tokens"), 0)
+                            "errors", "input_tokens", "output_tokens", "statements_ungraded",
+                            "items_ungraded"), 0)
     cost = 0.0
     for row, result in zip(todo, judgements, strict=True):
         key, case = row["item_key"], cases[row["case_id"]]
@@ -173,19 +187,45 @@ def apply_judge(
                            scored_score=float(total["value"] or 0.0), has_scorers=has_scorers)
         row.update(passed=combined.passed, score=combined.score,
                    judge_passed=combined.judge_passed, judge_score=combined.judge_score)
+        scorers_failed = has_scorers and not bool(total["passed"])
+        if result.ungraded and not _known_failure(result.graded, scorers_failed):
+            # what is graded passed, and the rest could go either way: no outcome to record
+            row.update(status=UNGRADED, passed=False, score=None, judge_passed=None,
+                       judge_score=None, error_message=UNGRADED_NOTE)
+            counts["items_ungraded"] += 1
         counts["statements"] += len(result.graded)
         counts["statements_passed"] += sum(g.passed for g in result.graded)
-        by_item[key] = kept + [
+        counts["statements_ungraded"] += len(result.ungraded)
+        by_item[key] = kept + sorted([
             {"item_key": key, "component": g.statement.component, "value": float(g.passed),
              "max_value": 1.0, "passed": g.passed, "detail": g.evidence,
              "expectation": g.statement.text}
             for g in result.graded
-        ]
+        ] + [
+            {"item_key": key, "component": u.component, "value": None, "max_value": 1.0,
+             "passed": None, "detail": UNGRADED_NOTE, "expectation": u.text}
+            for u in result.ungraded
+        ], key=lambda s: _statement_order(s["component"]))
     _write(run_dir, RESULTS_FILE, results, RESULT_SCHEMA)
     _write(run_dir, SCORES_FILE, [s for rows in by_item.values() for s in rows], SCORE_SCHEMA)
     summary = JudgeSummary(**totals, **counts, cost_usd=cost)  # type: ignore[arg-type]
     append_event(run_dir, "judged", **summary.to_dict())
     return summary
+
+
+def _known_failure(graded: list[Any], scorers_failed: bool) -> bool:
+    """Whether the item fails whatever its ungraded statements say.
+
+    It does when a graded expectation failed, or when its deterministic scorers failed.
+    """
+    return scorers_failed or any(
+        not g.passed and g.statement.component.startswith("expectation:") for g in graded
+    )
+
+
+def _statement_order(component: str) -> tuple[int, int]:
+    kind, _, number = component.partition(":")
+    return (0 if kind == "expectation" else 1, int(number) if number.isdigit() else 0)
 
 
 @dataclass(frozen=True)
@@ -197,7 +237,7 @@ class JudgeRunResult:
         run_dir: Its directory.
         judged_from: The run whose agent outcomes it shares.
         items: Work items.
-        pass_rate: Share of items that passed after judging.
+        pass_rate: Share of items that passed after judging (items still ungraded left out).
         judge: What judging did and cost.
     """
 
@@ -296,7 +336,8 @@ def judge_run(
     passed = sum(bool(p) for p in final.column("passed").to_pylist())
     counts = dict(manifest.counts)
     counts.update(items=final.num_rows, ok=status.count("ok"), error=status.count("error"),
-                  timeout=status.count("timeout"), passed=passed)
+                  timeout=status.count("timeout"), ungraded=status.count(UNGRADED),
+                  passed=passed)
     write_manifest(target, manifest.model_copy(update={
         "run_id": new_id,
         "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -310,6 +351,6 @@ def judge_run(
         run_dir=target,
         judged_from=source.name,
         items=final.num_rows,
-        pass_rate=passed / final.num_rows if final.num_rows else 0.0,
+        pass_rate=passed / graded if (graded := final.num_rows - status.count(UNGRADED)) else 0.0,
         judge=summary,
     )

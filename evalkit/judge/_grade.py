@@ -88,11 +88,16 @@ class Graded:
 
 @dataclass
 class ItemJudgement:
-    """Every verdict of one item (or the error that stopped its grading)."""
+    """Every verdict of one item (or the error that stopped its grading).
+
+    ``ungraded`` holds the statements this judge cannot grade (the offline simulated judge,
+    for a statement with no known truth): neither passed nor failed.
+    """
 
     graded: list[Graded] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
+    ungraded: list[Statement] = field(default_factory=list)
 
 
 class Judge:
@@ -171,11 +176,16 @@ class Judge:
             str(e.get("content", "")) for e in events if e.get("kind") in ("assistant", "tool_call")
         )
         out = ItemJudgement()
+        needs_truth = bool(getattr(self.grader, "needs_truth", False))
         for statement in statements(case):
+            truth = known_truth(statement, case, graded_text)
+            if truth is None and needs_truth:
+                out.ungraded.append(statement)
+                continue
             question = Question(
                 prompt=build_prompt(task, answer, excerpt, statement.text),
                 key=self.question_key(statement.text, (task, answer, excerpt)),
-                truth=known_truth(statement, case, graded_text),
+                truth=truth,
             )
             try:
                 passed, evidence = self._verdict(question, out.usage)

@@ -149,6 +149,8 @@ class SimulatedJudge:
 
     provider = SIMULATED
     version = "simulated-judge-1"
+    #: It can grade only statements with a known truth; the others stay ungraded.
+    needs_truth = True
 
     def __init__(self, settings: SimulatedJudgeSettings) -> None:
         self.settings = settings

@@ -65,7 +65,11 @@ def make_judge(
 
 
 def check_judgeable(judge: Judge | None, cases: list[Case]) -> None:
-    """Refuse a plan whose judged cases have no judge, or no known truth for a simulated one.
+    """Refuse a plan whose judged cases have no judge.
+
+    A simulated judge grades only statements with a known truth (a ``truth`` regex, or the
+    case's ``reference``); the others are recorded as ungraded (status ``ungraded``), to be
+    graded later by ``evalkit judge RUN --judge-provider NAME``.
 
     Raises:
         ConfigError: The message names the case and the fix.
@@ -77,17 +81,14 @@ def check_judgeable(judge: Judge | None, cases: list[Case]) -> None:
             "`judge: {provider: simulated}` (or anthropic, openai_compat, claude_code) to "
             "suite.yaml, or pass --judge-provider NAME"
         )
-    if judge is None or judge.grader.provider != "simulated":
-        return
-    for case in judged:
-        for i, e in enumerate(case.judged_expectations, start=1):
-            if e.truth is None and not case.reference:
-                raise ConfigError(
-                    f"case '{case.id}': expectations[{i - 1}] has no 'truth' regex and the case "
-                    "has no 'reference': the simulated judge grades against one of them; add "
-                    "one, or use a model judge (--judge-provider)"
-                )
-        if case.rubric_pass is not None and not case.reference:
-            raise ConfigError(
-                f"case '{case.id}': a judged rubric needs a 'reference' for the simulated judge"
-            )
+
+
+def ungradable(judge: Judge | None, cases: list[Case]) -> list[str]:
+    """Cases with statements this judge cannot grade offline (no known truth), by id."""
+    if judge is None or not getattr(judge.grader, "needs_truth", False):
+        return []
+    return [
+        c.id for c in cases if c.is_judged and (
+            any(e.truth is None for e in c.judged_expectations) or c.rubric_pass is not None
+        ) and not c.reference
+    ]

@@ -41,7 +41,9 @@ from evalkit.providers._cli_agent import (
     CliSettings,
     CliStream,
     CliUsage,
+    cli_injected_text,
     json_objects,
+    skill_files_root,
     stderr_tail,
 )
 from evalkit.providers._prompting import injected_text, skill_in, user_prompt
@@ -255,7 +257,7 @@ class ClaudeCodeProvider(CliAgentProvider[ClaudeCodeSettings, ClaudeStream]):
 
     def write_files(self, request: AgentRequest, dirs: AgentDirs) -> None:
         """The injected skill text, for ``--append-system-prompt-file``."""
-        injected = injected_text(request.injected)
+        injected = cli_injected_text(request, dirs)
         if injected:
             (dirs.root / PROMPT_FILE).write_text(injected, encoding="utf-8")
 
@@ -283,6 +285,8 @@ class ClaudeCodeProvider(CliAgentProvider[ClaudeCodeSettings, ClaudeStream]):
                        (("Bash",) if execution else ()))
         if request.discoverable:
             allowed.append(f"Read(/{dirs.config / 'skills'}/**)")
+        if any(skill.resource_files() for skill in request.injected):
+            allowed.append(f"Read(/{skill_files_root(dirs)}/**)")
         if allowed:
             argv += ["--allowedTools", *allowed]
         if s.disallowed_tools:

@@ -4,8 +4,11 @@ For each work item :meth:`CliAgentProvider.invoke`
 
 1. takes a slot of the provider's :class:`~evalkit.providers._limiter.Limiter`;
 2. creates private HOME/config/TMPDIR directories (:func:`agent_dirs`), installs the
-   discoverable skills in ``<config>/skills/<name>/SKILL.md`` and lets the flavour write its
-   own files (:meth:`~CliAgentProvider.write_files`);
+   discoverable skills (self-load) in ``<config>/skills/<name>/SKILL.md``, the files of
+   injected skills (preloaded, stale) in ``<root>/skill-files/<name>/`` without a
+   ``SKILL.md`` (not a folder the CLI discovers skills in: an injected skill is not also
+   discoverable), and lets the flavour write its own files
+   (:meth:`~CliAgentProvider.write_files`);
 3. runs the CLI (:func:`run_cli`) with the flavour's command line and allowlisted
    environment (:meth:`~CliAgentProvider.argv`, :meth:`~CliAgentProvider.own_env`);
 4. parses its JSON-lines output (:meth:`~CliAgentProvider.parse`, built on
@@ -27,6 +30,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator
@@ -35,7 +39,12 @@ from evalkit._redact import clip_tail, redact_text, register_secret_env, secret_
 from evalkit._untrusted import load_json
 from evalkit.errors import AuthError, ConfigError, ProviderError, ProviderTimeout, RateLimited
 from evalkit.providers._limiter import Limiter
-from evalkit.providers._prompting import injected_text, install_skills, user_prompt
+from evalkit.providers._prompting import (
+    injected_text,
+    install_skill_files,
+    install_skills,
+    user_prompt,
+)
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._redact import redact_response
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings, split_args, split_list
@@ -155,6 +164,24 @@ class CliUsage:
 
 SettingsT = TypeVar("SettingsT", bound=CliSettings)
 StreamT = TypeVar("StreamT", bound=CliStream)
+
+
+#: Folder of an invocation's private directory holding the files of injected skills.
+SKILL_FILES_DIR = "skill-files"
+
+
+def skill_files_root(dirs: AgentDirs) -> Path:
+    """Where the files of injected skills go: beside HOME and the config, never a skills dir."""
+    return dirs.root / SKILL_FILES_DIR
+
+
+def cli_injected_text(request: AgentRequest, dirs: AgentDirs) -> str:
+    """The injected skill text of a CLI agent: its files named where they are, no ``load_skill``."""
+    root = skill_files_root(dirs)
+    return injected_text(
+        request.injected,
+        files_at={s.name: root / s.name for s in request.injected if s.resource_files()},
+    )
 
 
 class CliAgentProvider(Generic[SettingsT, StreamT]):
@@ -293,9 +320,10 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
         deadline = started + request.timeout_s
         prefix = f"evalkit-{self.binary_name}-"
         with self.limiter.slot(deadline), agent_dirs(prefix, self.settings.state_dir) as dirs:
-            # preloaded skills with files are installed too, so the files they name exist
-            with_files = [s for s in request.injected if s.resources is not None]
-            install_skills([*request.discoverable, *with_files], dirs.config / "skills")
+            # only discoverable skills go where the CLI discovers skills; the files of injected
+            # ones go to a folder of their own, which the injected text names
+            install_skills(request.discoverable, dirs.config / "skills")
+            install_skill_files(request.injected, skill_files_root(dirs))
             self.write_files(request, dirs)
             run = run_cli(
                 self.argv(request, dirs),
@@ -314,7 +342,7 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
         if failure is not None:
             raise self.refused(failure, run) or failure
         usage = self.usage(stream, run)
-        injected = injected_text(request.injected)
+        injected = cli_injected_text(request, dirs)
         head = [Event("system", injected)] if injected else []
         head.append(Event("user", user_prompt(request.case)))
         response = AgentResponse(

@@ -44,6 +44,7 @@ from evalkit.providers._cli_agent import (
     CliSettings,
     CliStream,
     CliUsage,
+    cli_injected_text,
     json_objects,
     stderr_tail,
 )
@@ -278,8 +279,8 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
         out["base_url"] = self.base_url
         return out
 
-    def config_toml(self, request: AgentRequest) -> str:
-        """``$CODEX_HOME/config.toml`` for one item."""
+    def config_toml(self, request: AgentRequest, dirs: AgentDirs | None = None) -> str:
+        """``$CODEX_HOME/config.toml`` for one item (``dirs``: where injected files are)."""
         s = self.settings
         top = {
             "model_provider": toml_string("evalkit"),
@@ -290,7 +291,8 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
             top["model"] = toml_string(s.model)
         if s.effort:
             top["model_reasoning_effort"] = toml_string(s.effort)
-        injected = injected_text(request.injected)
+        injected = (injected_text(request.injected) if dirs is None
+                    else cli_injected_text(request, dirs))
         if injected:
             top["developer_instructions"] = toml_string(injected)
         provider = {
@@ -309,7 +311,8 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
 
     def write_files(self, request: AgentRequest, dirs: AgentDirs) -> None:
         """``$CODEX_HOME/config.toml``."""
-        (dirs.config / "config.toml").write_text(self.config_toml(request), encoding="utf-8")
+        (dirs.config / "config.toml").write_text(self.config_toml(request, dirs),
+                                                   encoding="utf-8")
 
     def argv(self, request: AgentRequest, dirs: AgentDirs) -> list[str]:
         """The command line for one item."""

@@ -6,7 +6,9 @@ r"""What a real agent is told and given, per skill condition (shared by every re
   (:func:`skills_index`) and a ``load_skill`` tool (:class:`Toolbox`).
 - ``preloaded`` / ``stale`` (any injected mode): the skill text, as the runner resolved it,
   injected up front (:func:`injected_text`): appended to the CLI's system prompt, or part of
-  the HTTP agent's system message.
+  the HTTP agent's system message. The skill is not discoverable: CLI agents find its other
+  files in a folder of their own (:func:`install_skill_files`), HTTP agents read them with
+  ``load_skill('NAME/FILE')``; the text names only the way the agent has.
 
 Examples:
     >>> from evalkit.cases import SkillExposure
@@ -28,7 +30,7 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,17 +60,26 @@ def user_prompt(case: Case) -> str:
     return case.prompt + (f"\n\n{case.context}" if case.context else "")
 
 
-def injected_text(injected: Sequence[SkillExposure]) -> str:
+def injected_text(
+    injected: Sequence[SkillExposure], files_at: Mapping[str, Path] | None = None
+) -> str:
     """Text injected up front for ``preloaded``-mode skills (``preloaded``, ``stale``, ...).
+
+    It names only tools the agent has: an HTTP agent reads a skill's files with its
+    ``load_skill`` tool; a CLI agent (``files_at`` given) reads them with its own file tools
+    from the directory where they were put, which is not one the CLI discovers skills in.
 
     Args:
         injected: The request's injected skills.
+        files_at: Skill name -> the directory holding its files, for CLI agents (None: the
+            files are read with ``load_skill``).
 
     Returns:
         One block per skill (empty when nothing is injected).
     """
     blocks = [
-        f'<skill name="{s.name}">\n{_strip_frontmatter(s.text).strip()}\n{_files_note(s)}</skill>'
+        f'<skill name="{s.name}">\n{_strip_frontmatter(s.text).strip()}\n'
+        f"{_files_note(s, None if files_at is None else files_at.get(s.name))}</skill>"
         for s in injected
     ]
     if not blocks:
@@ -76,16 +87,37 @@ def injected_text(injected: Sequence[SkillExposure]) -> str:
     return "The following skill instructions apply to this task:\n\n" + "\n\n".join(blocks)
 
 
-def _files_note(skill: SkillExposure) -> str:
+def _files_note(skill: SkillExposure, directory: Path | None = None) -> str:
     """One line naming the skill's files and how to read them (empty for a text-only skill)."""
     files = skill.resource_files()
     if not files:
         return ""
     shown = ", ".join(files[:20]) + (f" and {len(files) - 20} more" if len(files) > 20 else "")
-    return (
-        f"Files of this skill: {shown}. Read one with load_skill('{skill.name}/<file>') "
-        "or from the skill's directory.\n"
-    )
+    if directory is not None:
+        return f"Files of this skill: {shown}. They are in {directory}/: read them from there.\n"
+    return f"Files of this skill: {shown}. Read one with load_skill('{skill.name}/<file>').\n"
+
+
+def install_skill_files(skills: Sequence[SkillExposure], root: Path) -> dict[str, Path]:
+    """Put the files of injected skills under ``root/<name>/``, without their ``SKILL.md``.
+
+    The skill's text is injected already; its other files must exist for the paths the text
+    names, but nowhere the agent discovers skills (so ``preloaded`` does not also make the
+    skill discoverable, and ``stale`` brings no canonical ``SKILL.md`` along).
+
+    Returns:
+        Skill name -> its directory, for skills that have files.
+    """
+    out: dict[str, Path] = {}
+    for skill in skills:
+        if skill.resources is None:
+            continue
+        target = root / skill.name
+        for relative in skill.resource_files():
+            (target / relative).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(skill.resources / relative, target / relative)
+        out[skill.name] = target
+    return out
 
 
 def skills_index(discoverable: Sequence[SkillExposure]) -> str:

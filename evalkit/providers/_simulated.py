@@ -42,7 +42,7 @@ from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, pars
 from evalkit.providers._transcript import AgentResponse, Event
 from evalkit.sandbox import run_command
 
-SIMULATOR_VERSION = "1"
+SIMULATOR_VERSION = "2"
 
 
 class SimulatedSettings(ProviderSettings):
@@ -274,6 +274,8 @@ class SimulatedProvider:
             extra = [h for h in helpful if h not in lines][:2]
             return "\n".join(lines + extra)
         kept = [line for line in reference if not any(p.search(line) for p in patterns)]
+        if not patterns:  # nothing marks the lines that matter: a failed answer misses most
+            kept = reference[: (len(reference) - 1) // 2]
         lines = ["I would start by looking into this step by step."] + kept
         lines += harmful[:2]
         return "\n".join(lines)

@@ -94,4 +94,7 @@ Judged statements are components ``expectation:N`` and ``rubric:N`` (1-based, in
 """
 
 RESULT_COLUMNS: tuple[str, ...] = tuple(RESULT_SCHEMA.names)
-STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "skipped")
+STATUSES: tuple[str, ...] = ("ok", "error", "timeout", "skipped", "ungraded")
+"""Statuses of a result row. ``ungraded``: the agent ran, but the outcome rests on judged
+statements the run's judge could not grade (the offline simulated judge without a known
+truth); neither passed nor failed, it is missing evidence until ``evalkit judge RUN`` grades it."""

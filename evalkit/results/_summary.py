@@ -20,7 +20,8 @@ class RunSummary:
         items: Work items in the run.
         ok: Items with status ``ok``.
         errors: Items with status ``error`` or ``timeout``.
-        pass_rate: Share of items that passed (errors and timeouts count as failures).
+        pass_rate: Share of items that passed (errors and timeouts count as failures;
+            ungraded items, which have no outcome yet, are left out).
     """
 
     run_id: str
@@ -52,13 +53,14 @@ class RunSummary:
             0.5
         """
         items = counts["items"]
+        graded = items - counts.get("ungraded", 0)
         return cls(
             run_id=run_id,
             run_dir=run_dir,
             items=items,
             ok=counts["ok"],
             errors=counts["error"] + counts["timeout"],
-            pass_rate=counts["passed"] / items if items else 0.0,
+            pass_rate=counts["passed"] / graded if graded else 0.0,
             **more,
         )
 

@@ -142,6 +142,7 @@ class RunResult(RunSummary):
             provider ended in an error or a timeout (:func:`evalkit.results.find_failure`).
         failure: Where the errors were and the dominant error, for a failed run.
         judge: What the judge of the run's expectations did and cost (None without one).
+        ungraded: Items with status ``ungraded`` (no outcome until a judge grades them).
 
     The other attributes are those of :class:`~evalkit.results.RunSummary`.
     """
@@ -151,16 +152,19 @@ class RunResult(RunSummary):
     status: RunStatus = "complete"
     failure: FailureRecord | None = None
     judge: dict[str, Any] | None = None
+    ungraded: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit run --json`` object.
 
         ``status`` and ``failure`` extend the shared keys of
         :class:`~evalkit.results.RunSummary` (``failure`` is null for a healthy run), and
-        ``judge`` is added only when the run was judged.
+        ``judge`` is added only when the run was judged. Extended with ``ungraded``: items
+        whose judged statements the run's judge could not grade (left out of ``pass_rate``).
         """
         out = super().to_dict()
         out["status"] = self.status
+        out["ungraded"] = self.ungraded
         out["failure"] = None if self.failure is None else self.failure.model_dump(mode="json")
         if self.judge is not None:
             out["judge"] = self.judge
@@ -511,6 +515,7 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         "ok": statuses.count("ok"),
         "error": statuses.count("error"),
         "timeout": statuses.count("timeout"),
+        "ungraded": statuses.count("ungraded"),
         "passed": sum(bool(p) for p in passed),
         "cache_hits": sum(bool(h) for h in hits),
         "cache_rejected": rejected,
@@ -535,6 +540,7 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
         status=status,
         failure=failure,
         judge=None if judged is None else judged.to_dict(),
+        ungraded=counts["ungraded"],
     )
 
 

@@ -11,7 +11,7 @@ from evalkit.cases import Case, Suite, find_affirmed
 from evalkit.providers import AgentResponse, Event
 from evalkit.sandbox import copy_fixture, run_command
 from evalkit.scorers._reference_cache import ReferenceCache, reference_check_key
-from evalkit.scorers._score import score_item
+from evalkit.scorers._score import is_routing_case, score_item
 from evalkit.scorers._verifiers import run_check
 
 
@@ -41,6 +41,8 @@ def check_case(suite: Suite, case: Case, *, cache: ReferenceCache | None = None)
         Human-readable problems (empty when the case is sound).
     """
     problems: list[str] = _truth_problems(case)
+    if is_routing_case(case):  # routing decides it; no reference answer can show a skill load
+        return problems
     if case.lane == "prompt" and not case.reference:
         return problems
     runs_commands = bool(case.setup or case.solution or case.verifier)

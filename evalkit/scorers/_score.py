@@ -19,7 +19,7 @@ from evalkit.providers import AgentResponse
 from evalkit.scorers._verifiers import run_check
 
 #: Bumped whenever scoring changes an outcome; it enters every item hash.
-SCORER_VERSION = "1"
+SCORER_VERSION = "2"
 
 #: Weight of each component in the score (components absent from a case are skipped).
 COMPONENT_WEIGHTS: dict[str, float] = {
@@ -32,7 +32,8 @@ COMPONENT_WEIGHTS: dict[str, float] = {
     "skill_trigger": 0.0,
 }
 """Expected patterns and the verifier dominate; ``skill_trigger`` is recorded, not weighed
-(trigger accuracy is its own metric, and weighing it would penalise the ``none`` condition)."""
+(trigger accuracy is its own metric, and weighing it would penalise the ``none`` condition),
+except in a routing case (:func:`is_routing_case`), where routing is the whole outcome."""
 
 _SKILL_PATH = re.compile(r"skills/([A-Za-z0-9][A-Za-z0-9_.-]*)/SKILL\.md")
 
@@ -75,6 +76,31 @@ class ScoreResult:
     skill_loaded: bool
     components: tuple[Component, ...] = field(default_factory=tuple)
     gate_failures: tuple[str, ...] = ()
+
+
+def is_routing_case(case: Case) -> bool:
+    """Whether routing alone decides ``case`` (a trigger or should-not-trigger query).
+
+    A case with no scorer of its own (no patterns, anti-patterns, workflow checks, verifier or
+    required artifacts) and nothing judged asks only whether the agent loaded the right skill,
+    as skill-creator's trigger evaluation does: it passes exactly when the inferred skill is
+    the expected one (``none`` for a should-not-trigger query), and its score is 1 or 0.
+
+    Examples:
+        >>> is_routing_case(Case(id="q", prompt="Write the release notes"))
+        True
+        >>> is_routing_case(Case(id="q", prompt="p", expected_patterns=("notes",)))
+        False
+    """
+    return not (
+        case.expected_patterns
+        or case.forbidden_patterns
+        or case.anti_patterns
+        or case.workflow_checks
+        or case.verifier
+        or case.artifacts_required
+        or case.is_judged
+    )
 
 
 def infer_skill(response: AgentResponse) -> str:
@@ -159,7 +185,8 @@ def score_item(
 
     Returns:
         The score, the pass bit and every component. Gates that fail an item whatever its
-        score: a failing verifier, a missing required artifact, an error-severity anti-pattern.
+        score: a failing verifier, a missing required artifact, an error-severity anti-pattern,
+        and in a routing case (:func:`is_routing_case`) a wrong skill (``skill_trigger``).
     """
     text = response.scored_text()
     components: list[Component] = []
@@ -217,10 +244,15 @@ def score_item(
         )
     )
 
+    weights = dict(COMPONENT_WEIGHTS)
+    if is_routing_case(case):
+        weights["skill_trigger"] = 1.0
+        if not trigger_ok:
+            gates.append("skill_trigger")
     weighted = [
-        (COMPONENT_WEIGHTS[c.component], c.value / c.max_value)
+        (weights[c.component], c.value / c.max_value)
         for c in components
-        if c.max_value > 0 and COMPONENT_WEIGHTS[c.component] > 0
+        if c.max_value > 0 and weights[c.component] > 0
     ]
     total_weight = sum(w for w, _ in weighted)
     score = sum(w * v for w, v in weighted) / total_weight if total_weight else 0.0

@@ -5,7 +5,8 @@ Every public function accepts a tidy DataFrame (one row per work item, with at l
 from ``evalkit.results.read_run``, and the functions of ``evalkit.analysis`` accept runs).
 The rules applied here, once:
 
-- rows whose ``status`` is ``"skipped"`` are excluded; rows whose status is ``"error"`` or
+- rows whose ``status`` is ``"skipped"`` or ``"ungraded"`` (no outcome yet: missing
+  evidence) are excluded; rows whose status is ``"error"`` or
   ``"timeout"`` count as failures (``passed=False``, and ``score=0.0`` when the score is
   missing), as ``docs/architecture.md`` prescribes ("a timeout counts as a failure");
 - a missing ``trial`` column (or one that is entirely null) numbers the rows of each
@@ -31,6 +32,8 @@ from evalkit.errors import InputError
 
 FAILED_STATUSES = ("error", "timeout")
 SKIPPED_STATUS = "skipped"
+#: Rows without an outcome yet (judged statements nobody could grade): missing evidence.
+UNGRADED_STATUS = "ungraded"
 KEY_COLUMNS = ("lane", "case_id", "condition", "provider", "trial")
 #: Key columns that, when a run holds several values, distinguish otherwise equal items.
 OPTIONAL_KEYS = ("lane", "provider")
@@ -151,13 +154,15 @@ def as_frame(
     failed = pd.Series(False, index=df.index)
     if "status" in df.columns:
         status = df["status"].astype("string").str.lower()
-        keep = (status != SKIPPED_STATUS).fillna(True).to_numpy(dtype=bool)
+        keep = (~status.isin((SKIPPED_STATUS, UNGRADED_STATUS))).fillna(True).to_numpy(dtype=bool)
         failed = status.isin(FAILED_STATUSES).fillna(False)
         df = df.loc[keep].reset_index(drop=True)
         failed = failed.loc[keep].reset_index(drop=True)
         if df.empty:
             raise InputError(
-                f"`{what}` has only skipped rows (status 'skipped'): nothing to analyse."
+                f"`{what}` has only skipped or ungraded rows (status 'skipped' or 'ungraded'): "
+                "nothing to analyse; grade ungraded rows with `evalkit judge RUN "
+                "--judge-provider NAME`."
             )
     for column in ("lane", "case_id", "condition", "provider"):
         if column in df.columns:

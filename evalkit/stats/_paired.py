@@ -127,6 +127,10 @@ class PairedComparison:
         pooled_providers: The providers the overall figures pool (each case one cluster, its
             per-provider differences averaged: a shared case counts once).
         heterogeneity: Interaction test, ``tau2``, ``I2`` and prediction interval, or None.
+        ungraded_items: Compared items left out because they have no outcome yet (status
+            ``ungraded``: judged statements the run's judge could not grade); missing evidence,
+            counted here and never taken as a pass or a failure.
+        ungraded_note: One line explaining :attr:`ungraded_items` ("" when there are none).
     """
 
     metric: Metric
@@ -157,6 +161,8 @@ class PairedComparison:
     by_provider: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_providers: tuple[str, ...] = ()
     heterogeneity: Heterogeneity | None = None
+    ungraded_items: int = 0
+    ungraded_note: str = ""
 
     @property
     def scope(self) -> str:
@@ -253,6 +259,8 @@ class PairedComparison:
             ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`), ``"pooled_providers"``
             and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`); several providers
             make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
+            ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
+            no outcome until a judge grades them). Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -311,6 +319,8 @@ class PairedComparison:
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
                     "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
+                    "ungraded_items": int(self.ungraded_items),
+                    "ungraded_note": self.ungraded_note,
                 }
             )
         )

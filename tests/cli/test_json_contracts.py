@@ -45,8 +45,8 @@ def test_run_json_via_real_subprocess(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) == {"run_id", "run_dir", "items", "ok", "errors", "pass_rate", "status",
-                         "failure"}
-    assert (data["status"], data["failure"]) == ("complete", None)
+                         "failure", "ungraded"}
+    assert (data["status"], data["failure"], data["ungraded"]) == ("complete", None, 0)
     assert data["items"] == 16 and data["ok"] + data["errors"] == 16
     assert 0 <= data["pass_rate"] <= 1 and Path(data["run_dir"]).is_dir()
 

@@ -143,17 +143,6 @@ def test_expectations_without_a_judge_are_refused(tmp_path: Path, runs_dir: Path
     assert run(suite, _config(runs_dir, "y", judge_provider="simulated")).judge is not None
 
 
-def test_the_simulated_judge_needs_a_known_truth(tmp_path: Path, runs_dir: Path) -> None:
-    cases = CASES_YAML.replace(
-        "      Stop after a deadline.\n", "      Stop after a deadline.\n"
-    ).split("  - id: judged-only")[0] + (
-        "  - id: no-truth\n    prompt: Anything?\n    expectations: [Says something]\n"
-    )
-    suite = write_suite(tmp_path, cases_yaml=cases)
-    with pytest.raises(ConfigError, match=r"case 'no-truth': expectations\[0\] has no 'truth'"):
-        run(suite, _config(runs_dir, "x"))
-
-
 def test_cli_run_and_judge_with_json_and_clean_errors(
     judged_suite: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
