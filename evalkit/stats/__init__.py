@@ -41,7 +41,12 @@ if TYPE_CHECKING:
         required_cases,
         required_trials,
     )
-    from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+    from evalkit.stats._proportions import (
+        cluster_wilson,
+        pass_rates,
+        proportion_ci,
+        ratio_wilson,
+    )
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
         FUTILE_PLANNED,
@@ -109,6 +114,7 @@ __all__ = [
     "pass_rates",
     "percentile_interval",
     "proportion_ci",
+    "ratio_wilson",
     "records",
     "required_cases",
     "required_trials",
