@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Sequence
 
 import pandas as pd
 
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
+from evalkit.analysis._next_step import next_step
 from evalkit.errors import InputError
-from evalkit.results import errored_conditions, load_results, run_label
+from evalkit.results import (
+    errored_conditions,
+    load_results,
+    resolve_run_dir,
+    run_label,
+)
 from evalkit.stats import Correction, Metric, PairedComparison
 from evalkit.stats import compare as compare_tables
 
@@ -126,10 +133,33 @@ def compare(
     compared = [judged_run(baseline, _compared(base, conditions), names[0], runs_dir)]
     if candidate is not None and cand is not None:
         compared.append(judged_run(candidate, _compared(cand, conditions), names[1], runs_dir))
+    step = next_step(result, base, cand, suite_path=_suite_path(
+        candidate if candidate is not None else baseline, runs_dir
+    ))
+    if step is not None:
+        result = dataclasses.replace(result, next_step=step.to_dict())
     check = check_judge_calibration(compared)
     if check is None:
         return result
     return dataclasses.replace(result, judge_calibration=check.to_dict())
+
+
+#: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
+_MANIFEST_NAME = "manifest.json"
+
+
+def _suite_path(run: object, runs_dir: str | os.PathLike[str]) -> str | None:
+    """The suite a run was planned from (its manifest), for the next step's command."""
+    if isinstance(run, pd.DataFrame):
+        return None
+    try:  # plain JSON: compare of unjudged runs loads no pydantic model
+        manifest = json.loads(
+            (resolve_run_dir(str(run), runs_dir) / _MANIFEST_NAME).read_text(encoding="utf-8")
+        )
+    except (InputError, OSError, ValueError):
+        return None
+    path = manifest.get("suite_path") if isinstance(manifest, dict) else None
+    return str(path) if path else None
 
 
 def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:

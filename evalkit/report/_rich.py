@@ -93,6 +93,10 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
     ]
     if result.verdict_note:
         details.append(result.verdict_note)
+    if result.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        details.append(NextStep(**result.next_step).text())
     judge = result.judge_calibration
     if judge is not None:
         status = str(judge["status"]).replace("_", " ")

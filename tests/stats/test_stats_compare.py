@@ -70,6 +70,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended |= {"sign_flip", "verdict_note"}
     extended |= {"reused_items", "reuse_note", "by_condition", "pooled", "scope"}
     extended |= {"judge_calibration"}  # null unless a compared row was judged
+    extended |= {"next_step"}  # null unless the verdict is inconclusive (evalkit.analysis)
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
     assert set(out["delta"]) == {"estimate", "ci_low", "ci_high"}
