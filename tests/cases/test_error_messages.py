@@ -139,7 +139,16 @@ def test_invalid_id_and_out_of_range_values_explained(tiny_suite: Path) -> None:
         f"{path}:1: [0].id (case 'my case'): 'my case' is not a valid id; use letters, digits "
         "and _ . - only, starting with a letter or digit",
         f"{path}:3: [0].pass_threshold (case 'my case'): Input should be less than or equal "
-        "to 1, got 1.5",
+        "to 1, got 1.5; allowed: a number from 0 to 1",
+    ]
+
+
+def test_a_number_field_given_text_states_its_range(tiny_suite: Path) -> None:
+    path = _add_cases(tiny_suite, "- id: words\n  prompt: Hi.\n  pass_threshold: high\n")
+    problems = _problems(tiny_suite)
+    assert problems == [
+        f"{path}:3: [0].pass_threshold (case 'words'): Input should be a valid number, unable "
+        "to parse string as a number, got high; allowed: a number from 0 to 1",
     ]
 
 
