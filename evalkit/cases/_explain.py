@@ -101,7 +101,8 @@ def explain(
     if kind == "union_tag_invalid":
         tags_text = str(error.get("ctx", {}).get("expected_tags", ""))
         expected = [tag.strip(" '") for tag in tags_text.split(",")]
-        hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
+        tag = error.get("ctx", {}).get("tag", value)  # the input is the mapping holding it
+        hint = did_you_mean(str(tag), expected) if isinstance(tag, str) else ""
         return Explained(field, _clean(error["msg"]) + hint, line)
     if kind == "union_tag_not_found":
         kinds = [tag for m in _members(_type_at(model, loc)) if (tag := _tag_of(m))]

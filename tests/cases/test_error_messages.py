@@ -238,3 +238,15 @@ def test_sound_suite_is_called_valid_after_its_reference_checks(
     assert "suite 'tiny' is valid" in out and "every reference passes its case" in out
     assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 0
     assert "(reference checks skipped)" in capsys.readouterr().out
+
+
+def test_an_enum_typo_in_a_check_kind_gets_a_did_you_mean(tiny_suite: Path) -> None:
+    path = _add_cases(
+        tiny_suite,
+        "- id: fe\n  lane: execution\n  prompt: Make it.\n  verifier:\n"
+        "    - kind: file_exist\n      path: out.txt\n",
+    )
+    problems = _problems(tiny_suite)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{path}:5: [0].verifier[0] (case 'fe'): ")
+    assert problems[0].endswith("did you mean 'file_exists'?")
