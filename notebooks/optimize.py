@@ -22,7 +22,7 @@
 # exactly once, for the seed and the champion: that comparison is the honest number.
 
 # %% tags=["parameters"]
-optimization: str = ""  # the optimisation run directory (holding optimize.json)
+optimization: str = "tests/fixtures/optimize/opt"  # optimize.json dir (default: committed example)
 
 # %%
 from IPython.display import display

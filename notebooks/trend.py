@@ -16,10 +16,12 @@
 # # Trend
 #
 # Every run of a runs directory, read in one DuckDB query (`union_by_name`, so runs written by
-# older evalkit versions still line up), placed in the period of its first item. Runs of one
-# period are pooled; each period's pass rates and lift come from `evalkit.stats` and
-# `evalkit.analysis`. Dashed lines mark periods where the dataset version changed. A run that
-# did not finish (manifest status partial) counts with the items it has and is marked partial.
+# older evalkit versions still line up), placed in the period of its own start (its manifest;
+# rows served from the cache never move a run). Runs of one period are pooled unless they
+# measured different skill texts: the period is then split where the text changed. Each
+# period's pass rates and lift come from `evalkit.stats` and `evalkit.analysis`. Dashed lines
+# mark periods where the dataset version or a skill text changed. A run that did not finish
+# (manifest status partial) counts with the items it has and is marked partial.
 
 # %% tags=["parameters"]
 runs_dir: str = "tests/fixtures/runs"  # every RUNS_DIR/*/results.parquet (default: examples)
@@ -59,6 +61,13 @@ if history.partial:
     display(note(
         "Partial runs (interrupted, crashed or still running) are included with the items "
         f"they finished and marked partial in the status column: {', '.join(history.partial)}.",
+        kind="warn",
+    ))
+if history.runs["skill_changed"].any():
+    changed = history.runs.loc[history.runs["skill_changed"], "run_dir"].astype(str)
+    display(note(
+        "A skill text changed (see skill_texts; dashed lines on the plots) in the runs: "
+        f"{', '.join(changed)}. Runs of one period with different skill texts are not pooled.",
         kind="warn",
     ))
 display(html_table(history.runs, table_id="runs"))

@@ -48,6 +48,7 @@ from evalkit.report import (
     project_path,
     rate_plot,
     read_transcript,
+    run_overview,
     transcript_html,
     verdict_banner,
 )
@@ -114,6 +115,14 @@ lifted = evalkit.lift(df, n_resamples=2000)
 lifted.metrics[["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]]
 
 # %% [markdown]
+# Every result object of evalkit has a rich display: as the last expression of a cell it shows
+# a verdict banner, a compact table and its plot (here the lift, headlined by the largest
+# provider/lane group).
+
+# %%
+lifted
+
+# %% [markdown]
 # ## 6. Compare two versions of a skill
 #
 # `baseline` was run before the skill edit and `run` after it (in the shell:
@@ -123,7 +132,7 @@ lifted.metrics[["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "
 
 # %%
 result = evalkit.compare(baseline, run, runs_dir=runs_dir)
-result.verdict, result.delta, (result.wins, result.losses, result.ties)
+result  # the rich display: verdict banner (with the next step when inconclusive), cases, forest
 
 # %%
 result.cases.query("verdict != 'inconclusive'")[
@@ -142,7 +151,22 @@ figure_html(forest_plot(result, max_cases=20),
 
 # %%
 noise = evalkit.flips(df)
-round(noise.flip_rate, 3), (round(noise.ci_low, 3), round(noise.ci_high, 3)), noise.n_pairs
+noise  # flip rate with its interval, the most unstable cases, the heatmap
+
+# %% [markdown]
+# ## 7b. How many cases would settle it?
+#
+# `evalkit.power` plans from this run's own variances: here the cases needed to detect a
+# +15 pp change between the `none` and `preloaded` conditions at the run's trials.
+
+# %%
+evalkit.power(effect=0.15, from_run=run, conditions=["none", "preloaded"], runs_dir=runs_dir)
+
+# %% [markdown]
+# A whole run as one display: pass rates with intervals, a plot and the item browser.
+
+# %%
+run_overview(run, runs_dir=runs_dir, max_items=50)
 
 # %% [markdown]
 # ## 8. Read a transcript

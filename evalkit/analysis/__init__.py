@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         lift,
         parse_roles,
     )
+    from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import (
@@ -70,12 +71,15 @@ __all__ = [
     "JudgeCheck",
     "JudgedRun",
     "LiftMetric",
+    "NEXT_STEP_POWER",
+    "NextStep",
     "LiftResult",
     "SequentialRun",
     "TriggerMetric",
     "agent_cost",
     "check_judge_calibration",
     "compare",
+    "next_step",
     "export_run",
     "flips",
     "gate",

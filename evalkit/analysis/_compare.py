@@ -8,10 +8,17 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit._untrusted import read_json
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
+from evalkit.analysis._next_step import next_step
 from evalkit.analysis._providers import select_providers
 from evalkit.errors import InputError
-from evalkit.results import errored_conditions, load_results, run_label
+from evalkit.results import (
+    errored_conditions,
+    load_results,
+    resolve_run_dir,
+    run_label,
+)
 from evalkit.stats import Correction, Metric, PairedComparison
 from evalkit.stats import compare as compare_tables
 
@@ -141,6 +148,11 @@ def compare(
             "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
             "and compare the judged runs"
         ))
+    step = next_step(result, base, cand, suite_path=_suite_path(
+        candidate if candidate is not None else baseline, runs_dir
+    ))
+    if step is not None:
+        result = dataclasses.replace(result, next_step=step.to_dict())
     check = check_judge_calibration(compared)
     if check is None:
         return result
@@ -151,6 +163,21 @@ def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:
     if "status" not in rows.columns:
         return 0
     return int((_compared(rows, conditions)["status"].astype(str) == "ungraded").sum())
+
+#: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
+_MANIFEST_NAME = "manifest.json"
+
+
+def _suite_path(run: object, runs_dir: str | os.PathLike[str]) -> str | None:
+    """The suite a run was planned from (its manifest), for the next step's command."""
+    if isinstance(run, pd.DataFrame):
+        return None
+    try:  # plain JSON: compare of unjudged runs loads no pydantic model
+        manifest = read_json(resolve_run_dir(str(run), runs_dir) / _MANIFEST_NAME)
+    except (InputError, OSError, ValueError):
+        return None
+    path = manifest.get("suite_path") if isinstance(manifest, dict) else None
+    return str(path) if path else None
 
 
 def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:

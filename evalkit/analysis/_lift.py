@@ -22,7 +22,12 @@ every item of a group ended in an error or a timeout (a dead server, a refused k
 nothing: the metrics and the success rate that involve it are null, with a ``note`` naming the
 condition and its dominant error, and ``notes`` lists each such condition. Intervals come
 from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
-every metric), with Hesterberg's expanded percentile interval. The per-condition success
+every metric), with Hesterberg's expanded percentile interval; the differences (the lifts, the
+stale harm, the routing gap) are widened as compare's are (to contain the t interval, and to a
+Wilson bound where every case moved alike, so 2 cases never get ``[0, 0]``). Shares (regression
+and unlock rate, trigger precision, recall, over- and under-triggering) get the clustered Wilson
+interval of a ratio (:func:`evalkit.stats.ratio_wilson`, method ``cluster-wilson``): every
+bootstrap replicate of 4 of 4 is 1, Wilson's interval is [0.51, 1]. The per-condition success
 rates (one arm each) use the clustered Wilson interval with a few-cluster correction
 (:func:`evalkit.stats._proportions.cluster_wilson`): a case bootstrap of a rare pass rate
 covers only about 87 % with 20 cases, the clustered Wilson 97 %.
@@ -200,7 +205,7 @@ def _metric_row(
         "ci_high": interval.ci_high,
         "n_cases": used,
         "confidence": interval.confidence,
-        "method": METHOD,
+        "method": interval.method,
     }
 
 
@@ -227,8 +232,8 @@ def _group_metrics(
             return np.full(len(cases), np.nan)
         return rates[name].to_numpy(dtype=float)
 
-    def add(metric: LiftMetric | TriggerMetric, num: np.ndarray, den: np.ndarray) -> None:
-        interval, used = resampler.ratio(num, den, confidence, METHOD)
+    def add_share(metric: LiftMetric | TriggerMetric, num: np.ndarray, den: np.ndarray) -> None:
+        interval, used = resampler.share(num, den, confidence)
         rows.append(_metric_row(metric, interval, used))
 
     values = {role: col(role) for role in roles}
@@ -260,7 +265,8 @@ def _group_metrics(
     for metric, (hi, lo) in _DELTAS.items():
         delta = values[hi] - values[lo]
         mask = ~np.isnan(delta)
-        add(metric, np.where(mask, delta, 0.0), mask.astype(float))
+        interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD)
+        rows.append(_metric_row(metric, interval, int(mask.sum())))
 
     a, b, c = values["A"], values["B"], values["C"]
     with_skill = np.fmin(b, c)  # fail under B *or* C -> the worse of the two
@@ -270,8 +276,8 @@ def _group_metrics(
     a_fail = (a < 0.5) & have
     regressed = a_pass & (np.nan_to_num(with_skill, nan=1.0) < 0.5)
     unlocked = a_fail & (np.nan_to_num(best_skill, nan=0.0) >= 0.5)
-    add("regression_rate", regressed.astype(float), a_pass.astype(float))
-    add("unlock_rate", unlocked.astype(float), a_fail.astype(float))
+    add_share("regression_rate", regressed.astype(float), a_pass.astype(float))
+    add_share("unlock_rate", unlocked.astype(float), a_fail.astype(float))
 
     mask = ~np.isnan(a) & ~np.isnan(b) & ~np.isnan(c)
     num_b = np.where(mask, b - a, 0.0)
@@ -284,13 +290,60 @@ def _group_metrics(
             EPSILON, resampler.replicates(num_c, den)
         )
         boot = boot[np.isfinite(boot)]
-        interval = percentile_interval(boot, estimate, used, confidence, METHOD)
+        interval = _efficiency_bounds(
+            percentile_interval(boot, estimate, used, confidence, METHOD), rows
+        )
         rows.append(_metric_row("routing_efficiency", interval, used))
     else:
-        add("routing_efficiency", np.zeros(len(cases)), np.zeros(len(cases)))
+        nan = float("nan")
+        empty = Interval(nan, nan, nan, confidence, METHOD)
+        rows.append(_metric_row("routing_efficiency", empty, 0))
 
     rows += _trigger_metrics(group, roles, cases, resampler, confidence)
     return rows, success, missing
+
+
+def _efficiency_bounds(interval: Interval, rows: list[dict[str, Any]]) -> Interval:
+    """Keep a zero-width routing efficiency interval from claiming certainty.
+
+    Where every case moved alike, each replicate of realized / oracle lift is the same
+    number. The ratio of the two lifts' own bounds then brackets it when the oracle lift is
+    surely positive; otherwise the ratio is unbounded and the bounds are NaN (not known).
+    """
+    if not (interval.ci_high - interval.ci_low <= 1e-12):
+        return interval
+    lifts = {row["metric"]: row for row in rows}
+    realized, oracle = lifts.get("realized_lift"), lifts.get("oracle_lift")
+    if realized is None or oracle is None or not float(oracle["ci_low"]) > 0:
+        return interval._replace(ci_low=float("nan"), ci_high=float("nan"))
+    low = float(realized["ci_low"]) / float(oracle["ci_high"])
+    high = float(realized["ci_high"]) / float(oracle["ci_low"])
+    return interval._replace(
+        ci_low=min(low, interval.estimate), ci_high=max(high, interval.estimate)
+    )
+
+
+def _f1(p: float, r: float) -> float:
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def _at_least_bounds(interval: Interval, precision: Interval, recall: Interval) -> Interval:
+    """Widen the F1 bootstrap interval to the F1 of the precision and recall bounds.
+
+    F1 grows with precision and with recall, so F1(lower bounds) and F1(upper bounds) bracket
+    it whenever both Wilson intervals do; with few cases the bootstrap of F1 collapses (every
+    replicate of two cases can give the same F1) where these bounds do not.
+    """
+    bounds = (precision.ci_low, recall.ci_low, precision.ci_high, recall.ci_high)
+    if not all(np.isfinite(b) for b in bounds) or not np.isfinite(interval.estimate):
+        return interval
+    low = _f1(precision.ci_low, recall.ci_low)
+    high = _f1(precision.ci_high, recall.ci_high)
+    if np.isfinite(interval.ci_low):
+        low, high = min(low, interval.ci_low), max(high, interval.ci_high)
+    return interval._replace(
+        ci_low=min(low, interval.estimate), ci_high=max(high, interval.estimate)
+    )
 
 
 def _trigger_metrics(
@@ -325,8 +378,8 @@ def _trigger_metrics(
     get = {name: per_case[name].to_numpy(float) for name in per_case.columns}
     out = []
 
-    precision, n_p = resampler.ratio(get["tp"], get["tp"] + get["fp"], confidence, METHOD)
-    recall, n_r = resampler.ratio(get["tp"], get["tp"] + get["fn"], confidence, METHOD)
+    precision, n_p = resampler.share(get["tp"], get["tp"] + get["fp"], confidence)
+    recall, n_r = resampler.share(get["tp"], get["tp"] + get["fn"], confidence)
     out.append(_metric_row("trigger_precision", precision, n_p))
     out.append(_metric_row("trigger_recall", recall, n_r))
     p_boot = resampler.replicates(get["tp"], get["tp"] + get["fp"])
@@ -337,11 +390,12 @@ def _trigger_metrics(
     f1 = 2 * p * r / (p + r) if p + r > 0 else float("nan")
     f1_boot = f1_boot[np.isfinite(f1_boot)]
     used = int(np.count_nonzero(get["should"] + get["fp"]))
-    out.append(
-        _metric_row("trigger_f1", percentile_interval(f1_boot, f1, used, confidence, METHOD), used)
+    f1_interval = _at_least_bounds(
+        percentile_interval(f1_boot, f1, used, confidence, METHOD), precision, recall
     )
-    over, n_o = resampler.ratio(get["over"], get["should_not"], confidence, METHOD)
-    under, n_u = resampler.ratio(get["under"], get["should"], confidence, METHOD)
+    out.append(_metric_row("trigger_f1", f1_interval, used))
+    over, n_o = resampler.share(get["over"], get["should_not"], confidence)
+    under, n_u = resampler.share(get["under"], get["should"], confidence)
     out.append(_metric_row("over_trigger_rate", over, n_o))
     out.append(_metric_row("under_trigger_rate", under, n_u))
     return out

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.stats import Interval, percentile_interval
+from evalkit.stats import Interval, mean_ci, percentile_interval, proportion_ci, ratio_wilson
 
 #: Bound on resamples x cases held in memory at once.
 _CHUNK_CELLS = 4_000_000
@@ -69,3 +69,55 @@ class CaseResampler:
             return np.asarray(
                 (self.weights @ num.astype(np.float64)) / (self.weights @ den.astype(np.float64))
             )
+
+    def delta(
+        self, values: np.ndarray, mask: np.ndarray, confidence: float, method: str
+    ) -> Interval:
+        """Interval of the mean per-case difference of two rates over the cases in ``mask``.
+
+        The expanded percentile bootstrap, widened as compare's is: to contain the Student-t
+        interval of the per-case differences (a percentile bootstrap cannot reach beyond the
+        smallest and largest difference), and, where every case moved by the same amount (no
+        spread, so both are zero-width), to the Wilson interval of the mean difference mapped
+        onto [0, 1] at the number of cases: a difference of rates lies in [-1, 1], and Wilson's
+        interval at ``C`` cases is the widest a bounded mean of ``C`` cases can need. So 2
+        cases that both stayed at 0 get a finite interval, never ``[0, 0]``.
+
+        Args:
+            values: Per-case differences (any value where ``mask`` is False).
+            mask: The cases that count.
+            confidence: Confidence level.
+            method: Label stored in the interval.
+
+        Returns:
+            The interval (NaN when no case counts; NaN bounds with one case).
+        """
+        mask = mask.astype(bool)
+        interval, used = self.ratio(
+            np.where(mask, values, 0.0), mask.astype(float), confidence, method
+        )
+        deltas = values[mask]
+        if used < 2 or not np.isfinite(interval.ci_low):
+            return interval
+        t = mean_ci(deltas, confidence)
+        low, high = min(interval.ci_low, t.ci_low), max(interval.ci_high, t.ci_high)
+        if high - low <= 1e-12:
+            mapped = proportion_ci((interval.estimate + 1.0) / 2.0 * used, used, confidence)
+            low, high = 2.0 * mapped.ci_low - 1.0, 2.0 * mapped.ci_high - 1.0
+        low, high = max(low, -1.0), min(high, 1.0)
+        return interval._replace(
+            ci_low=min(low, interval.ci_low), ci_high=max(high, interval.ci_high)
+        )
+
+    def share(self, num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[Interval, int]:
+        """Clustered Wilson interval of the share ``sum(num) / sum(den)`` over cases.
+
+        Args:
+            num: Per-case events.
+            den: Per-case opportunities (0 where the case does not count).
+            confidence: Confidence level.
+
+        Returns:
+            The interval (:func:`evalkit.stats.ratio_wilson`) and the cases that count.
+        """
+        return ratio_wilson(num, den, confidence), int(np.count_nonzero(den))

@@ -101,7 +101,8 @@ def explain(
     if kind == "union_tag_invalid":
         tags_text = str(error.get("ctx", {}).get("expected_tags", ""))
         expected = [tag.strip(" '") for tag in tags_text.split(",")]
-        hint = did_you_mean(str(value), expected) if isinstance(value, str) else ""
+        tag = error.get("ctx", {}).get("tag", value)  # the input is the mapping holding it
+        hint = did_you_mean(str(tag), expected) if isinstance(tag, str) else ""
         return Explained(field, _clean(error["msg"]) + hint, line)
     if kind == "union_tag_not_found":
         kinds = [tag for m in _members(_type_at(model, loc)) if (tag := _tag_of(m))]
@@ -116,9 +117,40 @@ def explain(
             "letter or digit",
             line,
         )
+    limits = _limits(model, loc) if kind in _NUMBER_ERRORS else ""
     if quoted and kind != "value_error" and not isinstance(value, dict | list):
-        return Explained(field, f"{_clean(error['msg'])}, got {quoted}", line)
-    return Explained(field, _clean(error["msg"]), line)
+        return Explained(field, f"{_clean(error['msg'])}, got {quoted}{limits}", line)
+    return Explained(field, _clean(error["msg"]) + limits, line)
+
+
+#: Errors of a number field, whose message then states the field's allowed range.
+_NUMBER_ERRORS = frozenset({
+    "float_parsing", "float_type", "int_parsing", "int_type", "int_from_float",
+    "greater_than", "greater_than_equal", "less_than", "less_than_equal", "finite_number",
+})
+
+
+def _limits(model: type[BaseModel], loc: Sequence[int | str]) -> str:
+    """``"; allowed: 0 to 1"`` from the field's ``ge``/``gt``/``le``/``lt`` constraints."""
+    if not loc or not isinstance(loc[-1], str):
+        return ""
+    parents = [m for m in _members(_type_at(model, loc[:-1])) if _is_model(m)]
+    info = next((m.model_fields[loc[-1]] for m in parents if loc[-1] in m.model_fields), None)
+    if info is None:
+        return ""
+    low = high = None
+    for item in info.metadata:
+        low = getattr(item, "ge", None) if getattr(item, "ge", None) is not None else low
+        low = getattr(item, "gt", None) if getattr(item, "gt", None) is not None else low
+        high = getattr(item, "le", None) if getattr(item, "le", None) is not None else high
+        high = getattr(item, "lt", None) if getattr(item, "lt", None) is not None else high
+    if low is None and high is None:
+        return ""
+    if low is not None and high is not None:
+        return f"; allowed: a number from {low:g} to {high:g}"
+    if low is not None:
+        return f"; allowed: a number at least {low:g}"
+    return f"; allowed: a number at most {high:g}"
 
 
 def _clean(message: str) -> str:

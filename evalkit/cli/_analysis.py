@@ -335,6 +335,10 @@ def _print_comparison(console: Console, result: PairedComparison) -> None:
         _print_providers(console, result)
     if result.verdict_note:
         console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
+    if result.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        console.print(escape(NextStep(**result.next_step).text()), soft_wrap=True)
     if result.reuse_note and result.reuse_note != result.verdict_note:
         console.print(f"reused: {escape(result.reuse_note)}", soft_wrap=True)
     if result.ungraded_note:

@@ -495,8 +495,10 @@ def forest_plot(
     if handles:
         ax.legend(handles=handles, fontsize=8, loc="lower right", frameon=False)
     total = len(cases)
-    suffix = f" ({n} of {total} shown: named cases, then largest changes)" if total > n else ""
-    ax.set_title(title + suffix, loc="left", fontsize=12)
+    suffix = f"\n{n} of {total} shown: named cases, then largest changes" if total > n else ""
+    # a figure title from the figure's left edge: an axes title starts right of the long
+    # case labels and was cut off at the right edge
+    fig.suptitle(title + suffix, x=0.01, ha="left", fontsize=12)
     return fig
 
 

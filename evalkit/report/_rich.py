@@ -95,6 +95,10 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
     ]
     if result.verdict_note:
         details.append(result.verdict_note)
+    if result.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        details.append(NextStep(**result.next_step).text())
     judge = result.judge_calibration
     if judge is not None:
         status = str(judge["status"]).replace("_", " ")
@@ -185,13 +189,15 @@ def lift_html(result: LiftResult) -> str:
     if realized.empty:
         head = banner("inconclusive", "skill lift", "no realized lift: a condition is missing")
     else:
-        first = realized.iloc[0]
+        # the headline shows the largest group (most cases), and says so
+        first = realized.sort_values("n_cases", ascending=False, kind="stable").iloc[0]
         groups = len(realized)
+        which = f", the largest of {groups} groups" if groups > 1 else ""
         head = banner(
             _tone(float(first["ci_low"]), float(first["ci_high"])),
             "skill lift",
             f"realized lift {interval(first['estimate'], first['ci_low'], first['ci_high'], 'pp')}"
-            f" for {first['provider']} / {first['lane']} ({int(first['n_cases'])} cases)",
+            f" for {first['provider']} / {first['lane']} ({int(first['n_cases'])} cases{which})",
             [f"{groups} provider/lane group(s); the table lists every metric"]
             + ([f"{len(result.missing)} case(s) miss a condition"] if len(result.missing) else []),
         )

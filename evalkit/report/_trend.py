@@ -5,10 +5,12 @@ that is not complete) in one query with ``union_by_name`` (runs written by older
 lack newer columns; without it DuckDB would silently use the first file's schema). A run whose
 manifest status is not ``complete`` (interrupted, crashed or still running) is included with what
 it has and marked ``partial`` in :attr:`Trend.runs`. Each run is placed in the period (week by
-default) of its first item; items of several runs in one period are pooled, so a case run twice in
-a week counts once as a cluster with more trials. The pass rates per period come from
-:func:`evalkit.stats.pass_rates` and the lift per period from :func:`evalkit.analysis.lift`:
-nothing is computed here by hand.
+default) of its own start (the manifest's ``started_at``; rows served from the cache keep the times
+of the run that produced them, so they never move a run). Items of several runs in one period are
+pooled, so a case run twice in a week counts once as a cluster with more trials, unless the runs
+measured different skill texts: the period is then split where the text changed. The pass rates
+per period come from :func:`evalkit.stats.pass_rates` and the lift per period from
+:func:`evalkit.analysis.lift`: nothing is computed here by hand.
 """
 
 from __future__ import annotations
@@ -49,6 +51,8 @@ TREND_COLUMNS = (
     "expected_skill",
     "inferred_skill",
     "started_at",
+    "cache_hit",
+    "skill_hash",
 )
 PERIODS = ("run", "day", "week", "month")
 TREND_LIFT_METRICS = ("realized_lift", "oracle_lift", "routing_gap", "stale_harm")
@@ -68,7 +72,15 @@ located AS (
     ) = 1
 ),
 starts AS (
-    SELECT run_dir, min(started_at) AS run_start FROM located GROUP BY run_dir
+    SELECT located.run_dir,
+           coalesce(
+               any_value(run_meta.manifest_start),
+               min(located.started_at) FILTER (WHERE NOT coalesce(located.cache_hit, false)),
+               any_value(run_meta.created_start),
+               min(located.started_at)
+           ) AS run_start
+    FROM located LEFT JOIN run_meta USING (run_dir)
+    GROUP BY located.run_dir
 )
 SELECT located.* EXCLUDE (trial, file_order),
        located.trial AS run_trial,
@@ -88,17 +100,25 @@ class Trend:
     Attributes:
         period: ``run``, ``day``, ``week`` or ``month``.
         runs: One row per run: ``run_dir, run_id, suite, run_start, period, dataset_version,
-            providers, conditions, items, status`` (``complete``, or ``partial`` for a run
-            whose manifest says it did not finish).
+            providers, conditions, items, skill_texts, skill_changed, status``.
+            ``run_start`` is the run's own start (its manifest's ``started_at``; rows served
+            from the cache never move a run). ``skill_texts`` names the skill hashes each
+            condition measured (``condition=hash, ...``); ``skill_changed`` is True where a
+            condition measured another text than in the suite's earlier runs. ``status`` is
+            ``complete``, or ``partial`` for a run whose manifest says it did not finish.
         pass_rates: ``suite, provider, period, condition, n_cases, n, estimate, ci_low,
             ci_high, confidence, method`` (:func:`evalkit.stats.pass_rates`).
         overall: The same without the condition split (all conditions pooled).
         lift: ``suite, period, provider, lane, metric, estimate, ci_low, ci_high, n_cases,
             confidence, method`` (:func:`evalkit.analysis.lift`, lanes pooled as
             ``"all lanes"``).
-        versions: ``suite, period, dataset_versions, changed``: ``changed`` is True where the
-            set of dataset versions differs from the suite's previous period.
+        versions: ``suite, period, dataset_versions, changed, skill_texts, skill_changed``:
+            ``changed`` is True where the set of dataset versions differs from the suite's
+            previous period, ``skill_changed`` where a skill text changed.
         partial: Runs included although they are not complete (their ``status``).
+        split: Points that start inside a calendar period because a run there measured
+            another skill text than the period's earlier runs (runs of different skill texts
+            are never pooled: the period is split at the change).
     """
 
     period: str
@@ -108,9 +128,10 @@ class Trend:
     lift: pd.DataFrame
     versions: pd.DataFrame
     partial: list[str] = field(default_factory=list)
+    split: list[pd.Timestamp] = field(default_factory=list)
 
     def changes(self, suite: str | None = None) -> list[pd.Timestamp]:
-        """Periods where the dataset version changed (optionally for one suite).
+        """Periods where the dataset version or a skill text changed (optionally one suite).
 
         Args:
             suite: Restrict to this suite.
@@ -118,7 +139,7 @@ class Trend:
         Returns:
             The periods, sorted.
         """
-        rows = self.versions[self.versions["changed"]]
+        rows = self.versions[self.versions["changed"] | self.versions["skill_changed"]]
         if suite is not None:
             rows = rows[rows["suite"] == suite]
         return sorted(pd.Timestamp(p) for p in rows["period"].unique())
@@ -192,6 +213,7 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
     try:
         con.execute("SET TimeZone = 'UTC'")
         con.register("run_files", located)
+        con.register("run_meta", _run_meta(root, sorted(set(located["run_dir"]))))
         available = {
             row[0]
             for row in con.execute(
@@ -218,6 +240,32 @@ def load_items(runs_dir: str | os.PathLike[str]) -> pd.DataFrame:
         items["run_id"].astype("object").where(items["run_id"].notna(), items["run_dir"])
     )
     return items
+
+
+def _run_meta(root: Path, names: list[str]) -> pd.DataFrame:
+    """Each run's start as its manifest records it: ``started_at``, else ``created_at``.
+
+    A run's period is its own start: the rows of a run served from the cache carry the times
+    of the run that produced them, so they can only be a fallback (rows that were not cache
+    hits first) for runs whose manifest predates ``started_at``.
+    """
+    rows = []
+    for name in names:
+        manifest = load_manifest(root / name) if (root / name / MANIFEST_FILE).exists() else None
+        started = getattr(manifest, "started_at", None)
+        created = getattr(manifest, "created_at", None)
+        rows.append((name, _utc(started), _utc(created)))
+    meta = pd.DataFrame(rows, columns=["run_dir", "manifest_start", "created_start"])
+    for column in ("manifest_start", "created_start"):
+        meta[column] = pd.to_datetime(meta[column], utc=True)
+    return meta
+
+
+def _utc(value: str | None) -> pd.Timestamp | None:
+    if not value:
+        return None
+    stamp = pd.Timestamp(value)
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
 def _name_damaged_file(root: Path, files: list[str]) -> None:
@@ -291,6 +339,8 @@ def trend(
         if items.empty:
             raise InputError(f"no run of suite {suite!r} under '{runs_dir}'.")
     items = items.assign(period=_period(items["run_start"], period))
+    texts = skill_texts(items)
+    items["period"] = _split_periods(items, texts)
     runs = (
         items.groupby("run_dir", sort=False)
         .agg(
@@ -306,6 +356,15 @@ def trend(
         .reset_index()
         .sort_values(["run_start", "run_dir"], kind="stable")
         .reset_index(drop=True)
+    )
+    runs["skill_texts"] = runs["run_dir"].map(lambda name: _label(texts.get(name, {})))
+    runs["skill_changed"] = _skill_changed(runs, texts)
+    split = sorted(
+        {
+            pd.Timestamp(p)
+            for p in items["period"].unique()
+            if pd.Timestamp(p) not in set(_period(items["run_start"], period))
+        }
     )
     rates = pass_rates(
         items, by=["suite", "provider", "period", "condition"], confidence=confidence
@@ -339,10 +398,79 @@ def trend(
     )
     previous = versions.groupby("suite")["dataset_versions"].shift()
     versions["changed"] = previous.notna() & (previous != versions["dataset_versions"])
+    first_of_period = runs.groupby(["suite", "period"], sort=True)
+    versions["skill_texts"] = list(first_of_period["skill_texts"].agg(" | ".join))
+    versions["skill_changed"] = list(first_of_period["skill_changed"].any())
     root = Path(runs_dir)
     runs["status"] = [run_status(root / name) for name in runs["run_dir"]]
     partial = sorted(runs.loc[runs["status"] != "complete", "run_dir"])
-    return Trend(period, runs, rates, overall, lift_table, versions, partial)
+    return Trend(period, runs, rates, overall, lift_table, versions, partial, split)
+
+
+def skill_texts(items: pd.DataFrame) -> dict[str, dict[str, str]]:
+    """The skill texts each run measured: ``{run_dir: {condition: skill hashes}}``.
+
+    A condition that shows no skill (``none``) has no entry; several skills of one
+    condition are joined with ``+``.
+
+    Args:
+        items: :func:`load_items` rows.
+
+    Returns:
+        The hashes per run and condition.
+    """
+    known = items[items["skill_hash"].notna()]
+    out: dict[str, dict[str, str]] = {name: {} for name in items["run_dir"].unique()}
+    for (name, condition), hashes in known.groupby(["run_dir", "condition"], sort=True)[
+        "skill_hash"
+    ]:
+        out[str(name)][str(condition)] = "+".join(sorted(str(h)[:12] for h in hashes.unique()))
+    return out
+
+
+def _label(hashes: dict[str, str]) -> str:
+    return ", ".join(f"{c}={h}" for c, h in sorted(hashes.items())) or "no skill shown"
+
+
+def _conflicts(current: dict[str, str], other: dict[str, str]) -> bool:
+    return any(c in current and current[c] != h for c, h in other.items())
+
+
+def _split_periods(items: pd.DataFrame, texts: dict[str, dict[str, str]]) -> pd.Series:
+    """Periods, with a period holding runs of different skill texts split where they change.
+
+    Runs of one period are pooled only while every condition they share measured the same
+    skill text; the first run that measured another text starts a new point at its own start
+    (so an edit of SKILL.md mid-week is never pooled with the week's earlier runs).
+    """
+    runs = (
+        items.groupby("run_dir", sort=False)
+        .agg(suite=("suite", "first"), period=("period", "first"), start=("run_start", "min"))
+        .sort_values(["start"], kind="stable")
+    )
+    placed: dict[str, pd.Timestamp] = {}
+    for _, part in runs.groupby(["suite", "period"], sort=False):
+        current: dict[str, str] = {}
+        point = pd.Timestamp(part["period"].iloc[0])
+        for name, row in part.iterrows():
+            hashes = texts.get(str(name), {})
+            if _conflicts(current, hashes):
+                current, point = {}, pd.Timestamp(row["start"])
+            current.update(hashes)
+            placed[str(name)] = point
+    return items["run_dir"].map(placed)
+
+
+def _skill_changed(runs: pd.DataFrame, texts: dict[str, dict[str, str]]) -> list[bool]:
+    """Per run (in time order): did a condition measure another skill text than before?"""
+    seen: dict[str, dict[str, str]] = {}
+    changed = []
+    for name, suite_name in zip(runs["run_dir"], runs["suite"], strict=True):
+        hashes = texts.get(str(name), {})
+        before = seen.setdefault(str(suite_name), {})
+        changed.append(_conflicts(before, hashes))
+        before.update(hashes)
+    return changed
 
 
 def _joined(values: pd.Series) -> str:
@@ -385,4 +513,10 @@ def describe_trend(trend_result: Trend) -> dict[str, Any]:
         "last run": str(runs["run_start"].max()),
         "dataset versions": trend_result.versions["dataset_versions"].nunique(),
         "partial runs (included as far as they got)": ", ".join(trend_result.partial) or None,
+        "skill text changes": ", ".join(
+            runs.loc[runs["skill_changed"], "run_dir"].astype(str)
+        ) or None,
+        "periods split at a skill text change": ", ".join(
+            str(p) for p in trend_result.split
+        ) or None,
     }

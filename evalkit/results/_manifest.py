@@ -277,6 +277,10 @@ class Manifest(_Record):
     """The run id (the directory name)."""
     created_at: str
     """ISO 8601 UTC time the manifest was written."""
+    started_at: str | None = None
+    """ISO 8601 UTC time the run first started (kept by ``--resume``; absent in older
+    manifests). The trend places a run by it: cached rows carry the times of the run that
+    produced them and never move a run."""
     evalkit_version: str
     """evalkit version that wrote the run."""
     suite: str

@@ -199,7 +199,8 @@ class _Prepared:
     deterministic: bool = False
     judge: Judge | None = None
     carried: dict[str, Any] = field(default_factory=dict)
-    """Manifest keys a resumed run keeps from its previous manifest (``sequential``)."""
+    """Manifest keys a resumed run keeps from its previous manifest (``sequential``,
+    ``started_at``)."""
 
 
 def _prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | None:
@@ -275,6 +276,11 @@ def _prepare(suite: Suite, config: RunConfig) -> _Prepared:
     )
 
 
+def _now() -> datetime:
+    """The current UTC time: the runner's one clock (tests replace it to place runs in time)."""
+    return datetime.now(UTC)
+
+
 def _manifest(
     prep: _Prepared,
     config: RunConfig,
@@ -300,7 +306,7 @@ def _manifest(
         conditions[name] = record
     return Manifest(
         run_id=run_id,
-        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        created_at=_now().isoformat(timespec="seconds"),
         evalkit_version=__version__,
         suite=suite.name,
         suite_path=str(suite.root),
@@ -454,7 +460,12 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
                     )
                 _check_extension(prep, run_dir, run_id)
             if previous.sequential is not None:
-                prep = replace(prep, carried={"sequential": previous.sequential})
+                prep = replace(prep, carried={**prep.carried, "sequential": previous.sequential})
+            if previous.started_at is not None:  # a resumed run keeps its own start
+                prep = replace(prep, carried={**prep.carried, "started_at": previous.started_at})
+    if "started_at" not in prep.carried:
+        started = _now().isoformat(timespec="seconds")
+        prep = replace(prep, carried={**prep.carried, "started_at": started})
     write_manifest(run_dir, _manifest(prep, config, run_id, "partial", {}))
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)

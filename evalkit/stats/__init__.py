@@ -42,7 +42,12 @@ if TYPE_CHECKING:
         required_cases,
         required_trials,
     )
-    from evalkit.stats._proportions import cluster_wilson, pass_rates, proportion_ci
+    from evalkit.stats._proportions import (
+        cluster_wilson,
+        pass_rates,
+        proportion_ci,
+        ratio_wilson,
+    )
     from evalkit.stats._providers import provider_summary, provider_table
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
@@ -115,6 +120,7 @@ __all__ = [
     "proportion_ci",
     "provider_summary",
     "provider_table",
+    "ratio_wilson",
     "records",
     "required_cases",
     "required_trials",

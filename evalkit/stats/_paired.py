@@ -8,7 +8,6 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 
 from evalkit._display import rich_html
 from evalkit.errors import InputError
@@ -120,6 +119,9 @@ class PairedComparison:
             (empty when two conditions of one run are compared).
         judge_calibration: Whether the judged expectations behind the compared rows rest on a
             calibrated judge (``evalkit.analysis`` fills it; None without judged rows).
+        next_step: Inconclusive verdicts of :func:`evalkit.analysis.compare`: what would
+            settle it (``cases``, ``trials``, ``effect``, ``command``, ...; see
+            :class:`evalkit.analysis.NextStep`); None otherwise.
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
@@ -163,6 +165,7 @@ class PairedComparison:
     heterogeneity: Heterogeneity | None = None
     ungraded_items: int = 0
     ungraded_note: str = ""
+    next_step: dict[str, Any] | None = None
 
     @property
     def scope(self) -> str:
@@ -178,15 +181,35 @@ class PairedComparison:
                 "(each case counts once, its per-provider differences averaged)"
             )
         if self.pooled_conditions:
-            return (
-                f"pooled over conditions {', '.join(self.pooled_conditions)}, stratified by "
+            contributing, reused = self.contributing_conditions, self.reused_conditions
+            text = (
+                f"pooled over conditions {', '.join(contributing) or 'none'}, stratified by "
                 "case (each case counts once, its per-condition differences averaged)"
             )
+            if reused:
+                text += (
+                    f"; left out as reused (every pair one sample, no case): {', '.join(reused)}"
+                )
+            return text
         if self.by_condition:
             return f"condition {self.by_condition[0][0]}"
         if self.conditions is not None:
             return f"{self.conditions[1]} vs {self.conditions[0]}"
         return ""
+
+    @property
+    def contributing_conditions(self) -> tuple[str, ...]:
+        """The pooled conditions that contributed at least one matched case."""
+        parts = dict(self.by_condition)
+        return tuple(
+            c for c in self.pooled_conditions if c not in parts or parts[c].n_cases > 0
+        )
+
+    @property
+    def reused_conditions(self) -> tuple[str, ...]:
+        """The pooled conditions that contributed no case (every pair reused, or none matched)."""
+        contributing = set(self.contributing_conditions)
+        return tuple(c for c in self.pooled_conditions if c not in contributing)
 
     def condition_summary(self) -> dict[str, Any]:
         """This comparison as one entry of ``by_condition`` (without the condition name)."""
@@ -310,6 +333,8 @@ class PairedComparison:
                         if self.pooled_providers
                         else "stratified-by-case",
                         "conditions": list(self.pooled_conditions),
+                        "contributing": list(self.contributing_conditions),
+                        "left_out_reused": list(self.reused_conditions),
                     }
                     | ({"providers": list(self.pooled_providers)} if self.pooled_providers else {})
                     if self.pooled_conditions or self.pooled_providers
@@ -321,6 +346,7 @@ class PairedComparison:
                     "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
                     "ungraded_items": int(self.ungraded_items),
                     "ungraded_note": self.ungraded_note,
+                    "next_step": self.next_step,
                 }
             )
         )
@@ -342,6 +368,10 @@ def _mcnemar(baseline: np.ndarray, candidate: np.ndarray) -> McNemarResult | Non
     table = np.array([[np.sum(b & c), np.sum(b & ~c)], [np.sum(~b & c), np.sum(~b & ~c)]])
     discordant = int(table[0, 1] + table[1, 0])
     exact = discordant < MCNEMAR_EXACT_BELOW
+    # imported here: statsmodels' contingency tables cost about 2 s of start-up, and McNemar is
+    # a reference test that only some paths ask for
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
     result = sm_mcnemar(table, exact=exact, correction=True)
     return McNemarResult(
         statistic=float(result.statistic),

@@ -131,6 +131,61 @@ def cluster_wilson(
     return Interval(p, low, high, confidence, "cluster-wilson")
 
 
+def ratio_wilson(
+    num: np.ndarray, den: np.ndarray, confidence: float, *, small_sample: bool = True
+) -> Interval:
+    """Clustered Wilson interval of a share ``sum(num) / sum(den)`` over cases.
+
+    The share of events among per-case opportunities (unlocked cases among cases failing
+    without the skill, correct triggers among triggers, ...). Its variance is the ratio
+    estimator's clustered one, ``C/(C-1) * sum((num_i - p den_i)^2) / sum(den)^2`` over the
+    ``C`` cases with ``den_i > 0``; the Wilson interval is then taken at the effective sample
+    size ``p(1-p) / variance`` (capped at ``sum(den)``), as in :func:`cluster_wilson`. Where the
+    variance says nothing (a share of 0 or 1, or one case), the effective size is the number of
+    cases, so 4 of 4 cases gets Wilson's [0.51, 1] and never a zero-width interval. A
+    percentile bootstrap cannot do this: every replicate of 4 of 4 is 1.
+
+    Args:
+        num: Per-case numerators (events).
+        den: Per-case denominators (opportunities; 0 where the case does not count).
+        confidence: Confidence level.
+        small_sample: Apply the ``(C - 1) / C`` few-cluster correction of
+            :func:`cluster_wilson` to the variance-based effective size.
+
+    Returns:
+        ``Interval`` with method ``"cluster-wilson"`` (NaN estimate and bounds when no case
+        counts).
+
+    Examples:
+        >>> import numpy as np
+        >>> ci = ratio_wilson(np.ones(4), np.ones(4), 0.95)
+        >>> round(ci.estimate, 2), round(ci.ci_low, 2), ci.ci_high
+        (1.0, 0.51, 1.0)
+    """
+    num = np.asarray(num, dtype=float)
+    den = np.asarray(den, dtype=float)
+    counted = den > 0
+    units = int(counted.sum())
+    total = float(den[counted].sum())
+    if units == 0 or total <= 0:
+        nan = float("nan")
+        return Interval(nan, nan, nan, confidence, "cluster-wilson")
+    p = min(max(float(num[counted].sum()) / total, 0.0), 1.0)
+    if units < 2 or p <= 0.0 or p >= 1.0:
+        n_eff = float(units)
+    else:
+        residual = num[counted] - p * den[counted]
+        variance = units / (units - 1) * float(np.sum(residual**2)) / total**2
+        n_eff = total if variance <= 0.0 else min(total, p * (1.0 - p) / variance)
+        n_eff = max(n_eff, 1.0)
+        if small_sample:
+            n_eff *= (units - 1) / units
+    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low = min(max(float(low), 0.0), p)
+    high = max(min(float(high), 1.0), p)
+    return Interval(p, low, high, confidence, "cluster-wilson")
+
+
 def pass_rates(
     data: pd.DataFrame,
     by: Sequence[str] = ("condition",),

@@ -143,7 +143,9 @@ def test_skill_edit_changes_two_conditions_only(
                  "--resamples", "500"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("verdict by condition: ")
-    assert "pooled over conditions none, preloaded, self-load, stale, stratified by case" in text
+    # none and stale gave no case (every pair reused): named as left out, not as pooled
+    assert "pooled over conditions preloaded, self-load, stratified by case" in text
+    assert "left out as reused (every pair one sample, no case): none, stale" in text
     assert f"{per_condition} reused pair(s) left out" in text
 
     ledger = tmp_path / "ledger.jsonl"

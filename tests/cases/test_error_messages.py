@@ -139,7 +139,16 @@ def test_invalid_id_and_out_of_range_values_explained(tiny_suite: Path) -> None:
         f"{path}:1: [0].id (case 'my case'): 'my case' is not a valid id; use letters, digits "
         "and _ . - only, starting with a letter or digit",
         f"{path}:3: [0].pass_threshold (case 'my case'): Input should be less than or equal "
-        "to 1, got 1.5",
+        "to 1, got 1.5; allowed: a number from 0 to 1",
+    ]
+
+
+def test_a_number_field_given_text_states_its_range(tiny_suite: Path) -> None:
+    path = _add_cases(tiny_suite, "- id: words\n  prompt: Hi.\n  pass_threshold: high\n")
+    problems = _problems(tiny_suite)
+    assert problems == [
+        f"{path}:3: [0].pass_threshold (case 'words'): Input should be a valid number, unable "
+        "to parse string as a number, got high; allowed: a number from 0 to 1",
     ]
 
 
@@ -229,3 +238,15 @@ def test_sound_suite_is_called_valid_after_its_reference_checks(
     assert "suite 'tiny' is valid" in out and "every reference passes its case" in out
     assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 0
     assert "(reference checks skipped)" in capsys.readouterr().out
+
+
+def test_an_enum_typo_in_a_check_kind_gets_a_did_you_mean(tiny_suite: Path) -> None:
+    path = _add_cases(
+        tiny_suite,
+        "- id: fe\n  lane: execution\n  prompt: Make it.\n  verifier:\n"
+        "    - kind: file_exist\n      path: out.txt\n",
+    )
+    problems = _problems(tiny_suite)
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{path}:5: [0].verifier[0] (case 'fe'): ")
+    assert problems[0].endswith("did you mean 'file_exists'?")

@@ -92,3 +92,13 @@ def test_the_runs_store_grows_by_one_run_a_week(tmp_path: Path) -> None:
     assert f"{first}/manifest.json" in listing
     assert not any(name.startswith(".cache/") for name in listing)  # the cache stays out
     assert "README" not in listing  # the store branch holds runs only
+
+
+def test_every_week_draws_fresh_samples() -> None:
+    """A week served from the outcome cache would copy an earlier week: drift could never show."""
+    argv = shlex.split(_step("Run the suite"))
+    args = build_parser().parse_args(argv[1:])
+    assert "--no-cache" in argv and args.no_cache is True
+    assert not any(str(s.get("uses", "")).startswith("actions/cache") for s in _steps())
+    comments = WORKFLOW.read_text(encoding="utf-8")
+    assert "draws fresh samples" in comments

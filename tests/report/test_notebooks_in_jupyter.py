@@ -66,7 +66,7 @@ def test_every_notebook_is_covered() -> None:
 def test_notebook_runs_in_its_own_folder(stem: str, tmp_path: Path) -> None:
     nb = read_notebook(NOTEBOOK_DIR / f"{stem}.py")
     if stem == "optimize":
-        # No optimisation run is committed: make one and inject the parameter (papermill's
+        # A fresh optimisation besides the committed one: inject the parameter (papermill's
         # cell right after the parameters cell, nothing executed), then run as Jupyter does.
         parameters = {"optimization": str(_optimization(tmp_path))}
         nb = papermill.execute_notebook(nb, None, parameters=parameters, prepare_only=True)
@@ -81,8 +81,18 @@ def test_notebook_runs_in_its_own_folder(stem: str, tmp_path: Path) -> None:
 
 def test_optimize_notebook_asks_for_its_parameter() -> None:
     nb = read_notebook(NOTEBOOK_DIR / "optimize.py")
+    nb = papermill.execute_notebook(nb, None, parameters={"optimization": ""}, prepare_only=True)
     with pytest.raises(nbclient.exceptions.CellExecutionError, match="set `optimization`"):
         _run_as_jupyter(nb)
+
+
+def test_optimize_notebook_runs_as_it_stands() -> None:
+    """Run All with no parameter: the committed example optimisation (tests/fixtures/optimize)."""
+    outputs = _run_as_jupyter(read_notebook(NOTEBOOK_DIR / "optimize.py"))
+    errors = [o for o in outputs if o["output_type"] == "error"]
+    assert not errors, errors
+    html = "".join(str(o.get("data", {}).get("text/html", "")) for o in outputs)
+    assert 'id="fig-trajectory"' in html
 
 
 def test_project_paths_resolve_from_any_working_directory(

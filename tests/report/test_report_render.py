@@ -376,4 +376,11 @@ def test_tutorial_executes(tmp_path: Path) -> None:
     texts = [o.get("data", {}).get("text/html", "") for c in nb.cells for o in c.get("outputs", [])]
     assert any('id="fig-tutorial-forest"' in t for t in texts)
     assert any("ek-banner" in t for t in texts), "the live comparison ran"
+    # the tutorial shows each rich display: compare, lift, flips, power and a run overview
+    banners = [t for t in texts if "ek-banner" in t]
+    for shown in ("SKILL LIFT", "FLIP RATE", "POWER", "matched cases", "next step:"):
+        assert any(shown in t for t in banners), shown
+    assert any("ek-browser" in t for t in texts), "the run overview"
+    assert not any(t.startswith("('") for c in nb.cells for o in c.get("outputs", [])
+                   for t in [o.get("data", {}).get("text/plain", "")]), "a tuple repr"
     assert (tmp_path / "runs" / "skill-v2" / "results.parquet").exists()

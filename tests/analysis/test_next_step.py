@@ -1,0 +1,84 @@
+"""Every inconclusive compare says what would settle it; a settled one says nothing more."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+import evalkit
+from evalkit.cli import build_parser, main
+from evalkit.stats import estimate_variance_components, required_cases
+from tests.conftest import ROOT
+
+DEMO = ROOT / "cases" / "demo"
+
+
+@pytest.fixture(scope="module")
+def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("next") / "runs"
+    argv = ["run", str(DEMO), "--runs-dir", str(runs), "--run-id", "a", "--trials", "3",
+            "--no-progress", "--lane", "prompt", "--json"]
+    assert main(argv) == 0
+    return runs
+
+
+def _compare(runs: Path, conditions: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
+    capsys.readouterr()
+    assert main(["compare", "a", "--conditions", conditions, "--runs-dir", str(runs), "--json",
+                 "--resamples", "500"]) == 0
+    data: dict[str, object] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_inconclusive_compare_plans_the_next_step(
+    demo_runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found = None
+    for pair in ("none,stale", "preloaded,self-load", "stale,self-load", "none,self-load"):
+        data = _compare(demo_runs, pair, capsys)
+        if data["verdict"] == "inconclusive":
+            found = pair, data
+            break
+    assert found is not None, "the demo run should hold an inconclusive pair of conditions"
+    pair, data = found
+    step = data["next_step"]
+    assert isinstance(step, dict)
+    assert {"cases", "trials", "effect", "command"} <= set(step)
+    delta = data["delta"]
+    assert isinstance(delta, dict) and step["effect"] == pytest.approx(delta["estimate"])
+    # the plan comes from this run's variance components and the comparison's own rule
+    rows = evalkit.read_run(demo_runs / "a")
+    components = estimate_variance_components(rows, conditions=pair.split(","))
+    plan = required_cases(step["effect"], 3, components=components, threshold=0.05)
+    assert step["cases"] == plan.n_cases
+    threshold_plan = required_cases(0.05, 3, components=components, threshold=0.0)
+    assert step["cases_at_threshold"] == threshold_plan.n_cases
+    # the command is a real evalkit command that would draw them
+    argv = shlex.split(str(step["command"]))
+    args = build_parser().parse_args(argv[1:])
+    assert args.until_verdict and args.conditions == pair
+    planned = step["cases"] or step["cases_at_threshold"]
+    assert args.plan_cases == planned and args.max_items == 2 * planned * 3
+
+    assert main(["compare", "a", "--conditions", pair, "--runs-dir", str(demo_runs),
+                 "--resamples", "500"]) == 0
+    text = capsys.readouterr().out
+    assert "next step:" in text and "--until-verdict" in text
+
+
+def test_a_settled_verdict_has_no_next_step(
+    demo_runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _compare(demo_runs, "none,preloaded", capsys)
+    assert data["verdict"] in {"improved", "regressed"}
+    assert data["next_step"] is None
+
+
+def test_the_manifest_name_compare_reads_is_the_results_one() -> None:
+    from evalkit.analysis._compare import _MANIFEST_NAME
+    from evalkit.results import MANIFEST_FILE
+
+    assert _MANIFEST_NAME == MANIFEST_FILE
