@@ -424,6 +424,20 @@ def required_cases(
                 "half the time; plan for a larger effect or lower the threshold"
             ),
         )
+    if omega <= 0.0:
+        return design.result(
+            n_cases=None,
+            n_trials=trials,
+            effect=float(effect),
+            power=float("nan"),
+            se=0.0,
+            threshold=limit,
+            note=(
+                "the variance components are zero (no outcome varied between or within "
+                "cases), so no number of cases can be planned from them; estimate them from "
+                "a run with more cases or trials, or give var_between / var_within"
+            ),
+        )
     cases = design.verdict_cases(size, omega, limit)
     return design.result(
         n_cases=cases,

@@ -80,8 +80,10 @@ def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     for part in parts:
         assert {"condition", "verdict", "delta", "n_cases", "reused_items"} <= set(part)
         assert set(part["delta"]) == {"estimate", "ci_low", "ci_high"}
-    assert data["pooled"] == {"method": "stratified-by-case",
-                              "conditions": sorted(p["condition"] for p in parts)}
+    conditions = sorted(p["condition"] for p in parts)
+    # contributing / left_out_reused extend the record: here no pair is reused
+    assert data["pooled"] == {"method": "stratified-by-case", "conditions": conditions,
+                              "contributing": conditions, "left_out_reused": []}
     within = _json(capsys, ["compare", "a", "--conditions", "none,preloaded", "--runs-dir",
                             str(runs), "--json", "--resamples", "500"])
     assert within["cases"][0]["condition"] == "preloaded vs none"  # type: ignore[index]

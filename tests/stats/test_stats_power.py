@@ -207,3 +207,10 @@ def test_simulate_power_is_seeded_and_reports_the_model() -> None:
 def test_simulate_power_negative_effect_counts_regressions() -> None:
     loss = simulate_power(60, 3, -0.25, n_sims=40, seed=4, n_resamples=500)
     assert loss.power > 0.8
+
+
+def test_required_cases_says_so_when_the_variance_components_are_zero() -> None:
+    # Runs where no outcome varied give zero components; the plan must not divide by them.
+    plan = required_cases(0.2, 3, var_between=0.0, var_within=0.0)
+    assert plan.n_cases is None
+    assert "variance components are zero" in plan.note
