@@ -5,6 +5,12 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.cases._artifacts import (
+        ARTIFACT_KINDS,
+        ArtifactRequirement,
+        BundleSpec,
+        kind_for_path,
+    )
     from evalkit.cases._docs import render_suites_markdown
     from evalkit.cases._hashing import directory_hash, stable_hash
     from evalkit.cases._loader import SUITE_FILE, load_suite
@@ -40,6 +46,10 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "ARTIFACT_KINDS",
+    "ArtifactRequirement",
+    "BundleSpec",
+    "kind_for_path",
     "DEFAULT_CONDITIONS",
     "LANES",
     "NO_SKILL",
