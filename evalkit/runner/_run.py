@@ -43,6 +43,7 @@ from evalkit.results import (
 )
 from evalkit.runner._backends import close_quietly, parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
+from evalkit.runner._collect import copy_origin_artifacts
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import (
     STOPPING_ERROR_CLASSES,
@@ -627,6 +628,8 @@ def _execute_all(
         row = _base_row(item, prep, run_id) | entry["row"]
         row |= {"cache_hit": True, "origin_run_id": origin}
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
+        if item.lane == "evidence":
+            copy_origin_artifacts(Path(config.runs_dir), origin, run_dir, item.key)
         writer.add(row, scores, entry["response"])
         reused.append(item)
         bar.advance()
@@ -666,6 +669,7 @@ def _execute_all(
                 retry_backoff_s=config.retry_backoff_s,
                 cache_root=cache_root,
                 run_id=run_id,
+                run_dir=str(run_dir.resolve()),
             )
 
     outcomes = parallel_map(
