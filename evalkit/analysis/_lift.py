@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import FailureRecord, errored_conditions, load_results
@@ -125,6 +126,11 @@ class LiftResult:
         roles: Which condition played A, B, C and D.
         notes: Conditions with only errors, whose metrics are null: ``provider, lane,
             condition, roles, items, error_class, count, message, note``.
+        evidence: The evidence lane's metrics (``evidence_completeness``,
+            ``report_completeness``, ``taxonomy_usage``) per condition and their lifts, with
+            intervals: ``provider, lane, metric, contrast, condition, estimate, ci_low,
+            ci_high, n_cases, confidence, method`` (see :mod:`evalkit.analysis._evidence`);
+            empty without evidence items.
 
     ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
     """
@@ -135,6 +141,9 @@ class LiftResult:
     missing: pd.DataFrame
     roles: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_ROLES))
     notes: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=NOTE_COLUMNS))
+    evidence: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -145,8 +154,8 @@ class LiftResult:
         """The ``evalkit lift --json`` object.
 
         ``run_id`` and ``metrics`` as ``docs/architecture.md`` defines them, extended with
-        ``success``, ``missing_cases``, ``roles`` and ``notes`` (conditions with only errors;
-        their metrics are null).
+        ``success``, ``missing_cases``, ``roles``, ``notes`` (conditions with only errors;
+        their metrics are null) and ``evidence`` (the evidence lane's metrics).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -156,6 +165,7 @@ class LiftResult:
             "missing_cases": records(self.missing),
             "roles": dict(self.roles),
             "notes": records(self.notes),
+            "evidence": records(self.evidence),
         }
 
     def metric(
@@ -498,8 +508,18 @@ def lift(
             }
             for condition, record in errored.items()
         ]
+    evidence = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    if "evidence" in set(frame["lane"]):
+        evidence = evidence_metrics(
+            with_lane_metrics(data, runs_dir),
+            roles,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
     return LiftResult(
         run_id=run_id,
+        evidence=evidence,
         metrics=pd.DataFrame(metrics, columns=[*LIFT_COLUMNS, "note"]),
         success=pd.DataFrame(
             success,

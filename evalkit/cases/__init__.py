@@ -7,6 +7,7 @@ from evalkit import _lazy
 if TYPE_CHECKING:
     from evalkit.cases._artifacts import (
         ARTIFACT_KINDS,
+        EVIDENCE_METRICS,
         ArtifactRequirement,
         BundleSpec,
         kind_for_path,
@@ -47,6 +48,7 @@ else:
 
 __all__ = [
     "ARTIFACT_KINDS",
+    "EVIDENCE_METRICS",
     "ArtifactRequirement",
     "BundleSpec",
     "kind_for_path",

@@ -32,6 +32,14 @@ KIND_RULES: dict[str, str] = {
     "is at least 1 KiB (or `min_bytes`)",
 }
 
+#: The evidence lane's metrics: components of every evidence item that declares them (the
+#: scorers write them, ``lift`` and ``compare`` report them).
+EVIDENCE_METRICS: tuple[str, ...] = (
+    "evidence_completeness",
+    "report_completeness",
+    "taxonomy_usage",
+)
+
 #: Largest artifact accepted unless a requirement says otherwise (bytes).
 DEFAULT_MAX_BYTES = 10_000_000
 

@@ -20,16 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.cases import Case
+from evalkit.cases import EVIDENCE_METRICS, Case
 from evalkit.scorers._artifacts import ArtifactCheck, check_requirement, check_to_json
 from evalkit.scorers._bundle import BundleCheck, check_bundle
 
-#: The evidence lane's metrics, as components of every evidence item that declares them.
-EVIDENCE_METRICS: tuple[str, ...] = (
-    "evidence_completeness",
-    "report_completeness",
-    "taxonomy_usage",
-)
+__all__ = ["EVIDENCE_METRICS", "EvidenceResult", "check_evidence"]
 
 
 @dataclass(frozen=True)

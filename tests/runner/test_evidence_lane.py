@@ -127,3 +127,59 @@ def test_collection_does_not_follow_symlinks_and_redacts(tmp_path: Path,
     assert "symlink" in json.dumps(record["requirements"][0])
     copied = (files / "proof" / "log.txt").read_text()
     assert secret not in copied and "7 of 50 runs" in copied
+
+
+def test_lift_reports_the_lane_metrics_with_intervals(evidence_run: Path) -> None:
+    from evalkit import lift
+
+    result = lift(evidence_run, n_resamples=2000)
+    table = result.evidence
+    assert set(table["metric"]) == {
+        "evidence_completeness", "report_completeness", "taxonomy_usage"
+    }
+    rows = read_run(evidence_run)
+    scores = read_scores(evidence_run)
+    comp = scores[scores["component"] == "evidence_completeness"].merge(rows, on="item_key")
+    per_case = comp.groupby(["condition", "case_id"])["value"].mean().groupby("condition").mean()
+    level = table[(table["contrast"] == "level") & (table["metric"] == "evidence_completeness")]
+    got = level.set_index("condition")["estimate"]
+    assert got["none"] == pytest.approx(per_case["none"])
+    assert got["preloaded"] == pytest.approx(per_case["preloaded"])
+    oracle = table[(table["contrast"] == "oracle_lift")
+                   & (table["metric"] == "evidence_completeness")].iloc[0]
+    assert oracle["estimate"] == pytest.approx(per_case["preloaded"] - per_case["none"])
+    assert oracle["ci_low"] <= oracle["estimate"] <= oracle["ci_high"]
+    assert result.to_dict()["evidence"][0]["metric"] == "evidence_completeness"
+
+
+def test_compare_on_a_lane_metric_is_honest_about_two_cases(evidence_run: Path) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-m", "evalkit", "compare", str(evidence_run), "--conditions",
+         "none,preloaded", "--metric", "evidence_completeness", "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    data = json.loads(out.stdout)
+    assert data["metric"] == "evidence_completeness"
+    assert data["delta"]["estimate"] > 0.5 and data["n_cases"] == 2
+    # two cases cannot carry a verdict, however large the difference
+    assert data["verdict"] == "inconclusive"
+
+
+def test_compare_on_a_lane_metric_needs_evidence_items(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = RunConfig(runs_dir=tmp_path, run_id="prompt-only", conditions=("none", "preloaded"),
+                       lanes=("prompt",), trials=1, progress=False, use_cache=False)
+    done_run = run(DEMO, config)
+    out = subprocess.run(
+        [sys.executable, "-m", "evalkit", "compare", str(done_run.run_dir), "--conditions",
+         "none,preloaded", "--metric", "report_completeness"],
+        capture_output=True, text=True,
+    )
+    assert out.returncode == 2
+    assert "no item that measured 'report_completeness'" in out.stderr
+    assert "Traceback" not in out.stderr
