@@ -13,6 +13,7 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
+    from evalkit.report._bundles import evidence_bundles
     from evalkit.report._html import sanitize_html
     from evalkit.report._judge import (
         agreement_table,
@@ -187,6 +188,7 @@ __all__ = [
     "interval",
     "interval_plot",
     "interval_table",
+    "evidence_bundles",
     "item_browser",
     "judged_statements",
     "key_values",
