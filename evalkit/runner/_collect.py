@@ -4,7 +4,8 @@ Only files the evidence checks examined are copied (every required artifact foun
 manifest), each through a descriptor opened with ``O_NOFOLLOW`` after a symlink-free path
 check, each at most :data:`MAX_FILE_BYTES` and at most :data:`MAX_ITEM_BYTES` per item. Text
 passes the redactor (a secret the agent wrote into its notes is not kept); binary files are
-copied as they are. The workspace itself is deleted after the item, as always.
+copied as they are; a file above its requirement's ``max_bytes`` is not copied. The workspace
+itself is deleted after the item, as always.
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def collect_artifacts(
     files: list[dict[str, Any]] = []
     budget = MAX_ITEM_BYTES
     logs = []
+    limits = {f.path: c.requirement.max_bytes for c in evidence.checks for f in c.files}
     for rel in evidence.files:
         source, problem = safe_file(workspace, rel)
         if source is None or problem:
@@ -76,6 +78,12 @@ def collect_artifacts(
             continue
         if not stat.S_ISREG(os.lstat(source).st_mode):
             files.append({"path": rel, "copied": False, "reason": "not a regular file"})
+            continue
+        size = os.lstat(source).st_size
+        if size > limits.get(rel, MAX_FILE_BYTES):
+            reason = f"not copied: {size} bytes is above the requirement's max_bytes"
+            files.append({"path": rel, "copied": False, "reason": reason, "size": 0})
+            logs.append(f"artifact {rel} {reason}")
             continue
         try:
             size, reason = _copy(source, staging / "files" / rel, budget, secrets)
