@@ -39,6 +39,8 @@ def evidence_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
                        case_ids=CASES, trials=3, progress=False, use_cache=False, seed=3)
     result = run(suite, config)
     page = report(result.run_dir, kind="run", output=tmp / "run.html")
+    report(result.run_dir, kind="compare", output=tmp / "compare.html",
+           parameters={"conditions": "none,preloaded"})
     return result.run_dir, page.html_path
 
 
@@ -96,3 +98,20 @@ def test_images_stay_within_the_budget(evidence_report: tuple[Path, Path]) -> No
     assert "not embedded to keep the page small" in small
     one = evidence_bundles(run_dir, rows, max_items=1).html
     assert one.count('class="ek-bundle"') == 1 and "1 of 12 evidence item(s) shown" in one
+
+
+def test_compare_report_shows_both_sides_bundles(
+    chromium: Browser, evidence_report: tuple[Path, Path]
+) -> None:
+    opened = Opened(chromium, evidence_report[1].with_name("compare.html"))
+    try:
+        page = opened.page
+        assert page.locator("div.ek-bundles").count() == 2  # baseline, then candidate
+        assert page.locator("section.ek-bundle").count() == 12  # 6 per side
+        widths = page.locator(".ek-bundle-image img").evaluate_all(
+            "els => els.map(e => e.complete && e.naturalWidth)")
+        assert widths and all(w and w >= 200 for w in widths)
+        assert page.evaluate("window.__pwned") is None
+        assert opened.requests == [] and opened.errors == []
+    finally:
+        opened.context.close()
