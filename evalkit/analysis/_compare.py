@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
-from evalkit.cases import EVIDENCE_METRICS
 from evalkit.errors import InputError
 from evalkit.results import errored_conditions, load_results, run_label
 from evalkit.stats import Correction, Metric, PairedComparison

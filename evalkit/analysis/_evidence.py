@@ -18,8 +18,8 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.analysis._resample import CaseResampler
-from evalkit.cases import EVIDENCE_METRICS
 from evalkit.results import read_run, read_scores, resolve_run_dir
 
 #: Columns of the evidence table (``LiftResult.evidence``).

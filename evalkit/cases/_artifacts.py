@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from evalkit._lanes import EVIDENCE_METRICS as EVIDENCE_METRICS  # re-exported by evalkit.cases
+
 ArtifactKind = Literal["file", "text", "markdown", "json", "image", "cast", "video"]
 ARTIFACT_KINDS: tuple[str, ...] = ("file", "text", "markdown", "json", "image", "cast", "video")
 
@@ -31,14 +33,6 @@ KIND_RULES: dict[str, str] = {
     "video": "it starts with an MP4/MOV, WebM/Matroska, AVI or Ogg container signature and "
     "is at least 1 KiB (or `min_bytes`)",
 }
-
-#: The evidence lane's metrics: components of every evidence item that declares them (the
-#: scorers write them, ``lift`` and ``compare`` report them).
-EVIDENCE_METRICS: tuple[str, ...] = (
-    "evidence_completeness",
-    "report_completeness",
-    "taxonomy_usage",
-)
 
 #: Largest artifact accepted unless a requirement says otherwise (bytes).
 DEFAULT_MAX_BYTES = 10_000_000

@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from evalkit.cases import EVIDENCE_METRICS
+from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,

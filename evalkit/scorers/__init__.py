@@ -10,7 +10,12 @@ if TYPE_CHECKING:
     from evalkit.scorers._artifacts import ArtifactCheck, FileCheck, check_requirement, safe_file
     from evalkit.scorers._bundle import BundleCheck, ManifestEntry, check_bundle
     from evalkit.scorers._check import check_case, check_references
-    from evalkit.scorers._evidence import EVIDENCE_METRICS, EvidenceResult, check_evidence
+    from evalkit.scorers._evidence import (
+        EVIDENCE_METRICS,
+        EVIDENCE_SCORER_VERSION,
+        EvidenceResult,
+        check_evidence,
+    )
     from evalkit.scorers._reference_cache import (
         REFERENCE_CACHE_DIR,
         ReferenceCache,
@@ -30,6 +35,7 @@ else:
 
 __all__ = [
     "EVIDENCE_METRICS",
+    "EVIDENCE_SCORER_VERSION",
     "ArtifactCheck",
     "BundleCheck",
     "EvidenceResult",

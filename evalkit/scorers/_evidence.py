@@ -24,7 +24,10 @@ from evalkit.cases import EVIDENCE_METRICS, Case
 from evalkit.scorers._artifacts import ArtifactCheck, check_requirement, check_to_json
 from evalkit.scorers._bundle import BundleCheck, check_bundle
 
-__all__ = ["EVIDENCE_METRICS", "EvidenceResult", "check_evidence"]
+__all__ = ["EVIDENCE_METRICS", "EVIDENCE_SCORER_VERSION", "EvidenceResult", "check_evidence"]
+
+#: Bumped whenever evidence scoring changes an outcome; it enters evidence items' hashes.
+EVIDENCE_SCORER_VERSION = "1"
 
 
 @dataclass(frozen=True)

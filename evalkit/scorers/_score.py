@@ -21,7 +21,6 @@ from evalkit.scorers._verifiers import run_check
 
 #: Bumped whenever scoring changes an outcome; it enters every item hash.
 SCORER_VERSION = "1"
-"""Evidence cases are rescored by their own content: their artifact fields enter the item hash."""
 
 #: Weight of each component in the score (components absent from a case are skipped).
 COMPONENT_WEIGHTS: dict[str, float] = {
