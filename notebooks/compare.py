@@ -50,6 +50,7 @@ from evalkit.report import (
     comparison_statements,
     comparison_trajectory,
     condition_comparisons,
+    evidence_bundles,
     expectation_pass_rates,
     figure_html,
     forest_plot,
@@ -58,6 +59,7 @@ from evalkit.report import (
     item_browser,
     key_values,
     looks_table,
+    note,
     paired_excerpts,
     pp,
     project_path,
@@ -242,6 +244,22 @@ display(interval_table(
     ["expectation", "run", "condition"], header="pass rate",
     table_id="expectation-pass-rates", empty="no judged statement on either side",
 ))
+
+# %% [markdown]
+# ## Evidence bundles
+#
+# What the evidence-lane items of each side left for a reviewer: every required artifact with
+# its status and reason, the manifest's entries with pass/fail, the images that validated and
+# the notes as text (failing items first; half the page's bundle budget per side).
+
+# %%
+for label, side_run, side_rows in (
+    (labels[0], view.baseline_run, view.baseline_rows),
+    (labels[1], view.candidate_run, view.candidate_rows),
+):
+    display(note(f"{label}: evidence bundles"))
+    display(evidence_bundles(side_run, side_rows, runs_dir=runs_dir, max_items=6,
+                             max_embed_bytes=1_000_000))
 
 # %% [markdown]
 # ## Browse items

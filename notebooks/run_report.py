@@ -42,6 +42,7 @@ from evalkit.report import (
     calibration_check,
     calibration_note,
     errors_by_class,
+    evidence_bundles,
     excerpts,
     expectation_pass_rates,
     failing_items,
@@ -236,6 +237,17 @@ display(excerpts(
     run, failing_items(rows, max_transcripts), runs_dir=runs_dir, rows=rows,
     max_chars=excerpt_chars, empty="No failing item.",
 ))
+
+# %% [markdown]
+# ## Evidence bundles
+#
+# What each evidence-lane item left for a reviewer: every required artifact with its status
+# (validated, missing or invalid) and the reason, the manifest's entries with pass/fail, the
+# images that validated, and the notes as text. An item passes only when its task's verifier
+# passes and its bundle validates. Failing items come first.
+
+# %%
+display(evidence_bundles(run, rows, runs_dir=runs_dir))
 
 # %% [markdown]
 # ## Browse items

@@ -8,8 +8,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit._lanes import EVIDENCE_METRICS
 from evalkit._untrusted import read_json
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
+from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
 from evalkit.analysis._next_step import next_step
 from evalkit.analysis._providers import select_providers
 from evalkit.errors import InputError
@@ -44,7 +46,7 @@ def compare(
     candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric = "passed",
+    metric: Metric | str = "passed",
     threshold: float | None = None,
     confidence: float = 0.95,
     n_resamples: int = 10_000,
@@ -72,7 +74,9 @@ def compare(
         candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
         conditions: ``(baseline_condition, candidate_condition)`` for one run, or a filter on
             conditions for two runs.
-        metric: ``"passed"`` (pass rate) or ``"score"``.
+        metric: ``"passed"`` (pass rate), ``"score"``, or an evidence-lane metric
+            (``evidence_completeness``, ``report_completeness``, ``taxonomy_usage``): the
+            items that measured it are compared on its value, like ``score``.
         threshold: Practical threshold for "improved" (default 0.05: 5 pp, or 0.05 of score).
         confidence: Confidence level.
         n_resamples: Bootstrap replicates.
@@ -109,13 +113,19 @@ def compare(
         >>> result.verdict, result.baseline_label, result.candidate_label
         ('improved', 'r1', 'r2')
     """
+    lane_metric = metric if metric in EVIDENCE_METRICS else None
     base = load_results(baseline, runs_dir, what="baseline")
     base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
     labels = None
     cand = None
     refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    if lane_metric is not None:
+        base = _lane_rows(baseline, runs_dir, lane_metric, "baseline")
+        base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
     if candidate is not None:
         cand = load_results(candidate, runs_dir, what="candidate")
+        if lane_metric is not None:
+            cand = _lane_rows(candidate, runs_dir, lane_metric, "candidate")
         cand = select_providers(cand, providers, run_label(candidate, runs_dir) or "candidate")
         labels = (
             run_label(baseline, runs_dir) or "baseline",
@@ -126,7 +136,7 @@ def compare(
         base,
         cand,
         conditions=conditions,
-        metric=metric,
+        metric="score" if lane_metric is not None else metric,  # type: ignore[arg-type]
         threshold=threshold,
         confidence=confidence,
         n_resamples=n_resamples,
@@ -153,6 +163,9 @@ def compare(
     ))
     if step is not None:
         result = dataclasses.replace(result, next_step=step.to_dict())
+    if lane_metric is not None:
+        # compared as a score; labelled with the lane metric it is
+        result = dataclasses.replace(result, metric=lane_metric)  # type: ignore[arg-type]
     check = check_judge_calibration(compared)
     if check is None:
         return result
@@ -163,6 +176,7 @@ def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:
     if "status" not in rows.columns:
         return 0
     return int((_compared(rows, conditions)["status"].astype(str) == "ungraded").sum())
+
 
 #: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
 _MANIFEST_NAME = "manifest.json"
@@ -178,6 +192,19 @@ def _suite_path(run: object, runs_dir: str | os.PathLike[str]) -> str | None:
         return None
     path = manifest.get("suite_path") if isinstance(manifest, dict) else None
     return str(path) if path else None
+def _lane_rows(
+    data: pd.DataFrame | str | os.PathLike[str],
+    runs_dir: str | os.PathLike[str],
+    metric: str,
+    what: str,
+) -> pd.DataFrame:
+    rows = lane_metric_table(with_lane_metrics(data, runs_dir), metric)
+    if rows.empty:
+        raise InputError(
+            f"compare: the {what} has no item that measured '{metric}' (an evidence-lane "
+            "metric: only evidence cases that declare it have it); compare --metric passed"
+        )
+    return rows
 
 
 def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:

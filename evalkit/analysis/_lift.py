@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
@@ -134,6 +135,11 @@ class LiftResult:
         roles: Which condition played A, B, C and D.
         notes: Conditions with only errors, whose metrics are null: ``provider, lane,
             condition, roles, items, error_class, count, message, note``.
+        evidence: The evidence lane's metrics (``evidence_completeness``,
+            ``report_completeness``, ``taxonomy_usage``) per condition and their lifts, with
+            intervals: ``provider, lane, metric, contrast, condition, estimate, ci_low,
+            ci_high, n_cases, confidence, method`` (see :mod:`evalkit.analysis._evidence`);
+            empty without evidence items.
 
         pooled: Per lane with several providers, the metrics pooled over providers (the
             ``metrics`` columns, ``provider`` = ``"pooled"``): each case counts once (its
@@ -152,6 +158,9 @@ class LiftResult:
     pooled: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=[*LIFT_COLUMNS, "note"])
     )
+    evidence: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -162,9 +171,10 @@ class LiftResult:
         """The ``evalkit lift --json`` object.
 
         ``run_id`` and ``metrics`` as ``docs/architecture.md`` defines them, extended with
-        ``success``, ``missing_cases``, ``roles`` and ``notes`` (conditions with only errors;
-        their metrics are null), and ``pooled_metrics`` (the metrics pooled over providers,
-        each case once, ``provider`` = ``"pooled"``; empty with one provider).
+        ``success``, ``missing_cases``, ``roles``, ``notes`` (conditions with only errors;
+        their metrics are null), ``pooled_metrics`` (the metrics pooled over providers, each
+        case once, ``provider`` = ``"pooled"``; empty with one provider) and ``evidence`` (the
+        evidence lane's metrics).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -175,6 +185,7 @@ class LiftResult:
             "roles": dict(self.roles),
             "notes": records(self.notes),
             "pooled_metrics": records(self.pooled[keys]),
+            "evidence": records(self.evidence),
         }
 
     def metric(
@@ -578,9 +589,19 @@ def lift(
         group_seed = None if seed is None else seed + 10_000 + index
         rows, _, _ = _group_metrics(group, roles, group_seed, n_resamples, confidence)
         pooled += [{"provider": POOLED, "lane": lane} | r for r in rows]
+    evidence = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
+    if "evidence" in set(frame["lane"]):
+        evidence = evidence_metrics(
+            with_lane_metrics(data, runs_dir),
+            roles,
+            n_resamples=n_resamples,
+            confidence=confidence,
+            seed=seed,
+        )
     return LiftResult(
         run_id=run_id,
         pooled=pd.DataFrame(pooled, columns=[*LIFT_COLUMNS, "note"]),
+        evidence=evidence,
         metrics=pd.DataFrame(metrics, columns=[*LIFT_COLUMNS, "note"]),
         success=pd.DataFrame(
             success,

@@ -5,6 +5,13 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.cases._artifacts import (
+        ARTIFACT_KINDS,
+        EVIDENCE_METRICS,
+        ArtifactRequirement,
+        BundleSpec,
+        kind_for_path,
+    )
     from evalkit.cases._components import (
         CHARS_PER_TOKEN,
         AblatedCopy,
@@ -57,6 +64,11 @@ __all__ = [
     "pick_components",
     "skill_components",
     "write_ablated_copy",
+    "ARTIFACT_KINDS",
+    "EVIDENCE_METRICS",
+    "ArtifactRequirement",
+    "BundleSpec",
+    "kind_for_path",
     "DEFAULT_CONDITIONS",
     "LANES",
     "NO_SKILL",

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import annotated_types
+import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
+from evalkit.cases._artifacts import _KIND_OF_SUFFIX, KIND_RULES
 from evalkit.cases._loader import load_suite
 from evalkit.cases._models import CaseFile, SuiteFile
 from evalkit.cases._new_suite import SCHEMA_DIR, init_suite, scaffold_files, schema_comment
@@ -115,6 +117,7 @@ def render_suites_markdown() -> str:
         parts.append(f"### `{rel}`\n\n```yaml\n{schema_comment(rel)}\n{text.rstrip()}\n```\n")
     parts.append(_MESSAGES_INTRO)
     parts.append("```text\n" + "\n".join(_example_messages()) + "\n```\n")
+    parts.append(_evidence_section())
     parts.append(_reference())
     return "\n".join(parts).rstrip() + "\n"
 
@@ -142,6 +145,73 @@ def _example_messages() -> list[str]:
         except SuiteError as exc:
             return [str(p).replace(tmp + "/", "") for p in exc.problems]
     raise RuntimeError("the scaffold with three mistakes validated")  # pragma: no cover
+
+
+_EVIDENCE_EXAMPLE = """\
+cases:
+  - id: repro-flaky-upload
+    lane: evidence
+    prompt: Reproduce the flaky upload test and leave a proof bundle for the reviewer.
+    verifier:
+      - {kind: command, run: "test -s proof/repro.sh"}
+    artifacts_required:
+      - proof/repro.sh                       # kind "file" (from the extension)
+      - {path: proof/screenshot.png, min_width: 200, min_height: 100}
+      - {path: proof/run.cast, min_events: 2}
+      - path: proof/result.json
+        json_schema:
+          type: object
+          required: [runs, failures]
+          properties: {runs: {type: integer}, failures: {type: integer}}
+      - path: proof/notes.md
+        sections: [Steps to reproduce, Observed, Classification]
+        patterns: ['\\b\\d+ of \\d+ runs\\b']
+        issue_labels: [race-condition, order-dependence, time-dependence, resource-leak]
+    bundle:
+      manifest: proof/manifest.json     # {"artifacts": [{"path": ..., "sha256": ...}, ...]}
+"""
+
+_EVIDENCE_INTRO = """\
+## Evidence artifacts
+
+An evidence-lane case asks the agent to leave reviewable proof behind: notes, a screenshot, a
+terminal recording, a result file, a manifest. Each entry of `artifacts_required` is a path
+or a glob with a kind; a deterministic validator decides whether each file is what a reviewer
+needs (an empty `screenshot.png`, notes that say nothing, or a manifest listing files that are
+missing all fail). Symlinks are never followed: an artifact reached through one is invalid.
+A file above `max_bytes` is invalid and is not read.
+"""
+
+_EVIDENCE_SCORES = """\
+Each requirement is a row `artifact:PATH` of `scores.parquet` whose `detail` starts with
+`validated`, `missing` or `invalid` and gives the reason. The lane's metrics are rows too:
+`evidence_completeness` (share of requirements met, the manifest counting as one),
+`report_completeness` (share of the required sections present) and `taxonomy_usage` (share of
+the notes that use one of the issue labels). A missing or invalid artifact and a failing
+manifest fail the item whatever its score, and so does the verifier: an evidence item passes
+only when the task succeeded **and** its bundle validates. With `bundle`, the manifest must
+list every required artifact that exists, each with its hash, and every listed file must be
+in the workspace (no symlink, no `..`) with that hash.
+
+`evalkit lift` and `evalkit compare` report the lane's metrics per condition with intervals
+(see docs/statistics.md); the run report shows each evidence item's bundle.
+"""
+
+
+def _evidence_section() -> str:
+    CaseFile.model_validate(yaml.safe_load(_EVIDENCE_EXAMPLE))  # the example must validate
+    kinds = ["| kind | a file passes when | extensions that imply it |", "|---|---|---|"]
+    for kind, rule in KIND_RULES.items():
+        suffixes = ", ".join(f"`{s}`" for s, k in _KIND_OF_SUFFIX.items() if k == kind)
+        kinds.append(f"| `{kind}` | {rule} | {suffixes or 'any other'} |")
+    return "\n".join(
+        [
+            _EVIDENCE_INTRO,
+            "\n".join(kinds) + "\n",
+            f"```yaml\n{_EVIDENCE_EXAMPLE.rstrip()}\n```\n",
+            _EVIDENCE_SCORES,
+        ]
+    )
 
 
 # -- field reference ------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from evalkit._paths import unsafe_component_reason
+from evalkit.cases._artifacts import ArtifactRequirement, BundleSpec
 
 LANES = ("prompt", "execution", "evidence")
 SPLITS = ("dev", "holdout", "test")
@@ -198,8 +199,12 @@ class Case(_Frozen):
     verifier: tuple[VerifierCheck, ...] = ()
     """Execution lanes: checks on the workspace after the agent ran; all must pass. A case
     with judged ``expectations`` may leave the verdict to the judge instead."""
-    artifacts_required: tuple[str, ...] = ()
-    """Evidence lane: files the agent must leave in the workspace."""
+    artifacts_required: tuple[str | ArtifactRequirement, ...] = ()
+    """Evidence lane: artifacts the agent must leave in the workspace, each checked by its
+    kind's validator (see "Evidence artifacts"); a plain path takes its kind from the
+    extension."""
+    bundle: BundleSpec | None = None
+    """Evidence lane: a proof-bundle manifest that must list every artifact with its hash."""
 
     @model_validator(mode="after")
     def _check_lane_fields(self) -> Case:
@@ -212,6 +217,8 @@ class Case(_Frozen):
             raise ValueError("prompt-lane cases take no 'verifier', 'fixture' or 'setup'")
         if self.lane == "evidence" and not self.artifacts_required:
             raise ValueError("lane 'evidence' needs 'artifacts_required'")
+        if self.bundle is not None and self.lane != "evidence":
+            raise ValueError("'bundle' belongs to evidence-lane cases (set lane: evidence)")
         if self.rubric_pass is not None and not self.rubric:
             raise ValueError("'rubric_pass' needs a 'rubric' with at least one note to judge")
         return self
@@ -221,6 +228,14 @@ class Case(_Frozen):
         """The expectations as :class:`Expectation` objects (plain text has no ``truth``)."""
         return tuple(
             e if isinstance(e, Expectation) else Expectation(text=e) for e in self.expectations
+        )
+
+    @property
+    def artifact_requirements(self) -> tuple[ArtifactRequirement, ...]:
+        """The required artifacts as :class:`ArtifactRequirement` objects."""
+        return tuple(
+            a if isinstance(a, ArtifactRequirement) else ArtifactRequirement(path=a)
+            for a in self.artifacts_required
         )
 
     @property

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
+from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
@@ -28,6 +30,10 @@ from evalkit.stats import PairedComparison
 
 def _pct(value: float) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:+.1f} pp"
+
+
+def _share(value: float) -> str:
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.1%}"
 
 
 def _num(value: float, digits: int = 3) -> str:
@@ -75,7 +81,12 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("baseline", help="baseline run (directory or id)")
     p.add_argument("candidate", nargs="?", help="candidate run; omit with --conditions A,B")
     p.add_argument("--conditions", help="A,B: compare two conditions of one run (or filter)")
-    p.add_argument("--metric", default="passed", choices=["passed", "score"])
+    p.add_argument(
+        "--metric",
+        default="passed",
+        choices=["passed", "score", *EVIDENCE_METRICS],
+        help="pass rate, score, or an evidence-lane metric (over the items that measured it)",
+    )
     p.add_argument("--threshold", type=float, help="practical threshold (default 0.05)")
     p.add_argument("--correction", default="holm", help="per-case multiplicity correction")
     add_bootstrap_options(p)
@@ -218,7 +229,38 @@ def lift_main(args: argparse.Namespace) -> int:
             console.print(line, soft_wrap=True)
     if not result.missing.empty:
         console.print(f"{len(result.missing)} case(s) lack a condition (see --json missing_cases)")
+    if not result.evidence.empty:
+        _print_evidence(console, result.evidence, result.run_id)
     return 0
+
+
+def _print_evidence(console: Console, evidence: Any, run_id: str) -> None:
+    """The evidence lane's metrics: one table per provider/lane, levels then lifts."""
+    from rich.table import Table
+
+    for (provider, lane), group in evidence.groupby(["provider", "lane"], sort=True):
+        table = Table(title=f"{run_id or 'data'} - {provider} / {lane}: evidence (95% CI)")
+        for column in ("metric", "condition / lift", "estimate", "95% CI", "cases"):
+            left = column in ("metric", "condition / lift")
+            table.add_column(column, justify="left" if left else "right")
+        for _, row in group.iterrows():
+            level = row["contrast"] == "level"
+            what = row["condition"] if level else f"{row['contrast']} ({row['condition']})"
+            fmt = _share if level else _pct
+            table.add_row(
+                row["metric"],
+                what,
+                fmt(row["estimate"]),
+                escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
+                str(row["n_cases"]),
+            )
+        console.print(table)
+    console.print(
+        "evidence_completeness: share of artifact requirements met (the manifest counts as "
+        "one); report_completeness: share of required sections present; taxonomy_usage: share "
+        "of notes using an issue label. Compare them between runs with compare --metric NAME.",
+        soft_wrap=True,
+    )
 
 
 def compare_main(args: argparse.Namespace) -> int:

@@ -66,4 +66,28 @@ def print_run_summary(result: RunResult) -> None:
             f"{j['calls']} judge calls, {j['cache_hits']} from cache, judge cost "
             f"${j['cost_usd']:.4f} (apart from the agent's)"
         )
+    if "lane" in df.columns and (df["lane"] == "evidence").any():
+        _print_evidence_summary(console, result, order)
     console.print(f"run written to {result.run_dir}")
+
+
+def _print_evidence_summary(console: Console, result: RunResult, order: list[str]) -> None:
+    """The evidence lane's completeness per condition, with case-bootstrap intervals."""
+    from evalkit.analysis import lift
+
+    evidence = lift(result.run_dir, n_resamples=2000).evidence
+    if evidence.empty:
+        return
+    levels = evidence[(evidence["metric"] == "evidence_completeness")
+                      & (evidence["contrast"] == "level")]
+    parts = [
+        f"{r['condition']} {r['estimate']:.0%} [{r['ci_low']:.0%}, {r['ci_high']:.0%}]"
+        for _, r in levels.set_index("condition").reindex(
+            [c for c in order if c in set(levels["condition"])]).reset_index().iterrows()
+    ]
+    n_cases = int(levels["n_cases"].max())
+    console.print(
+        f"evidence lane ({n_cases} cases): evidence completeness " + ", ".join(parts)
+        + "; see `evalkit lift` for report completeness, taxonomy usage and the lifts",
+        soft_wrap=True,
+    )

@@ -12,7 +12,7 @@ import numpy as np
 from evalkit._keys import build_item_key
 from evalkit.cases import Suite, stable_hash
 from evalkit.errors import PlanError
-from evalkit.scorers import SCORER_VERSION
+from evalkit.scorers import EVIDENCE_SCORER_VERSION, SCORER_VERSION
 
 
 @dataclass(frozen=True)
@@ -147,6 +147,10 @@ def build_plan(
                         "trial": trial,
                         "seed": s,
                     }
+                    if case.lane == "evidence":
+                        # artifact validators replaced the existence check: outcomes cached
+                        # before them are not reused (other lanes keep their hashes)
+                        content["evidence_scorer"] = EVIDENCE_SCORER_VERSION
                     items[key] = WorkItem(
                         key=key,
                         lane=case.lane,

@@ -39,6 +39,7 @@ from evalkit.cases import (
 from evalkit.errors import ProviderTimeout, ServerError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
+from evalkit.providers._simulated_evidence import write_evidence
 from evalkit.providers._transcript import AgentResponse, Event
 from evalkit.sandbox import run_command
 
@@ -233,6 +234,10 @@ class SimulatedProvider:
             events.append(Event("assistant", self._answer(case, success, helpful, harmful)))
         else:
             events += self._act(request, success, harmful, rng)
+        if case.lane == "evidence":
+            # its own generator: the evidence draws leave the task's outcome unchanged
+            evidence_rng = np.random.default_rng([request.seed, 2])
+            events += write_evidence(case, request.workspace, skill_lines, evidence_rng)
         output_chars = sum(len(e.content) for e in events if e.kind in ("assistant", "tool_call"))
         input_tokens = (len(prompt_text) + sum(len(t) for t in texts)) // 4 + 50
         output_tokens = output_chars // 4 + 10

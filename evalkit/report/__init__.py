@@ -22,6 +22,7 @@ if TYPE_CHECKING:
         minimal_summary,
     )
     from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
+    from evalkit.report._bundles import evidence_bundles
     from evalkit.report._html import sanitize_html
     from evalkit.report._judge import (
         agreement_table,
@@ -201,6 +202,7 @@ __all__ = [
     "interval",
     "interval_plot",
     "interval_table",
+    "evidence_bundles",
     "item_browser",
     "judged_statements",
     "key_values",

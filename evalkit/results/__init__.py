@@ -13,6 +13,12 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit._append import LineWriter, append_line, end_torn_line
+    from evalkit.results._artifacts import (
+        ARTIFACTS_DIR,
+        EVIDENCE_FILE,
+        artifact_dir,
+        read_evidence,
+    )
     from evalkit.results._calibration import (
         CALIBRATION_DIR,
         LABEL_COLUMNS,
@@ -82,6 +88,10 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "ARTIFACTS_DIR",
+    "EVIDENCE_FILE",
+    "artifact_dir",
+    "read_evidence",
     "AdaptiveCaseRecord",
     "AdaptiveRecord",
     "CALIBRATION_DIR",

@@ -33,6 +33,7 @@ from evalkit.providers import (
     cached_provider,
 )
 from evalkit.runner._cache import OutcomeCache
+from evalkit.runner._collect import collect_artifacts
 from evalkit.runner._space import disk_usage, filesystem_full, is_out_of_space
 from evalkit.sandbox import Limits, copy_fixture, run_command
 from evalkit.scorers import score_item
@@ -66,6 +67,7 @@ class ItemTask:
         workspace_quota_bytes: Disk space the item's workspace may use.
         cache_root: Outcome cache to store a successful outcome in (None: no caching).
         run_id: The run producing the outcome (stored in the cache entry as its origin).
+        run_dir: Run directory that evidence items copy their artifacts into (None: none).
     """
 
     item: WorkItem
@@ -81,6 +83,7 @@ class ItemTask:
     workspace_quota_bytes: int = 2 << 30
     cache_root: str | None = None
     run_id: str = ""
+    run_dir: str | None = None
 
 
 @dataclass
@@ -229,6 +232,10 @@ def execute_item(task: ItemTask) -> ItemOutcome:
             suite_anti_patterns=task.anti_patterns,
         )
         response_json = response.to_json()
+        if result.evidence is not None and workspace is not None and task.run_dir is not None:
+            logs += collect_artifacts(
+                workspace, result.evidence, Path(task.run_dir), item.key, secret_values()
+            )
         row.update(
             passed=result.passed,
             score=result.score,

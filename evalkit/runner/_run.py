@@ -43,6 +43,7 @@ from evalkit.results import (
 )
 from evalkit.runner._backends import close_quietly, parallel_map
 from evalkit.runner._cache import CACHE_DIR, OutcomeCache
+from evalkit.runner._collect import copy_origin_artifacts
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import (
     STOPPING_ERROR_CLASSES,
@@ -644,6 +645,8 @@ def _execute_all(
         row = _base_row(item, prep, run_id) | entry["row"]
         row |= {"cache_hit": True, "origin_run_id": origin}
         scores = [s | {"item_key": item.key} for s in entry["scores"]]
+        if item.lane == "evidence":
+            copy_origin_artifacts(Path(config.runs_dir), origin, run_dir, item.key)
         writer.add(row, scores, entry["response"])
         reused.append(item)
         bar.advance()
@@ -684,6 +687,7 @@ def _execute_all(
                 workspace_quota_bytes=config.workspace_quota_bytes,
                 cache_root=cache_root,
                 run_id=run_id,
+                run_dir=str(run_dir.resolve()),
             )
 
     outcomes = parallel_map(

@@ -7,7 +7,15 @@ from evalkit import _lazy
 if TYPE_CHECKING:
     from evalkit.cases import find_affirmed, is_negated
     from evalkit.sandbox import CommandOutcome, run_command
+    from evalkit.scorers._artifacts import ArtifactCheck, FileCheck, check_requirement, safe_file
+    from evalkit.scorers._bundle import BundleCheck, ManifestEntry, check_bundle
     from evalkit.scorers._check import check_case, check_references
+    from evalkit.scorers._evidence import (
+        EVIDENCE_METRICS,
+        EVIDENCE_SCORER_VERSION,
+        EvidenceResult,
+        check_evidence,
+    )
     from evalkit.scorers._reference_cache import (
         REFERENCE_CACHE_DIR,
         ReferenceCache,
@@ -26,6 +34,17 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "EVIDENCE_METRICS",
+    "EVIDENCE_SCORER_VERSION",
+    "ArtifactCheck",
+    "BundleCheck",
+    "EvidenceResult",
+    "FileCheck",
+    "ManifestEntry",
+    "check_bundle",
+    "check_evidence",
+    "check_requirement",
+    "safe_file",
     "COMPONENT_WEIGHTS",
     "REFERENCE_CACHE_DIR",
     "SCORER_VERSION",

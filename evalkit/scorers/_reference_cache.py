@@ -23,6 +23,7 @@ from evalkit._untrusted import read_json
 from evalkit._version import __version__
 from evalkit.cases import Case, Suite, directory_hash, stable_hash
 from evalkit.sandbox import sandbox_fingerprint
+from evalkit.scorers._evidence import EVIDENCE_SCORER_VERSION
 from evalkit.scorers._score import SCORER_VERSION
 
 #: Where passed reference checks live under the runs directory.
@@ -55,6 +56,8 @@ def reference_check_key(suite: Suite, case: Case) -> str | None:
         "anti_patterns": [r.model_dump(mode="json") for r in suite.spec.anti_patterns],
         "sandbox": sandbox,
     }
+    if case.lane == "evidence":  # evidence items' hashes carry it too (other keys unchanged)
+        content["evidence_scorer"] = EVIDENCE_SCORER_VERSION
     return stable_hash(content)
 
 

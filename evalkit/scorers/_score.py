@@ -16,6 +16,7 @@ from evalkit.cases import (
     first_match,
 )
 from evalkit.providers import AgentResponse
+from evalkit.scorers._evidence import EVIDENCE_METRICS, EvidenceResult, check_evidence
 from evalkit.scorers._verifiers import run_check
 
 #: Bumped whenever scoring changes an outcome; it enters every item hash.
@@ -29,11 +30,19 @@ COMPONENT_WEIGHTS: dict[str, float] = {
     "workflow": 1.0,
     "verifier": 4.0,
     "artifacts": 1.0,
+    "bundle": 1.0,
     "skill_trigger": 0.0,
+    **dict.fromkeys(EVIDENCE_METRICS, 0.0),
 }
 """Expected patterns and the verifier dominate; ``skill_trigger`` is recorded, not weighed
 (trigger accuracy is its own metric, and weighing it would penalise the ``none`` condition),
-except in a routing case (:func:`is_routing_case`), where routing is the whole outcome."""
+except in a routing case (:func:`is_routing_case`), where routing is the whole outcome.
+The evidence metrics and the per-artifact ``artifact:PATH`` rows are recorded, not weighed."""
+
+
+def component_weight(component: str) -> float:
+    """Weight of a component in the score (``artifact:PATH`` rows and unknown names: 0)."""
+    return COMPONENT_WEIGHTS.get(component, 0.0)
 
 _SKILL_PATH = re.compile(r"skills/([A-Za-z0-9][A-Za-z0-9_.-]*)/SKILL\.md")
 
@@ -68,6 +77,7 @@ class ScoreResult:
         skill_loaded: Whether any skill was loaded.
         components: Every component, in a fixed order.
         gate_failures: Components that fail the item regardless of score.
+        evidence: What the evidence checks found (evidence-lane cases), else None.
     """
 
     score: float
@@ -76,6 +86,7 @@ class ScoreResult:
     skill_loaded: bool
     components: tuple[Component, ...] = field(default_factory=tuple)
     gate_failures: tuple[str, ...] = ()
+    evidence: EvidenceResult | None = None
 
 
 def is_routing_case(case: Case) -> bool:
@@ -166,6 +177,39 @@ def _workflow(case: Case, text: str) -> Component:
     return Component("workflow", total - len(failed), total, not failed, "; ".join(failed))
 
 
+def _evidence_components(evidence: EvidenceResult) -> tuple[list[Component], list[str]]:
+    """The evidence components and gates (see :mod:`evalkit.scorers._evidence`)."""
+    out = [
+        Component(
+            f"artifact:{c.requirement.path}",
+            float(c.status == "validated"),
+            1.0,
+            c.status == "validated",
+            f"{c.status}: {c.reason}",
+        )
+        for c in evidence.checks
+    ]
+    failing = [c for c in evidence.checks if c.status != "validated"]
+    out.append(
+        Component(
+            "artifacts",
+            len(evidence.checks) - len(failing),
+            len(evidence.checks),
+            not failing,
+            "; ".join(f"{c.requirement.path} {c.status}" for c in failing),
+        )
+    )
+    gates = ["artifacts"] if failing else []
+    if evidence.bundle is not None:
+        b = evidence.bundle
+        out.append(Component("bundle", float(b.passed), 1.0, b.passed, f"{b.manifest}: {b.reason}"))
+        if not b.passed:
+            gates.append("bundle")
+    for name, value in evidence.metrics.items():
+        out.append(Component(name, value, 1.0, value >= 1.0, f"{value:.0%}"))
+    return out, gates
+
+
 def score_item(
     case: Case,
     response: AgentResponse,
@@ -216,20 +260,12 @@ def score_item(
         components.append(verifier)
         if not verifier.passed:
             gates.append("verifier")
+    evidence = None
     if case.artifacts_required:
-        present = [a for a in case.artifacts_required if workspace and (workspace / a).exists()]
-        missing = sorted(set(case.artifacts_required) - set(present))
-        components.append(
-            Component(
-                "artifacts",
-                len(present),
-                len(case.artifacts_required),
-                not missing,
-                "missing: " + ", ".join(missing) if missing else "",
-            )
-        )
-        if missing:
-            gates.append("artifacts")
+        evidence = check_evidence(case, workspace)
+        evidence_components, evidence_gates = _evidence_components(evidence)
+        components += evidence_components
+        gates += evidence_gates
 
     inferred = infer_skill(response)
     loaded = response.skill_loaded if response.skill_loaded is not None else inferred != NO_SKILL
@@ -250,9 +286,9 @@ def score_item(
         if not trigger_ok:
             gates.append("skill_trigger")
     weighted = [
-        (weights[c.component], c.value / c.max_value)
+        (weights.get(c.component, 0.0), c.value / c.max_value)
         for c in components
-        if c.max_value > 0 and weights[c.component] > 0
+        if c.max_value > 0 and weights.get(c.component, 0.0) > 0
     ]
     total_weight = sum(w for w, _ in weighted)
     score = sum(w * v for w, v in weighted) / total_weight if total_weight else 0.0
@@ -265,4 +301,5 @@ def score_item(
         skill_loaded=bool(loaded),
         components=tuple(components),
         gate_failures=tuple(gates),
+        evidence=evidence,
     )
