@@ -478,6 +478,8 @@ def _store(result: PairwiseComparison, variants: Sequence[Variant]) -> Path:
     path = variants[-1].run_dir / PAIRWISE_DIR / name
     path.parent.mkdir(parents=True, exist_ok=True)
     result.path = path
-    write_json_atomic(path, result.to_dict())
+    data = result.to_dict()
+    data["path"] = f"{PAIRWISE_DIR}/{name}"  # within the run: a run directory can be moved
+    write_json_atomic(path, data)
     return path
 

@@ -39,6 +39,15 @@ if TYPE_CHECKING:
         test_summary,
         trajectory_plot,
     )
+    from evalkit.report._pairwise import (
+        pairs_html,
+        pairwise_banner,
+        pairwise_cards,
+        pairwise_cases,
+        pairwise_forest,
+        ranking_table,
+        stored_pairwise,
+    )
     from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
     from evalkit.report._plots import (
         CONDITION_COLORS,
@@ -204,12 +213,18 @@ __all__ = [
     "optimization_facts",
     "order_conditions",
     "paired_excerpts",
+    "pairs_html",
+    "pairwise_banner",
+    "pairwise_cards",
+    "pairwise_cases",
+    "pairwise_forest",
     "parse_assignments",
     "pct",
     "power_html",
     "power_plot",
     "pp",
     "project_path",
+    "ranking_table",
     "rate_plot",
     "read_label_rows",
     "read_notebook",
@@ -232,6 +247,7 @@ __all__ = [
     "stat_cards",
     "status_by",
     "stored_calibrations",
+    "stored_pairwise",
     "summary_cards",
     "test_summary",
     "top_items",

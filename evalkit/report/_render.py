@@ -36,6 +36,7 @@ NOTEBOOKS: Mapping[str, str] = {
     "optimize": "optimize.py",
     "labels": "labels.py",
     "judge": "judge.py",
+    "pairwise": "pairwise.py",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -464,6 +465,7 @@ def report(
         title = {
             "labels": f"Labels — {name}",
             "judge": f"Judge calibration — {name}",
+            "pairwise": f"Pairwise comparison — {name}",
             "run": f"Run report — {name}",
             "compare": f"Comparison — {base_name} → {name}"
             if base_name

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
 
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import cluster_bootstrap
@@ -88,7 +89,7 @@ class PairwiseStats:
         threshold: Practical threshold on the win probability above 0.5.
         alpha: Level of the sign test and of the per-case tests.
         cases: One row per case: ``case_id, n_trials, wins, losses, ties, win_share,
-            p_value, p_adjusted, verdict``.
+            ci_low, ci_high, p_value, p_adjusted, verdict``.
         improved_cases: Cases named improved by the Holm-corrected exact tests.
         regressed_cases: Cases named regressed by them.
         notes: What limits the numbers (e.g. too few trials to name a case).
@@ -176,7 +177,10 @@ def case_table(pairs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         alpha: Family-wise level of the per-case verdicts.
 
     Returns:
-        ``case_id, n_trials, wins, losses, ties, win_share, p_value, p_adjusted, verdict``.
+        ``case_id, n_trials, wins, losses, ties, win_share, ci_low, ci_high, p_value,
+        p_adjusted, verdict``; ``ci_low``/``ci_high`` are the Wilson interval of the win share
+        (ties as half a win; descriptive, for the forest plot: the verdicts use the exact
+        tests).
     """
     df = _check_frame(pairs)
     flags = pd.DataFrame({
@@ -195,6 +199,11 @@ def case_table(pairs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         float(stats.binomtest(int(w), int(w + lo), 0.5).pvalue) if w + lo else 1.0
         for w, lo in zip(table["wins"], table["losses"], strict=True)
     ]
+    low, high = proportion_confint(
+        table["win_share"].to_numpy(dtype=float) * table["n_trials"].to_numpy(dtype=float),
+        table["n_trials"].to_numpy(dtype=float), alpha=alpha, method="wilson",
+    )
+    table["ci_low"], table["ci_high"] = np.asarray(low), np.asarray(high)
     table["p_value"] = p_values
     adjusted = holm(np.asarray(p_values, dtype=float))  # = statsmodels multipletests holm
     reject = adjusted < alpha
