@@ -6,6 +6,7 @@ each test copies it into its own runs directory, so caches and stored comparison
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import subprocess
@@ -14,7 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.judge import PAIRWISE_PROMPT_HASH, compare_pairwise
+from evalkit.judge import (
+    PAIR_LABEL_COLUMNS,
+    PAIRWISE_PROMPT_HASH,
+    baseline_first,
+    compare_pairwise,
+)
 from evalkit.runner import RunConfig, run
 from tests.conftest import DEMO
 
@@ -154,3 +160,79 @@ def test_bad_input_is_a_clear_error(runs: Path, args: list[str], message: str) -
     done = evalkit_cli("compare", "demo", *args, "--runs-dir", str(runs))
     assert done.returncode == 2, done.stdout
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+# -- calibration -----------------------------------------------------------------------------
+
+
+def _label_from_truth(runs: Path, sheet: Path) -> None:
+    """Fill the blind sheet as a careful reader would: the error-free, unbiased judge's call."""
+    truth = compare_pairwise("demo", conditions=["none", "preloaded"], runs_dir=runs,
+                             model="sim-truth", n_resamples=200, write=False)
+    outcome = {(r["case_id"], int(r["trial"])): r["outcome"]
+               for r in truth.pairs.to_dict("records")}
+    with sheet.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and set(rows[0]) == set(PAIR_LABEL_COLUMNS)
+    for row in rows:
+        won = outcome[(row["case_id"], int(row["trial"]))]
+        if won == 0.5:
+            row["label"] = "tie"
+        else:
+            candidate_is_1 = not baseline_first(row["pair_id"])
+            row["label"] = "1" if (won == 1.0) == candidate_is_1 else "2"
+    with sheet.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+@pytest.mark.parametrize(
+    ("model", "options", "status"),
+    [("sim-careful", {"error_rate": 0.02}, "calibrated"),
+     ("sim-biased", {"position_bias": 0.7}, "below_threshold")],
+)
+def test_calibration_gates_the_pairwise_verdict(
+    runs: Path, model: str, options: dict[str, float], status: str
+) -> None:
+    first = compare_pairwise("demo", conditions=["none", "preloaded"], runs_dir=runs,
+                             model=model, options=options, n_resamples=200)
+    assert first.calibration["status"] == "uncalibrated"
+    sheet = runs / "pairs.csv"
+    sampled = evalkit_cli("judge", "sample", "demo", "--pairwise", "-n", "50", "-o", str(sheet),
+                          "--runs-dir", str(runs))
+    assert sampled.returncode == 0, sampled.stderr
+    # blind: neither the variants nor the judge's verdicts or reasons are on the sheet
+    assert sheet.read_text().splitlines()[0] == ",".join(PAIR_LABEL_COLUMNS)
+    _label_from_truth(runs, sheet)
+    done = evalkit_cli("judge", "calibrate", "demo", "--labels", str(sheet), "--pairwise",
+                       "--runs-dir", str(runs), "--json")
+    assert done.returncode == 0, done.stderr
+    calibration = json.loads(done.stdout)
+    assert calibration["n"] == 50 and calibration["kind"] == "pairwise"
+    assert calibration["judge"]["prompt_hash"] == PAIRWISE_PROMPT_HASH
+    again = compare_pairwise("demo", conditions=["none", "preloaded"], runs_dir=runs,
+                             model=model, options=options, n_resamples=200)
+    assert again.calibration["status"] == status, calibration["kappa"]
+    if status == "below_threshold":
+        assert calibration["position_consistency"] < 0.8
+        assert calibration["kappa"]["ci_low"] < 0.6
+    else:
+        assert calibration["kappa"]["ci_low"] >= 0.6
+
+
+def test_labels_that_are_not_1_2_or_tie_are_refused(runs: Path) -> None:
+    compare_pairwise("demo", conditions=["none", "preloaded"], runs_dir=runs, n_resamples=200)
+    sheet = runs / "pairs.csv"
+    assert evalkit_cli("judge", "sample", "demo", "--pairwise", "-n", "5", "-o", str(sheet),
+                       "--runs-dir", str(runs)).returncode == 0
+    with sheet.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[0]["label"] = "maybe"
+    with sheet.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    done = evalkit_cli("judge", "calibrate", "demo", "--labels", str(sheet), "--pairwise",
+                       "--runs-dir", str(runs))
+    assert done.returncode == 2 and "row 1: label 'maybe' is not 1, 2 or tie" in done.stderr
