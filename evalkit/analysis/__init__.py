@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         lift,
         parse_roles,
     )
+    from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
     from evalkit.analysis._sequential import (
         SequentialRun,
@@ -62,6 +63,7 @@ __all__ = [
     "JudgedRun",
     "LiftMetric",
     "LiftResult",
+    "PairwiseGateResult",
     "SequentialRun",
     "TriggerMetric",
     "agent_cost",
@@ -74,6 +76,7 @@ __all__ = [
     "judged_run",
     "lift",
     "load_policy",
+    "pairwise_gate",
     "parse_roles",
     "power",
     "run_until_verdict",

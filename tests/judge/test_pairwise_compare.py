@@ -236,3 +236,20 @@ def test_labels_that_are_not_1_2_or_tie_are_refused(runs: Path) -> None:
     done = evalkit_cli("judge", "calibrate", "demo", "--labels", str(sheet), "--pairwise",
                        "--runs-dir", str(runs))
     assert done.returncode == 2 and "row 1: label 'maybe' is not 1, 2 or tie" in done.stderr
+
+
+def test_gate_refuses_a_pairwise_verdict_of_an_uncalibrated_judge(runs: Path) -> None:
+    run(DEMO, RunConfig(runs_dir=runs, run_id="cand", progress=False, trials=3, seed=5,
+                        lanes=("prompt",), conditions=("none",)))
+    assert evalkit_cli("gate", "--baseline", "demo", "--candidate", "cand", "--pairwise",
+                       "--runs-dir", str(runs)).returncode == 2  # nothing compared yet
+    compare_pairwise("demo", "cand", conditions=["none"], runs_dir=runs, n_resamples=200)
+    blocked = evalkit_cli("gate", "--baseline", "demo", "--candidate", "cand", "--pairwise",
+                          "--runs-dir", str(runs), "--json")
+    assert blocked.returncode == 1
+    decision = json.loads(blocked.stdout)
+    assert decision["calibration"]["status"] == "uncalibrated"
+    assert "judge calibrate cand" in decision["reasons"][-1]
+    allowed = evalkit_cli("gate", "--baseline", "demo", "--candidate", "cand", "--pairwise",
+                          "--allow-uncalibrated-judge", "--runs-dir", str(runs))
+    assert allowed.returncode == (1 if decision["verdict"] == "regressed" else 0)
