@@ -91,3 +91,32 @@ def test_a_run_without_a_comparison_is_a_clear_error(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE / "tiny", tmp_path / "tiny", ignore=shutil.ignore_patterns("pairwise"))
     with pytest.raises(InputError, match="no stored pairwise comparison.*--pairwise"):
         stored_pairwise(tmp_path / "tiny")
+
+
+def test_the_labels_page_offers_the_pairs_side_by_side(
+    chromium: Browser, tmp_path: Path
+) -> None:
+    from evalkit.judge import sample_pairs
+
+    runs = tmp_path / "runs"
+    shutil.copytree(FIXTURE / "tiny", runs / "tiny")
+    sheet = sample_pairs("tiny", n=5, output=tmp_path / "pairs.csv", runs_dir=runs)
+    page = report("tiny", kind="labels", runs_dir=runs, output=tmp_path / "labels.html",
+                  parameters={"labels": sheet.path}).html_path
+    view = chromium.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        view.goto(page.resolve().as_uri(), wait_until="load")
+        row = view.locator("tr.ek-label-row").first
+        one = row.locator("td.ek-l-response_1").bounding_box()
+        two = row.locator("td.ek-l-response_2").bounding_box()
+        assert one and two and two["x"] > one["x"] and abs(one["y"] - two["y"]) < 5
+        assert [b.inner_text() for b in row.locator("button").all()] == ["1", "2", "tie"]
+        row.locator("button", has_text="tie").click()
+        assert "1 of 5 pairs labelled" in view.locator(".ek-labels-status").inner_text()
+        with view.expect_download() as download:
+            view.locator("button.ek-labels-export").click()
+        exported = Path(download.value.path()).read_text()
+        assert exported.splitlines()[0] == "pair_id,case_id,trial,task,response_1,response_2,label"
+        assert ",tie" in exported
+    finally:
+        view.close()
