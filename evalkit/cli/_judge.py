@@ -112,7 +112,7 @@ def _sample(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.output is None:
         raise ConfigError("usage: evalkit judge sample RUN -n 50 -o labels.csv")
     if args.pairwise:
-        from evalkit.cli._pairwise import sample_main
+        from evalkit.cli._pairwise_labels import sample_main
 
         return sample_main(args)
     from evalkit.judge import sample_labels
@@ -145,7 +145,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.labels is None:
         raise ConfigError("usage: evalkit judge calibrate RUN --labels labels.csv")
     if args.pairwise:
-        from evalkit.cli._pairwise import calibrate_main
+        from evalkit.cli._pairwise_labels import calibrate_main
 
         return calibrate_main(args)
     from evalkit.judge import calibrate
