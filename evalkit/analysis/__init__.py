@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         parse_roles,
     )
     from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step
+    from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import (
@@ -74,6 +75,7 @@ __all__ = [
     "NEXT_STEP_POWER",
     "NextStep",
     "LiftResult",
+    "PairwiseGateResult",
     "SequentialRun",
     "TriggerMetric",
     "agent_cost",
@@ -89,6 +91,7 @@ __all__ = [
     "lift",
     "load_policy",
     "parse_providers",
+    "pairwise_gate",
     "parse_roles",
     "power",
     "register_importer",

@@ -326,6 +326,19 @@ class JudgeSpec(_Frozen):
     without a calibration, ``compare`` and the reports flag the verdict and ``gate`` blocks."""
 
 
+class PairwiseSpec(_Frozen):
+    """Blind pairwise comparisons (``evalkit compare A B --pairwise``): what "better" means."""
+
+    rubric: str = ""
+    """What makes one answer better than another (``--rubric FILE`` overrides it); empty: a
+    generic rubric (correct, complete, fewer mistakes; length is no merit)."""
+    judge: JudgeSpec | None = None
+    """The comparator (default: the suite's ``judge``, else the offline ``simulated`` one,
+    whose settings are ``error_rate``, ``position_bias``, ``tie_margin``, ``seed``)."""
+    transcripts: bool = False
+    """Also show the comparator each answer's bounded transcript excerpt."""
+
+
 class SuiteFile(_Frozen):
     """The ``suite.yaml`` file."""
 
@@ -348,6 +361,8 @@ class SuiteFile(_Frozen):
     judge: JudgeSpec | None = None
     """The judge of the suite's expectations (needed when a case has ``expectations`` or a
     ``rubric_pass``)."""
+    pairwise: PairwiseSpec | None = None
+    """Rubric and comparator of blind pairwise comparisons (``compare --pairwise``)."""
 
     @field_validator("skills")
     @classmethod

@@ -24,6 +24,7 @@ from evalkit.cli._common import (
     print_json,
     split_csv,
 )
+from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison
 
@@ -107,6 +108,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     )
     add_futility_options(p)
     add_provider_filter(p)
+    add_pairwise_options(p)
     add_common_options(p, compare_main)
 
 
@@ -267,6 +269,8 @@ def compare_main(args: argparse.Namespace) -> int:
     """Print the verdict and the named cases."""
     from evalkit.analysis import compare
 
+    if args.pairwise:
+        return pairwise_main(args)
     conditions = split_csv(args.conditions) or None
     if args.sequential:  # a run of run --until-verdict knows its two conditions
         return _sequential_main(args, conditions)

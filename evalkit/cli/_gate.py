@@ -22,16 +22,37 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tier", help="tier to gate on (e.g. smoke, release)")
     p.add_argument("--ledger", help="JSONL file each decision is appended to")
     add_provider_filter(p)
+    p.add_argument("--pairwise", action="store_true",
+                   help="gate on the stored compare --pairwise verdict (blocks when regressed "
+                   "or when the pairwise judge is not calibrated)")
+    p.add_argument("--allow-uncalibrated-judge", action="store_true",
+                   help="with --pairwise: release despite an uncalibrated pairwise judge")
     add_common_options(p, main)
 
 
 def main(args: argparse.Namespace) -> int:
     """Gate and print the decision."""
+    if args.pairwise:
+        return _pairwise(args)
     result = gate(
         args.baseline,
         args.candidate,
         **pick(args, "policy", "tier", "ledger", "runs_dir", "providers"),
     )
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        print(result.message)
+        if not result.released:
+            eprint("gate blocked the candidate")
+    return 0 if result.released else 1
+
+
+def _pairwise(args: argparse.Namespace) -> int:
+    from evalkit.analysis import pairwise_gate
+
+    result = pairwise_gate(args.baseline, args.candidate, runs_dir=args.runs_dir,
+                           allow_uncalibrated_judge=args.allow_uncalibrated_judge)
     if args.json:
         print_json(result.to_dict())
     else:

@@ -49,6 +49,9 @@ def configure(p: argparse.ArgumentParser) -> None:
                    "item_key or case_id/condition/trial)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="calibrate: confidence level of kappa's interval (default 0.95)")
+    p.add_argument("--pairwise", action="store_true",
+                   help="sample/calibrate: the pairwise judge of the run's stored "
+                   "compare --pairwise comparisons (labels 1, 2 or tie)")
     add_judge_flags(p)
     p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
     p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")
@@ -108,6 +111,10 @@ def main(args: argparse.Namespace) -> int:
 def _sample(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.output is None:
         raise ConfigError("usage: evalkit judge sample RUN -n 50 -o labels.csv")
+    if args.pairwise:
+        from evalkit.cli._pairwise_labels import sample_main
+
+        return sample_main(args)
     from evalkit.judge import sample_labels
 
     result = sample_labels(
@@ -137,6 +144,10 @@ def _sample(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace) -> int:
     if args.calibrate_run is None or args.labels is None:
         raise ConfigError("usage: evalkit judge calibrate RUN --labels labels.csv")
+    if args.pairwise:
+        from evalkit.cli._pairwise_labels import calibrate_main
+
+        return calibrate_main(args)
     from evalkit.judge import calibrate
 
     result = calibrate(

@@ -49,6 +49,15 @@ if TYPE_CHECKING:
         test_summary,
         trajectory_plot,
     )
+    from evalkit.report._pairwise import (
+        pairs_html,
+        pairwise_banner,
+        pairwise_cards,
+        pairwise_cases,
+        pairwise_forest,
+        ranking_table,
+        stored_pairwise,
+    )
     from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
     from evalkit.report._plots import (
         CONDITION_COLORS,
@@ -227,6 +236,11 @@ __all__ = [
     "optimization_facts",
     "order_conditions",
     "paired_excerpts",
+    "pairs_html",
+    "pairwise_banner",
+    "pairwise_cards",
+    "pairwise_cases",
+    "pairwise_forest",
     "parse_assignments",
     "pct",
     "power_html",
@@ -236,6 +250,7 @@ __all__ = [
     "provider_comparisons",
     "provider_forest_plot",
     "provider_section",
+    "ranking_table",
     "rate_plot",
     "read_label_rows",
     "read_notebook",
@@ -258,6 +273,7 @@ __all__ = [
     "stat_cards",
     "status_by",
     "stored_calibrations",
+    "stored_pairwise",
     "summary_cards",
     "test_summary",
     "top_items",

@@ -39,6 +39,8 @@ def read_label_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
     """
     file = Path(path)
     frame = read_labels_csv(file)
+    if "pair_id" in frame.columns:  # a pairwise sheet (judge sample --pairwise)
+        return _pair_rows(frame, file)
     missing = [c for c in ("item_key", "expectation", "label") if c not in frame.columns]
     if missing:
         raise InputError(
@@ -49,6 +51,53 @@ def read_label_rows(path: str | os.PathLike[str]) -> pd.DataFrame:
             frame[column] = ""
     frame["label"] = [_NORMAL.get(v.strip().lower(), "") for v in frame["label"]]
     return frame[list(LABEL_COLUMNS)].reset_index(drop=True)
+
+
+#: Columns of a pairwise labelling sheet (``evalkit judge sample --pairwise``).
+PAIR_COLUMNS = ("pair_id", "case_id", "trial", "task", "response_1", "response_2", "label")
+
+
+def _pair_rows(frame: pd.DataFrame, file: Path) -> pd.DataFrame:
+    missing = [c for c in PAIR_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"--labels {file}: missing column(s) {', '.join(missing)}; make the sheet with "
+            "'evalkit judge sample RUN --pairwise -n 50 -o pairs.csv'"
+        )
+    labels = [v.strip().lower().removeprefix("response").strip() for v in frame["label"]]
+    frame["label"] = [v if v in ("1", "2", "tie") else "" for v in labels]
+    return frame[list(PAIR_COLUMNS)].reset_index(drop=True)
+
+
+def _pair_page(rows: pd.DataFrame, run_id: str) -> Fragment:
+    """The pairwise labelling table: the two answers side by side, buttons 1, 2 and tie."""
+    body = []
+    for index, row in enumerate(rows.to_dict("records")):
+        label = str(row.get("label", "") or "")
+        body.append(
+            f'<tr class="ek-label-row" id="ek-label-{index}">'
+            f'<td class="ek-l-pair_id">{esc(row["pair_id"])}</td>'
+            f'<td class="ek-l-case_id">{esc(row["case_id"])}</td>'
+            f'<td class="ek-l-trial">{esc(row["trial"])}</td>'
+            f'<td class="ek-l-task"><pre>{esc(row["task"])}</pre></td>'
+            f'<td class="ek-l-response_1"><pre>{esc(row["response_1"])}</pre></td>'
+            f'<td class="ek-l-response_2"><pre>{esc(row["response_2"])}</pre></td>'
+            f'<td class="ek-l-label ek-label-{esc(label or "none")}">{esc(label)}</td></tr>'
+        )
+    name = f"{run_id}-pairs.csv" if run_id else "pairs.csv"
+    return Fragment(
+        f'{LABELS_MARKER} id="ek-labels" title="{esc(name)}">'
+        '<p class="ek-labels-help">For each row, read the task and the two responses side by '
+        "side and decide which is <strong>better</strong>: <strong>1</strong>, "
+        "<strong>2</strong> or <strong>tie</strong>. Which variant wrote which response is "
+        "not shown, nor what the judge said. Then export the CSV and run <code>evalkit judge "
+        f"calibrate {esc(run_id or 'RUN')} --labels {esc(name)} --pairwise</code>.</p>"
+        f'<p class="ek-labels-status">{int((rows["label"] != "").sum())} of {len(rows)} '
+        "pairs labelled</p>"
+        '<table class="ek-labels-table ek-pair-labels"><thead><tr><th>pair</th><th>case</th>'
+        "<th>trial</th><th>task</th><th>response 1</th><th>response 2</th><th>label</th>"
+        f"</tr></thead><tbody>{''.join(body)}</tbody></table></section>"
+    )
 
 
 def labelling_page(rows: pd.DataFrame, *, run_id: str = "") -> Fragment:
@@ -62,6 +111,8 @@ def labelling_page(rows: pd.DataFrame, *, run_id: str = "") -> Fragment:
         The fragment: a ``section.ek-labels`` holding the table; the page's script adds the
         buttons and the export.
     """
+    if "pair_id" in rows.columns:
+        return _pair_page(rows, run_id)
     body = []
     for index, row in enumerate(rows.to_dict("records")):
         label = str(row.get("label", "") or "")

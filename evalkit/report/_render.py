@@ -37,6 +37,7 @@ NOTEBOOKS: Mapping[str, str] = {
     "labels": "labels.py",
     "judge": "judge.py",
     "ablation": "ablation.py",
+    "pairwise": "pairwise.py",
 }
 KINDS: tuple[str, ...] = tuple(NOTEBOOKS)
 TEMPLATE = "evalkit"
@@ -479,6 +480,7 @@ def report(
         title = {
             "labels": f"Labels — {name}",
             "judge": f"Judge calibration — {name}",
+            "pairwise": f"Pairwise comparison — {name}",
             "run": f"Run report — {name}",
             "compare": f"Comparison — {base_name} → {name}"
             if base_name

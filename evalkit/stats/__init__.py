@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         paired_bootstrap_delta,
         percentile_interval,
     )
+    from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
     from evalkit.stats._compare import compare
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import as_frame, records
@@ -35,6 +36,12 @@ if TYPE_CHECKING:
     from evalkit.stats._interval import Interval
     from evalkit.stats._means import clustered_se, mean_ci
     from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
+    from evalkit.stats._pairwise import (
+        DEFAULT_PAIRWISE_THRESHOLD,
+        PairwiseStats,
+        SignTest,
+        pairwise_stats,
+    )
     from evalkit.stats._power import (
         DEFAULT_CONCENTRATION,
         PowerResult,
@@ -72,11 +79,13 @@ else:
 
 __all__ = [
     "AdaptivePlan",
+    "BradleyTerry",
     "AdaptiveTrials",
     "CORRECTIONS",
     "ConfidenceSequence",
     "Correction",
     "DEFAULT_CONCENTRATION",
+    "DEFAULT_PAIRWISE_THRESHOLD",
     "FUTILE_PLANNED",
     "FUTILITY_BETA",
     "FlipRate",
@@ -88,16 +97,19 @@ __all__ = [
     "McNemarResult",
     "Metric",
     "PairedComparison",
+    "PairwiseStats",
     "PowerResult",
     "ReuseSplit",
     "SEQUENTIAL_METHOD",
     "SequentialComparison",
     "SequentialPlan",
+    "SignTest",
     "VERDICTS",
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
     "as_frame",
+    "bradley_terry",
     "case_order",
     "cluster_bootstrap",
     "cluster_wilson",
@@ -115,6 +127,7 @@ __all__ = [
     "one_sample",
     "paired_bootstrap_delta",
     "paired_compare",
+    "pairwise_stats",
     "pass_rates",
     "percentile_interval",
     "proportion_ci",

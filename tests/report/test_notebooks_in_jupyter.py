@@ -30,6 +30,7 @@ SHOWS = {
     "tutorial": "fig-tutorial-forest",
     "labels": "ek-labels",
     "judge": "fig-judge-confusion",
+    "pairwise": "fig-pairwise-forest",
 }
 
 

@@ -4,8 +4,11 @@
    turned into markup. */
 (function () {
   "use strict";
-  var COLUMNS = ["item_key", "case_id", "condition", "trial", "component", "expectation",
+  var STATEMENT_COLUMNS = ["item_key", "case_id", "condition", "trial", "component", "expectation",
                  "prompt", "answer", "label"];
+
+  var PAIR_COLUMNS = ["pair_id", "case_id", "trial", "task", "response_1", "response_2",
+                      "label"];
 
   function cellText(row, column) {
     var cell = row.querySelector("td.ek-l-" + column);
@@ -29,6 +32,11 @@
   }
 
   function setup(root) {
+    // a pairwise sheet (its table has class ek-pair-labels): two answers, labels 1, 2 or tie
+    var pairwise = root.querySelector("table.ek-pair-labels") !== null;
+    var COLUMNS = pairwise ? PAIR_COLUMNS : STATEMENT_COLUMNS;
+    var VALUES = pairwise ? ["1", "2", "tie"] : ["pass", "fail"];
+    var noun = pairwise ? "pairs" : "statements";
     var rows = Array.prototype.slice.call(root.querySelectorAll("tr.ek-label-row"));
     var status = root.querySelector(".ek-labels-status");
     var labels = rows.map(function (row) {
@@ -38,20 +46,21 @@
 
     function refresh() {
       var done = labels.filter(function (v) { return v !== ""; }).length;
-      status.textContent = done + " of " + rows.length + " statements labelled";
+      status.textContent = done + " of " + rows.length + " " + noun + " labelled";
     }
 
     rows.forEach(function (row, index) {
       var cell = row.querySelector("td.ek-l-label");
       cell.textContent = "";
       var buttons = {};
-      ["pass", "fail"].forEach(function (value) {
+      VALUES.forEach(function (value) {
         var button = document.createElement("button");
         button.type = "button";
         button.className = "ek-label-button ek-label-" + value;
         button.textContent = value;
         button.setAttribute("aria-pressed", labels[index] === value ? "true" : "false");
-        button.setAttribute("aria-label", value + ": " + cellText(row, "expectation"));
+        button.setAttribute("aria-label", value + ": " + (cellText(row, "expectation") ||
+                                                           cellText(row, "pair_id")));
         button.addEventListener("click", function () {
           labels[index] = labels[index] === value ? "" : value;
           Object.keys(buttons).forEach(function (key) {

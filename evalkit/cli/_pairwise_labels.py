@@ -1,0 +1,52 @@
+"""``evalkit judge sample/calibrate RUN --pairwise``: the pairwise judge's labels and kappa."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from evalkit.cli._common import print_json
+
+
+def sample_main(args: argparse.Namespace) -> int:
+    """``evalkit judge sample RUN --pairwise -n 50 -o pairs.csv``."""
+    from evalkit.judge import sample_pairs
+
+    result = sample_pairs(args.calibrate_run, n=args.sample_size, seed=args.seed,
+                          output=args.output, runs_dir=args.runs_dir)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    print(f"sampled {result.n} of {result.population} judged pairs of run '{result.run_id}' "
+          f"(seed {result.seed}), by the judge's outcome:")
+    for s in result.strata:
+        print(f"  judge {s['judge_outcome']:<6} {s['sampled']:>4} of {s['population']}")
+    print(f"blind labelling sheet written to {result.path}: for each row write 1 or 2 (the "
+          "better response) or tie in 'label' (variants and the judge's verdicts are left out "
+          f"on purpose); then 'evalkit judge calibrate {args.calibrate_run} --labels "
+          f"{result.path} --pairwise'")
+    return 0
+
+
+def calibrate_main(args: argparse.Namespace) -> int:
+    """``evalkit judge calibrate RUN --labels pairs.csv --pairwise``."""
+    from evalkit.judge import calibrate_pairwise
+
+    result = calibrate_pairwise(args.calibrate_run, args.labels, runs_dir=args.runs_dir,
+                                confidence=args.confidence)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    k = result.kappa
+    bounds = "" if not math.isfinite(k.ci_low) else f" [{k.ci_low:.3f}, {k.ci_high:.3f}]"
+    estimate = "undefined" if not math.isfinite(k.estimate) else f"{k.estimate:.3f}"
+    print(f"pairwise judge {result.judge['provider']}/{result.judge['model']} on run "
+          f"'{result.run_id}': {result.n} labelled pairs"
+          + (f", {result.unmatched} labels without a judged pair" if result.unmatched else ""))
+    print(f"Cohen's kappa over better/worse/tie {estimate}{bounds} ({k.confidence:.0%}); raw "
+          f"agreement {result.agreement:.1%}; position consistency "
+          f"{result.position_consistency:.1%}")
+    if k.note:
+        print(f"note: {k.note}")
+    print(f"disagreements: {len(result.disagreements)}; report written to {result.path}")
+    return 0

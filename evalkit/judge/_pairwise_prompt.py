@@ -1,0 +1,164 @@
+"""The blind pairwise prompt: two answers labelled only "Response 1" and "Response 2".
+
+The judge sees the task, what "better" means (the rubric), the two final answers and,
+optionally, a bounded excerpt of each transcript (built like the expectation judge's: no system
+messages, no skill loads, nothing naming a ``SKILL.md``). It never learns which variant made
+which answer. It must answer one JSON object, parsed strictly:
+
+    {"better": "1" | "2" | "tie", "reason": "one line"}
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalkit.cases import stable_hash
+from evalkit.errors import JudgeAnswerError
+from evalkit.judge._prompt import MAX_ANSWER_CHARS, MAX_EVENT_CHARS, MAX_EXCERPT_CHARS
+
+#: Most characters of a reason kept from a pairwise verdict.
+MAX_REASON_CHARS = 300
+#: What "better" means when neither suite.yaml's ``pairwise.rubric`` nor ``--rubric`` says.
+DEFAULT_RUBRIC = (
+    "The better response solves the task more correctly and completely, with fewer mistakes "
+    "and less that a careful reviewer would have to fix. Length is not a merit in itself."
+)
+
+PAIRWISE_INSTRUCTIONS = """\
+You are a strict, impartial reviewer. Two AI agents answered the same task. Decide which \
+response is better according to the rubric, or whether they are equally good (a tie). The \
+order in which the responses are shown says nothing about their quality; do not let it, or \
+their length, sway you. Judge only from what is shown.
+
+Reply with exactly one JSON object and nothing else, in this form:
+{"better": "1", "reason": "one line naming what decides it"}
+"better" is "1" when Response 1 is better, "2" when Response 2 is better, "tie" when neither is."""
+
+PAIRWISE_TEMPLATE = """\
+{instructions}
+
+<rubric>
+{rubric}
+</rubric>
+
+<task>
+{task}
+</task>
+
+<response_1>
+{answer_1}
+</response_1>
+{excerpt_1}
+<response_2>
+{answer_2}
+</response_2>
+{excerpt_2}"""
+
+#: Content address of the pairwise prompt (the judge identity of pairwise calibrations).
+PAIRWISE_PROMPT_HASH = stable_hash(
+    {
+        "template": PAIRWISE_TEMPLATE,
+        "instructions": PAIRWISE_INSTRUCTIONS,
+        "bounds": [MAX_ANSWER_CHARS, MAX_EXCERPT_CHARS, MAX_EVENT_CHARS],
+        "kind": "pairwise",
+    }
+)
+
+_FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\Z", re.DOTALL)
+
+
+def build_pairwise_prompt(
+    task: str,
+    rubric: str,
+    answers: tuple[str, str],
+    excerpts: tuple[str, str] | None = None,
+) -> str:
+    """The blind pairwise prompt.
+
+    Args:
+        task: The case prompt (and context).
+        rubric: What "better" means.
+        answers: The final answers shown as Response 1 and Response 2.
+        excerpts: Transcript excerpts of the two answers, or None to show none.
+
+    Returns:
+        The prompt text.
+    """
+
+    def excerpt(i: int) -> str:
+        if excerpts is None:
+            return ""
+        body = excerpts[i].strip() or "(no tool calls)"
+        return f"<transcript_excerpt_{i + 1}>\n{body}\n</transcript_excerpt_{i + 1}>\n"
+
+    return PAIRWISE_TEMPLATE.format(
+        instructions=PAIRWISE_INSTRUCTIONS,
+        rubric=rubric.strip() or DEFAULT_RUBRIC,
+        task=task.strip(),
+        answer_1=answers[0].strip() or "(no answer)",
+        answer_2=answers[1].strip() or "(no answer)",
+        excerpt_1=excerpt(0),
+        excerpt_2=excerpt(1),
+    ).rstrip() + "\n"
+
+
+class PairVerdict(BaseModel):
+    """A judge's verdict on one ordered pair (the JSON object the judge must answer)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    better: Literal["1", "2", "tie"]
+    """Which response is better: ``"1"``, ``"2"``, or ``"tie"``."""
+    reason: str = Field(min_length=1)
+    """One line naming what decides it."""
+
+
+def parse_pair_verdict(text: str) -> PairVerdict:
+    """Parse a pairwise verdict strictly (one JSON object, optionally in one code fence).
+
+    ``better`` may also be the number 1 or 2, or "Response 1"/"Response 2" in any case.
+
+    Raises:
+        JudgeAnswerError: Anything else (retried like an infrastructure error).
+
+    Examples:
+        >>> parse_pair_verdict('{"better": "2", "reason": "names the race"}').better
+        '2'
+        >>> parse_pair_verdict('{"better": "tie", "reason": "same plan"}').better
+        'tie'
+        >>> parse_pair_verdict('Response 1')
+        Traceback (most recent call last):
+        ...
+        evalkit.errors.JudgeAnswerError: pairwise judge answer is not a JSON object: 'Response 1'
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise JudgeAnswerError(f"pairwise judge answer is not a JSON object: {text[:200]!r}")
+    better = data.get("better")
+    if isinstance(better, int) and not isinstance(better, bool):
+        better = str(better)
+    if isinstance(better, str):
+        better = better.strip().lower().removeprefix("response").strip()
+    data = {**data, "better": better}
+    try:
+        verdict = PairVerdict.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JudgeAnswerError(f"pairwise judge answer is not a verdict ({problems})") from None
+    reason = " ".join(verdict.reason.split())
+    if len(reason) > MAX_REASON_CHARS:
+        reason = reason[: MAX_REASON_CHARS - 3] + "..."
+    return PairVerdict(better=verdict.better, reason=reason)
