@@ -63,8 +63,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Two passes: everything not marked `serial` on every core (pytest-xdist; tests sharing a
+# costly fixture stay together by xdist_group), then the `serial` tests alone (signals and
+# timing, memory, I/O efficiency: see tests/conftest.py). Each prints its 15 slowest tests;
+# any failure, or a pass that collects nothing (pytest's exit code 5), fails `make test`.
+PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-dev system-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15
+	$(BIN)/python -m pytest -m serial --durations=15
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

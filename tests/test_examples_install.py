@@ -26,7 +26,8 @@ WORKFLOWS = ("evalkit-gate.yml", "evalkit-weekly-trend.yml")
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
-pytestmark = pytest.mark.slow
+# one worker builds the wheel and the venv once for both workflows (make test: --dist loadgroup)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("examples-install")]
 
 
 def _workflow(name: str) -> dict[str, Any]:
