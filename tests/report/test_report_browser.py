@@ -28,7 +28,7 @@ from tests.report.conftest import (
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def browser(chromium: Browser) -> Browser:
     """The session's Chromium (tests/report/conftest.py); each visit opens its own context."""
     return chromium
