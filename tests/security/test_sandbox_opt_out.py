@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -19,6 +17,7 @@ import pytest
 
 from evalkit.sandbox import run_command
 from evalkit.sandbox._policy import find_bwrap
+from tests.conftest import CliResult, evalkit_process
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "cases" / "demo"
@@ -58,19 +57,11 @@ def no_bwrap_anywhere(tmp_path: Path) -> str:
     return str(package.parent)
 
 
-def _evalkit(
-    args: list[str], path: str, *, pythonpath: str = "", **env: str
-) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if k != "EVALKIT_SANDBOX"}
+def _evalkit(args: list[str], path: str, *, pythonpath: str = "", **env: str) -> CliResult:
+    """``evalkit ARGS`` in a child: its PATH and importable packages are what is tested."""
     python_path = os.pathsep.join(p for p in (pythonpath, str(ROOT)) if p)
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        capture_output=True,
-        text=True,
-        env={**base, "PYTHONPATH": python_path, "PATH": path, **env},
-        cwd=ROOT,
-        timeout=300,
-    )
+    return evalkit_process(*args, env={"PYTHONPATH": python_path, "PATH": path, **env},
+                           timeout=300)
 
 
 def test_without_a_system_bwrap_the_wheels_bwrap_isolates(
