@@ -40,8 +40,10 @@ $(LAB_SETTINGS):
 	mkdir -p $(@D)
 	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"python": "Jupytext Notebook"}}}' > $@
 
+# Jupyter refuses to start as root without --allow-root (containers, CI machines).
+LAB_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(VENV)/.installed-lab $(LAB_SETTINGS)
-	$(BIN)/jupyter lab $(LAB_ARGS) notebooks/
+	$(BIN)/jupyter lab $(LAB_ROOT) $(LAB_ARGS) notebooks/
 
 demo: $(VENV)/.installed
 	$(BIN)/evalkit run cases/demo --trials 3 --concurrency $(CONCURRENCY) --run-id $(DEMO_RUN) --runs-dir $(RUNS)
@@ -50,6 +52,7 @@ demo: $(VENV)/.installed
 	$(BIN)/evalkit report $(DEMO_RUN) --runs-dir $(RUNS) --kind compare --conditions none,preloaded -o reports/$(DEMO_RUN)/compare-none-preloaded.html
 	@echo "demo run: $(RUNS)/$(DEMO_RUN)"
 	@echo "reports:  reports/$(DEMO_RUN)/run.html  reports/$(DEMO_RUN)/compare-none-preloaded.html"
+	@echo "the evalkit command is in $(BIN): run 'source $(BIN)/activate' (then 'evalkit --help'), or call $(BIN)/evalkit"
 
 # Everything the tests start for themselves: bubblewrap for the command sandbox, a headless
 # browser for the report tests, the agent CLIs for the provider tests.
@@ -60,8 +63,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# Two passes: everything not marked `serial` on every core (pytest-xdist; tests sharing a
+# costly fixture stay together by xdist_group), then the `serial` tests alone (signals and
+# timing, memory, I/O efficiency: see tests/conftest.py). Each prints its 15 slowest tests;
+# any failure, or a pass that collects nothing (pytest's exit code 5), fails `make test`.
+PYTEST_WORKERS ?= auto
 test: $(VENV)/.installed-dev system-deps lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15
+	$(BIN)/python -m pytest -m serial --durations=15
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -5,11 +5,14 @@ Usage:
     python benchmarks/bench_scale.py backends [--items 100000]  # loky vs 2-worker dask LocalCluster
     python benchmarks/bench_scale.py io       [--items 2000 --latency 0.1 --concurrency 64]
     python benchmarks/bench_scale.py one      [--items 100000]  # one loky run (/usr/bin/time -v)
+    python benchmarks/bench_scale.py memory   [--items 100000]  # judged prompt lane, peak RSS
 """
 
 from __future__ import annotations
 
 import argparse
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -85,11 +88,33 @@ def bench_one(items: int) -> None:
     print(f"{result.items} items in {wall:.1f} s ({wall / result.items * 1e3:.3f} ms/item)")
 
 
+def bench_memory(items: int) -> None:
+    """Peak RSS of ``evalkit run cases/demo --lane prompt`` (its simulated judge included).
+
+    ``/usr/bin/time -v`` reports the largest resident set of the run's processes. The demo's
+    prompt lane is 28 cases x 4 conditions, so ``items`` is rounded up to whole trials.
+    """
+    root = Path(__file__).resolve().parent.parent
+    trials = -(-items // (28 * 4))
+    with tempfile.TemporaryDirectory() as tmp:
+        done = subprocess.run(
+            ["/usr/bin/time", "-v", sys.executable, "-m", "evalkit", "run",
+             str(root / "cases" / "demo"), "--lane", "prompt", "--trials", str(trials),
+             "--concurrency", "2", "--no-cache", "--no-progress", "--runs-dir", tmp],
+            capture_output=True, text=True, cwd=root, check=True,
+        )
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr)
+    assert peak is not None and wall is not None, done.stderr[-2000:]
+    mb = int(peak.group(1)) / 1024
+    print(f"{28 * 4 * trials} judged prompt items: peak RSS {mb:.0f} MB, wall {wall.group(1)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("what", choices=["cache", "backends", "io", "one"])
+    parser.add_argument("what", choices=["cache", "backends", "io", "one", "memory"])
     parser.add_argument("--items", type=int)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=64)
@@ -100,6 +125,8 @@ def main() -> None:
         bench_backends(args.items or 100_000)
     elif args.what == "io":
         bench_io(args.items or 2_000, args.latency, args.concurrency)
+    elif args.what == "memory":
+        bench_memory(args.items or 100_000)
     else:
         bench_one(args.items or 100_000)
 

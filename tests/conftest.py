@@ -1,10 +1,32 @@
-"""Shared fixtures: paths to the bundled suites and a scratch runs directory."""
+"""Shared fixtures: paths to the bundled suites, a scratch runs directory, the CLI runners.
+
+Running the suite in parallel (``make test``: ``pytest -n auto`` for most, then a serial pass):
+
+* Tests that must have the machine to themselves (they send signals and wait on timing,
+  measure memory, or measure I/O efficiency) carry ``@pytest.mark.serial`` (on a test, or
+  ``pytestmark = pytest.mark.serial`` for a module). ``make test`` runs them in a second pass
+  without xdist, after the parallel pass (``-m "not serial"``); both passes must pass, and a
+  pass that collects nothing (exit 5) fails too.
+* Tests that share an expensive module- or session-scoped fixture (a built wheel, a fresh venv)
+  carry ``@pytest.mark.xdist_group("NAME")``: ``--dist loadgroup`` sends them to one worker.
+* Call the CLI through :func:`evalkit_cli` (in this process: no interpreter start-up, no
+  import cost) unless the process itself is what is tested (exit on a signal, environment
+  variables, import cost, locks held by another process, resource limits): then
+  :func:`evalkit_process` (``python -m evalkit`` in a child). Both return a :class:`CliResult`
+  with ``returncode``, ``stdout`` and ``stderr``, like ``subprocess.CompletedProcess``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 import shutil
+import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -68,3 +90,71 @@ def until_verdict_argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
         run_id,
         *extra,
     ]
+
+
+class CliResult(NamedTuple):
+    """What one ``evalkit ...`` call gave: exit code and both streams."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def evalkit_cli(
+    *args: str | Path, cwd: Path | None = None, env: Mapping[str, str] | None = None
+) -> CliResult:
+    """``evalkit ARGS`` in this process (``evalkit.cli.main``), streams captured; cwd ROOT.
+
+    The working directory, ``os.environ`` (``--no-sandbox`` sets ``EVALKIT_SANDBOX``) and
+    ``sys.argv`` are restored afterwards, so calls do not leak into one another.
+    """
+    from evalkit.cli import main
+    from evalkit.sandbox import _policy
+
+    argv = [str(a) for a in args]
+    if "--no-sandbox" in argv or "EVALKIT_SANDBOX" in (env or {}):
+        # loky's reusable workers would keep the switched-off sandbox for later tests
+        raise ValueError("switching the sandbox off: use evalkit_process, not evalkit_cli")
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_warned = _policy._warned
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        os.environ.update(env or {})
+        sys.argv = ["evalkit", *argv]  # as the console script sees it (a run records it)
+        _policy._warned = False  # the sandbox-off warning is once per process: once per call
+        os.chdir(cwd or ROOT)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(argv)
+            except SystemExit as exc:  # argparse: usage errors and --help
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        sys.argv = saved_argv
+        _policy._warned = saved_warned
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def evalkit_process(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 600,
+) -> CliResult:
+    """``python -m evalkit ARGS`` in a child process (this checkout first on PYTHONPATH).
+
+    ``env`` is added to this process's environment (``EVALKIT_SANDBOX`` left out unless given).
+    """
+    base = {k: v for k, v in os.environ.items() if k != "EVALKIT_SANDBOX"}
+    done = subprocess.run(
+        [sys.executable, "-m", "evalkit", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**base, "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)

@@ -26,7 +26,7 @@ from evalkit.cli._common import (
     split_csv,
 )
 from evalkit.cli._judge import add_judge_flags
-from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
+from evalkit.cli._sandbox import add_sandbox_flag, lanes_the_sandbox_allows
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
@@ -229,8 +229,9 @@ def main(args: argparse.Namespace) -> int:
     lanes = set(args.lane or ())
     suite = load_suite(args.suite)  # loaded once: the runner takes the loaded suite
     cases = suite.cases
-    runs_commands = any(c.lane != "prompt" and (not lanes or c.lane in lanes) for c in cases)
-    apply_sandbox_flag(args, runs_commands=runs_commands)
+    allowed = lanes_the_sandbox_allows(args, [c.lane for c in cases], lanes)
+    if allowed is not None:
+        config = config.model_copy(update={"lanes": allowed})
     if args.until_verdict:
         return _until_verdict(args, suite, config)
     given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_OPTIONS if getattr(args, name)]

@@ -6,14 +6,18 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from evalkit.results import read_run
+from evalkit.results import RESULT_SCHEMA, RESULTS_FILE, read_table
 from evalkit.runner import RunResult
 from evalkit.stats import pass_rates
+
+#: What the summary reads of the results (pass rates by condition, clustered by case; errors).
+_COLUMNS = ["item_key", "case_id", "condition", "provider", "trial", "passed", "score", "status"]
 
 
 def print_run_summary(result: RunResult) -> None:
     """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
-    df = read_run(result.run_dir)
+    # the columns the table needs: the whole frame of a 100,000-item run was ~0.1 GB more
+    df = read_table(result.run_dir, RESULTS_FILE, RESULT_SCHEMA).select(_COLUMNS).to_pandas()
     console = Console(highlight=False)
     graded = df[df["status"] != "ungraded"]
     rates = (

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from evalkit._paths import safe_run_id
 from evalkit._plain import plain_fields
@@ -95,13 +96,25 @@ class JudgeSummary:
         return asdict(self)
 
 
-def _write(run_dir: Path, name: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
-    table = pa.Table.from_pylist(rows, schema=schema)
+def _write(
+    run_dir: Path, name: str, kept: pa.Table, rows: list[dict[str, Any]], schema: pa.Schema
+) -> None:
+    """Write ``kept`` (rows left as they were) and ``rows`` (rewritten) as one table.
+
+    An item's rows are all in one of the two parts, so the stable sort by item key gives the
+    order the whole table would have had.
+    """
+    table = pa.concat_tables([kept.cast(schema), pa.Table.from_pylist(rows, schema=schema)])
     if table.num_rows:
         table = table.sort_by("item_key")
     tmp = run_dir / f".{name}.tmp"
     write_parquet(table, tmp)  # with page checksums, as every run file
     os.replace(tmp, run_dir / name)
+
+
+def _split(table: pa.Table, mask: pa.ChunkedArray) -> tuple[pa.Table, list[dict[str, Any]]]:
+    """The rows outside ``mask`` as a table, and those in it as dicts (only they are edited)."""
+    return table.filter(pc.invert(mask)), table.filter(mask).to_pylist()
 
 
 def apply_judge(
@@ -124,9 +137,17 @@ def apply_judge(
     Returns:
         What was judged and what it cost.
     """
-    results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA).to_pylist()
-    scores = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA).to_pylist()
+    # Only the rows judging can change become Python objects: a 100,000-item run held as
+    # dicts (results and every score row) took ~0.6 GB more than the run itself.
     cases = {case.id: case for case in suite.cases}
+    judged_ids = pa.array([c.id for c in suite.cases if c.is_judged], pa.string())
+    table = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
+    touched = pc.or_(
+        pc.is_in(table["case_id"], value_set=judged_ids),
+        pc.fill_null(pc.equal(table["error_class"], JUDGE_ERROR), False),
+    )
+    kept_results, results = _split(table, touched)
+    del table
     for row in results:
         if row.get("error_class") == JUDGE_ERROR or row["status"] == UNGRADED:
             row.update(status="ok", error_class=None, error_message=None)  # the agent was fine
@@ -134,6 +155,12 @@ def apply_judge(
             and cases[r["case_id"]].is_judged]
     transcripts = read_transcripts(run_dir, [r["item_key"] for r in todo])
     todo = [r for r in todo if r["item_key"] in transcripts]
+    score_table = read_table(run_dir, SCORES_FILE, SCORE_SCHEMA)
+    todo_keys = pa.array([r["item_key"] for r in todo], pa.string())
+    kept_scores, scores = _split(
+        score_table, pc.is_in(score_table["item_key"], value_set=todo_keys)
+    )
+    del score_table
     by_item: dict[str, list[dict[str, Any]]] = {}
     for s in scores:
         by_item.setdefault(s["item_key"], []).append(s)
@@ -206,8 +233,9 @@ def apply_judge(
              "passed": None, "detail": UNGRADED_NOTE, "expectation": u.text}
             for u in result.ungraded
         ], key=lambda s: _statement_order(s["component"]))
-    _write(run_dir, RESULTS_FILE, results, RESULT_SCHEMA)
-    _write(run_dir, SCORES_FILE, [s for rows in by_item.values() for s in rows], SCORE_SCHEMA)
+    _write(run_dir, RESULTS_FILE, kept_results, results, RESULT_SCHEMA)
+    _write(run_dir, SCORES_FILE, kept_scores, [s for rows in by_item.values() for s in rows],
+           SCORE_SCHEMA)
     summary = JudgeSummary(**totals, **counts, cost_usd=cost)  # type: ignore[arg-type]
     append_event(run_dir, "judged", **summary.to_dict())
     return summary
@@ -321,12 +349,11 @@ def judge_run(
         raise ConfigError(
             f"run '{new_id}' already exists in {runs_dir}; choose another --run-id"
         ) from None
-    results = read_table(source, RESULTS_FILE, RESULT_SCHEMA).to_pylist()
-    for row in results:
-        row["run_id"] = new_id
-    _write(target, RESULTS_FILE, results, RESULT_SCHEMA)
-    _write(target, SCORES_FILE, read_table(source, SCORES_FILE, SCORE_SCHEMA).to_pylist(),
-           SCORE_SCHEMA)
+    results = read_table(source, RESULTS_FILE, RESULT_SCHEMA)
+    run_ids = pa.array([new_id] * results.num_rows, results.schema.field("run_id").type)
+    results = results.set_column(results.schema.get_field_index("run_id"), "run_id", run_ids)
+    _write(target, RESULTS_FILE, results, [], RESULT_SCHEMA)
+    _write(target, SCORES_FILE, read_table(source, SCORES_FILE, SCORE_SCHEMA), [], SCORE_SCHEMA)
     if (source / TRANSCRIPTS_DIR).is_dir():
         shutil.copytree(source / TRANSCRIPTS_DIR, target / TRANSCRIPTS_DIR)
     append_event(target, "judge_started", judged_from=source.name)

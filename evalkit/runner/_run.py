@@ -510,13 +510,14 @@ def _run_steps(prep: _Prepared, config: RunConfig, run_id: str, run_dir: Path) -
             signal.signal(signal.SIGTERM, previous_handler)
         shutil.rmtree(workspace_root, ignore_errors=True)
     writer.flush()
-    results, _ = compact(run_dir)
+    results = compact(run_dir)[0]  # the scores table is not kept alive (700,000 rows at 100k)
     # pandas and pyarrow: only once every item is done
     from evalkit.judge import apply_judge
     from evalkit.results import RESULT_SCHEMA, find_failure, read_table
 
     judged = None
     if prep.judge is not None:
+        del results  # apply_judge reads and rewrites the tables: one copy at a time
         judged = apply_judge(run_dir, prep.suite, prep.judge, concurrency=config.concurrency)
         results = read_table(run_dir, RESULTS_FILE, RESULT_SCHEMA)
     statuses = results.column("status").to_pylist()

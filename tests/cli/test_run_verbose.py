@@ -2,31 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import CliResult, evalkit_cli
 
 
-def _evalkit_run(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", "--lane", "prompt", "--backend", "threading",
-         "--no-progress", *argv],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        timeout=300,
-    )
-
-
-def _run(
-    suite: Path, runs_dir: Path, run_id: str, *options: str
-) -> subprocess.CompletedProcess[str]:
-    done = _evalkit_run(str(suite), "--run-id", run_id, "--runs-dir", str(runs_dir), "-v",
-                        *options)
+def _run(suite: Path, runs_dir: Path, run_id: str, *options: str) -> CliResult:
+    done = evalkit_cli("run", "--lane", "prompt", "--backend", "threading", "--no-progress",
+                       suite, "--run-id", run_id, "--runs-dir", runs_dir, "-v", *options)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -64,8 +47,8 @@ def test_verbose_summarises_many_hits_per_case_and_condition(
 
 def test_without_verbose_nothing_is_listed(tiny_suite: Path, runs_dir: Path) -> None:
     _run(tiny_suite, runs_dir, "first", "--trials", "1")
-    done = _evalkit_run(str(tiny_suite), "--trials", "1", "--run-id", "quiet", "--runs-dir",
-                        str(runs_dir))
+    done = evalkit_cli("run", "--lane", "prompt", "--backend", "threading", "--no-progress",
+                       tiny_suite, "--trials", "1", "--run-id", "quiet", "--runs-dir", runs_dir)
     assert done.returncode == 0, done.stderr
     assert _hits(done.stderr) == []
     assert "12 from cache" in done.stdout

@@ -9,8 +9,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import evalkit
 from tests.conftest import TINY, with_default_sigint
+
+pytestmark = pytest.mark.serial  # killed runs and their processes: not beside other tests
 
 ARGS = ["--no-progress", "--no-cache", "--trials", "8", "--seed", "5", "--concurrency", "2"]
 

@@ -10,9 +10,13 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import evalkit
 from evalkit.results import read_manifest
 from tests.conftest import TINY
+
+pytestmark = pytest.mark.serial  # a lock held by a killed process: not beside other tests
 
 ARGS = ["--no-progress", "--no-cache", "--trials", "6", "--seed", "3", "--concurrency", "2"]
 

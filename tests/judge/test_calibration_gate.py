@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import subprocess
-import sys
 from html import unescape
 from pathlib import Path
 
@@ -25,6 +22,7 @@ from evalkit.judge import calibrate, known_truth, sample_labels, statements
 from evalkit.report import comparison_html
 from evalkit.results import read_transcripts
 from evalkit.runner import RunConfig, run
+from tests.conftest import evalkit_cli
 from tests.judge.conftest import SUITE_YAML, write_suite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,14 +102,6 @@ def _population_kappa(prevalence: float, error_rate: float) -> float:
     return (1 - error_rate - chance) / (1 - chance)
 
 
-def _evalkit(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *argv], cwd=cwd, env=env, capture_output=True,
-        text=True, timeout=600, check=False,
-    )
-
-
 def test_the_sample_is_stratified_seeded_and_hides_the_judge(
     tmp_path: Path, runs_dir: Path
 ) -> None:
@@ -144,7 +134,7 @@ def test_the_sample_is_stratified_seeded_and_hides_the_judge(
     evidence = set(population["detail"])
     assert not any(r[c] in evidence for r in rows for c in ("answer", "prompt", "expectation"))
     # an unlabelled template is refused with the fix, never a traceback
-    done = _evalkit("judge", "calibrate", "sampled", "--labels", str(tmp_path / "a.csv"),
+    done = evalkit_cli("judge", "calibrate", "sampled", "--labels", str(tmp_path / "a.csv"),
                     "--runs-dir", str(runs_dir), cwd=tmp_path)
     assert done.returncode == 2 and "every 'label' cell is empty" in done.stderr
     assert "Traceback" not in done.stderr
@@ -182,38 +172,38 @@ def test_gate_refuses_an_uncalibrated_judge_and_releases_a_calibrated_one(
     cand_dir = _run(suite, runs_dir, "cand", 0.0, seed=2)
     gate = ["gate", "--baseline", "base", "--candidate", "cand", "--runs-dir", str(runs_dir)]
 
-    blocked = _evalkit(*gate, cwd=tmp_path)
+    blocked = evalkit_cli(*gate, cwd=tmp_path)
     assert blocked.returncode == 1, blocked.stderr
     assert "judge uncalibrated" in blocked.stdout
     assert "has no calibration" in blocked.stdout
     assert f"evalkit judge calibrate {cand_dir} --labels labels.csv" in blocked.stdout
     assert "allow_uncalibrated_judge: true" in blocked.stdout
 
-    compared = _evalkit("compare", "base", "cand", "--runs-dir", str(runs_dir), "--json",
+    compared = evalkit_cli("compare", "base", "cand", "--runs-dir", str(runs_dir), "--json",
                         cwd=tmp_path)
     calibration = json.loads(compared.stdout)["judge_calibration"]
     assert calibration["status"] == "uncalibrated" and calibration["kappa"] is None
     assert calibration["min_kappa"] == 0.6
     assert calibration["judge"]["provider"] == "simulated"
-    text = _evalkit("compare", "base", "cand", "--runs-dir", str(runs_dir), cwd=tmp_path)
+    text = evalkit_cli("compare", "base", "cand", "--runs-dir", str(runs_dir), cwd=tmp_path)
     assert "judge uncalibrated" in text.stdout
 
     policy = tmp_path / "gate.yaml"
     policy.write_text("allow_uncalibrated_judge: true\n")
-    allowed = _evalkit(*gate, "--policy", str(policy), "--json", cwd=tmp_path)
+    allowed = evalkit_cli(*gate, "--policy", str(policy), "--json", cwd=tmp_path)
     assert allowed.returncode == 0
     assert json.loads(allowed.stdout)["judge_calibration"]["status"] == "uncalibrated"
 
-    sampled = _evalkit("judge", "sample", "cand", "-n", "50", "-o", "labels.csv",
+    sampled = evalkit_cli("judge", "sample", "cand", "-n", "50", "-o", "labels.csv",
                        "--runs-dir", str(runs_dir), cwd=tmp_path)
     assert sampled.returncode == 0, sampled.stderr
     _label_with_truth(tmp_path / "labels.csv", _truth(suite, cand_dir))
-    calibrated = _evalkit("judge", "calibrate", "cand", "--labels", "labels.csv",
+    calibrated = evalkit_cli("judge", "calibrate", "cand", "--labels", "labels.csv",
                           "--runs-dir", str(runs_dir), cwd=tmp_path)
     assert calibrated.returncode == 0, calibrated.stderr
     assert "calibrated: kappa lower bound" in calibrated.stdout
 
-    released = _evalkit(*gate, "--json", cwd=tmp_path)
+    released = evalkit_cli(*gate, "--json", cwd=tmp_path)
     assert released.returncode == 0, released.stdout
     data = json.loads(released.stdout)
     assert data["decision"] == "released"

@@ -214,6 +214,7 @@ def test_bad_settings_are_config_errors(monkeypatch: pytest.MonkeyPatch) -> None
     assert local.outcome_settings()["base_url"] == "http://127.0.0.1:1/v1"
 
 
+@pytest.mark.serial  # measures the spacing of requests in time
 def test_limiter_caps_concurrency_and_spaces_requests() -> None:
     limiter = Limiter(max_concurrency=2, requests_per_minute=600)  # one start per 0.1 s
     starts: list[float] = []

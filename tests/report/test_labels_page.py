@@ -10,25 +10,17 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser
 
 from evalkit.results import read_scores
+from tests.conftest import evalkit_cli
 from tests.report.test_item_browser import Opened
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "judged"
-
-
-def _evalkit(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *argv], cwd=cwd, capture_output=True, text=True,
-        timeout=600, check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +34,7 @@ def labelled_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_label_in_the_browser_export_and_calibrate(chromium: Browser, labelled_run: Path,
                                                    tmp_path: Path) -> None:
     work = labelled_run
-    made = _evalkit("report", "run", "--runs-dir", ".", "--kind", "labels", "-o", "page.html",
+    made = evalkit_cli("report", "run", "--runs-dir", ".", "--kind", "labels", "-o", "page.html",
                     cwd=work)
     assert made.returncode == 0, made.stderr
     assert "sampled 12 of 12 judged statements" in made.stderr
@@ -94,7 +86,7 @@ def test_label_in_the_browser_export_and_calibrate(chromium: Browser, labelled_r
                                  "expectation", "prompt", "answer", "label"]
     assert {(r["item_key"], r["expectation"]): r["label"] == "pass" for r in got} == decided
 
-    calibrated = _evalkit("judge", "calibrate", "run", "--labels", str(exported),
+    calibrated = evalkit_cli("judge", "calibrate", "run", "--labels", str(exported),
                           "--runs-dir", ".", "--json", cwd=work)
     assert calibrated.returncode == 0, calibrated.stderr
     result = json.loads(calibrated.stdout)
@@ -109,14 +101,14 @@ def test_label_in_the_browser_export_and_calibrate(chromium: Browser, labelled_r
 
 def test_a_labels_file_is_shown_with_its_labels(chromium: Browser, labelled_run: Path) -> None:
     work = labelled_run
-    made = _evalkit("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
+    made = evalkit_cli("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
                     str(FIXTURE / "labelled.csv"), "-o", "given.html", cwd=work)
     assert made.returncode == 0, made.stderr
     opened = Opened(chromium, work / "given.html")
     assert opened.page.locator(".ek-labels-status").inner_text() == "12 of 12 statements labelled"
     assert opened.page.locator("button[aria-pressed='true']").count() == 12
     opened.context.close()
-    missing = _evalkit("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
+    missing = evalkit_cli("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
                        "nope.csv", "-o", "x.html", cwd=work)
     assert missing.returncode == 2 and "--labels nope.csv: file not found" in missing.stderr
     assert "Traceback" not in missing.stderr
@@ -138,7 +130,7 @@ def test_hostile_text_stays_text_and_survives_the_export(
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    made = _evalkit("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
+    made = evalkit_cli("report", "run", "--runs-dir", ".", "--kind", "labels", "--labels",
                     str(template), "-o", "hostile.html", cwd=work)
     assert made.returncode == 0, made.stderr
     opened = Opened(chromium, work / "hostile.html")

@@ -6,14 +6,13 @@ fails, never skips, when it is missing. Screenshots go to ``test-artifacts/`` (g
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, sync_playwright
+from playwright.sync_api import Browser, Page, Route
 
 from tests.report.conftest import (
     ARTIFACTS,
@@ -26,32 +25,13 @@ from tests.report.conftest import (
     Rendered,
 )
 
-CHROMIUM = Path(os.environ.get("EVALKIT_CHROMIUM", "/usr/bin/chromium"))
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
-]
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"Chromium is missing at {CHROMIUM}: the report browser tests need it. "
-            "Install it with `bash scripts/install-chromium.sh` (apt-get install chromium)."
-        )
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield launched
-        launched.close()
+@pytest.fixture(scope="session")
+def browser(chromium: Browser) -> Browser:
+    """The session's Chromium (tests/report/conftest.py); each visit opens its own context."""
+    return chromium
 
 
 class Visit:

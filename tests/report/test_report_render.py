@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
-import io
 import json
 import re
 import sys
@@ -20,9 +18,9 @@ import pytest
 from jupytext.config import find_jupytext_configuration_file, load_jupytext_configuration_file
 
 import evalkit
-from evalkit.cli import main as cli_main
 from evalkit.errors import ConfigError, InputError, RunNotFoundError
 from evalkit.report import _render
+from tests.conftest import evalkit_cli
 from tests.report.conftest import (
     AFTER,
     BEFORE,
@@ -248,16 +246,6 @@ def test_cli_prints_the_paths(rendered: dict[str, Rendered]) -> None:
 # -- bad input: exit 2 before any kernel starts ---------------------------------------------------
 
 
-def _cli(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = cli_main(argv)
-        except SystemExit as exc:  # argparse
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -273,7 +261,7 @@ def _cli(argv: list[str]) -> tuple[int, str, str]:
     ],
 )
 def test_bad_input_exits_2(argv: list[str], message: str) -> None:
-    code, out, err = _cli(argv)
+    code, out, err = evalkit_cli(*argv)
     assert code == 2
     assert out == ""
     assert message in err
@@ -334,7 +322,7 @@ def test_failing_cell_names_the_cell_and_keeps_the_notebook(
     broken_notebooks: Path, tmp_path: Path
 ) -> None:
     output = tmp_path / "out" / "page.html"
-    code, out, err = _cli(["report", str(AFTER), "-o", str(output)])
+    code, out, err = evalkit_cli("report", AFTER, "-o", output)
     assert code == 1
     assert out == ""
     assert "failed in cell 3 (In [4])" in err

@@ -11,9 +11,12 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 import evalkit
 from tests.conftest import TINY, with_default_sigint
+
+pytestmark = pytest.mark.serial  # signals at moments of a run, then resume: not beside other tests
 
 BASE_ARGS = [
     "--json",

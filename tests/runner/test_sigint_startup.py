@@ -7,7 +7,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import with_default_sigint
+
+pytestmark = pytest.mark.serial  # Ctrl-C at start-up moments: not beside other tests
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -79,6 +79,7 @@ def test_network_is_blocked_unless_allowed(workspace: Path) -> None:
         assert paths == ["/from-sandbox"]
 
 
+@pytest.mark.serial  # asserts how fast the limit acts
 def test_fork_bomb_is_bounded(workspace: Path) -> None:
     started = time.monotonic()
     outcome = run_command(
@@ -104,6 +105,7 @@ def test_memory_hog_is_bounded(workspace: Path) -> None:
     assert "MemoryError" in outcome.output and "allocated" not in outcome.output
 
 
+@pytest.mark.serial  # asserts how fast the limit acts
 def test_huge_output_is_cut_off(workspace: Path) -> None:
     started = time.monotonic()
     outcome = run_command("yes evalkit", workspace, 60, limits=Limits(output_bytes=1 << 20))
