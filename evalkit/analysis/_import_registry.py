@@ -106,7 +106,8 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     ),
     "skill-creator": Importer(
         "skill-creator", "evalkit.analysis._import_readers:read_skill_creator_benchmark",
-        ("benchmark.json",), "skill-creator benchmarks (benchmark.json)",
+        ("benchmark.json", "grading.json"),
+        "skill-creator benchmarks (benchmark.json) or workspaces (grading.json per run)",
         condition_hint="a skill-creator benchmark gives it in 'configuration'",
     ),
     "harbor": Importer(

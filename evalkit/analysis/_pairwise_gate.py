@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 from evalkit.results import read_calibration, resolve_run_dir
 
@@ -68,7 +69,7 @@ def pairwise_gate(
     cand_dir = resolve_run_dir(candidate, runs_dir)
     path = cand_dir / "pairwise" / f"{base_dir.name}--vs--{cand_dir.name}.json"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except FileNotFoundError:
         raise InputError(
             f"{path}: no stored pairwise comparison of these runs; run 'evalkit compare "

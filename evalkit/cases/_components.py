@@ -87,7 +87,7 @@ def split_frontmatter(text: str) -> tuple[list[str], list[str]]:
     r"""``SKILL.md`` lines as (frontmatter lines with their ``---`` fences, body lines).
 
     Examples:
-        >>> split_frontmatter("---\\nname: x\\n---\\n# X\\n")
+        >>> split_frontmatter("---\nname: x\n---\n# X\n")
         (['---', 'name: x', '---'], ['# X'])
     """
     lines = text.splitlines()

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._untrusted import read_json
 from evalkit.cases import stable_hash
 from evalkit.errors import InputError
 from evalkit.judge._sample import _allocate
@@ -57,7 +58,7 @@ def _stored_pairs(run_dir: Path) -> pd.DataFrame:
     frames = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"{path}: not a readable pairwise comparison ({exc}); run "
                              "compare --pairwise again") from None

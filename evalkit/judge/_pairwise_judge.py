@@ -24,6 +24,7 @@ from pydantic import Field
 
 from evalkit._keyed import keyed_path, write_keyed_json
 from evalkit._redact import redact_settings
+from evalkit._untrusted import load_json
 from evalkit.cases import JudgeSpec, stable_hash
 from evalkit.errors import ConfigError, InfraError, ProviderError
 from evalkit.judge._graders import SIMULATED, Answer, Question, create_grader
@@ -325,7 +326,9 @@ class PairwiseJudge:
         if self.cache_root is None:
             return None
         try:
-            data = json.loads(keyed_path(self.cache_root, key).read_text(encoding="utf-8"))
+            data = load_json(
+                keyed_path(self.cache_root, key).read_text(encoding="utf-8"), key
+            )
             return PairVerdict(better=data["better"], reason=data["reason"])
         except (OSError, ValueError, KeyError, TypeError):
             return None

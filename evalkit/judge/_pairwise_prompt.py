@@ -10,12 +10,12 @@ which answer. It must answer one JSON object, parsed strictly:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalkit._untrusted import load_json
 from evalkit.cases import stable_hash
 from evalkit.errors import JudgeAnswerError
 from evalkit.judge._prompt import MAX_ANSWER_CHARS, MAX_EVENT_CHARS, MAX_EXCERPT_CHARS
@@ -140,7 +140,7 @@ def parse_pair_verdict(text: str) -> PairVerdict:
     if fenced:
         body = fenced.group(1).strip()
     try:
-        data = json.loads(body)
+        data = load_json(body, "the pairwise judge's answer")
     except ValueError:
         data = None
     if not isinstance(data, dict):

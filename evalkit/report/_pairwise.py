@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 from evalkit.report._plots import shorten
 from evalkit.report._tables import Fragment, banner, esc, html_table, pct, stat_cards
@@ -45,7 +46,7 @@ def stored_pairwise(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str
         )
     path = files[-1]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = read_json(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"{path}: not a readable pairwise comparison ({exc}); run the "
                          "compare --pairwise command again") from None

@@ -9,10 +9,11 @@ pairs of their own are needed to invert it: ``evidence.json`` records the key).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
+
+from evalkit._untrusted import read_json
 
 ARTIFACTS_DIR = "artifacts"
 EVIDENCE_FILE = "evidence.json"
@@ -47,7 +48,7 @@ def read_evidence(run_dir: str | os.PathLike[str], item_key: str) -> dict[str, A
     try:
         if path.is_symlink() or path.stat().st_size > MAX_EVIDENCE_BYTES:
             return None
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = read_json(path)
     except (OSError, ValueError):
         return None
     if not isinstance(record, dict):

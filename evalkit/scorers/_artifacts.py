@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit._untrusted import InputBoundError, load_json
 from evalkit.cases import ArtifactRequirement, find_affirmed
 
 ArtifactStatus = Literal["validated", "missing", "invalid"]
@@ -198,7 +199,9 @@ def _check_json(data: bytes, req: ArtifactRequirement) -> tuple[bool, str]:
     if text is None:
         return False, problem
     try:
-        document = json.loads(text)
+        document = load_json(text, "the artifact")
+    except InputBoundError as exc:
+        return False, str(exc)
     except json.JSONDecodeError as exc:
         return False, f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     if req.json_schema is not None:
@@ -244,8 +247,8 @@ def _check_cast(data: bytes, req: ArtifactRequirement) -> tuple[bool, str]:
         return False, problem
     lines = text.splitlines()
     try:
-        header = json.loads(lines[0])
-    except json.JSONDecodeError:
+        header = load_json(lines[0], "the recording")
+    except (json.JSONDecodeError, InputBoundError):
         return False, "line 1 is not an asciinema header (JSON object)"
     if not isinstance(header, dict) or header.get("version") != 2:
         return False, "not an asciinema v2 recording: the header needs \"version\": 2"
@@ -257,8 +260,8 @@ def _check_cast(data: bytes, req: ArtifactRequirement) -> tuple[bool, str]:
         if not line.strip():
             continue
         try:
-            event = json.loads(line)
-        except json.JSONDecodeError:
+            event = load_json(line, "the recording")
+        except (json.JSONDecodeError, InputBoundError):
             return False, f"line {number} is not a JSON event (truncated recording?)"
         if (
             not isinstance(event, list)

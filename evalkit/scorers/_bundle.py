@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
 from collections.abc import Iterable
@@ -11,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit._untrusted import load_json
 from evalkit.cases import BundleSpec
 from evalkit.scorers._artifacts import safe_file
 
@@ -125,8 +125,10 @@ def check_bundle(workspace: Path | None, spec: BundleSpec, required: Iterable[st
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
-            document = json.loads(handle.read(MAX_MANIFEST_BYTES + 1).decode("utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            document = load_json(
+                handle.read(MAX_MANIFEST_BYTES + 1).decode("utf-8"), "the bundle manifest"
+            )
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
         return BundleCheck(name, False, f"manifest is not JSON: {str(exc)[:160]}")
     items = document.get("artifacts") if isinstance(document, dict) else None
     if not isinstance(items, list):

@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from evalkit.stats._frame import as_frame, records
     from evalkit.stats._heterogeneity import Heterogeneity, heterogeneity
     from evalkit.stats._interval import Interval
+    from evalkit.stats._mcnemar import McNemarResult
     from evalkit.stats._means import clustered_se, mean_ci
-    from evalkit.stats._paired import McNemarResult, PairedComparison, paired_compare
+    from evalkit.stats._paired import PairedComparison, paired_compare
     from evalkit.stats._pairwise import (
         DEFAULT_PAIRWISE_THRESHOLD,
         PairwiseStats,
@@ -79,8 +80,8 @@ else:
 
 __all__ = [
     "AdaptivePlan",
-    "BradleyTerry",
     "AdaptiveTrials",
+    "BradleyTerry",
     "CORRECTIONS",
     "ConfidenceSequence",
     "Correction",

@@ -24,6 +24,7 @@ from evalkit.stats._frame import (
 from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._mcnemar import McNemarResult, arm_correlation, mcnemar_test
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
@@ -40,7 +41,6 @@ from evalkit.stats._verdicts import (
 
 #: Below this many discordant pairs McNemar's test is exact (binomial), else chi-square
 #: with continuity correction (the usual rule of thumb, b + c < 25).
-MCNEMAR_EXACT_BELOW = 25
 CASE_COLUMNS = (
     "n_baseline",
     "n_candidate",
@@ -53,26 +53,6 @@ CASE_COLUMNS = (
     "p_adjusted",
     "verdict",
 )
-
-
-class McNemarResult(NamedTuple):
-    """McNemar's test on matched pass bits (trials that line up).
-
-    Attributes:
-        statistic: Test statistic (for the exact test, the smaller discordant count).
-        pvalue: Two-sided p-value.
-        exact: True when the exact binomial version was used.
-        n_pairs: Number of matched (case, trial) pairs.
-        baseline_only: Pairs passing in the baseline only.
-        candidate_only: Pairs passing in the candidate only.
-    """
-
-    statistic: float
-    pvalue: float
-    exact: bool
-    n_pairs: int
-    baseline_only: int
-    candidate_only: int
 
 
 @dataclass(frozen=True)
@@ -358,42 +338,6 @@ def _case_ids(cases: pd.DataFrame, which: str) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-def _mcnemar(baseline: np.ndarray, candidate: np.ndarray) -> McNemarResult | None:
-    """McNemar's test on (case, trial) cells present in both arms, or None if there are none."""
-    both = np.isfinite(baseline) & np.isfinite(candidate)
-    if not both.any():
-        return None
-    b = baseline[both] > 0.5
-    c = candidate[both] > 0.5
-    table = np.array([[np.sum(b & c), np.sum(b & ~c)], [np.sum(~b & c), np.sum(~b & ~c)]])
-    discordant = int(table[0, 1] + table[1, 0])
-    exact = discordant < MCNEMAR_EXACT_BELOW
-    # imported here: statsmodels' contingency tables cost about 2 s of start-up, and McNemar is
-    # a reference test that only some paths ask for
-    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
-
-    result = sm_mcnemar(table, exact=exact, correction=True)
-    return McNemarResult(
-        statistic=float(result.statistic),
-        pvalue=float(result.pvalue),
-        exact=exact,
-        n_pairs=int(both.sum()),
-        baseline_only=int(table[0, 1]),
-        candidate_only=int(table[1, 0]),
-    )
-
-
-def _correlation(x: np.ndarray, y: np.ndarray) -> float:
-    """Pearson correlation, NaN when either side is constant or there are < 2 points."""
-    if len(x) < 2:
-        return float("nan")
-    dx, dy = x - x.mean(), y - y.mean()
-    denominator = float(np.sqrt(np.sum(dx**2) * np.sum(dy**2)))
-    if denominator <= 0.0:
-        return float("nan")
-    return float(np.clip(np.sum(dx * dy) / denominator, -1.0, 1.0))
-
-
 def case_table(
     keys: pd.DataFrame,
     baseline: np.ndarray,
@@ -528,7 +472,7 @@ def compare_matrices(
         )
     return PairedComparison(
         metric=metric,
-        mcnemar=_mcnemar(baseline, candidate) if binary else None,
+        mcnemar=mcnemar_test(baseline, candidate) if binary else None,
         threshold=threshold,
         alpha=alpha,
         correction=correction,
@@ -596,7 +540,7 @@ def overall_summary(
     return OverallSummary(
         delta=delta,
         se=se,
-        correlation=_correlation(rate_b, rate_c),
+        correlation=arm_correlation(rate_b, rate_c),
         wins=int(np.sum((diffs > 0) & ~close)),
         losses=int(np.sum((diffs < 0) & ~close)),
         ties=int(np.sum(close)),

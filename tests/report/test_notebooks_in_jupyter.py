@@ -31,6 +31,7 @@ SHOWS = {
     "labels": "ek-labels",
     "judge": "fig-judge-confusion",
     "pairwise": "fig-pairwise-forest",
+    "ablation": "ablation-verdicts",
 }
 
 

@@ -35,6 +35,9 @@ BENCHMARK = ROOT / "tests" / "fixtures" / "imports" / "skill-creator" / "benchma
 #: file or stream evalkit did not write in this process, call ``evalkit._untrusted.load_json``,
 #: ``read_json``, ``load_yaml`` or ``check_yaml`` instead of adding a line here.
 TRUSTED: dict[tuple[str, str, str], str] = {
+    ("cases/_docs.py", "_evidence_section", "yaml.safe_load"): (
+        "the documentation's own example, a constant of the module"
+    ),
     ("providers/_registry.py", "_cached", "json.loads"): (
         "the canonical settings JSON its caller built with settings_json()"
     ),

@@ -137,7 +137,7 @@ def test_without_any_bwrap_the_prompt_lane_runs_and_the_rest_is_named_once(
     assert "Traceback" not in result.stderr
     assert result.stderr.count("NOT run") == 1
     note = next(line for line in result.stderr.splitlines() if "NOT run" in line)
-    assert "9 case(s) of the execution lane(s)" in note
+    assert "11 case(s) of the evidence, execution lane(s)" in note  # 9 + 2 evidence cases
     assert "--no-sandbox" in note and "EVALKIT_SANDBOX=off" in note
     assert "WARNING: the command sandbox is OFF" not in result.stderr  # no silent fallback
     rows = pd.read_parquet(runs / "nobwrap" / "results.parquet")

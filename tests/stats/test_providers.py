@@ -288,7 +288,8 @@ def test_two_runs_conditions_by_providers(board: pd.DataFrame) -> None:
     out = result.to_dict()
     assert out["n_cases"] == 80
     assert out["pooled"] == {"method": "clustered-by-case", "conditions": ["a", "b"],
-                             "providers": ["model-00", "model-01", "model-02", "model-03"]}
+                             "providers": ["model-00", "model-01", "model-02", "model-03"],
+                             "contributing": ["a", "b"], "left_out_reused": []}
     by_condition = {entry["condition"]: entry for entry in out["by_condition"]}
     assert by_condition["a"]["n_cases"] == 80 and len(by_condition["a"]["by_provider"]) == 4
     # condition b is the same trials in both runs: no change for any provider

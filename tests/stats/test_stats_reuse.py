@@ -219,6 +219,8 @@ def test_two_runs_with_four_conditions_report_each_condition() -> None:
     assert out["pooled"] == {
         "method": "stratified-by-case",
         "conditions": ["none", "preloaded", "self-load", "stale"],
+        "contributing": ["preloaded", "self-load"],
+        "left_out_reused": ["none", "stale"],
     }
     assert out["n_cases"] == n  # each case once, not once per condition
     assert out["reused_items"] == 6 * n
