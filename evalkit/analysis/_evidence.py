@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
+from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._resample import CaseResampler
 from evalkit.results import read_run, read_scores, resolve_run_dir
 
@@ -36,12 +37,6 @@ EVIDENCE_COLUMNS = (
     "confidence",
     "method",
 )
-_CONTRASTS: dict[str, tuple[str, str]] = {
-    "realized_lift": ("B", "A"),
-    "oracle_lift": ("C", "A"),
-    "routing_gap": ("C", "B"),
-    "stale_harm": ("D", "C"),
-}
 METHOD = "case-bootstrap"
 
 
@@ -131,7 +126,7 @@ def evidence_metrics(
             for condition in conditions:
                 values = per_case[condition].to_numpy(float)
                 out.append(_row(resampler, keys, "level", str(condition), values, confidence))
-            for contrast, (hi, lo) in _CONTRASTS.items():
+            for contrast, (hi, lo) in LIFT_CONTRASTS.items():
                 a, b = roles.get(hi), roles.get(lo)
                 if a in per_case.columns and b in per_case.columns:
                     delta = per_case[a].to_numpy(float) - per_case[b].to_numpy(float)

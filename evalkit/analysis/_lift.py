@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
@@ -94,12 +95,6 @@ LIFT_COLUMNS = (
     "confidence",
     "method",
 )
-_DELTAS: dict[LiftMetric, tuple[str, str]] = {
-    "realized_lift": ("B", "A"),
-    "oracle_lift": ("C", "A"),
-    "routing_gap": ("C", "B"),
-    "stale_harm": ("D", "C"),
-}
 EPSILON = 0.01
 METHOD = "case-bootstrap"
 
@@ -273,7 +268,7 @@ def _group_metrics(
         if lacking:
             missing.append({"case_id": case_id, "missing": ",".join(lacking)})
 
-    for metric, (hi, lo) in _DELTAS.items():
+    for metric, (hi, lo) in LIFT_CONTRASTS.items():
         delta = values[hi] - values[lo]
         mask = ~np.isnan(delta)
         interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD)
