@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,6 +27,10 @@ from evalkit.cli._common import (
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
 
 
 def _pct(value: float) -> str:
@@ -169,8 +173,6 @@ def configure_power(p: argparse.ArgumentParser) -> None:
 
 def lift_main(args: argparse.Namespace) -> int:
     """Print the lift metrics."""
-    from rich.table import Table  # only lift prints a table
-
     from evalkit.analysis import lift
 
     result = lift(
@@ -183,36 +185,15 @@ def lift_main(args: argparse.Namespace) -> int:
         return 0
     console = Console(highlight=False)
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
-        table = Table(title=f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)")
-        for column in ("metric", "estimate", "95% CI", "cases"):
-            table.add_column(column, justify="left" if column == "metric" else "right")
-        for _, row in group.iterrows():
-            rate = row["metric"].endswith("_rate") or row["metric"].startswith("trigger")
-            fmt = _num if rate or row["metric"] == "routing_efficiency" else _pct
-            table.add_row(
-                row["metric"],
-                fmt(row["estimate"]),
-                escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
-                str(row["n_cases"]),
-            )
-        console.print(table)
+        console.print(_lift_table(
+            f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)", group
+        ))
     for lane, group in result.pooled.groupby("lane", sort=True):
-        table = Table(
-            title=f"{result.run_id or 'data'} - pooled over providers / {lane!s} (95% CI; each "
-            "case once, case bootstrap)"
-        )
-        for column in ("metric", "estimate", "95% CI", "cases"):
-            table.add_column(column, justify="left" if column == "metric" else "right")
-        for _, row in group.iterrows():
-            rate = row["metric"].endswith("_rate") or row["metric"].startswith("trigger")
-            fmt = _num if rate or row["metric"] == "routing_efficiency" else _pct
-            table.add_row(
-                row["metric"],
-                fmt(row["estimate"]),
-                escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
-                str(row["n_cases"]),
-            )
-        console.print(table)
+        console.print(_lift_table(
+            f"{result.run_id or 'data'} - pooled over providers / {lane!s} (95% CI; each "
+            "case once, case bootstrap)",
+            group,
+        ))
     for _, row in result.notes.iterrows():
         console.print(
             f"{row['provider']} / {row['lane']}: {row['note']}; the metrics that need it are "
@@ -522,3 +503,22 @@ def power_main(args: argparse.Namespace) -> int:
                    f", {_num(plan['items_ratio_to_equal_power'], 2)} x at equal error rates")
             )
     return 0
+
+
+def _lift_table(title: str, group: pd.DataFrame) -> Table:
+    """One group of lift metrics as a rich table (rates as numbers, lifts in pp)."""
+    from rich.table import Table  # only lift prints a table
+
+    table = Table(title=title)
+    for column in ("metric", "estimate", "95% CI", "cases"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for _, row in group.iterrows():
+        rate = row["metric"].endswith("_rate") or row["metric"].startswith("trigger")
+        fmt = _num if rate or row["metric"] == "routing_efficiency" else _pct
+        table.add_row(
+            row["metric"],
+            fmt(row["estimate"]),
+            escape(f"[{fmt(row['ci_low'])}, {fmt(row['ci_high'])}]"),
+            str(row["n_cases"]),
+        )
+    return table
