@@ -23,7 +23,7 @@
 # the smallest effect the study could have shown, so dead weight is never claimed beyond it.
 
 # %% tags=["parameters"]
-study: str = ""  # the ablation study directory (holding ablation.json)
+study: str = "tests/fixtures/ablation/study"  # ablation study directory (holding ablation.json)
 
 # %%
 from IPython.display import display

@@ -24,11 +24,14 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = ROOT / "tests" / "fixtures" / "suites" / "tiny"
@@ -158,3 +161,39 @@ def evalkit_process(
         check=False,
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
+
+
+#: Headless Chromium flags of the browser tests (no GPU, no shared-memory limits in CI, no
+#: traffic of its own: a page's every request is its own).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--disable-dev-shm-usage",
+]
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[Browser]:
+    """Debian's Chromium driven by playwright (``playwright install`` is not used).
+
+    One browser per test process (each xdist worker), shared by every test that opens a page:
+    tests isolate themselves with their own page or context. It is defined here, once: two
+    session fixtures would start two sync Playwright drivers in one thread, and the second
+    refuses to start inside the first's event loop. ``EVALKIT_CHROMIUM`` names another
+    executable.
+    """
+    from playwright.sync_api import sync_playwright
+
+    executable = os.environ.get("EVALKIT_CHROMIUM") or shutil.which("chromium")
+    if executable is None or not Path(executable).exists():
+        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()

@@ -129,7 +129,7 @@ class AblationResult:
             "overhead_tokens": self.overhead_tokens,
             "items": self.items,
             "fixed_items": self.fixed_items,
-            "runs": list(self.runs),
+            "runs": [_relative_to(run, self.study_dir) for run in self.runs],
             "minimal": self.minimal.to_dict() if self.minimal is not None else None,
             "notes": list(self.notes),
         }
@@ -142,6 +142,14 @@ class AblationResult:
 
     def _repr_html_(self) -> str | None:
         return rich_html(self)
+
+
+def _relative_to(run: str, study_dir: Path) -> str:
+    """``run`` relative to the study directory when it lies inside it (a movable record)."""
+    try:
+        return Path(run).relative_to(study_dir).as_posix()
+    except ValueError:
+        return run
 
 
 def is_ablation(path: str | os.PathLike[str]) -> bool:
@@ -177,7 +185,7 @@ def read_ablation(path: str | os.PathLike[str]) -> AblationResult:
             overhead_tokens=float(data["overhead_tokens"]),
             items=int(data["items"]),
             fixed_items=int(data["fixed_items"]),
-            runs=tuple(data["runs"]),
+            runs=tuple(str(Path(path) / run) for run in data["runs"]),
             minimal=None
             if minimal is None
             else MinimalSkill(**{**minimal, "removed": tuple(minimal["removed"])}),

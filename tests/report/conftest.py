@@ -9,14 +9,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
-import shutil
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
 
 from evalkit.cli import main as cli_main
 from evalkit.report import report
@@ -99,33 +95,3 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
     return pages
 
 
-#: Headless Chromium flags of the report tests (no GPU, no shared-memory limits in CI, no
-#: traffic of its own: a page's every request is its own).
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-    "--disable-dev-shm-usage",
-]
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[Browser]:
-    """Debian's Chromium driven by playwright (``playwright install`` is not used).
-
-    One browser per test process (each xdist worker), shared by every test that opens a page:
-    tests isolate themselves with their own page or context. ``EVALKIT_CHROMIUM`` names
-    another executable.
-    """
-    executable = os.environ.get("EVALKIT_CHROMIUM") or shutil.which("chromium")
-    if executable is None or not Path(executable).exists():
-        pytest.fail("chromium is not on PATH: install it with `bash scripts/install-chromium.sh`")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=ARGS)
-        yield browser
-        browser.close()

@@ -21,7 +21,6 @@ from playwright.sync_api import Browser
 from evalkit.judge import write_label_template
 from evalkit.report._labels import read_label_rows
 from evalkit.results import LABEL_COLUMNS, read_labels_csv
-from tests.report.conftest import chromium  # noqa: F401 - the real browser fixture
 from tests.report.test_item_browser import Opened
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -72,7 +71,7 @@ def test_the_template_neutralises_formulas_and_reads_back_unchanged(tmp_path: Pa
 
 
 def test_the_labels_page_shows_and_exports_them_safely(
-    chromium: Browser,  # noqa: F811 - the fixture imported above
+    chromium: Browser,
     tmp_path: Path,
 ) -> None:
     work = tmp_path / "work"
