@@ -82,9 +82,9 @@ def leaderboard(
     width = len(str(providers - 1))
     return pd.DataFrame(
         {
-            "case_id": [f"task-{i:03d}" for i in c],
+            "case_id": np.asarray([f"task-{i:03d}" for i in range(cases)])[c],
             "condition": np.asarray(CONDITIONS)[s],
-            "provider": [f"model-{j:0{width}d}" for j in p],
+            "provider": np.asarray([f"model-{j:0{width}d}" for j in range(providers)])[p],
             "trial": t,
             "passed": passed,
             "p_true": chance,

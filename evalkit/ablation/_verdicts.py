@@ -24,10 +24,14 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.multitest import multipletests
 
 from evalkit.errors import InputError
-from evalkit.stats import compare, estimate_variance_components, minimum_detectable_effect
+from evalkit.stats import (
+    compare,
+    estimate_variance_components,
+    holm,
+    minimum_detectable_effect,
+)
 
 ComponentVerdict = Literal["necessary", "harmful", "no detectable effect"]
 #: Power at which the minimum detectable effect is stated.
@@ -144,7 +148,8 @@ def component_verdicts(
             }
         )
     out = pd.DataFrame(rows)
-    reject, p_holm, _, _ = multipletests(out["p_value"].to_numpy(), alpha=alpha, method="holm")
+    p_holm = holm(out["p_value"].to_numpy())  # = statsmodels multipletests(method="holm")[1]
+    reject = p_holm <= alpha
     out["p_holm"] = p_holm
     out["verdict"] = np.where(
         reject & (out["estimate"] > 0),

@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-    from evalkit.stats._verdicts import verdict
+    from evalkit.stats._verdicts import holm, verdict
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -123,6 +123,7 @@ __all__ = [
     "flip_rate_within",
     "futility_log_wealth",
     "heterogeneity",
+    "holm",
     "mean_ci",
     "minimum_detectable_effect",
     "one_sample",

@@ -158,7 +158,7 @@ def heterogeneity(
         .reset_index()
     )
     diffs = diffs[np.isfinite(diffs["d"])]
-    case_key = diffs[list(clusters)].astype(str).agg("\x1f".join, axis=1)
+    case_key = diffs.groupby(list(clusters), sort=False).ngroup()  # one integer per case
     shared = case_key.map(case_key.value_counts()) >= MIN_PROVIDERS
     diffs, case_key = diffs[shared], case_key[shared]
     providers = int(diffs["provider"].nunique())

@@ -1,13 +1,14 @@
 """``evalkit import --format harbor`` against job directories written by the real Harbor.
 
 Harbor (pip ``harbor``) needs Python >= 3.12; this suite runs on 3.11. A session fixture
-makes a Python 3.12 venv (``PYENV_VERSION=3.12.1 python3.12``), installs ``harbor`` into it
-(cached in pytest's cache directory, so later sessions reuse it) and runs
-``scripts/make_harbor_jobs.py`` there: Harbor's own ``TrialConfig``/``TrialResult``/
-``JobResult`` models write two jobs (with and without skills; 4 tasks x 2 agents x 3 trials
-each), with agent timeouts, environment failures, graded agent failures and trials without a
-verifier result. The tests check that evalkit's rows reproduce every reward, status and token
-count of what Harbor wrote. Without any Python >= 3.12 the tests are skipped, saying so.
+makes a Python 3.12 venv (``PYENV_VERSION=3.12.1 python3.12``), installs a pinned ``harbor``
+release with what its models import (cached in pytest's cache directory, so later sessions
+reuse it) and runs ``scripts/make_harbor_jobs.py`` there: Harbor's own ``TrialConfig``/
+``TrialResult``/``JobResult`` models write two jobs (with and without skills; 4 tasks x 2
+agents x 3 trials each), with agent timeouts, environment failures, graded agent failures
+and trials without a verifier result. The tests check that evalkit's rows reproduce every
+reward, status and token count of what Harbor wrote. Without any Python >= 3.12 the tests
+are skipped, saying so.
 """
 
 from __future__ import annotations
@@ -38,6 +39,14 @@ from evalkit.results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "scripts" / "make_harbor_jobs.py"
+#: The Harbor release the jobs are written with. Its models need only what is installed
+#: beside it (``--no-deps``): the rest of its dependencies (docker clients, model SDKs, a web
+#: server) run trials, which the writer does not, and would take a minute to install.
+HARBOR = "harbor==0.26.0"
+MODEL_DEPENDENCIES = ("pydantic>=2", "toml", "shortuuid")
+
+# one worker builds the venv and writes the jobs; the others go on with other tests
+pytestmark = pytest.mark.xdist_group("harbor")
 
 
 def _python312() -> list[str] | None:
@@ -71,14 +80,14 @@ def harbor_python(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
     env = {**os.environ, "PYENV_VERSION": "3.12.1"}
     with open(root / ".lock", "w") as lock:  # xdist workers build it once between them
         fcntl.flock(lock, fcntl.LOCK_EX)
-        check = [str(python), "-c", "import harbor.models.trial.result"]
+        check = [str(python), "-c", "import harbor.models.trial.result; import harbor, sys; "
+                 f"sys.exit(harbor.__version__ != {HARBOR.split('==')[1]!r})"]
         if not python.exists() or subprocess.run(check, capture_output=True).returncode:
             shutil.rmtree(venv, ignore_errors=True)
             subprocess.run([*base, "-m", "venv", str(venv)], check=True, env=env, timeout=300)
-            subprocess.run(
-                [str(python), "-m", "pip", "install", "-q", "harbor>=0.25"],
-                check=True, timeout=1200,
-            )
+            pip = [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+            subprocess.run([*pip, "--no-deps", HARBOR], check=True, timeout=600)
+            subprocess.run([*pip, *MODEL_DEPENDENCIES], check=True, timeout=600)
     return python
 
 

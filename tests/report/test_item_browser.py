@@ -19,6 +19,10 @@ import evalkit
 from evalkit.report import item_browser, read_transcript, sample_items
 from tests.report.conftest import AFTER, BEFORE, SCRIPT_PAYLOAD, Rendered
 
+# the session fixture `rendered` renders six reports: one worker renders them for all (make test:
+# --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("rendered-reports")
+
 ROWS = "section.ek-browser tbody tr"
 VISIBLE_ROWS = "section.ek-browser tbody tr:visible"
 

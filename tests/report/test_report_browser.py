@@ -25,6 +25,10 @@ from tests.report.conftest import (
     Rendered,
 )
 
+# the session fixture `rendered` renders six reports: one worker renders them for all (make test:
+# --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("rendered-reports")
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 

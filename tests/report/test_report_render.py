@@ -35,6 +35,10 @@ from tests.report.conftest import (
     Rendered,
 )
 
+# the session fixture `rendered` renders six reports: one worker renders them for all (make test:
+# --dist loadgroup)
+pytestmark = pytest.mark.xdist_group("rendered-reports")
+
 # The package, even if ``evalkit.report`` is also bound to the ``report`` function.
 rk = importlib.import_module("evalkit.report")
 
