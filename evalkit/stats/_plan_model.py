@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit.errors import InputError
 from evalkit.stats._frame import json_ready
 from evalkit.stats._power import DEFAULT_CONCENTRATION, DEFAULT_CORRELATION
 from evalkit.stats._simulate import coupling_for, headroom_slope, model_components
@@ -116,11 +117,27 @@ def headroom_model(
     Returns:
         The :class:`PlanModel`.
 
+    Raises:
+        InputError: A baseline rate outside (0, 1), or an effect that would move the
+            candidate's pass rate out of [0, 1].
+
     Examples:
         >>> model = headroom_model(0.2, 3)
         >>> model.concentration, round(model.coupling, 3), round(model.components.correlation, 3)
         (4.0, 0.567, 0.5)
     """
+    if not 0.0 < baseline_rate < 1.0:
+        raise InputError(
+            f"The value for `baseline_rate` must lie in (0, 1) to simulate a plan, but "
+            f"{baseline_rate!r} was passed."
+        )
+    if not -baseline_rate <= effect <= 1.0 - baseline_rate:
+        raise InputError(
+            f"The value for `effect` must lie in [{-baseline_rate:g}, {1.0 - baseline_rate:g}] "
+            f"with a baseline rate of {baseline_rate:g} (the candidate's pass rate cannot "
+            f"leave [0, 1]), but {effect!r} was passed; lower --effect or "
+            f"the baseline rate."
+        )
     spread = baseline_rate * (1.0 - baseline_rate)
     concentration = DEFAULT_CONCENTRATION
     if var_between is not None and math.isfinite(var_between) and var_between > 0:

@@ -158,3 +158,12 @@ def test_cli_json_extends_the_shape_with_model_and_components(
     assert out["sequential"]["plan_cases"] == out["n_cases"]
     assert main(["power", "--effect", "0.3", "--trials", "3", "--sequential"]) == 0
     assert "model: both designs planned under the headroom model" in capsys.readouterr().out
+
+
+def test_an_effect_beyond_the_headroom_is_refused_by_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["power", "--effect", "0.2", "--baseline-rate", "0.9", "--trials", "3", "--sequential"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "`effect` must lie in [-0.9, 0.1]" in err and "Traceback" not in err
