@@ -305,10 +305,10 @@ def _under_model(stated: PowerResult, model: PlanModel, target_power: float) -> 
         f"{stated.var_within:.4g}, correlation {stated.correlation:.3g}; the plan without "
         f"--sequential) give {_cases(stated.n_cases)}"
     )
-    extra = "; ".join(part for part in (model.note, fixed.note) if part)
+    order = (fixed.note, said, model.note) if fixed.n_cases is None else (said, model.note)
     return replace(
         fixed,
-        note=f"{said}; {extra}" if extra else said,
+        note="; ".join(part for part in order if part),
         model=model.parameters(),
         components=model.components_dict(),
     )

@@ -167,3 +167,10 @@ def test_an_effect_beyond_the_headroom_is_refused_by_name(
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "`effect` must lie in [-0.9, 0.1]" in err and "Traceback" not in err
+
+
+def test_an_unreachable_plan_says_why_first_and_names_the_model() -> None:
+    result = power(effect=0.05, trials=3, sequential=True, n_sims=5, seed=1, max_cases=20)
+    assert result.n_cases is None and result.model is not None
+    assert result.note.startswith("no number of cases will show 'improved'")
+    assert "both designs planned under the headroom model" in result.note
