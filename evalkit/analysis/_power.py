@@ -16,9 +16,11 @@ from evalkit.stats import (
     FUTILITY_BETA,
     AdaptivePlan,
     AdaptiveTrials,
+    PlanModel,
     PowerResult,
     VarianceComponents,
     estimate_variance_components,
+    headroom_model,
     minimum_detectable_effect,
     proportion_ci,
     required_cases,
@@ -78,11 +80,16 @@ def power(
         n_sims: Simulations when all three numbers are given.
         seed: Simulation seed.
         runs_dir: Where run ids are looked up.
-        sequential: With ``effect`` and no ``cases``: also simulate the sequential design
-            (``evalkit run --until-verdict`` with its bets tuned for the fixed design's
-            number of cases) and report its expected number of cases to a verdict beside
-            the fixed design's (``sequential`` of the result; ``n_sims`` simulations, at most
-            200, seeded by ``seed``).
+        sequential: With ``effect`` and no ``cases``: plan the fixed design and the
+            sequential design (``evalkit run --until-verdict`` with its bets tuned for the
+            fixed design's number of cases) under ONE simulation model, the headroom model
+            (:func:`~evalkit.stats.headroom_model`) with the baseline's spread and the arms'
+            correlation as stated (defaults, or ``from_run``'s estimates), and report the
+            sequential design's expected number of cases to a verdict beside the fixed
+            design's (``sequential`` of the result; ``n_sims`` simulations, at most 200,
+            seeded by ``seed``). The fixed ``n_cases`` is then planned from the model's exact
+            variance components (``model`` and ``components`` of the result), which can
+            differ a little from the plan without ``sequential``; ``note`` gives both.
         max_cases: Budget of cases of the simulated sequential design (default: four times
             the fixed design's number, or 1,000 when it has none).
         round_cases: Cases per round of the simulated sequential design (one look each).
@@ -143,9 +150,16 @@ def power(
             if plan_effect is not None or futility_beta is not None:
                 raise InputError("--plan-effect and --futility-beta: only with --sequential")
             return fixed
+        model = headroom_model(
+            float(effect),
+            trials or 1,
+            baseline_rate=fixed.baseline_rate,
+            var_between=None if components is None else components.var_between,
+            correlation=None if components is None else components.correlation,
+        )
         return _with_sequential(
-            fixed, trials or 1, components, seed, min(n_sims, 200), max_cases, round_cases,
-            adaptive_trials, plan_effect,
+            _under_model(fixed, model, target_power), model, seed, min(n_sims, 200), max_cases,
+            round_cases, adaptive_trials, plan_effect,
             FUTILITY_BETA if futility_beta is None else futility_beta,
         )
     if sequential or adaptive_trials or plan_effect is not None:
@@ -259,10 +273,55 @@ def _shared_cases(
     )
 
 
+def _under_model(stated: PowerResult, model: PlanModel, target_power: float) -> PowerResult:
+    """The fixed design planned from ``model``'s exact components, with what it used.
+
+    Args:
+        stated: The fixed design planned from the stated components (for the note).
+        model: The model both designs are planned under.
+        target_power: The target power.
+
+    Returns:
+        The fixed plan under the model, with ``model``, ``components`` and a ``note``
+        naming the stated plan's number of cases.
+    """
+    fixed = required_cases(
+        stated.effect,
+        model.n_trials,
+        baseline_rate=model.baseline_rate,
+        alpha=stated.alpha,
+        power=target_power,
+        components=model.components,
+        method=stated.method,
+        threshold=stated.threshold,
+    )
+    parts = model.components
+    said = (
+        f"both designs planned under the headroom model (Beta concentration "
+        f"{model.concentration:.3g}, baseline {model.baseline_rate:.3g}, arm correlation "
+        f"{parts.correlation:.3g}; between-case variance {parts.var_between:.4g}, within-case "
+        f"variance {parts.var_within:.4g}): fixed design {_cases(fixed.n_cases)}; the "
+        f"stated components (between {stated.var_between:.4g}, within "
+        f"{stated.var_within:.4g}, correlation {stated.correlation:.3g}; the plan without "
+        f"--sequential) give {_cases(stated.n_cases)}"
+    )
+    order = (fixed.note, said, model.note) if fixed.n_cases is None else (said, model.note)
+    return replace(
+        fixed,
+        note="; ".join(part for part in order if part),
+        model=model.parameters(),
+        components=model.components_dict(),
+    )
+
+
+def _cases(n_cases: int | None) -> str:
+    """``"38 cases"``, or that no number of cases reaches the verdict."""
+    return "no number of cases" if n_cases is None else f"{n_cases} cases"
+
+
 def _with_sequential(
     fixed: PowerResult,
-    trials: int,
-    components: VarianceComponents | None,
+    model: PlanModel,
     seed: int | None,
     n_sims: int,
     max_cases: int | None,
@@ -271,17 +330,13 @@ def _with_sequential(
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
 ) -> PowerResult:
-    """``fixed`` with the simulated sequential design for the same effect and alpha beside it."""
-    rate = fixed.baseline_rate
-    concentration = DEFAULT_CONCENTRATION
-    if components is not None:
-        spread = rate * (1.0 - rate)
-        if math.isfinite(components.var_between) and 0 < components.var_between < spread:
-            concentration = spread / components.var_between - 1.0
+    """``fixed`` with the sequential design simulated under the same ``model`` beside it."""
+    trials = model.n_trials
     budget = max_cases or (4 * fixed.n_cases if fixed.n_cases is not None else 1000)
     settings = {
-        "baseline_rate": rate,
-        "concentration": concentration,
+        "baseline_rate": model.baseline_rate,
+        "concentration": model.concentration,
+        "coupling": model.coupling,
         "alpha": fixed.alpha,
         "threshold": fixed.threshold,
         "max_cases": budget,
@@ -313,7 +368,7 @@ def _with_sequential(
             if fixed.n_cases is not None
             else None
         )
-    power, cases = _equal_power(fixed, trials, components, plan.improved, plan.n_sims)
+    power, cases = _equal_power(fixed, model, plan.improved, plan.n_sims)
     summary["equal_power"] = power
     summary["equal_power_cases"] = cases
     summary["ratio_to_equal_power"] = None if cases is None else plan.expected_cases / cases
@@ -326,8 +381,7 @@ def _with_sequential(
 
 def _equal_power(
     fixed: PowerResult,
-    trials: int,
-    components: VarianceComponents | None,
+    model: PlanModel,
     improved: float,
     n_sims: int,
 ) -> tuple[float | None, int | None]:
@@ -335,7 +389,8 @@ def _equal_power(
 
     The sequential design is credited with the lower 95 % Wilson bound of its simulated power
     (never more than the simulations show). When that bound is not above the fixed design's
-    own power, the fixed design as planned is the comparison already: ``(None, None)``.
+    own power, the fixed design as planned is the comparison already: ``(None, None)``. The
+    fixed design is planned under the same ``model`` as the sequential one.
 
     Returns:
         ``(power, cases)``: the credited power and the fixed design's cases at it.
@@ -345,11 +400,11 @@ def _equal_power(
         return None, None
     same = required_cases(
         fixed.effect,
-        trials,
-        baseline_rate=fixed.baseline_rate,
+        model.n_trials,
+        baseline_rate=model.baseline_rate,
         alpha=fixed.alpha,
         power=power,
-        components=components,
+        components=model.components,
         method=fixed.method,
         threshold=fixed.threshold,
     )

@@ -470,6 +470,7 @@ def power_main(args: argparse.Namespace) -> int:
     if result.sequential is not None:
         plan = result.sequential
         ratio = plan["ratio_to_fixed"]
+        print(f"model: {result.note}")
         print(
             f"sequential (run --until-verdict --plan-cases {result.n_cases}): expected "
             f"{_num(plan['expected_cases'], 1)} cases to a verdict (median "

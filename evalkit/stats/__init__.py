@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         SignTest,
         pairwise_stats,
     )
+    from evalkit.stats._plan_model import PlanModel, headroom_model
     from evalkit.stats._power import (
         DEFAULT_CONCENTRATION,
         PowerResult,
@@ -99,6 +100,7 @@ __all__ = [
     "Metric",
     "PairedComparison",
     "PairwiseStats",
+    "PlanModel",
     "PowerResult",
     "ReuseSplit",
     "SEQUENTIAL_METHOD",
@@ -122,6 +124,7 @@ __all__ = [
     "flip_rate_between",
     "flip_rate_within",
     "futility_log_wealth",
+    "headroom_model",
     "heterogeneity",
     "holm",
     "mean_ci",

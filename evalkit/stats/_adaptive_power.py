@@ -54,6 +54,7 @@ def simulate_case_differences(
     adaptive: bool = True,
     baseline_rate: float = 0.5,
     concentration: float = AGENT_CONCENTRATION,
+    coupling: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per-case differences and work items of one simulated suite under a design.
 
@@ -72,13 +73,14 @@ def simulate_case_differences(
             switched off).
         baseline_rate: Mean baseline rate.
         concentration: Beta concentration of case difficulty.
+        coupling: Share of cases whose candidate rate follows their own difficulty.
 
     Returns:
         ``(differences, items)`` per case; differences lie in ``[-design.bound, design.bound]``
         (in [-1, 1] without the design).
     """
     base, cand = simulate_arms(
-        rng, n_cases, design.total_trials, effect, baseline_rate, concentration
+        rng, n_cases, design.total_trials, effect, baseline_rate, concentration, coupling
     )
     if not adaptive:
         return cand.mean(axis=1) - base.mean(axis=1), np.full(n_cases, 2.0 * design.total_trials)
@@ -109,6 +111,7 @@ def simulate_adaptive(
     seed: int | None = 0,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
+    coupling: float = 1.0,
 ) -> AdaptivePlan:
     """Simulate the sequential design with (or without) adaptive trials.
 
@@ -132,6 +135,8 @@ def simulate_adaptive(
         seed: Seed.
         plan_effect: Planned effect of the futility boundary (None: no such boundary).
         futility_beta: Its ``beta``.
+        coupling: Share of cases whose candidate rate follows their own difficulty
+            (:func:`~evalkit.stats._simulate.simulate_arms`; 1 couples every case).
 
     Returns:
         An :class:`AdaptivePlan`.
@@ -147,13 +152,14 @@ def simulate_adaptive(
         n_sims=n_sims, seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
     )
     kappa = _number(concentration, "concentration", 0.0, 1e9, open_low=True)
+    linked = _number(coupling, "coupling", 0.0, 1.0)
     bound = design.bound if adaptive else 1.0
     full: list[np.ndarray] = []  # per simulation: which cases ran every trial
 
     def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         differences, case_items = simulate_case_differences(
             rng, settings.max_cases, settings.effect, design, adaptive=adaptive,
-            baseline_rate=settings.baseline_rate, concentration=kappa,
+            baseline_rate=settings.baseline_rate, concentration=kappa, coupling=linked,
         )
         full.append(case_items == 2.0 * design.total_trials)
         return differences, case_items

@@ -90,6 +90,14 @@ class PowerResult:
         sequential: With ``evalkit power --sequential``: the simulated sequential design for
             the same effect and alpha (``SequentialPlan.to_dict()`` plus ``ratio_to_fixed``,
             its expected cases over the fixed design's ``n_cases``); None otherwise.
+        model: With ``--sequential``: the one simulation model both designs were planned
+            under (``PlanModel.parameters()``: ``name``, ``baseline_rate``,
+            ``concentration``, ``effect``, ``n_trials``, ``coupling``,
+            ``stated_correlation``, ``note``); None otherwise.
+        components: With ``--sequential``: that model's exact variance components, which
+            the fixed design's ``n_cases`` was planned from (``baseline_rate``,
+            ``var_between``, ``var_within``, ``correlation``, ``var_difference``); None
+            otherwise.
     """
 
     n_cases: int | None
@@ -109,6 +117,8 @@ class PowerResult:
     threshold: float | None = None
     note: str = ""
     sequential: dict[str, Any] | None = None
+    model: dict[str, Any] | None = None
+    components: dict[str, Any] | None = None
 
     def _repr_html_(self) -> str | None:
         """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""

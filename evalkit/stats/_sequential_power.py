@@ -92,6 +92,7 @@ def simulate_sequential(
     seed: int | None = 0,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
+    coupling: float = 1.0,
 ) -> SequentialPlan:
     """Simulate the sequential design: cases to the verdict, and which verdict.
 
@@ -115,6 +116,8 @@ def simulate_sequential(
         seed: Seed.
         plan_effect: Planned effect of the futility boundary (None: no such boundary).
         futility_beta: Its ``beta``.
+        coupling: Share of cases whose candidate rate follows their own difficulty
+            (:func:`~evalkit.stats._simulate.simulate_arms`; 1 couples every case).
 
     Returns:
         A :class:`SequentialPlan`.
@@ -129,11 +132,12 @@ def simulate_sequential(
         max_cases=max_cases, round_size=round_size, plan_cases=plan_cases, n_sims=n_sims,
         seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
     )
+    linked = _number(coupling, "coupling", 0.0, 1.0)
 
     def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         base, cand = simulate_arms(
             rng, settings.max_cases, settings.n_trials, settings.effect, settings.baseline_rate,
-            concentration,
+            concentration, linked,
         )
         return (
             cand.mean(axis=1) - base.mean(axis=1),

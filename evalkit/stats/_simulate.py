@@ -18,28 +18,63 @@ from evalkit.stats._verdicts import overall_verdict
 
 
 def model_components(
-    baseline_rate: float, effect: float, concentration: float = DEFAULT_CONCENTRATION
+    baseline_rate: float,
+    effect: float,
+    concentration: float = DEFAULT_CONCENTRATION,
+    coupling: float = 1.0,
 ) -> VarianceComponents:
-    """Exact variance components of :func:`simulate_power`'s model (for planning and tests).
+    """Exact variance components of :func:`simulate_arms`'s model (for planning and tests).
 
     Args:
         baseline_rate: Mean case pass rate in the baseline.
         effect: True difference of mean pass rates.
         concentration: Beta concentration ``a + b`` of case difficulty.
+        coupling: Share of cases whose candidate rate follows the case's own difficulty
+            (:func:`simulate_arms`); the covariance of the arms scales with it.
 
     Returns:
         :class:`VarianceComponents` (``n_cases`` and ``n_trials`` are 0: not data-based).
     """
     mu = baseline_rate
     var_a = mu * (1 - mu) / (concentration + 1)
-    shrink = 1 - effect / (1 - mu) if effect >= 0 else 1 + effect / mu
+    shrink = headroom_slope(mu, effect)
     var_b = shrink**2 * var_a
     mean_var = (var_a + var_b) / 2
-    covariance = shrink * var_a
+    covariance = coupling * shrink * var_a
     mu_b = mu + effect
     within = ((mu * (1 - mu) - var_a) + (mu_b * (1 - mu_b) - var_b)) / 2
     correlation = covariance / mean_var if mean_var > 0 else float("nan")
     return VarianceComponents(mu, mean_var, within, correlation, 0, 0)
+
+
+def headroom_slope(baseline_rate: float, effect: float) -> float:
+    """Slope of the candidate's rate in the case's difficulty (``q = shift + shrink * p``)."""
+    mu = baseline_rate
+    return 1 - effect / (1 - mu) if effect >= 0 else 1 + effect / mu
+
+
+def coupling_for(
+    baseline_rate: float, effect: float, concentration: float, correlation: float
+) -> float:
+    """The :func:`simulate_arms` coupling whose arm correlation is ``correlation``.
+
+    The model's correlation is ``coupling`` times that of the fully coupled model
+    (:func:`model_components`), so any correlation between 0 and the coupled one is reached
+    exactly; outside that range the nearest end (0 or 1) is returned.
+
+    Args:
+        baseline_rate: Mean case pass rate in the baseline.
+        effect: True difference of mean pass rates.
+        concentration: Beta concentration of case difficulty.
+        correlation: Wanted correlation of the arms' true per-case rates.
+
+    Returns:
+        The coupling in [0, 1] (1 when the coupled model's correlation is not positive).
+    """
+    coupled = model_components(baseline_rate, effect, concentration).correlation
+    if not math.isfinite(coupled) or coupled <= 0 or not math.isfinite(correlation):
+        return 1.0
+    return min(1.0, max(0.0, correlation / coupled))
 
 
 def simulate_arms(
@@ -49,13 +84,18 @@ def simulate_arms(
     effect: float,
     baseline_rate: float,
     concentration: float,
+    coupling: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Draw one paired experiment under Miller's model.
+    """Draw one paired experiment under Miller's model (the "headroom" model).
 
     Case difficulty ``p ~ Beta(mu * kappa, (1 - mu) * kappa)``. The candidate's rate of a case
     moves by the same *share* of its headroom: ``q = p + effect * (1 - p) / (1 - mu)`` for a
     gain, ``q = p * (1 + effect / mu)`` for a loss, so ``E[q] - E[p] = effect`` exactly and
-    ``q`` stays in [0, 1]. Each arm then runs ``n_trials`` independent Bernoulli trials.
+    ``q`` stays in [0, 1]. With ``coupling < 1`` a share ``1 - coupling`` of the cases (drawn
+    at random) moves an independent difficulty of the same Beta distribution instead of its
+    own: both arms keep their distributions (and within-case variances), and the arms'
+    correlation is ``coupling`` times the coupled model's (:func:`model_components`).
+    Each arm then runs ``n_trials`` independent Bernoulli trials.
 
     Args:
         rng: Random generator.
@@ -64,13 +104,19 @@ def simulate_arms(
         effect: True difference of mean pass rates.
         baseline_rate: Mean baseline rate ``mu``.
         concentration: Beta concentration ``kappa``.
+        coupling: Share of cases whose candidate rate follows their own difficulty (1: all,
+            the same draws as without the argument).
 
     Returns:
         ``(baseline, candidate)`` pass-bit matrices of shape ``(n_cases, n_trials)`` (float).
     """
     mu = baseline_rate
     p = rng.beta(mu * concentration, (1 - mu) * concentration, size=n_cases)
-    q = p + effect * (1 - p) / (1 - mu) if effect >= 0 else p * (1 + effect / mu)
+    source = p
+    if coupling < 1.0:
+        other = rng.beta(mu * concentration, (1 - mu) * concentration, size=n_cases)
+        source = np.where(rng.random(n_cases) < coupling, p, other)
+    q = source + effect * (1 - source) / (1 - mu) if effect >= 0 else source * (1 + effect / mu)
     base = (rng.random((n_cases, n_trials)) < p[:, None]).astype(float)
     cand = (rng.random((n_cases, n_trials)) < q[:, None]).astype(float)
     return base, cand
@@ -89,6 +135,7 @@ def simulate_power(
     threshold: float | None = None,
     n_resamples: int = 2_000,
     resample_trials: bool = False,
+    coupling: float = 1.0,
 ) -> PowerResult:
     """Power of evalkit's own verdict procedure, by simulation of Miller's model.
 
@@ -112,6 +159,8 @@ def simulate_power(
         threshold: Practical threshold (default 0.05).
         n_resamples: Bootstrap replicates per simulated experiment.
         resample_trials: Use the two-stage bootstrap with trial resampling.
+        coupling: Share of cases whose candidate rate follows their own difficulty
+            (:func:`simulate_arms`; 1, the default, couples every case).
 
     Returns:
         :class:`PowerResult` with ``method="simulation"``, the Wilson interval of the power
@@ -137,13 +186,14 @@ def simulate_power(
     alpha = check_confidence(alpha, "alpha")
     level = 1.0 - alpha
     limit = check_threshold(threshold)
+    linked = _number(coupling, "coupling", 0.0, 1.0)
     target = "improved" if size > 0 else "regressed" if size < 0 else None
     children = np.random.SeedSequence(seed).spawn(sims)
     hits = 0
     for child in children:
         data_seed, boot_seed = child.generate_state(2)
         rng = np.random.default_rng(int(data_seed))
-        base, cand = simulate_arms(rng, cases, trials, size, mu, kappa)
+        base, cand = simulate_arms(rng, cases, trials, size, mu, kappa, linked)
         interval = paired_delta_interval(
             base,
             cand,
@@ -157,7 +207,7 @@ def simulate_power(
         outcome = overall_verdict(interval, sign.pvalue, cases, limit).verdict
         hits += outcome == target if target is not None else outcome != "inconclusive"
     estimate = proportion_ci(hits, sims, 0.95, "wilson")
-    components = model_components(mu, size, kappa)
+    components = model_components(mu, size, kappa, linked)
     design = _Design(
         mu, components.var_between, components.var_within, components.correlation, alpha, 0.8
     )

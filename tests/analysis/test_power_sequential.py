@@ -15,18 +15,21 @@ from evalkit.errors import InputError
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
     AdaptiveTrials,
+    headroom_model,
     required_cases,
     simulate_adaptive,
     simulate_sequential,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+#: The one model ``power(effect=0.25, trials=3, sequential=True)`` plans both designs under.
+MODEL = headroom_model(0.25, 3)
 
 
 def test_power_reports_the_sequential_design_beside_the_fixed_one() -> None:
     result = power(effect=0.25, trials=3, sequential=True, n_sims=60, seed=4)
-    fixed = required_cases(0.25, 3)
-    assert result.n_cases == fixed.n_cases  # the fixed plan is unchanged
+    fixed = required_cases(0.25, 3, components=MODEL.components)
+    assert result.n_cases == fixed.n_cases  # the fixed plan under the simulated model
     plan = result.sequential
     assert plan is not None and result.n_cases is not None
     assert plan["plan_cases"] == result.n_cases
@@ -35,7 +38,8 @@ def test_power_reports_the_sequential_design_beside_the_fixed_one() -> None:
     assert plan["ratio_to_fixed"] == pytest.approx(plan["expected_cases"] / result.n_cases)
     # the same simulation, called directly, gives the same figures (seeded)
     again = simulate_sequential(
-        0.25, 3, max_cases=4 * result.n_cases, plan_cases=result.n_cases, n_sims=60, seed=4
+        0.25, 3, max_cases=4 * result.n_cases, plan_cases=result.n_cases, n_sims=60, seed=4,
+        coupling=MODEL.coupling,
     )
     assert again.expected_cases == plan["expected_cases"]
     assert plan["improved"] >= 0.9
@@ -83,6 +87,7 @@ def test_adaptive_trials_add_the_work_items_of_the_same_simulation() -> None:
     again = simulate_adaptive(
         0.25, AdaptiveTrials(total_trials=3), concentration=DEFAULT_CONCENTRATION,
         max_cases=4 * result.n_cases, round_size=1, plan_cases=result.n_cases, n_sims=40, seed=4,
+        coupling=MODEL.coupling,
     )
     assert plan["expected_items"] == again.expected_items
     assert plan["items_ratio_to_fixed"] == pytest.approx(
@@ -104,7 +109,7 @@ def test_plan_effect_simulates_the_futility_boundary() -> None:
     assert plan["plan_effect"] == 0.25 and plan["futility_beta"] == 0.1
     again = simulate_sequential(
         0.25, 3, max_cases=4 * result.n_cases, plan_cases=result.n_cases, n_sims=60, seed=4,
-        plan_effect=0.25, futility_beta=0.1,
+        plan_effect=0.25, futility_beta=0.1, coupling=MODEL.coupling,
     )
     assert again.futile_planned == plan["futile_planned"]
     assert again.expected_cases == plan["expected_cases"]
@@ -128,7 +133,7 @@ def test_the_fixed_design_at_the_sequential_designs_power_gives_equal_error_rate
                                     method="wilson")[0]
     assert plan["equal_power"] == pytest.approx(wilson_low)
     assert 0.8 < plan["equal_power"] < plan["improved"]
-    same = required_cases(0.25, 3, power=plan["equal_power"])
+    same = required_cases(0.25, 3, power=plan["equal_power"], components=MODEL.components)
     assert plan["equal_power_cases"] == same.n_cases > result.n_cases
     assert plan["ratio_to_equal_power"] == pytest.approx(
         plan["expected_cases"] / plan["equal_power_cases"]
