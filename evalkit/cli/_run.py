@@ -315,6 +315,10 @@ def _print_sequential(outcome: SequentialRun) -> None:
     )
     if comparison.verdict_note:
         print(f"note: {comparison.verdict_note}")
+    if comparison.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        print(NextStep(**comparison.next_step).text())
     if comparison.futility is not None:
         futility = comparison.futility
         print(
