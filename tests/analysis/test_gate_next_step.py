@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import shlex
 from pathlib import Path
@@ -46,6 +47,8 @@ def test_an_inconclusive_gate_plans_from_the_gated_rows() -> None:
         assert step["trials"] == required_trials(effect, 12, components=components).n_trials
     assert step["command"] is None  # tables in: no suite to name
     assert result.to_dict()["next_step"] == step
+    shown = result._repr_html_()  # the rich display in Jupyter
+    assert shown is not None and html.escape(NextStep(**step).text()) in shown
 
 
 def test_a_blocked_regression_has_no_next_step() -> None:

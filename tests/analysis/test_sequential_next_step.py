@@ -3,6 +3,7 @@ command it prints continues the run far enough."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import shlex
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.analysis import run_until_verdict
+from evalkit.analysis import NextStep, run_until_verdict
 from evalkit.cli import build_parser, main
 from evalkit.runner import RunConfig
 from evalkit.stats import estimate_variance_components, required_cases
@@ -44,6 +45,8 @@ def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(
     assert step["cases"] == plan.n_cases
     needed = step["cases"] or step["cases_at_threshold"]
     assert needed is not None and needed <= len(outcome.record.order), step
+    shown = outcome._repr_html_()  # the rich display in Jupyter
+    assert shown is not None and html.escape(NextStep(**step).text()) in shown
     # the command resumes this run with the user's own options and a budget for those cases
     argv = shlex.split(step["command"])
     args = build_parser().parse_args(argv[1:])
