@@ -59,6 +59,7 @@ from evalkit.report import (
     item_browser,
     key_values,
     looks_table,
+    next_step_facts,
     note,
     paired_excerpts,
     pp,
@@ -105,6 +106,17 @@ display(stat_cards([
     ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
      "regressed / improved after correction"),
 ]))
+
+# %%
+settle = next_step_facts(result)
+if settle is not None:
+    display(Markdown(
+        "## What would settle it\n\n"
+        "The verdict is inconclusive. Planned from these runs' own variance components at 80 % "
+        "power: the cases needed at these trials, the trials needed at these cases, and the "
+        "command that would run them (docs/statistics.md, 'Next step')."
+    ))
+    display(key_values(settle))
 
 # %%
 if trajectory is not None:

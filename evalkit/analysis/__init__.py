@@ -40,10 +40,11 @@ if TYPE_CHECKING:
         lift,
         parse_roles,
     )
-    from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step
+    from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step, run_suite_path
     from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import parse_providers, select_providers
+    from evalkit.analysis._run_plan import PLAN_POWER, RunPlan, plan_run
     from evalkit.analysis._sequential import (
         SequentialRun,
         agent_cost,
@@ -75,7 +76,9 @@ __all__ = [
     "NEXT_STEP_POWER",
     "NextStep",
     "LiftResult",
+    "PLAN_POWER",
     "PairwiseGateResult",
+    "RunPlan",
     "SequentialRun",
     "TriggerMetric",
     "agent_cost",
@@ -93,8 +96,10 @@ __all__ = [
     "parse_providers",
     "pairwise_gate",
     "parse_roles",
+    "plan_run",
     "power",
     "register_importer",
+    "run_suite_path",
     "run_until_verdict",
     "select_providers",
     "sequential_compare",

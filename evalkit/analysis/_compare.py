@@ -9,16 +9,14 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
-from evalkit._untrusted import read_json
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
-from evalkit.analysis._next_step import next_step
+from evalkit.analysis._next_step import next_step, run_suite_path
 from evalkit.analysis._providers import select_providers
 from evalkit.errors import InputError
 from evalkit.results import (
     errored_conditions,
     load_results,
-    resolve_run_dir,
     run_label,
 )
 from evalkit.stats import Correction, Metric, PairedComparison
@@ -158,7 +156,7 @@ def compare(
             "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
             "and compare the judged runs"
         ))
-    step = next_step(result, base, cand, suite_path=_suite_path(
+    step = next_step(result, base, cand, suite_path=run_suite_path(
         candidate if candidate is not None else baseline, runs_dir
     ))
     if step is not None:
@@ -178,20 +176,6 @@ def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:
     return int((_compared(rows, conditions)["status"].astype(str) == "ungraded").sum())
 
 
-#: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
-_MANIFEST_NAME = "manifest.json"
-
-
-def _suite_path(run: object, runs_dir: str | os.PathLike[str]) -> str | None:
-    """The suite a run was planned from (its manifest), for the next step's command."""
-    if isinstance(run, pd.DataFrame):
-        return None
-    try:  # plain JSON: compare of unjudged runs loads no pydantic model
-        manifest = read_json(resolve_run_dir(str(run), runs_dir) / _MANIFEST_NAME)
-    except (InputError, OSError, ValueError):
-        return None
-    path = manifest.get("suite_path") if isinstance(manifest, dict) else None
-    return str(path) if path else None
 def _lane_rows(
     data: pd.DataFrame | str | os.PathLike[str],
     runs_dir: str | os.PathLike[str],

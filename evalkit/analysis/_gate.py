@@ -29,6 +29,7 @@ from evalkit._git import git_sha
 from evalkit._plain import plain_fields
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
+from evalkit.analysis._next_step import next_step, run_suite_path
 from evalkit.analysis._providers import select_providers
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -170,6 +171,9 @@ class GateResult:
         ledger_row: The row appended to the ledger (also when no ledger file is given).
         judge_calibration: Whether the judged expectations behind the verdict rest on a
             calibrated judge (the ``judge_calibration`` object of ``compare``), or None.
+        next_step: An inconclusive overall verdict: what would settle it (the ``next_step``
+            object of ``compare``, planned from the gated rows' variance components), also
+            in ``comparison``; None otherwise.
     """
 
     decision: str
@@ -181,6 +185,7 @@ class GateResult:
     budgets: list[BudgetCheck] = field(default_factory=list)
     ledger_row: dict[str, Any] = field(default_factory=dict)
     judge_calibration: dict[str, Any] | None = None
+    next_step: dict[str, Any] | None = None
 
     @property
     def released(self) -> bool:
@@ -390,6 +395,11 @@ def gate(
     if reused is not None and len(reused.reused):
         note = reused_note(len(reused.reused), reused.n_pairs)
         result = dataclasses.replace(result, reused_items=len(reused.reused), reuse_note=note)
+    step = next_step(result, compared_base, compared_cand, suite_path=run_suite_path(
+        candidate, runs_dir
+    ))
+    if step is not None:
+        result = dataclasses.replace(result, next_step=step.to_dict())
     comparison = result.to_dict()
     reasons: list[str] = []
     d = result.delta
@@ -480,6 +490,7 @@ def gate(
         budgets=budgets,
         ledger_row=row,
         judge_calibration=None if calibration is None else calibration.to_dict(),
+        next_step=None if step is None else step.to_dict(),
     )
 
 

@@ -14,13 +14,16 @@ and ``note`` says why.
 from __future__ import annotations
 
 import math
+import os
 import shlex
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import pandas as pd
 
+from evalkit._untrusted import read_json
 from evalkit.errors import InputError
+from evalkit.results import resolve_run_dir
 from evalkit.stats import (
     PairedComparison,
     estimate_variance_components,
@@ -30,6 +33,9 @@ from evalkit.stats import (
 
 #: Power every next step is planned for.
 NEXT_STEP_POWER = 0.8
+
+#: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
+_MANIFEST_NAME = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -177,3 +183,23 @@ def _command(
     if trials_needed is not None:  # run for the baseline's and the candidate's skill texts
         return f"evalkit run {suite} --trials {trials_needed} --no-cache"
     return None
+
+
+def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str | None:
+    """The suite a run was planned from (its manifest's ``suite_path``), for a next step's command.
+
+    Args:
+        run: A run directory or id (a DataFrame has no manifest: None).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The suite path, or None when the run has no readable manifest naming one.
+    """
+    if isinstance(run, pd.DataFrame):
+        return None
+    try:  # plain JSON: compare of unjudged runs loads no pydantic model
+        manifest = read_json(resolve_run_dir(str(run), runs_dir) / _MANIFEST_NAME)
+    except (InputError, OSError, ValueError):
+        return None
+    path = manifest.get("suite_path") if isinstance(manifest, dict) else None
+    return str(path) if path else None

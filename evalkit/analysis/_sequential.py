@@ -10,6 +10,7 @@ are a function of the outcomes on disk, a resumed run recomputes them identicall
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ import pandas as pd
 
 from evalkit._display import rich_html
 from evalkit.analysis._compare import refuse_errored
+from evalkit.analysis._next_step import run_suite_path
+from evalkit.analysis._sequential_next import sequential_next_step
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import (
@@ -490,6 +493,13 @@ def run_until_verdict(
         if manifest is not None:
             write_manifest(result.run_dir, manifest.model_copy(update={"sequential": record}))
         if reason:
+            step = sequential_next_step(
+                comparison, rows, record, stop_reason=reason, run_id=run_id,
+                runs_dir=config.runs_dir, trials=trials, cost_usd=cost,
+                suite_path=run_suite_path(result.run_dir), command_line=config.command_line,
+            )
+            if step is not None:
+                comparison = dataclasses.replace(comparison, next_step=step.to_dict())
             return SequentialRun(
                 run=result,
                 comparison=comparison,

@@ -43,6 +43,10 @@ def main(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     else:
         print(result.message)
+        if result.next_step is not None:
+            from evalkit.analysis import NextStep
+
+            print(NextStep(**result.next_step).text())
         if not result.released:
             eprint("gate blocked the candidate")
     return 0 if result.released else 1

@@ -111,6 +111,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="echo per-item logs to stderr and list the items reused from the cache",
     )
     add_sandbox_flag(p)
+    planning = p.add_argument_group(
+        "planning (--plan)",
+        "run nothing: print the items the run would take and what its comparisons could "
+        "show (minimum detectable effect, cases needed), warning when no verdict is reachable",
+    )
+    planning.add_argument(
+        "--plan", action="store_true", help="plan the run and warn before anything is spent"
+    )
+    planning.add_argument(
+        "--from-run", metavar="RUN",
+        help="with --plan: variance components from this pilot run (default: a 50 %% model)",
+    )
     sequential = p.add_argument_group(
         "sequential (--until-verdict)",
         "run the two --conditions (baseline,candidate) in rounds of cases drawn in a seeded "
@@ -232,11 +244,15 @@ def main(args: argparse.Namespace) -> int:
     allowed = lanes_the_sandbox_allows(args, [c.lane for c in cases], lanes)
     if allowed is not None:
         config = config.model_copy(update={"lanes": allowed})
-    if args.until_verdict:
+    if args.from_run is not None and not args.plan:
+        raise ConfigError("--from-run: only with --plan")
+    if args.until_verdict and not args.plan:
         return _until_verdict(args, suite, config)
     given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_OPTIONS if getattr(args, name)]
-    if given:
+    if given and not args.until_verdict:
         raise ConfigError(f"{', '.join(given)}: only with --until-verdict")
+    if args.plan:
+        return _plan(args, suite, config)
     result = run(suite, config)
     if args.json:
         print_json(result.to_dict())
@@ -290,6 +306,49 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
     return 0
 
 
+def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
+    """``evalkit run --plan``: the run's items and what it could show; nothing is run."""
+    from evalkit.analysis import plan_run
+
+    plan = plan_run(
+        suite,
+        config,
+        until_verdict=args.until_verdict,
+        max_items=args.max_items,
+        threshold=0.05 if args.threshold is None else args.threshold,
+        confidence=0.95 if args.confidence is None else args.confidence,
+        plan_effect=args.plan_effect,
+        from_run=args.from_run,
+        runs_dir=config.runs_dir,
+    )
+    if args.json:
+        print_json(plan.to_dict())
+        return 0
+    pct = "n/a" if plan.mde is None else f"{plan.mde * 100:+.1f} pp"
+    print(
+        f"plan (nothing run): {plan.cases} cases x {len(plan.conditions)} conditions "
+        f"({', '.join(plan.conditions)}) x {plan.trials} trials = {plan.items} items"
+    )
+    scope = " and ".join(plan.pair) if plan.pair else "any two conditions"
+    print(
+        f"comparing {scope}: {plan.compared_cases} cases at {plan.trials} trials; minimum "
+        f"detectable effect {pct} ({plan.power:.0%} power, alpha {plan.alpha:g}, practical "
+        f"threshold {plan.threshold * 100:g} pp); variances: {plan.variances}"
+    )
+    if plan.cases_at_threshold is not None:
+        print(
+            f"cases to tell a {plan.threshold * 100:g} pp effect from zero: "
+            f"{plan.cases_at_threshold} at {plan.trials} trials"
+        )
+    if plan.cases_for_plan_effect is not None and plan.plan_effect is not None:
+        print(f"cases for the planned {plan.plan_effect * 100:+g} pp: {plan.cases_for_plan_effect}")
+    for warning in plan.warnings:
+        eprint(f"warning: {warning}")
+    if not plan.reachable:
+        eprint("warning: this design cannot reach a verdict; change it before running")
+    return 0
+
+
 def _print_sequential(outcome: SequentialRun) -> None:
     """The looks, the verdict and why the run stopped."""
     comparison = outcome.comparison
@@ -315,6 +374,10 @@ def _print_sequential(outcome: SequentialRun) -> None:
     )
     if comparison.verdict_note:
         print(f"note: {comparison.verdict_note}")
+    if comparison.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        print(NextStep(**comparison.next_step).text())
     if comparison.futility is not None:
         futility = comparison.futility
         print(

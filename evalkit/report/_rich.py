@@ -300,12 +300,13 @@ def power_html(result: PowerResult) -> str:
 def gate_html(result: GateResult) -> str:
     """A gate decision: released or blocked with its reasons, budgets, cases, forest plot."""
     released = result.released
-    head = banner(
-        "improved" if released else "regressed",
-        result.decision,
-        result.message,
-        [*result.reasons, *(f"safety regression: {c}" for c in result.safety_regressions)],
-    )
+    details = [*result.reasons, *(f"safety regression: {c}" for c in result.safety_regressions)]
+    if result.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        details.append(NextStep(**result.next_step).text())
+    head = banner("improved" if released else "regressed", result.decision, result.message,
+                  details)
     budgets = pd.DataFrame([b.__dict__ for b in result.budgets])
     parts = head + html_table(
         budgets,

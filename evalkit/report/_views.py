@@ -8,6 +8,7 @@ notebook cell stays one line.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -392,6 +393,7 @@ def compare_view(
             labels=(baseline_dir.name, candidate_dir.name),
             **options,
         )
+        result = _with_next_step(result, baseline_rows, candidate_rows, candidate_dir, runs_dir)
         if wanted:
             baseline_rows = baseline_rows[baseline_rows["condition"].isin(wanted)]
             candidate_rows = candidate_rows[candidate_rows["condition"].isin(wanted)]
@@ -411,6 +413,7 @@ def compare_view(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
         )
     result = compare(candidate_rows, conditions=pair, **options)
+    result = _with_next_step(result, candidate_rows, None, candidate_dir, runs_dir)
     first, second = pair
     return ComparisonView(
         result,
@@ -423,6 +426,21 @@ def compare_view(
         candidate_rows[candidate_rows["condition"] == second],
         (str(first), str(second)),
     )
+
+
+def _with_next_step(
+    result: PairedComparison,
+    baseline_rows: pd.DataFrame,
+    candidate_rows: pd.DataFrame | None,
+    candidate_dir: Path,
+    runs_dir: str | os.PathLike[str],
+) -> PairedComparison:
+    """``result`` with what would settle it when inconclusive (as ``evalkit compare`` plans)."""
+    from evalkit.analysis import next_step, run_suite_path
+
+    step = next_step(result, baseline_rows, candidate_rows,
+                     suite_path=run_suite_path(candidate_dir, runs_dir))
+    return result if step is None else dataclasses.replace(result, next_step=step.to_dict())
 
 
 def _default_pair(run_dir: Path) -> tuple[str, str]:
@@ -473,7 +491,42 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         )
     if not c.unmatched.empty:
         details.append(f"{len(c.unmatched)} unit(s) present on one side only (listed below)")
+    if c.next_step is not None:
+        from evalkit.analysis import NextStep
+
+        details.append(NextStep(**c.next_step).text())
     return headline, details
+
+
+def next_step_facts(comparison: PairedComparison) -> dict[str, Any] | None:
+    """What would settle an inconclusive comparison, for :func:`~evalkit.report.key_values`.
+
+    Args:
+        comparison: A comparison whose ``next_step`` was planned (:func:`compare_view`).
+
+    Returns:
+        ``{label: text}`` (the cases for the observed effect and for the threshold, the trials
+        at these cases, the command and what limits the plan), or None when the verdict is
+        settled.
+    """
+    step = comparison.next_step
+    if step is None:
+        return None
+    trials, cases = step["current_trials"], step["current_cases"]
+    return {
+        f"cases at {trials} trials for the observed {pp(step['effect'])}": _or_none(
+            step["cases"], "no number of cases"),
+        f"trials per case at these {cases} cases": _or_none(step["trials"], "no number of trials"),
+        f"cases to tell a {pp(step['threshold'])} effect from zero": _or_none(
+            step["cases_at_threshold"], "not plannable"),
+        "planned for": f"power {step['power']:.0%}, from these runs' variances",
+        "command": step["command"],
+        "note": step["note"] or None,
+    }
+
+
+def _or_none(value: int | None, missing: str) -> str:
+    return missing if value is None else f"{value:,}"
 
 
 def condition_comparisons(comparison: PairedComparison) -> pd.DataFrame:

@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
     from evalkit.stats._sequential_power import SequentialPlan, simulate_sequential
+    from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
@@ -128,6 +129,7 @@ __all__ = [
     "heterogeneity",
     "holm",
     "mean_ci",
+    "minimum_cases",
     "minimum_detectable_effect",
     "one_sample",
     "paired_bootstrap_delta",

@@ -78,7 +78,7 @@ def test_a_settled_verdict_has_no_next_step(
 
 
 def test_the_manifest_name_compare_reads_is_the_results_one() -> None:
-    from evalkit.analysis._compare import _MANIFEST_NAME
+    from evalkit.analysis._next_step import _MANIFEST_NAME
     from evalkit.results import MANIFEST_FILE
 
     assert _MANIFEST_NAME == MANIFEST_FILE

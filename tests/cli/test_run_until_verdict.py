@@ -42,6 +42,7 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
     out = json.loads(done.stdout)
     assert out["stop_reason"] in SETTLED
     assert {"verdict", "delta", "n_cases", "looks", "stopped_at", "method"} <= set(out)
+    assert out["next_step"] is None  # settled: nothing more to run
     record = _sequential(tmp_path / "seq")
     looks = record["looks"]
     assert [look["round"] for look in looks] == list(range(1, out["rounds"] + 1))
@@ -128,6 +129,9 @@ def test_until_verdict_budgets_stop_unsettled(
         assert out["cost_usd"] <= 0.15
     if code == 3:
         assert "failed" in done.stderr and "Traceback" not in done.stderr
+        assert out["next_step"] is None  # it measured nothing to plan from
+    else:  # a spent budget says what would settle it (tests/analysis/test_sequential_next_step)
+        assert out["next_step"]["current_cases"] == 5 * rounds
 
 
 def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path) -> None:

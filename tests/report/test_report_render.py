@@ -213,6 +213,9 @@ def test_compare_report_shows_verdict_and_case_pairs(rendered: dict[str, Rendere
     assert html.count('class="ek-pair"') == 2, "one regressed and one improved pair"
     assert "regressed: case quote-variables (preloaded)" in html
     assert "improved: case sum-numbers (none)" in html
+    # inconclusive: the page says what would settle it, in the banner and its own section
+    assert re.search(r"<h2[^>]*>What would settle it", html)
+    assert "next step:" in html and "cases to tell a" in html
     # two runs: one row per condition, and the headline names what the overall figure pools
     assert '<table class="ek-table" id="by-condition">' in html
     assert "stratified by case (each case counts once" in html

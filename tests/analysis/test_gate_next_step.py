@@ -1,0 +1,87 @@
+"""An inconclusive gate says what would settle it (the ``next_step`` of ``compare``)."""
+
+from __future__ import annotations
+
+import html
+import json
+import shlex
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.analysis import NextStep, gate
+from evalkit.cli import build_parser, main
+from evalkit.runner import RunConfig, run
+from evalkit.stats import estimate_variance_components, required_cases, required_trials
+from tests.conftest import TINY
+
+
+def _rows(run_id: str, seed: int, n_cases: int = 12, trials: int = 3) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rates = np.random.default_rng(7).uniform(0.2, 0.9, n_cases)  # the same cases both runs
+    return pd.DataFrame([
+        {"run_id": run_id, "case_id": f"c{i:02d}", "condition": "preloaded", "trial": t,
+         "passed": bool(rng.random() < rates[i])}
+        for i in range(n_cases) for t in range(trials)
+    ])
+
+
+def test_an_inconclusive_gate_plans_from_the_gated_rows() -> None:
+    base, cand = _rows("b", 1), _rows("c", 2)  # A/A: the same true rates
+    result = gate(base, cand, n_resamples=1000)
+    assert result.comparison["verdict"] == "inconclusive" and result.released
+    step = result.next_step
+    assert step is not None and result.comparison["next_step"] == step
+    assert {"cases", "trials", "effect", "command"} <= set(step)
+    effect = result.comparison["delta"]["estimate"]
+    assert step["effect"] == pytest.approx(effect)
+    components = estimate_variance_components(base, cand)
+    if abs(effect) > 0.05 or effect < 0:
+        assert step["cases"] == required_cases(effect, 3, components=components,
+                                               threshold=0.05).n_cases
+    assert step["cases_at_threshold"] == required_cases(0.05, 3, components=components,
+                                                        threshold=0.0).n_cases
+    if step["trials"] is not None:
+        assert step["trials"] == required_trials(effect, 12, components=components).n_trials
+    assert step["command"] is None  # tables in: no suite to name
+    assert result.to_dict()["next_step"] == step
+    shown = result._repr_html_()  # the rich display in Jupyter
+    assert shown is not None and html.escape(NextStep(**step).text()) in shown
+
+
+def test_a_blocked_regression_has_no_next_step() -> None:
+    base = _rows("b", 1).assign(passed=True)
+    cand = base.assign(run_id="c", passed=False)
+    result = gate(base, cand, n_resamples=500)
+    assert result.comparison["verdict"] == "regressed" and not result.released
+    assert result.next_step is None and result.comparison["next_step"] is None
+
+
+@pytest.fixture(scope="module")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("gate-next") / "runs"
+    for run_id, seed in (("base", 1), ("cand", 2)):  # other seeds: no pair is one sample
+        run(TINY, RunConfig(runs_dir=runs, run_id=run_id, trials=2, seed=seed, progress=False,
+                            use_cache=False))
+    return runs
+
+
+def test_gate_cli_prints_and_returns_the_next_step(
+    tiny_runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["gate", "--baseline", "base", "--candidate", "cand", "--runs-dir", str(tiny_runs)]
+    code = main([*argv, "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == (0 if out["released"] else 1)
+    assert out["comparison"]["verdict"] == "inconclusive"  # 4 cases: no verdict is possible
+    step = out["next_step"]
+    assert step == out["comparison"]["next_step"] and step["current_cases"] == 4
+    assert step["current_trials"] == 2
+    if step["command"] is not None:  # two runs: a fresh run of the suite with more trials
+        args = build_parser().parse_args(shlex.split(step["command"])[1:])
+        assert Path(args.suite) == TINY and args.trials == step["trials"] and args.no_cache
+    main(argv)
+    text = capsys.readouterr().out
+    assert NextStep(**step).text() in text and "next step:" in text
