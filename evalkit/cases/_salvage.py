@@ -41,12 +41,19 @@ class Salvaged(NamedTuple, Generic[M]):
     removed: frozenset[str]
 
     def lost(self, *fields: str) -> bool:
-        """Whether anything at or below one of ``fields`` (dotted paths) was removed."""
-        return any(
-            path == f or path.startswith((f"{f}.", f"{f}["))
-            for path in self.removed
-            for f in fields
-        )
+        """Whether one of ``fields`` (dotted paths), a part of it or a parent was removed.
+
+        Examples:
+            >>> found = Salvaged(None, frozenset({"defaults"}))
+            >>> found.lost("defaults.pass_threshold"), found.lost("skills")
+            (True, False)
+        """
+        return any(_within(path, f) or _within(f, path) for path in self.removed for f in fields)
+
+
+def _within(path: str, field: str) -> bool:
+    """Whether ``path`` is ``field`` or lies below it."""
+    return path == field or path.startswith((f"{field}.", f"{field}["))
 
 
 def salvage(

@@ -97,6 +97,14 @@ def test_five_planted_mistakes_come_out_together_grouped_by_file(
     assert failure.startswith("sum-numbers: the reference scores ")
     assert report["references_checked"] == ["sum-numbers", "wait-file"]  # the clean ones
 
+    run = ["run", str(tiny_suite), "--runs-dir", str(runs_dir), "--no-progress"]
+    assert main(run) == 2  # a run refuses the suite with the same list, before anything runs
+    err = capsys.readouterr().err
+    assert err.startswith("error: suite is invalid (4 problems in 4 files):")
+    for line in (trials, fixture, typo, duplicate):
+        assert f"    - {line}\n" in err
+    assert not any(runs_dir.iterdir())
+
 
 def test_an_unreadable_suite_yaml_does_not_hide_case_errors(tiny_suite: Path) -> None:
     (tiny_suite / "suite.yaml").write_text("name: tiny\nskills: [\n")
@@ -226,3 +234,33 @@ def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
     assert "fails every item of this case that solves it this way (severity error)" in err
     assert "case 'fix-wait': reference check failed: " in err
     assert "anti_patterns (blind-sleep (error))" in err
+
+
+def test_a_file_read_for_several_fields_is_one_problem(
+    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    skill = tiny_suite / "skills" / "waiting" / "SKILL.md"
+    skill.write_bytes(b"\x00binary")
+    suite_yaml = tiny_suite / "suite.yaml"
+    _edit(suite_yaml, "bootstrap.md", "SKILL.md")
+    _edit(suite_yaml, "stale: skills/waiting/stale.md", "stale: skills/waiting/SKILL.md")
+    assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == [
+        "error: suite 'tiny' is invalid (1 problem):",
+        f"  {skill} (1 problem):",
+        f"    - {skill}: binary file (contains NUL bytes); expected text",
+    ]
+
+
+def test_a_suite_yaml_section_of_the_wrong_type_skips_the_reference_checks(
+    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _edit(tiny_suite / "suite.yaml", "defaults:\n  trials: 2", "defaults: 2")
+    _edit(tiny_suite / "cases" / "prompt.yaml", "    prompt: How", "    promt: How")
+    assert main(["cases", "validate", str(tiny_suite)]) == 2
+    err = capsys.readouterr().err
+    assert "(3 problems in 2 files):" in err  # promt: unknown, and prompt is missing
+    assert "suite.yaml:10: defaults: Input should be a valid dictionary" in err
+    assert "reference checks not run: suite.yaml's defaults or anti_patterns have problems" in err
+    assert "reference check failed" not in err
