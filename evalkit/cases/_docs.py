@@ -57,7 +57,7 @@ answer or solution command that an anti-pattern matches (a `sed` fix that spells
 forbidden `sleep 5`) is one, since the rule then fires on every item of that case.
 `--json` prints the same as one object: `valid`, `problems` and `problems_by_file` (each with
 `file`, `line`, `field`, `case_id`, `message`, `text`), `warnings`, `reference_failures`,
-`references_checked`.
+`references_checked` (`cases` and `dataset_version` are null while the suite is invalid).
 
 ```bash
 evalkit cases validate my-suite --no-references --json \\

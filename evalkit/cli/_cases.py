@@ -209,7 +209,7 @@ def _validation_json(
     return {
         "suite": suite.name if suite else found.name,
         "valid": suite is not None and not failures,
-        "cases": len(suite.cases) if suite else 0,
+        "cases": len(suite.cases) if suite else None,
         "dataset_version": suite.dataset_version if suite else None,
         "reference_failures": failures,
         "reference_cache_hits": hits,

@@ -89,6 +89,7 @@ def test_five_planted_mistakes_come_out_together_grouped_by_file(
     assert main([*argv, "--json"]) == 2
     report = json.loads(capsys.readouterr().out)
     assert report["valid"] is False and report["suite"] == "tiny"
+    assert report["cases"] is None and report["dataset_version"] is None
     assert len(report["problems"]) == 4
     assert sorted(report["problems_by_file"]) == sorted(
         str(files[k]) for k in ("suite", "execution", "prompt", "extra")
