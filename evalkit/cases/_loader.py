@@ -478,7 +478,7 @@ def _load_cases(
 ) -> list[_LoadedCase]:
     """Every case of every case file; a duplicate id is a problem naming both definitions."""
     loaded: list[_LoadedCase] = []
-    first_seen: dict[str, str] = {}
+    first_seen: dict[str, _Locator] = {}
     for path in _case_files(root, spec, at, problems):
         file = str(path)
         doc = _read_yaml(path, problems)
@@ -491,20 +491,20 @@ def _load_cases(
             case_at = _Locator(file, node, where)
             case_id = _case_id(raw)
             duplicate = case_id is not None and case_id in first_seen
-            if case_id is not None:
-                here = f"{file}:{case_at.line(('id',))}"
-                if duplicate:
-                    problems.append(
-                        case_at(
-                            ("id",),
-                            f"duplicate case id '{case_id}': defined at {first_seen[case_id]} "
-                            f"and again here at {here}; ids are unique across the suite, "
-                            "rename one of them",
-                            case_id,
-                        )
+            if case_id is not None and duplicate:
+                first, here = (
+                    f"{a.file}:{a.line(('id',))}" for a in (first_seen[case_id], case_at)
+                )
+                problems.append(
+                    case_at(
+                        ("id",),
+                        f"duplicate case id '{case_id}': defined at {first} and again here at "
+                        f"{here}; ids are unique across the suite, rename one of them",
+                        case_id,
                     )
-                else:
-                    first_seen[case_id] = here
+                )
+            elif case_id is not None:
+                first_seen[case_id] = case_at
             result = _validate(Case, raw, file, problems, doc=doc, node=node, prefix=_dotted(where))
             if isinstance(result, Case):
                 salvaged, clean = Salvaged(result, frozenset()), not duplicate
