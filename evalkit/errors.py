@@ -47,6 +47,17 @@ class Problem:
     line: int | None = None
     case_id: str | None = None
 
+    def to_dict(self) -> dict[str, str | int | None]:
+        """The problem as JSON: its parts, and ``text`` as the CLI prints it."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "field": self.field,
+            "case_id": self.case_id,
+            "message": self.message,
+            "text": str(self),
+        }
+
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
         field = self.field
@@ -67,10 +78,49 @@ class SuiteError(InputError):
     """
 
     def __init__(self, problems: list[Problem]) -> None:
-        self.problems = list(problems)
-        lines = [f"suite is invalid ({len(self.problems)} problem(s)):"]
-        lines += [f"  - {p}" for p in self.problems]
+        self.problems = unique_problems(problems)
+        lines = [f"suite is invalid ({problem_count(self.problems)}):"]
+        lines += grouped_lines(self.problems)
         super().__init__("\n".join(lines))
+
+
+def plural(n: int, word: str) -> str:
+    """``n`` and ``word``, in the plural unless ``n`` is 1.
+
+    Examples:
+        >>> plural(1, "problem"), plural(3, "problem"), plural(2, "reference check")
+        ('1 problem', '3 problems', '2 reference checks')
+    """
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def unique_problems(problems: list[Problem]) -> list[Problem]:
+    """``problems`` in order, each told once."""
+    return list(dict.fromkeys(problems))
+
+
+def problem_count(problems: list[Problem]) -> str:
+    """``"1 problem"``, or ``"5 problems in 3 files"``."""
+    files = len({p.file for p in problems})
+    counted = plural(len(problems), "problem")
+    return counted if files < 2 else f"{counted} in {files} files"
+
+
+def grouped_lines(problems: list[Problem], indent: str = "  ") -> list[str]:
+    """Problems grouped by file (files in order of appearance, each by line).
+
+    Returns:
+        One header line per file (``<file> (2 problems):``), then its problems, one a line.
+    """
+    by_file: dict[str, list[Problem]] = {}
+    for problem in problems:
+        by_file.setdefault(problem.file, []).append(problem)
+    lines: list[str] = []
+    for file, found in by_file.items():
+        lines.append(f"{indent}{file} ({plural(len(found), 'problem')}):")
+        ordered = sorted(found, key=lambda p: p.line or 0)
+        lines += [f"{indent}  - {p}" for p in ordered]
+    return lines
 
 
 class RunNotFoundError(InputError):

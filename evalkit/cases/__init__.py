@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     )
     from evalkit.cases._docs import render_suites_markdown
     from evalkit.cases._hashing import directory_hash, stable_hash
-    from evalkit.cases._loader import SUITE_FILE, load_suite
+    from evalkit.cases._loader import SUITE_FILE, SuiteInspection, inspect_suite, load_suite
     from evalkit.cases._models import (
         DEFAULT_CONDITIONS,
         LANES,
@@ -96,6 +96,7 @@ __all__ = [
     "Suite",
     "SuiteDefaults",
     "SuiteFile",
+    "SuiteInspection",
     "TableColumns",
     "VerifierCheck",
     "WorkflowCheck",
@@ -109,6 +110,7 @@ __all__ = [
     "is_negated",
     "is_skill_dir",
     "init_suite",
+    "inspect_suite",
     "render_suites_markdown",
     "load_suite",
     "stable_hash",

@@ -46,6 +46,24 @@ evalkit cases validate my-suite  # every problem at once; "valid" only once refe
 evalkit run my-suite --trials 1  # the simulated provider: no API key needed
 ```
 
+One pass finds everything: a wrong type in `suite.yaml` does not hide the case files' problems
+(what of `suite.yaml` validates is used to check them), a case with one wrong field still has
+its fixture, skills and id checked, and the reference checks run on every case that loaded
+cleanly. The problems come grouped by file, `suite.yaml` first, each file with its count
+(`suite 'my-suite' is invalid (5 problems in 4 files, of which 1 reference check failed):`);
+a duplicate case id names both definitions as `file:line`. Exit code 2 on any problem, 1 when
+only reference checks failed, 0 when valid. Warnings do not make a suite invalid: a reference
+answer or solution command that an anti-pattern matches (a `sed` fix that spells out the
+forbidden `sleep 5`) is one, since the rule then fires on every item of that case.
+`--json` prints the same as one object: `valid`, `problems` and `problems_by_file` (each with
+`file`, `line`, `field`, `case_id`, `message`, `text`), `warnings`, `reference_failures`,
+`references_checked` (`cases` and `dataset_version` are null while the suite is invalid).
+
+```bash
+evalkit cases validate my-suite --no-references --json \\
+  | python -c "import json, sys; print(len(json.load(sys.stdin)['problems']), 'problems')"
+```
+
 Reference checks run each execution case's setup, verifier and solution commands in the
 sandbox, which can take seconds (a verifier that tests a timeout has to wait for it). A check
 that passed is remembered under `runs/.cache/references/` (`--runs-dir` moves it), keyed on

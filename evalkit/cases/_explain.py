@@ -123,6 +123,63 @@ def explain(
     return Explained(field, _clean(error["msg"]) + limits, line)
 
 
+def explain_all(
+    model: type[BaseModel],
+    errors: Sequence[ErrorDetails],
+    doc: YamlDocument | None,
+    root: Any,
+    prefix: str,
+) -> list[Explained]:
+    """Explain every error of one validation once, in line order (see :func:`explain`).
+
+    A value of a plain union (``str | Expectation``) that fits no member fails once per
+    member; only the errors of the member the value was written as are kept (a mapping: the
+    model; anything else: text), and identical messages are told once.
+    """
+    out: list[Explained] = []
+    for error in _written_members(model, errors):
+        explained = explain(model, error, doc, root, prefix)
+        if explained not in out:
+            out.append(explained)
+    return sorted(out, key=lambda e: e.line or 0)
+
+
+def _written_members(model: type[BaseModel], errors: Sequence[ErrorDetails]) -> list[ErrorDetails]:
+    """``errors`` without those of union members the value was not written as."""
+    groups: dict[tuple[int | str, ...], list[tuple[Any, ErrorDetails]]] = {}
+    plain: list[ErrorDetails] = []
+    for error in errors:
+        loc = tuple(error["loc"])
+        found = _first_member(model, loc)
+        if found is None:
+            plain.append(error)
+        else:
+            at, member = found
+            groups.setdefault(loc[:at], []).append((member, error))
+    kept = list(plain)
+    for at_loc, members in groups.items():
+        value = next(
+            (e.get("input") for _, e in members if len(e["loc"]) == len(at_loc) + 1), None
+        )
+        fitting = [e for m, e in members if _is_model(m) == isinstance(value, dict)]
+        kept += fitting or [e for _, e in members]
+    order = {id(e): i for i, e in enumerate(errors)}
+    return sorted(kept, key=lambda e: order[id(e)])
+
+
+def _first_member(model: type[BaseModel], loc: Sequence[int | str]) -> tuple[int, Any] | None:
+    """Position in ``loc`` of the first plain-union member name, and that member."""
+    tp: Any = model
+    for i, part in enumerate(loc):
+        member = _member_label(tp, part)
+        if member is not None:
+            return i, member
+        tp = _step(tp, part)
+        if tp is None:
+            return None
+    return None
+
+
 #: Errors of a number field, whose message then states the field's allowed range.
 _NUMBER_ERRORS = frozenset({
     "float_parsing", "float_type", "int_parsing", "int_type", "int_from_float",
@@ -146,11 +203,12 @@ def _limits(model: type[BaseModel], loc: Sequence[int | str]) -> str:
         high = getattr(item, "lt", None) if getattr(item, "lt", None) is not None else high
     if low is None and high is None:
         return ""
+    number = "a whole number" if int in _members(info.annotation) else "a number"
     if low is not None and high is not None:
-        return f"; allowed: a number from {low:g} to {high:g}"
+        return f"; allowed: {number} from {low:g} to {high:g}"
     if low is not None:
-        return f"; allowed: a number at least {low:g}"
-    return f"; allowed: a number at most {high:g}"
+        return f"; allowed: {number} at least {low:g}"
+    return f"; allowed: {number} at most {high:g}"
 
 
 def _clean(message: str) -> str:
@@ -229,6 +287,25 @@ def _members(tp: Any) -> list[Any]:
     return [tp]
 
 
+def _member_label(tp: Any, part: int | str) -> Any:
+    """The member of a plain union ``tp`` that pydantic names ``part`` in an error's loc.
+
+    Validating ``str | Expectation`` fails once per member, at ``(..., 'str')`` and at
+    ``(..., 'Expectation', ...)``: those names are not fields the user wrote. Returns None
+    when ``part`` is not such a name.
+    """
+    members = _members(tp)
+    if not isinstance(part, str) or len(members) < 2:
+        return None
+    if any(_tag_of(m) == part or get_origin(m) is dict for m in members):
+        return None
+    if any(_is_model(m) and part in m.model_fields for m in members):
+        return None
+    named = [m for m in members if _is_model(m) and m.__name__ == part]
+    plain = [m for m in members if not _is_model(m)]
+    return (named or plain or [None])[0]
+
+
 def _step(tp: Any, part: int | str) -> Any:
     """The type one key or index below ``tp``, or None."""
     members = _members(tp)
@@ -236,6 +313,9 @@ def _step(tp: Any, part: int | str) -> Any:
         for member in members:
             if _tag_of(member) == part:
                 return member
+    member = _member_label(tp, part)
+    if member is not None:
+        return member
     for member in members:
         origin = get_origin(member)
         if isinstance(part, int) and origin in (tuple, list):
@@ -265,11 +345,13 @@ def _literal_choices(tp: Any) -> list[str]:
 
 
 def _union_tags(model: type[BaseModel], loc: Sequence[int | str]) -> set[int]:
-    """Positions in ``loc`` that are a union's tag (not a field the user wrote)."""
+    """Positions in ``loc`` that are a union's tag or member name (not a field the user wrote)."""
     out: set[int] = set()
     tp: Any = model
     for i, part in enumerate(loc):
         if isinstance(part, str) and any(_tag_of(m) == part for m in _members(tp)):
+            out.add(i)
+        elif _member_label(tp, part) is not None:
             out.add(i)
         tp = _step(tp, part)
         if tp is None:

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from evalkit._paths import is_inside
 from evalkit._untrusted import InputBoundError, check_yaml
-from evalkit.cases._explain import did_you_mean, explain
+from evalkit.cases._explain import did_you_mean, explain_all
 from evalkit.cases._hashing import directory_hash, stable_hash
+from evalkit.cases._lint import reference_warnings
 from evalkit.cases._models import (
     DEFAULT_CONDITIONS,
     NO_SKILL,
@@ -20,9 +23,10 @@ from evalkit.cases._models import (
     Condition,
     SuiteFile,
 )
+from evalkit.cases._salvage import Salvaged, salvage
 from evalkit.cases._source import _YAML_LOADER, YamlDocument, line_of, node_at, parse_yaml
 from evalkit.cases._suite import SkillTexts, Suite
-from evalkit.errors import Problem, SuiteError
+from evalkit.errors import Problem, SuiteError, unique_problems
 from evalkit.sandbox import fixture_link_problems
 
 SUITE_FILE = "suite.yaml"
@@ -62,43 +66,137 @@ def load_suite(path: str | os.PathLike[str]) -> Suite:
         >>> suite.name
         'demo'
     """
+    inspection = inspect_suite(path)
+    if inspection.suite is None:
+        raise SuiteError(list(inspection.problems))
+    return inspection.suite
+
+
+class SuiteInspection(NamedTuple):
+    """Everything one pass of validation found in a suite directory.
+
+    Attributes:
+        suite: The suite, when it has no problem (warnings allowed); else None.
+        problems: Every problem of every file (suite.yaml, skill files, case files,
+            fixtures), each told once, in file order.
+        warnings: What is allowed but likely wrong (a reference that trips an anti-pattern).
+        checkable: The cases that loaded without a problem, as a suite whose reference
+            checks can run; None when suite.yaml is too broken to score by (its
+            ``defaults`` or ``anti_patterns`` have problems) or no case loaded cleanly.
+        name: The suite's name as written (None when suite.yaml does not give one).
+    """
+
+    suite: Suite | None
+    problems: tuple[Problem, ...]
+    warnings: tuple[Problem, ...] = ()
+    checkable: Suite | None = None
+    name: str | None = None
+
+
+def inspect_suite(path: str | os.PathLike[str]) -> SuiteInspection:
+    """Validate a suite directory in one pass, collecting every problem and warning.
+
+    A problem in one file never hides another file's: the case files are read even when
+    ``suite.yaml`` is wrong (with what of it validates), and a case with one wrong field still
+    has its fixture, skills and id checked.
+
+    Args:
+        path: The suite directory (holding ``suite.yaml``).
+
+    Returns:
+        The suite (when valid), the problems, the warnings and the cleanly loaded cases.
+
+    Examples:
+        >>> found = inspect_suite("tests/fixtures/suites/tiny")
+        >>> found.suite is not None, found.problems
+        (True, ())
+    """
     root = Path(path)
-    problems: list[Problem] = []
     if not root.exists():
-        raise SuiteError([Problem(str(root), "", "suite directory does not exist")])
+        return SuiteInspection(None, (Problem(str(root), "", "suite directory does not exist"),))
     if not root.is_dir():
-        raise SuiteError([Problem(str(root), "", "a suite is a directory holding suite.yaml")])
+        problem = Problem(str(root), "", "a suite is a directory holding suite.yaml")
+        return SuiteInspection(None, (problem,))
     suite_path = root / SUITE_FILE
     if not suite_path.exists():
-        raise SuiteError([Problem(str(suite_path), "", "missing; every suite needs a suite.yaml")])
+        problem = Problem(str(suite_path), "", "missing; every suite needs a suite.yaml")
+        return SuiteInspection(None, (problem,))
+    problems: list[Problem] = []
     doc = _read_yaml(suite_path, problems)
-    spec = _validate(SuiteFile, doc.data, str(suite_path), problems, doc=doc) if doc else None
-    if doc is None or spec is None:
-        raise SuiteError(problems)
+    spec = _suite_spec(root, doc, suite_path, problems)
+    at = _Locator(str(suite_path), doc.node if doc else None)
+    skills = _load_skills(root, spec.model, at, problems)
+    conditions = {**DEFAULT_CONDITIONS, **spec.model.conditions}
+    if not spec.lost("*", "conditions", "skills", "defaults"):
+        _check_conditions(spec.model, conditions, at, problems)
+    known_skills = _known_skills(doc, spec)
+    loaded = _load_cases(root, spec.model, at, problems)
+    warnings: list[Problem] = []
+    clean: list[_LoadedCase] = []
+    for entry in loaded:
+        before = len(problems)
+        _check_case(root, known_skills, entry, problems)
+        if entry.clean and len(problems) == before:
+            clean.append(entry)
+            warnings += reference_warnings(spec.model, entry.case, entry.source.at)
+    name = spec.model.name if not spec.lost("*", "name") else None
 
-    at = _Locator(str(suite_path), doc.node)
-    skills = _load_skills(root, spec, at, problems)
-    conditions = {**DEFAULT_CONDITIONS, **spec.conditions}
-    _check_conditions(spec, conditions, at, problems)
-    cases, case_files, sources = _load_cases(root, spec, at, problems)
-    _check_cases(root, spec, cases, sources, problems)
-    if problems:
-        raise SuiteError(problems)
+    def build(entries: list[_LoadedCase]) -> Suite:
+        cases = [e.case for e in entries]
+        case_hashes = {case.id: _case_hash(root, case) for case in cases}
+        return Suite(
+            name=spec.model.name,
+            root=root,
+            spec=spec.model,
+            skills=skills,
+            conditions=conditions,
+            cases=tuple(sorted(cases, key=lambda c: c.id)),
+            case_files={e.case.id: str(Path(e.source.file).relative_to(root)) for e in entries},
+            case_hashes=case_hashes,
+            dataset_version=stable_hash(sorted(case_hashes.items())),
+            case_lines={e.case.id: e.source.at.line(()) or 1 for e in entries},
+        )
 
-    case_hashes = {case.id: _case_hash(root, case) for case in cases}
-    dataset_version = stable_hash(sorted(case_hashes.items()))
-    return Suite(
-        name=spec.name,
-        root=root,
-        spec=spec,
-        skills=skills,
-        conditions=conditions,
-        cases=tuple(sorted(cases, key=lambda c: c.id)),
-        case_files=case_files,
-        case_hashes=case_hashes,
-        dataset_version=dataset_version,
-        case_lines={case_id: source.at.line(()) for case_id, source in sources.items()},
-    )
+    unique = tuple(sorted(unique_problems(problems), key=_file_order(suite_path)))
+    if not unique:
+        suite = build(clean)
+        return SuiteInspection(suite, (), tuple(warnings), suite, name)
+    scorable = clean and not spec.lost("*", "defaults.pass_threshold", "anti_patterns")
+    checkable = build(clean) if scorable else None
+    return SuiteInspection(None, unique, tuple(warnings), checkable, name)
+
+
+def _file_order(suite_path: Path) -> Callable[[Problem], tuple[bool, str, int]]:
+    """Sort key of problems: suite.yaml's first, then by file and line."""
+    first = str(suite_path)
+    return lambda p: (p.file != first, p.file, p.line or 0)
+
+
+#: The placeholder name of a suite whose suite.yaml gives none that validates.
+_UNNAMED = "unnamed"
+
+
+def _suite_spec(
+    root: Path, doc: YamlDocument | None, suite_path: Path, problems: list[Problem]
+) -> Salvaged[SuiteFile]:
+    """suite.yaml validated; on problems, what of it validates (``"*"``: nothing did)."""
+    nothing = Salvaged(SuiteFile(name=_UNNAMED), frozenset({"*"}))
+    if doc is None:
+        return nothing
+    errors = _validate(SuiteFile, doc.data, str(suite_path), problems, doc=doc)
+    if isinstance(errors, SuiteFile):
+        return Salvaged(errors, frozenset())
+    return salvage(SuiteFile, doc.data, errors, {"name": _UNNAMED}) or nothing
+
+
+def _known_skills(doc: YamlDocument | None, spec: Salvaged[SuiteFile]) -> set[str] | None:
+    """The skill names suite.yaml defines, or None when they cannot be told."""
+    if not spec.lost("*", "skills"):
+        return set(spec.model.skills)
+    raw = doc.data.get("skills") if doc is not None and isinstance(doc.data, dict) else None
+    if isinstance(raw, dict):
+        return {str(name) for name in raw}
+    return None
 
 
 class _Locator:
@@ -115,9 +213,9 @@ class _Locator:
         field = _dotted(self.prefix + loc)
         return Problem(self.file, field, message, self.line(loc), case_id)
 
-    def line(self, loc: tuple[int | str, ...]) -> int:
-        """1-based line of the field at ``loc`` (below this locator's node)."""
-        return line_of(self.node, loc)
+    def line(self, loc: tuple[int | str, ...]) -> int | None:
+        """1-based line of the field at ``loc`` (below this locator's node), when known."""
+        return line_of(self.node, loc) if self.node is not None else None
 
 
 def _dotted(loc: tuple[int | str, ...]) -> str:
@@ -191,18 +289,22 @@ def _validate(
     doc: YamlDocument | None = None,
     node: Any = None,
     prefix: str = "",
-) -> M | None:
-    """Validate ``raw`` as ``model``; on failure add one located problem per error."""
+) -> M | list[ErrorDetails]:
+    """Validate ``raw`` as ``model``; on failure add one located problem per error.
+
+    Returns:
+        The model, or the errors of the failed validation (for :func:`salvage`).
+    """
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
         case_id = _case_id(raw) if model is Case else None
         root = node if node is not None else (doc.node if doc is not None else None)
         source = doc if root is not None else None
-        explained = [explain(model, err, source, root, prefix) for err in exc.errors()]
-        for field, message, line in sorted(explained, key=lambda e: e.line or 0):
+        errors = exc.errors()
+        for field, message, line in explain_all(model, errors, source, root, prefix):
             problems.append(Problem(file, field, message, line, case_id))
-        return None
+        return errors
 
 
 def _case_id(raw: Any) -> str | None:
@@ -347,13 +449,20 @@ def _case_documents(
     return [], None, ()
 
 
-def _load_cases(
-    root: Path, spec: SuiteFile, at: _Locator, problems: list[Problem]
-) -> tuple[list[Case], dict[str, str], dict[str, _CaseSource]]:
+class _LoadedCase(NamedTuple):
+    """A case read from a case file: validated, or salvaged from a failed validation."""
+
+    case: Case
+    source: _CaseSource
+    salvaged: Salvaged[Case]
+    clean: bool
+    case_id: str | None
+
+
+def _case_files(root: Path, spec: SuiteFile, at: _Locator, problems: list[Problem]) -> list[Path]:
     files: list[Path] = []
     for pattern in spec.cases:
         files += [p for p in root.glob(pattern) if p.is_file()]
-    files = sorted(set(files))
     if not files:
         problems.append(
             at(
@@ -361,108 +470,127 @@ def _load_cases(
                 f"no case files match {list(spec.cases)}; add YAML files under {root / 'cases'}",
             )
         )
-    cases: list[Case] = []
-    case_files: dict[str, str] = {}
-    sources: dict[str, _CaseSource] = {}
-    first_seen: dict[str, str] = {}
-    for path in files:
+    return sorted(set(files))
+
+
+def _load_cases(
+    root: Path, spec: SuiteFile, at: _Locator, problems: list[Problem]
+) -> list[_LoadedCase]:
+    """Every case of every case file; a duplicate id is a problem naming both definitions."""
+    loaded: list[_LoadedCase] = []
+    first_seen: dict[str, _Locator] = {}
+    for path in _case_files(root, spec, at, problems):
         file = str(path)
         doc = _read_yaml(path, problems)
         if doc is None:
             continue
         docs, parent, prefix = _case_documents(doc, file, problems)
-        loaded: list[tuple[_Locator, Case]] = []
         for i, raw in enumerate(docs):
             node = doc.node if parent is None else node_at(parent, (i,))
             where = prefix if parent is None else (*prefix, i)
             case_at = _Locator(file, node, where)
-            case = _validate(Case, raw, file, problems, doc=doc, node=node, prefix=_dotted(where))
-            if case is not None:
-                loaded.append((case_at, case))
-        for case_at, case in loaded:
-            if case.id in first_seen:
+            case_id = _case_id(raw)
+            duplicate = case_id is not None and case_id in first_seen
+            if case_id is not None and duplicate:
+                first, here = (
+                    f"{a.file}:{a.line(('id',))}" for a in (first_seen[case_id], case_at)
+                )
                 problems.append(
                     case_at(
                         ("id",),
-                        f"duplicate case id '{case.id}' (first defined in {first_seen[case.id]}); "
-                        "give this case another id",
-                        case.id,
+                        f"duplicate case id '{case_id}': defined at {first} and again here at "
+                        f"{here}; ids are unique across the suite, rename one of them",
+                        case_id,
                     )
                 )
-                continue
-            first_seen[case.id] = file
-            case_files[case.id] = str(path.relative_to(root))
-            sources[case.id] = _CaseSource(file, case_at)
-            cases.append(case)
-    return cases, case_files, sources
+            elif case_id is not None:
+                first_seen[case_id] = case_at
+            result = _validate(Case, raw, file, problems, doc=doc, node=node, prefix=_dotted(where))
+            if isinstance(result, Case):
+                salvaged, clean = Salvaged(result, frozenset()), not duplicate
+            else:
+                placeholders = {"id": "unnamed", "prompt": "?"}
+                found = salvage(Case, raw, result, placeholders)
+                if found is None:
+                    continue
+                salvaged, clean = found, False
+            source = _CaseSource(file, case_at)
+            loaded.append(_LoadedCase(salvaged.model, source, salvaged, clean, case_id))
+    return loaded
 
 
-def _check_cases(
-    root: Path,
-    spec: SuiteFile,
-    cases: list[Case],
-    sources: dict[str, _CaseSource],
-    problems: list[Problem],
+def _check_case(
+    root: Path, known_skills: set[str] | None, entry: _LoadedCase, problems: list[Problem]
 ) -> None:
-    for case in cases:
-        at = sources[case.id].at
-        if case.expected_skill != NO_SKILL and case.expected_skill not in spec.skills:
-            known = ", ".join(sorted(spec.skills)) or "(none)"
-            hint = did_you_mean(case.expected_skill, spec.skills)
+    """The checks of one case that need the suite (skills, fixture) or several fields.
+
+    A check that reads a field removed from a salvaged case is skipped: its value is not the
+    one written.
+    """
+    case, at, case_id, lost = entry.case, entry.source.at, entry.case_id, entry.salvaged.lost
+    if known_skills is not None and not lost("expected_skill"):
+        if case.expected_skill != NO_SKILL and case.expected_skill not in known_skills:
+            known = ", ".join(sorted(known_skills)) or "(none)"
+            hint = did_you_mean(case.expected_skill, known_skills)
             problems.append(
                 at(
                     ("expected_skill",),
                     f"unknown skill '{case.expected_skill}'{hint} suite skills: {known} "
                     f"(use '{NO_SKILL}' for should-not-trigger cases)",
-                    case.id,
+                    case_id,
                 )
             )
-        for index, skill in enumerate(case.skills or ()):
-            if skill not in spec.skills:
-                hint = did_you_mean(skill, spec.skills)
-                known = ", ".join(sorted(spec.skills)) or "(none)"
-                problems.append(
-                    at(
-                        ("skills", index),
-                        f"unknown skill '{skill}'{hint} suite skills: {known}",
-                        case.id,
-                    )
-                )
-        if case.fixture is not None and not is_inside(case.fixture, root):
+    for index, skill in enumerate(case.skills or ()):
+        if known_skills is not None and not lost("skills") and skill not in known_skills:
+            hint = did_you_mean(skill, known_skills)
+            known = ", ".join(sorted(known_skills)) or "(none)"
             problems.append(
                 at(
-                    ("fixture",),
-                    f"fixture '{case.fixture}' lies outside the suite directory; give a path "
-                    "relative to the suite, without '..', absolute parts or symlinks out of it",
-                    case.id,
+                    ("skills", index),
+                    f"unknown skill '{skill}'{hint} suite skills: {known}",
+                    case_id,
                 )
             )
-        elif case.fixture is not None and not (root / case.fixture).is_dir():
+    if not lost("fixture"):
+        problems += _fixture_problems(root, case, at, case_id)
+    if lost("workflow_checks"):
+        return
+    ids = [c.id for c in case.workflow_checks]
+    for index, check in enumerate(case.workflow_checks):
+        if check.after is not None and check.after not in ids:
+            hint = did_you_mean(check.after, ids)
             problems.append(
                 at(
-                    ("fixture",),
-                    f"fixture directory not found: {root / case.fixture}; create it or fix the "
-                    "path (relative to the suite directory)",
-                    case.id,
+                    ("workflow_checks", index, "after"),
+                    f"refers to unknown check '{check.after}'{hint} checks of this case: "
+                    f"{', '.join(ids)}",
+                    case_id,
                 )
             )
-        elif case.fixture is not None:
-            problems += [
-                at(("fixture",), str(error), case.id)
-                for error in fixture_link_problems(root / case.fixture)
-            ]
-        ids = [c.id for c in case.workflow_checks]
-        for index, check in enumerate(case.workflow_checks):
-            if check.after is not None and check.after not in ids:
-                hint = did_you_mean(check.after, ids)
-                problems.append(
-                    at(
-                        ("workflow_checks", index, "after"),
-                        f"refers to unknown check '{check.after}'{hint} checks of this case: "
-                        f"{', '.join(ids)}",
-                        case.id,
-                    )
-                )
+
+
+def _fixture_problems(root: Path, case: Case, at: _Locator, case_id: str | None) -> list[Problem]:
+    if case.fixture is None:
+        return []
+    if not is_inside(case.fixture, root):
+        return [
+            at(
+                ("fixture",),
+                f"fixture '{case.fixture}' lies outside the suite directory; give a path "
+                "relative to the suite, without '..', absolute parts or symlinks out of it",
+                case_id,
+            )
+        ]
+    if not (root / case.fixture).is_dir():
+        return [
+            at(
+                ("fixture",),
+                f"fixture directory not found: {root / case.fixture}; create it or fix the "
+                "path (relative to the suite directory)",
+                case_id,
+            )
+        ]
+    return [at(("fixture",), str(e), case_id) for e in fixture_link_problems(root / case.fixture)]
 
 
 #: Case fields only a judge reads: they cannot change the agent's outcome, so editing them

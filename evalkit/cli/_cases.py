@@ -5,18 +5,21 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from evalkit.cases import (
     Suite,
+    SuiteInspection,
     TableColumns,
     import_case_table,
     import_skill_dir,
+    inspect_suite,
     is_skill_dir,
     load_suite,
 )
 from evalkit.cli._common import add_common_options, eprint, print_json
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
-from evalkit.errors import ConfigError, InputError
+from evalkit.errors import ConfigError, InputError, Problem, grouped_lines, plural, problem_count
 from evalkit.scorers import REFERENCE_CACHE_DIR, ReferenceCache, check_case
 
 #: Cases whose reference answers and solutions ``cases validate`` checks at once.
@@ -169,47 +172,99 @@ def import_table(args: argparse.Namespace) -> int:
 
 
 def validate(args: argparse.Namespace) -> int:
-    """Validate the suite; exit 1 if a reference answer fails its own case."""
-    suite = load_suite(args.suite)
-    runs_commands = any(c.setup or c.solution or c.verifier for c in suite.cases)
-    apply_sandbox_flag(args, runs_commands=runs_commands and not args.no_references)
+    """Validate the suite in one pass: exit 2 on any problem, 1 if a reference fails its case.
+
+    Every problem of every file is reported together, grouped by file; the reference checks
+    run on the cases that loaded cleanly, also when other files have problems.
+    """
+    found = inspect_suite(args.suite)
+    checkable = None if args.no_references else found.checkable
+    runs_commands = checkable is not None and any(
+        c.setup or c.solution or c.verifier for c in checkable.cases
+    )
+    apply_sandbox_flag(args, runs_commands=runs_commands)
     cache = ReferenceCache(Path(args.runs_dir) / REFERENCE_CACHE_DIR, lookups=not args.no_cache)
-    located = [] if args.no_references else _reference_failures(suite, cache)
-    failures = [failure for _, _, failure in located]
+    located = [] if checkable is None else _reference_failures(checkable, cache)
+    failures = [failure for _, failure in located]
+    problems = list(found.problems)
     if args.json:
-        print_json(
-            {
-                "suite": suite.name,
-                "valid": not failures,
-                "cases": len(suite.cases),
-                "dataset_version": suite.dataset_version,
-                "reference_failures": failures,
-                "reference_cache_hits": cache.hits,
-            }
-        )
-    elif failures:
-        for where, case_id, failure in located:
-            detail = failure.removeprefix(f"{case_id}: ")
-            eprint(f"{where}: case '{case_id}': reference check failed: {detail}")
-        eprint(
-            f"suite '{suite.name}' is not valid: {len(failures)} reference check(s) failed; "
-            "fix each case's reference/solution or its scorers (patterns, verifier)"
-        )
+        print_json(_validation_json(found, checkable, failures, cache.hits))
     else:
-        lanes: dict[str, int] = {}
-        for case in suite.cases:
-            lanes[case.lane] = lanes.get(case.lane, 0) + 1
-        summary = ", ".join(f"{n} {lane}" for lane, n in sorted(lanes.items()))
-        checked = (
-            " (reference checks skipped)"
-            if args.no_references
-            else ", every reference passes its case" + _cached_note(cache.hits)
+        for warning in found.warnings:
+            eprint(f"warning: {warning}")
+        if problems or located:
+            _print_problems(found, problems, located, skipped=not args.no_references)
+        else:
+            _print_valid(args, found, cache.hits)
+    return 2 if problems else 1 if failures else 0
+
+
+def _validation_json(
+    found: SuiteInspection, checkable: Suite | None, failures: list[str], hits: int
+) -> dict[str, Any]:
+    suite = found.suite
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for problem in found.problems:
+        by_file.setdefault(problem.file, []).append(problem.to_dict())
+    return {
+        "suite": suite.name if suite else found.name,
+        "valid": suite is not None and not failures,
+        "cases": len(suite.cases) if suite else None,
+        "dataset_version": suite.dataset_version if suite else None,
+        "reference_failures": failures,
+        "reference_cache_hits": hits,
+        "problems": [p.to_dict() for p in found.problems],
+        "problems_by_file": by_file,
+        "warnings": [w.to_dict() for w in found.warnings],
+        "references_checked": sorted(c.id for c in checkable.cases) if checkable else [],
+    }
+
+
+def _print_problems(
+    found: SuiteInspection,
+    problems: list[Problem],
+    located: list[tuple[Problem, str]],
+    *,
+    skipped: bool,
+) -> None:
+    """Every problem and failed reference check, grouped by file, then what to do."""
+    failed = [problem for problem, _ in located]
+    name = f" '{found.name}'" if found.name else ""
+    checks = plural(len(failed), "reference check")
+    if problems:
+        counted = problem_count(problems + failed)
+        extra = f", of which {checks} failed" if failed else ""
+        eprint(f"error: suite{name} is invalid ({counted}{extra}):")
+    for line in grouped_lines(problems + failed):
+        eprint(line)
+    if problems and skipped and found.checkable is None:
+        eprint(
+            "reference checks not run: suite.yaml's defaults or anti_patterns have problems "
+            "(they decide every score), or no case loaded cleanly; fix those and validate again"
         )
-        print(
-            f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
-            f"{len(suite.skills)} skills{checked}, dataset_version {suite.dataset_version}"
+    if failed:
+        eprint(
+            f"suite{name} is not valid: {checks} failed; fix each case's reference/solution "
+            "or its scorers (patterns, verifier)"
         )
-    return 1 if failures else 0
+
+
+def _print_valid(args: argparse.Namespace, found: SuiteInspection, hits: int) -> None:
+    suite = found.suite
+    assert suite is not None  # no problem: the suite loaded
+    lanes: dict[str, int] = {}
+    for case in suite.cases:
+        lanes[case.lane] = lanes.get(case.lane, 0) + 1
+    summary = ", ".join(f"{n} {lane}" for lane, n in sorted(lanes.items()))
+    checked = (
+        " (reference checks skipped)"
+        if args.no_references
+        else ", every reference passes its case" + _cached_note(hits)
+    )
+    print(
+        f"suite '{suite.name}' is valid: {len(suite.cases)} cases ({summary}), "
+        f"{len(suite.skills)} skills{checked}, dataset_version {suite.dataset_version}"
+    )
 
 
 def _cached_note(hits: int) -> str:
@@ -218,8 +273,8 @@ def _cached_note(hits: int) -> str:
     return f" ({hits} passed unchanged before: cached, --no-cache to rerun them)"
 
 
-def _reference_failures(suite: Suite, cache: ReferenceCache) -> list[tuple[str, str, str]]:
-    """Each reference-check failure with the ``file:line`` and the id of its case.
+def _reference_failures(suite: Suite, cache: ReferenceCache) -> list[tuple[Problem, str]]:
+    """Each reference-check failure, located at its case (``file:line``), and as reported.
 
     Cases are checked in parallel threads (each in its own scratch workspace; the time goes to
     waiting on sandboxed setup, solution and verifier commands); failures keep case order.
@@ -231,7 +286,16 @@ def _reference_failures(suite: Suite, cache: ReferenceCache) -> list[tuple[str, 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         checked = list(pool.map(lambda case: check_case(suite, case, cache=cache), suite.cases))
     return [
-        (suite.location(case), case.id, failure)
+        (
+            Problem(
+                str(suite.root / suite.case_files[case.id]),
+                "",
+                "reference check failed: " + failure.removeprefix(f"{case.id}: "),
+                suite.case_lines.get(case.id),
+                case.id,
+            ),
+            failure,
+        )
         for case, failures in zip(suite.cases, checked, strict=True)
         for failure in failures
     ]

@@ -202,7 +202,7 @@ def test_all_problems_reported_at_once(
         mutation(tiny_suite)
     assert main(["cases", "validate", str(tiny_suite)]) == 2
     err = capsys.readouterr().err
-    assert "4 problem(s)" in err
+    assert "4 problems in 3 files" in err
     for fragment in (
         "empty file",
         "invalid regular expression",
