@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,13 +204,51 @@ class CallableOptimizer:
         return Proposal(text=_read(context.skill_path), cost_usd=cost)
 
 
+#: Settings that turn an agent CLI's own tool sandbox on while it edits a proposal workspace.
+#: Claude Code then runs its Bash commands in its bubblewrap sandbox (writes limited to the
+#: workspace and temporary directories; the commands end with the CLI); Codex's
+#: ``workspace-write`` sandbox also stops writes under ``/tmp``. A setting the user gives wins.
+CONFINING_SETTINGS: dict[str, dict[str, str | bool]] = {
+    "claude_code": {"scrub_subprocess_env": True},
+    "codex": {
+        "sandbox": "workspace-write",
+        "extra_args": "-c sandbox_workspace_write.exclude_slash_tmp=true",
+    },
+}
+
+
+def confining_settings(provider: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with the provider's :data:`CONFINING_SETTINGS` filled in.
+
+    The user's settings win; ``extra_args`` of the user's come after the confining ones (so
+    a ``-c`` of the user's overrides the same key).
+    """
+    merged: dict[str, Any] = dict(CONFINING_SETTINGS.get(provider, {}))
+    for key, value in settings.items():
+        if key == "extra_args" and key in merged:
+            ours = str(merged[key])
+            merged[key] = (
+                f"{ours} {value}" if isinstance(value, str) else [*shlex.split(ours), *value]
+            )
+        else:
+            merged[key] = value
+    return merged
+
+
 class ProviderOptimizer:
-    """An agent provider (``provider:claude_code``, ``provider:codex``) editing the workspace."""
+    """An agent provider (``provider:claude_code``, ``provider:codex``) editing the workspace.
+
+    The agent follows ``INSTRUCTIONS.md`` as an execution-lane case in the proposal workspace.
+    evalkit's own agent loop (``openai_compat``, ``anthropic``) runs every shell tool call in
+    the command sandbox (the throwaway workspace writable). An agent CLI runs outside it, with
+    its own tool sandbox turned on (:data:`CONFINING_SETTINGS`), an allowlisted environment
+    and its process group killed after every exit; the honesty guard applies to all.
+    """
 
     def __init__(self, provider: str, settings: dict[str, Any]) -> None:
         self.name = f"provider:{provider}"
         self.provider = provider
-        self.settings = settings
+        self.settings = confining_settings(provider, settings)
 
     def propose(self, context: OptimizerContext) -> Proposal:
         """Ask the agent to follow ``INSTRUCTIONS.md``; the edited file is the proposal."""

@@ -26,26 +26,11 @@ from evalkit.cli import main
 from evalkit.optimize import CommandOptimizer, OptimizerContext, load_optimizer
 from tests.conftest import ROOT, evalkit_process
 from tests.optimize.probes import write_monotone_suite
-from tests.security.sandbox_probes import loopback_http, probe_network
+from tests.security.sandbox_probes import loopback_http, pids_with_argument, probe_network
 from tests.security.test_sandbox_opt_out import (  # noqa: F401 - fixtures used below
     no_bwrap_anywhere,
     path_without_bwrap,
 )
-
-
-def _processes_with(marker: str) -> list[int]:
-    """Pids of every process on the machine whose command line carries ``marker``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if marker.encode() in argv:
-            found.append(int(proc.name))
-    return found
 
 
 def _workspace(root: Path, target: str = "text") -> OptimizerContext:
@@ -83,7 +68,7 @@ def test_a_setsid_daemon_is_dead_when_propose_returns(tmp_path: Path) -> None:
         "echo '[X]' >> SKILL.md; sleep 0.3"  # the daemons are up before the command ends
     )
     proposal = CommandOptimizer(command).propose(context)
-    assert _processes_with(marker) == [], "a daemon the optimizer started outlived propose()"
+    assert pids_with_argument(marker) == [], "a daemon the optimizer started outlived propose()"
     assert proposal.error is None, proposal.log
     assert proposal.text == "# seed\n[X]\n"
     assert proposal.extra["sandboxed"] is True
@@ -102,13 +87,13 @@ def test_without_the_sandbox_the_same_daemon_survives(
     proposal = optimizer.propose(context)
     try:
         deadline = time.monotonic() + 10
-        while not _processes_with(marker) and time.monotonic() < deadline:
+        while not pids_with_argument(marker) and time.monotonic() < deadline:
             time.sleep(0.05)
-        survivors = _processes_with(marker)
+        survivors = pids_with_argument(marker)
         assert survivors, "without the sandbox a setsid daemon survives the group kill"
         assert proposal.extra["sandboxed"] is False
     finally:
-        for pid in _processes_with(marker):  # the daemon this test started
+        for pid in pids_with_argument(marker):  # the daemon this test started
             os.kill(pid, signal.SIGKILL)
 
 
@@ -249,7 +234,7 @@ def test_optimize_run_with_the_attacks_finishes_and_reports_them(tmp_path: Path)
     assert said["candidate"] == "cand-0001" and said["sandboxed"] is True
     assert f"{imported}: Read-only file system" in said["log"]
     assert f"{tmp_path}/outside.txt: Permission denied" in said["log"]
-    assert _processes_with(marker) == []
+    assert pids_with_argument(marker) == []
 
 
 def _no_bwrap_env(request: pytest.FixtureRequest) -> dict[str, str]:
