@@ -32,7 +32,16 @@ ALLOWED: dict[str, set[str]] = {
     "analysis": {"cases", "matrix", "results", "runner", "stats"},
     "report": {"ablation", "analysis", "optimize", "results", "stats"},
     "ablation": {"analysis", "cases", "results", "runner", "stats"},
-    "optimize": {"analysis", "cases", "providers", "results", "runner", "scorers", "stats"},
+    "optimize": {
+        "analysis",
+        "cases",
+        "providers",
+        "results",
+        "runner",
+        "sandbox",
+        "scorers",
+        "stats",
+    },
     "cli": {
         "ablation",
         "analysis",

@@ -17,6 +17,7 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
+from evalkit.cli._sandbox import add_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.optimize import (
     OptimizeConfig,
@@ -25,6 +26,7 @@ from evalkit.optimize import (
     TriggerRates,
     optimize,
 )
+from evalkit.sandbox import disable_sandbox
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -52,7 +54,9 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--optimizer-opt",
         action="append",
         metavar="KEY=VALUE",
-        help="setting of a provider: optimizer (repeatable)",
+        help="setting of the optimizer (repeatable): a provider: optimizer's provider "
+        "settings; for command: read=PATH[,PATH] (more paths it may read), network=true, "
+        "timeout_s=S",
     )
     p.add_argument(
         "--condition",
@@ -80,11 +84,14 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split-seed", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     add_execution_options(p)
+    add_sandbox_flag(p)  # also runs the command: optimizer unconfined
     add_common_options(p, main, runs_dir=None)
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the optimisation; exit 1 on an honesty violation."""
+    if args.no_sandbox:
+        disable_sandbox()
     name, _, path = args.skill.partition("=")
     derive = None
     if args.derive_splits:

@@ -602,6 +602,14 @@ class _Optimisation:
             accepted=False,
             optimizer_usd=proposal.cost_usd,
         )
+        if proposal.log or proposal.extra:  # what the optimizer said (a refused write, ...)
+            self._event(
+                "optimizer_output",
+                candidate=candidate,
+                error=proposal.error,
+                log=proposal.log[-2000:],
+                **proposal.extra,
+            )
         self._guard()
         text, invalid = self._candidate_text(proposal)
         if invalid is not None:

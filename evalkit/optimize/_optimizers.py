@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import os
-import signal
-import subprocess
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,6 +11,8 @@ from typing import Any, Protocol
 
 from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
+from evalkit.optimize._confine import command_settings, named_files, warn_unconfined
+from evalkit.sandbox import Mounts, require_sandbox, run_command, sandbox_enabled
 
 SKILL_FILE = "SKILL.md"
 INSTRUCTIONS_FILE = "INSTRUCTIONS.md"
@@ -88,66 +88,88 @@ class Optimizer(Protocol):
         ...
 
 
-def _kill_group(pgid: int) -> None:
-    try:
-        os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 class CommandOptimizer:
-    """An external command run in the workspace (``command:CMD``).
+    """An external command run in the workspace (``command:CMD``), inside the sandbox.
 
     The command runs with ``bash -c`` in the workspace, stdin from /dev/null, environment
     ``EVALKIT_SKILL_PATH`` (the file to edit), ``EVALKIT_INSTRUCTIONS``,
     ``EVALKIT_FAILURES_DIR``, ``EVALKIT_CANDIDATE_ID``, ``EVALKIT_SEED`` and ``EVALKIT_TARGET``
-    (``text`` or ``description``; in description mode also ``EVALKIT_DESCRIPTION_PATH``); a
-    JSON object printed on its last stdout line may report ``{"cost_usd": ...}``. The command
-    gets its own process group, killed when it exits or times out (background processes it
-    left in the group go with it). It does not run in the sandbox: a process that leaves the
-    group (``setsid``) can survive it, and the files it may write are those of the user; the
-    honesty guard (every file of the suite and of the installed ``evalkit`` package is hashed
-    around each proposal) aborts the run when a protected file changed.
+    (``text`` or ``description``; in description mode also ``EVALKIT_DESCRIPTION_PATH``) and
+    otherwise only the sandbox's few safe variables (no credentials); a JSON object printed on
+    its last stdout line may report ``{"cost_usd": ...}``.
+
+    It runs in evalkit's bubblewrap sandbox (:func:`evalkit.sandbox.run_command`): the
+    candidate file (``EVALKIT_SKILL_PATH``) is its only writable file, beside a private
+    ``/tmp`` that is also its ``HOME``; the workspace, the files its command line names by
+    absolute path and the ``read`` setting's paths are read-only; the system directories are
+    read-only and everything else (home directories, the suite, the runs directory, the
+    evalkit checkout) is invisible. It has its own pid namespace and dies with evalkit: when
+    it ends, every process it started ends too, ``setsid`` daemons included. No network
+    unless ``network``. With the sandbox off (``--no-sandbox``, ``EVALKIT_SANDBOX=off``) it
+    runs with the user's rights after a warning; its process group is still killed when it
+    ends, and the honesty guard still detects edits of protected files afterwards.
+
+    Args:
+        command: The shell command.
+        timeout_s: Time limit of one proposal.
+        readable: More paths the command may read.
+        network: Share the host's network.
+
+    Raises:
+        SandboxUnavailableError: The sandbox is on and ``bwrap`` is missing (names the fix).
     """
 
-    def __init__(self, command: str, timeout_s: float = 600.0) -> None:
+    def __init__(
+        self,
+        command: str,
+        timeout_s: float = 600.0,
+        *,
+        readable: tuple[Path, ...] = (),
+        network: bool = False,
+    ) -> None:
         self.name = f"command:{command}"
         self.command = command
         self.timeout_s = timeout_s
+        self.readable = tuple(dict.fromkeys((*named_files(command), *readable)))
+        self.network = network
+        if sandbox_enabled():
+            require_sandbox()
+        else:
+            warn_unconfined()
 
     def propose(self, context: OptimizerContext) -> Proposal:
-        """Run the command; a non-zero exit is a failed proposal."""
-        env = {k: os.environ[k] for k in ("PATH", "LANG", "HOME") if k in os.environ}
-        env.update(
-            EVALKIT_SKILL_PATH=str(context.skill_path),
-            EVALKIT_INSTRUCTIONS=str(context.workspace / INSTRUCTIONS_FILE),
-            EVALKIT_FAILURES_DIR=str(context.workspace / FAILURES_DIR),
-            EVALKIT_CANDIDATE_ID=context.candidate_id,
-            EVALKIT_SEED=str(context.seed),
-            EVALKIT_TARGET=context.target,
-        )
+        """Run the command; a non-zero exit, a limit or a timeout is a failed proposal."""
+        env = {
+            "EVALKIT_SKILL_PATH": str(context.skill_path),
+            "EVALKIT_INSTRUCTIONS": str(context.workspace / INSTRUCTIONS_FILE),
+            "EVALKIT_FAILURES_DIR": str(context.workspace / FAILURES_DIR),
+            "EVALKIT_CANDIDATE_ID": context.candidate_id,
+            "EVALKIT_SEED": str(context.seed),
+            "EVALKIT_TARGET": context.target,
+        }
         if context.target == "description":
             env["EVALKIT_DESCRIPTION_PATH"] = str(context.skill_path)
-        proc = subprocess.Popen(
-            ["bash", "-c", self.command],
-            cwd=context.workspace,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+        mounts = Mounts(
+            workspace_writable=False, writable=(context.skill_path,), readable=self.readable
         )
-        try:
-            out, _ = proc.communicate(timeout=self.timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            out, _ = proc.communicate()
-            return Proposal(text="", error=f"optimizer timed out after {self.timeout_s:g}s")
-        finally:
-            _kill_group(proc.pid)  # nothing the command started in its group outlives it
-        log = out.decode("utf-8", "replace")[-4000:]
-        if proc.returncode != 0:
-            return Proposal(text="", error=f"optimizer exited {proc.returncode}", log=log)
+        outcome = run_command(
+            self.command,
+            context.workspace,
+            self.timeout_s,
+            network=self.network,
+            mounts=mounts,
+            env=env,
+        )
+        log = outcome.output[-4000:]
+        extra = {"sandboxed": outcome.sandboxed, "exit_code": outcome.exit_code}
+        if outcome.timed_out:
+            error = f"optimizer timed out after {self.timeout_s:g}s"
+            return Proposal(text="", error=error, log=log, extra=extra)
+        if outcome.limit == "output":
+            return Proposal(text="", error="optimizer output limit reached", log=log, extra=extra)
+        if outcome.exit_code != 0:
+            error = f"optimizer exited {outcome.exit_code}"
+            return Proposal(text="", error=error, log=log, extra=extra)
         cost = 0.0
         lines = log.strip().splitlines()
         if lines:
@@ -156,7 +178,7 @@ class CommandOptimizer:
                 cost = float(report.get("cost_usd", 0.0)) if isinstance(report, dict) else 0.0
             except (ValueError, TypeError):
                 cost = 0.0
-        return Proposal(text=_read(context.skill_path), cost_usd=cost, log=log)
+        return Proposal(text=_read(context.skill_path), cost_usd=cost, log=log, extra=extra)
 
 
 class CallableOptimizer:
@@ -182,13 +204,51 @@ class CallableOptimizer:
         return Proposal(text=_read(context.skill_path), cost_usd=cost)
 
 
+#: Settings that turn an agent CLI's own tool sandbox on while it edits a proposal workspace.
+#: Claude Code then runs its Bash commands in its bubblewrap sandbox (writes limited to the
+#: workspace and temporary directories; the commands end with the CLI); Codex's
+#: ``workspace-write`` sandbox also stops writes under ``/tmp``. A setting the user gives wins.
+CONFINING_SETTINGS: dict[str, dict[str, str | bool]] = {
+    "claude_code": {"scrub_subprocess_env": True},
+    "codex": {
+        "sandbox": "workspace-write",
+        "extra_args": "-c sandbox_workspace_write.exclude_slash_tmp=true",
+    },
+}
+
+
+def confining_settings(provider: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with the provider's :data:`CONFINING_SETTINGS` filled in.
+
+    The user's settings win; ``extra_args`` of the user's come after the confining ones (so
+    a ``-c`` of the user's overrides the same key).
+    """
+    merged: dict[str, Any] = dict(CONFINING_SETTINGS.get(provider, {}))
+    for key, value in settings.items():
+        if key == "extra_args" and key in merged:
+            ours = str(merged[key])
+            merged[key] = (
+                f"{ours} {value}" if isinstance(value, str) else [*shlex.split(ours), *value]
+            )
+        else:
+            merged[key] = value
+    return merged
+
+
 class ProviderOptimizer:
-    """An agent provider (``provider:claude_code``, ``provider:codex``) editing the workspace."""
+    """An agent provider (``provider:claude_code``, ``provider:codex``) editing the workspace.
+
+    The agent follows ``INSTRUCTIONS.md`` as an execution-lane case in the proposal workspace.
+    evalkit's own agent loop (``openai_compat``, ``anthropic``) runs every shell tool call in
+    the command sandbox (the throwaway workspace writable). An agent CLI runs outside it, with
+    its own tool sandbox turned on (:data:`CONFINING_SETTINGS`), an allowlisted environment
+    and its process group killed after every exit; the honesty guard applies to all.
+    """
 
     def __init__(self, provider: str, settings: dict[str, Any]) -> None:
         self.name = f"provider:{provider}"
         self.provider = provider
-        self.settings = settings
+        self.settings = confining_settings(provider, settings)
 
     def propose(self, context: OptimizerContext) -> Proposal:
         """Ask the agent to follow ``INSTRUCTIONS.md``; the edited file is the proposal."""
@@ -228,12 +288,22 @@ def _read(path: Path) -> str:
 def load_optimizer(spec: str, settings: dict[str, Any] | None = None) -> Optimizer:
     """Build an optimizer from ``command:CMD``, ``python:module:function`` or ``provider:NAME``.
 
+    Args:
+        spec: The optimizer.
+        settings: A ``provider:`` optimizer's provider settings; a ``command:`` optimizer's
+            ``read`` (comma-separated paths it may read), ``network`` and ``timeout_s``.
+
     Raises:
-        ConfigError: Unknown kind, or a callable that cannot be imported.
+        ConfigError: Unknown kind, a callable that cannot be imported, a bad setting of a
+            ``command:`` optimizer, or a ``command:`` optimizer with the sandbox on and no
+            ``bwrap`` (:class:`~evalkit.sandbox.SandboxUnavailableError`).
     """
     kind, _, rest = spec.partition(":")
     if kind == "command" and rest:
-        return CommandOptimizer(rest)
+        options = command_settings(dict(settings or {}))
+        return CommandOptimizer(
+            rest, options.timeout_s, readable=options.read, network=options.network
+        )
     if kind == "python" and ":" in rest:
         module_name, _, attr = rest.partition(":")
         try:

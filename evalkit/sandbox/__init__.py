@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.sandbox._bwrap import Mounts
     from evalkit.sandbox._fingerprint import sandbox_fingerprint
     from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
     from evalkit.sandbox._policy import (
@@ -31,6 +32,7 @@ __all__ = [
     "CommandOutcome",
     "FixtureLinkError",
     "Limits",
+    "Mounts",
     "SandboxUnavailableError",
     "copy_fixture",
     "disable_sandbox",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.sandbox._policy import Limits
@@ -37,6 +38,26 @@ ETC_ENTRIES = (
 SAFE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "TZ")
 
 _FALLBACK_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """What a sandboxed command may write and read besides the system directories.
+
+    The default is the command sandbox of suites and agents: the workspace is writable. A
+    confined command (the ``command:`` optimizer) sees its workspace read-only, may write only
+    the files in ``writable`` (each bound over its own path) and a private ``/tmp``, which is
+    also its ``HOME``.
+
+    Attributes:
+        workspace_writable: Bind the workspace read-write (else read-only).
+        writable: Files or directories bound read-write at their own paths.
+        readable: Files or directories bound read-only at their own paths.
+    """
+
+    workspace_writable: bool = True
+    writable: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
 
 
 def _under(path: str, roots: Iterable[str]) -> bool:
@@ -105,15 +126,19 @@ def bwrap_argv(
     env: dict[str, str],
     *,
     network: bool,
+    mounts: Mounts | None = None,
 ) -> list[str]:
     """The ``bwrap`` command line running ``inner`` with ``workspace`` as its only writable path.
 
     Args:
         bwrap: Path of the ``bwrap`` executable.
         inner: The command to run inside.
-        workspace: Bound read-write at its own path; the working directory.
+        workspace: Bound at its own path (read-write unless ``mounts`` says otherwise); the
+            working directory.
         env: The command's whole environment (``--clearenv`` drops everything else).
         network: Share the host's network (otherwise only a private loopback exists).
+        mounts: Other paths shown, and whether the workspace is writable (default
+            :class:`Mounts`: the workspace writable, nothing else).
 
     Returns:
         The argument vector.
@@ -131,10 +156,44 @@ def bwrap_argv(
         argv += ["--ro-bind", directory, directory]
     ws = str(workspace)
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind", ws, ws, "--chdir", ws, "--clearenv"]
+    mounts = mounts or Mounts()
+    shown = visible_roots()
+    readable = [str(p) for p in mounts.readable if not _under(str(p), shown)]  # else visible
+    writable = [str(p) for p in mounts.writable]
+    if not mounts.workspace_writable:
+        argv += _read_only_parents([ws, *readable, *writable])
+    argv += ["--bind" if mounts.workspace_writable else "--ro-bind", ws, ws]
+    for path in readable:
+        argv += ["--ro-bind", path, path]
+    for path in writable:  # after the read-only binds, so a file inside them is writable
+        argv += ["--bind", path, path]
+    if not mounts.workspace_writable:
+        argv += ["--remount-ro", "/"]  # nothing lands in the sandbox's root either
+    argv += ["--chdir", ws, "--clearenv"]
     for key, value in sorted(env.items()):
         argv += ["--setenv", key, value]
     return [*argv, "--", *inner]
+
+
+def _read_only_parents(paths: list[str]) -> list[str]:
+    """Directories of the private ``/tmp`` leading to bound paths, created without write access.
+
+    bwrap creates the parent directories of a mount point in the tmpfs it is on; under the
+    private ``/tmp`` they would be writable, so a write to a hidden file beside a bound one
+    would land there (and vanish) instead of failing. Mode 0555 with every capability dropped
+    refuses it (``Permission denied``), also to root.
+    """
+    parents: list[str] = []
+    for path in paths:
+        parent = os.path.dirname(path)
+        chain = []
+        while _under(parent, ["/tmp"]) and parent != "/tmp":
+            chain.append(parent)
+            parent = os.path.dirname(parent)
+        for directory in reversed(chain):
+            if directory not in parents:
+                parents.append(directory)
+    return [arg for d in parents for arg in ("--perms", "0555", "--dir", d)]
 
 
 def inherited_limit(resource_id: int, wanted: int) -> int:

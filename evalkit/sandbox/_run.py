@@ -8,11 +8,12 @@ import signal
 import subprocess
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evalkit.sandbox._bwrap import bwrap_argv, command_env, limited
+from evalkit.sandbox._bwrap import Mounts, bwrap_argv, command_env, limited
 from evalkit.sandbox._cgroup import create_pids_cgroup, remove_cgroup
 from evalkit.sandbox._policy import Limits, find_bwrap, sandbox_enabled, warn_unsandboxed
 from evalkit.sandbox._process import start_in_new_session
@@ -56,18 +57,32 @@ def _user_process_count() -> int:
     return count
 
 
+def _env(
+    workspace: Path, sandboxed: bool, mounts: Mounts, extra: Mapping[str, str] | None
+) -> dict[str, str]:
+    env = command_env(workspace, sandboxed=sandboxed)
+    if sandboxed and not mounts.workspace_writable:
+        env["HOME"] = "/tmp"  # the private /tmp: the one writable directory
+    env.update(extra or {})
+    return env
+
+
 def _argv(
-    command: str, workspace: Path, limits: Limits, network: bool
-) -> tuple[list[str], dict[str, str], Path | None]:
+    command: str,
+    workspace: Path,
+    limits: Limits,
+    network: bool,
+    mounts: Mounts,
+    env: dict[str, str],
+) -> tuple[list[str], Path | None]:
     bwrap = find_bwrap()
-    env = command_env(workspace)
     group = create_pids_cgroup(limits.processes)
     nproc = None if group is not None else limits.processes + _user_process_count()
     inner = limited(["bash", "-c", command], limits, nproc=nproc)
-    argv = bwrap_argv(bwrap, inner, workspace, env, network=network)
+    argv = bwrap_argv(bwrap, inner, workspace, env, network=network, mounts=mounts)
     if group is not None:
         argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *argv]
-    return argv, env, group
+    return argv, group
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -84,14 +99,17 @@ def run_command(
     *,
     network: bool = False,
     limits: Limits | None = None,
+    mounts: Mounts | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> CommandOutcome:
     """Run ``bash -c command`` in ``workspace``, inside the bubblewrap sandbox.
 
     The sandbox starts from an empty environment (a few safe variables, HOME is the
     workspace), has its own pid namespace and ``/proc``, a private ``/tmp``, read-only system
     directories, the workspace as its only writable path and no network unless ``network``.
+    When the command ends, its pid namespace ends with it: no process it started survives.
     With ``EVALKIT_SANDBOX=off`` the command runs directly (same environment and limits on
-    time and output, nothing else) after a warning.
+    time and output, its process group killed when it ends, nothing else) after a warning.
 
     Args:
         command: The shell command.
@@ -99,6 +117,10 @@ def run_command(
         timeout_s: Time limit; past it every process of the command is killed.
         network: Allow network access.
         limits: Memory, process, file-size and output limits (default :class:`Limits`).
+        mounts: A read-only workspace and other paths to show (default :class:`Mounts`: the
+            workspace writable); with a read-only workspace HOME is the private ``/tmp``.
+        env: Variables added to the command's environment (never credentials: they reach
+            every process of the sandbox).
 
     Returns:
         Exit code, the end of the combined output and which limit, if any, killed it.
@@ -108,15 +130,17 @@ def run_command(
     """
     limits = limits or Limits()
     workspace = Path(os.path.realpath(workspace))
+    mounts = mounts or Mounts()
     sandboxed = sandbox_enabled()
+    full_env = _env(workspace, sandboxed, mounts, env)
     group: Path | None = None
     if sandboxed:
-        argv, env, group = _argv(command, workspace, limits, network)
+        argv, group = _argv(command, workspace, limits, network, mounts, full_env)
     else:
         warn_unsandboxed()
-        argv, env = ["bash", "-c", command], command_env(workspace, sandboxed=False)
+        argv = ["bash", "-c", command]
     try:
-        return _supervise(argv, env, workspace, timeout_s, limits, sandboxed)
+        return _supervise(argv, full_env, workspace, timeout_s, limits, sandboxed)
     finally:
         if group is not None:
             remove_cgroup(group)
@@ -172,6 +196,7 @@ def _supervise(
             _kill(proc)
     if limit is not None:
         proc.wait()
+    _kill(proc)  # what the command left in its process group (unsandboxed) ends with it
     text = b"".join(tail).decode("utf-8", "replace")[-OUTPUT_TAIL_CHARS:]
     if limit == "output":
         text += f"\n[evalkit: output limit of {limits.output_bytes} bytes reached; killed]"

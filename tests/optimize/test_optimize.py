@@ -108,7 +108,12 @@ def test_test_split_is_sealed_and_unsealed_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("parallel", [1, 3])
-def test_tampering_with_cases_aborts(tmp_path: Path, parallel: int) -> None:
+def test_tampering_with_cases_aborts(
+    tmp_path: Path, parallel: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the guard is what catches this where the edit can land: without the sandbox (in it, the
+    # cases are out of the optimizer's reach: tests/security/test_optimizer_sandbox.py)
+    monkeypatch.setenv("EVALKIT_SANDBOX", "off")
     suite = write_monotone_suite(tmp_path / "suite")
     cases = suite / "cases" / "cases.yaml"
     # an external optimizer that improves the skill AND quietly edits the graded cases

@@ -64,7 +64,8 @@ def test_cli_bad_input_and_tamper_exit_codes(tmp_path: Path) -> None:
     cases = suite / "cases" / "cases.yaml"
     tamper = subprocess.run(
         [*base, "--skill", "probe", "--optimizer",
-         f"command:echo '[X]' >> SKILL.md; sed -i s/PASS/P/ {cases}", "--max-iterations", "2"],
+         f"command:echo '[X]' >> SKILL.md; sed -i s/PASS/P/ {cases}", "--max-iterations", "2",
+         "--no-sandbox"],  # the sandbox keeps the cases out of reach; the guard is tested here
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )
     assert tamper.returncode == 1

@@ -268,7 +268,12 @@ def test_other_skills_count_as_not_this_skill() -> None:
 
 
 @pytest.mark.parametrize("parallel", [1, 2])
-def test_tampering_aborts_a_description_run(tmp_path: Path, parallel: int) -> None:
+def test_tampering_aborts_a_description_run(
+    tmp_path: Path, parallel: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the guard is what catches this where the edit can land: without the sandbox (in it, the
+    # cases are out of the optimizer's reach: tests/security/test_optimizer_sandbox.py)
+    monkeypatch.setenv("EVALKIT_SANDBOX", "off")
     suite = write_trigger_suite(tmp_path / "suite", VAGUE)
     cases = suite / "cases" / "cases.yaml"
     # a better description AND a quiet edit of the graded cases' expectations

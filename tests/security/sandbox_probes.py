@@ -69,3 +69,18 @@ def loopback_http() -> Iterator[tuple[int, list[str]]]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def pids_with_argument(argument: str) -> list[int]:
+    """Pids of live processes with ``argument`` as one whole argument (a unique marker)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                    argv = fh.read().split(b"\0")
+            except OSError:
+                continue
+            if argument.encode() in argv:
+                found.append(int(pid))
+    return found

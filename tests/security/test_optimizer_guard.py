@@ -2,8 +2,10 @@
 
 The attack: a ``command:`` optimizer appends to ``evalkit/providers/_simulated.py`` (which
 changes results) and leaves ``sleep 654 &`` running. The run imports a copy of the package
-(``PYTHONPATH``), so the real one is never touched. ``evalkit optimize`` must stop with the
-honesty violation naming the edited file, and no ``sleep 654`` may outlive it.
+(``PYTHONPATH``), so the real one is never touched. In the sandbox the write fails
+(``test_optimizer_sandbox.py``); here the sandbox is off (``--no-sandbox``), the edit lands,
+and ``evalkit optimize`` must stop with the honesty violation naming the edited file, and no
+``sleep 654`` left in the command's process group may outlive it.
 """
 
 from __future__ import annotations
@@ -47,12 +49,13 @@ def test_an_optimizer_editing_the_installed_evalkit_aborts_naming_the_file(
     done = subprocess.run(
         [sys.executable, "-m", "evalkit", "optimize", str(suite), "--skill", "probe",
          "--optimizer", command, "--trials", "1", "--max-iterations", "2",
-         "--backend", "threading", "--runs-dir", str(tmp_path / "runs")],
+         "--backend", "threading", "--runs-dir", str(tmp_path / "runs"), "--no-sandbox"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert "# tampered" in target.read_text(), "the attack really edited the imported package"
     assert done.returncode == 1, done.stderr
     assert "honesty violation" in done.stderr
+    assert "command: optimizer runs with your user's full access" in done.stderr
     assert "evalkit/providers/_simulated.py" in done.stderr, done.stderr
     deadline = time.monotonic() + 10
     while _sleepers(marker) and time.monotonic() < deadline:
