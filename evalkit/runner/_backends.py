@@ -42,7 +42,9 @@ def _dask_context(scheduler: str | None, concurrency: int) -> contextlib.ExitSta
                 n_workers=concurrency,
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # a free port: None does not turn the dashboard off (dask/distributed#8136), it
+                # takes 8787 and warns when a second cluster finds it taken
+                dashboard_address=":0",
                 silence_logs=50,
             )
         )

@@ -35,7 +35,7 @@ def test_dask_existing_scheduler_address(runs_dir: Path) -> None:
     from dask.distributed import LocalCluster
 
     with LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
     ) as cluster:
         result = run(
             TINY,
