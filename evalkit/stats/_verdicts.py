@@ -30,8 +30,6 @@ from typing import NamedTuple
 
 import numpy as np
 from scipy import stats
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalkit.stats._frame import check_choice
 from evalkit.stats._interval import Interval
@@ -226,6 +224,8 @@ def newcombe_interval(
         Arrays of lower and upper bounds (statsmodels ``confint_proportions_2indep``,
         ``method="newcomb"``).
     """
+    from statsmodels.stats.proportion import confint_proportions_2indep  # 15 ms: on use
+
     low, high = confint_proportions_2indep(
         pass_c, n_c, pass_b, n_b, method="newcomb", compare="diff", alpha=1.0 - confidence
     )
@@ -297,6 +297,8 @@ def adjust_pvalues(pvalues: np.ndarray, alpha: float, correction: str) -> np.nda
         return np.asarray(pvalues, dtype=float).copy()
     if correction == "holm":
         return holm(pvalues)
+    from statsmodels.stats.multitest import multipletests  # 22 ms: only for other corrections
+
     adjusted = multipletests(pvalues, alpha=alpha, method=correction)[1]
     return np.asarray(np.minimum(np.asarray(adjusted, dtype=float), 1.0), dtype=float)
 
