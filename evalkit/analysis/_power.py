@@ -273,6 +273,20 @@ def _shared_cases(
     )
 
 
+def _replanned(plan: PowerResult, model: PlanModel, target_power: float) -> PowerResult:
+    """``plan``'s effect, level, method and threshold, planned under ``model`` at a power."""
+    return required_cases(
+        plan.effect,
+        model.n_trials,
+        baseline_rate=model.baseline_rate,
+        alpha=plan.alpha,
+        power=target_power,
+        components=model.components,
+        method=plan.method,
+        threshold=plan.threshold,
+    )
+
+
 def _under_model(stated: PowerResult, model: PlanModel, target_power: float) -> PowerResult:
     """The fixed design planned from ``model``'s exact components, with what it used.
 
@@ -285,16 +299,7 @@ def _under_model(stated: PowerResult, model: PlanModel, target_power: float) -> 
         The fixed plan under the model, with ``model``, ``components`` and a ``note``
         naming the stated plan's number of cases.
     """
-    fixed = required_cases(
-        stated.effect,
-        model.n_trials,
-        baseline_rate=model.baseline_rate,
-        alpha=stated.alpha,
-        power=target_power,
-        components=model.components,
-        method=stated.method,
-        threshold=stated.threshold,
-    )
+    fixed = _replanned(stated, model, target_power)
     parts = model.components
     said = (
         f"both designs planned under the headroom model (Beta concentration "
@@ -398,14 +403,5 @@ def _equal_power(
     power = proportion_ci(round(improved * n_sims), n_sims).ci_low
     if fixed.n_cases is None or not power > fixed.power:
         return None, None
-    same = required_cases(
-        fixed.effect,
-        model.n_trials,
-        baseline_rate=model.baseline_rate,
-        alpha=fixed.alpha,
-        power=power,
-        components=model.components,
-        method=fixed.method,
-        threshold=fixed.threshold,
-    )
+    same = _replanned(fixed, model, power)
     return power, same.n_cases

@@ -428,34 +428,13 @@ def report(
         )
     given = dict(parameters or {})
     values: dict[str, Any] = {}
-    if kind == "optimize":
+    if kind in ("optimize", "ablation"):
         if baseline:
-            raise ConfigError("--baseline is not used by --kind optimize.")
-        from evalkit.report._optimize import is_optimization
-
-        opt_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / str(run)
-        if not is_optimization(opt_dir):
-            raise InputError(
-                f"--kind optimize takes an optimisation run directory (with optimize.json), "
-                f"but '{run}' is not one."
-            )
-        values["optimization"] = str(opt_dir.resolve())
-        name, base_name = opt_dir.resolve().name, None
-        title = f"Optimisation — {name}"
-    elif kind == "ablation":
-        if baseline:
-            raise ConfigError("--baseline is not used by --kind ablation.")
-        from evalkit.ablation import is_ablation
-
-        study_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / str(run)
-        if not is_ablation(study_dir):
-            raise InputError(
-                f"--kind ablation takes an ablation study directory (with ablation.json), "
-                f"but '{run}' is not one; make one with 'evalkit ablate SUITE --skill NAME'."
-            )
-        values["study"] = str(study_dir.resolve())
+            raise ConfigError(f"--baseline is not used by --kind {kind}.")
+        parameter, title_word, study_dir = _study_directory(kind, run, runs_dir)
+        values[parameter] = str(study_dir.resolve())
         name, base_name = study_dir.resolve().name, None
-        title = f"Ablation — {name}"
+        title = f"{title_word} — {name}"
     elif kind == "trend":
         if baseline:
             raise ConfigError("--baseline is not used by --kind trend (it reads every run).")
@@ -515,3 +494,30 @@ def report(
         execute_s=middle - start,
         render_s=end - middle,
     )
+
+
+def _study_directory(
+    kind: str, run: str | os.PathLike[str], runs_dir: str | os.PathLike[str]
+) -> tuple[str, str, Path]:
+    """The directory of an optimisation or ablation study: its notebook parameter and title.
+
+    Raises:
+        InputError: ``run`` is not a study of that kind (naming its record file).
+    """
+    from evalkit.ablation import is_ablation
+    from evalkit.report._optimize import is_optimization
+
+    study_dir = Path(run) if Path(run).is_dir() else Path(runs_dir) / str(run)
+    if kind == "optimize" and not is_optimization(study_dir):
+        raise InputError(
+            f"--kind optimize takes an optimisation run directory (with optimize.json), "
+            f"but '{run}' is not one."
+        )
+    if kind == "ablation" and not is_ablation(study_dir):
+        raise InputError(
+            f"--kind ablation takes an ablation study directory (with ablation.json), "
+            f"but '{run}' is not one; make one with 'evalkit ablate SUITE --skill NAME'."
+        )
+    if kind == "optimize":
+        return "optimization", "Optimisation", study_dir
+    return "study", "Ablation", study_dir
