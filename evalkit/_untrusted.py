@@ -23,10 +23,12 @@ from __future__ import annotations
 import json
 import os
 import re
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from evalkit.errors import InputBoundError as InputBoundError
 from evalkit.errors import InputError
@@ -40,10 +42,18 @@ DEFAULT_MAX_INPUT_BYTES = 256 * 1024**2
 #: The environment variable that overrides :data:`DEFAULT_MAX_INPUT_BYTES`.
 MAX_BYTES_ENV = "EVALKIT_MAX_INPUT_BYTES"
 
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_OPEN_EVENTS = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
-_CLOSE_EVENTS = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+@cache
+def _yaml_loader() -> type[yaml.SafeLoader]:
+    """The safe loader of libyaml where PyYAML was built with it, else the pure-Python one.
+
+    PyYAML is imported here, on first use: reading JSON (``compare``) does not pay for it.
+    """
+    import yaml
+
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def max_input_bytes() -> int:
@@ -212,15 +222,19 @@ def check_yaml(text: str, source: object, *, aliases: bool = False) -> None:
     limit = max_input_bytes()
     if len(text) > limit:
         raise InputBoundError(source, "size", _size_problem(len(text), limit))
+    import yaml
+
+    opening = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+    closing = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     depth = 0
-    for event in yaml.parse(text, Loader=_YAML_LOADER):
-        if isinstance(event, _OPEN_EVENTS):
+    for event in yaml.parse(text, Loader=_yaml_loader()):
+        if isinstance(event, opening):
             depth += 1
             if depth > MAX_DEPTH:
                 raise InputBoundError(
                     source, "depth", f"{_line(event)}: " + _depth_problem("YAML")
                 )
-        elif isinstance(event, _CLOSE_EVENTS):
+        elif isinstance(event, closing):
             depth -= 1
         elif isinstance(event, yaml.AliasEvent) and not aliases:
             raise InputBoundError(
@@ -256,4 +270,6 @@ def load_yaml(text: str, source: object) -> Any:
         {'a': [1, 2]}
     """
     check_yaml(text, source)
-    return yaml.load(text, Loader=_YAML_LOADER)  # noqa: S506 - a safe loader
+    import yaml
+
+    return yaml.load(text, Loader=_yaml_loader())  # noqa: S506 - a safe loader

@@ -19,7 +19,8 @@ from typing import Any, Literal
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit.results import calibration_path, read_calibration, resolve_run_dir
+from evalkit.errors import InputError
+from evalkit.results import calibration_path, peek_manifest, read_calibration, resolve_run_dir
 
 #: ``judge.min_kappa`` when a run does not record one.
 DEFAULT_MIN_KAPPA = 0.6
@@ -156,12 +157,16 @@ def _identities(rows: pd.DataFrame) -> list[dict[str, str]]:
 def _min_kappa(run_dir: Path | None) -> float:
     if run_dir is None:
         return DEFAULT_MIN_KAPPA
-    # The manifest is a pydantic model: read only when a compared row was judged.
-    from evalkit.results import read_manifest
-
-    judge = read_manifest(run_dir).get("judge") or {}
+    judge = peek_manifest(run_dir).get("judge") or {}
     value = judge.get("min_kappa") if isinstance(judge, dict) else None
-    return DEFAULT_MIN_KAPPA if value is None else float(value)
+    if value is None:
+        return DEFAULT_MIN_KAPPA
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(
+            f"{run_dir / 'manifest.json'}: field 'judge.min_kappa': not a number ({value!r}); "
+            "fix the value or rewrite the run (evalkit run --resume rewrites the manifest)"
+        )
+    return float(value)
 
 
 def _finite(value: Any) -> float | None:

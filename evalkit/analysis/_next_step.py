@@ -21,9 +21,8 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._untrusted import read_json
 from evalkit.errors import InputError
-from evalkit.results import resolve_run_dir
+from evalkit.results import peek_manifest, resolve_run_dir
 from evalkit.stats import (
     PairedComparison,
     estimate_variance_components,
@@ -34,8 +33,6 @@ from evalkit.stats import (
 #: Power every next step is planned for.
 NEXT_STEP_POWER = 0.8
 
-#: ``evalkit.results.MANIFEST_FILE``, spelled here: importing it loads the manifest's models.
-_MANIFEST_NAME = "manifest.json"
 
 
 @dataclass(frozen=True)
@@ -198,7 +195,7 @@ def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> st
     if isinstance(run, pd.DataFrame):
         return None
     try:  # plain JSON: compare of unjudged runs loads no pydantic model
-        manifest = read_json(resolve_run_dir(str(run), runs_dir) / _MANIFEST_NAME)
+        manifest = peek_manifest(resolve_run_dir(str(run), runs_dir))
     except (InputError, OSError, ValueError):
         return None
     path = manifest.get("suite_path") if isinstance(manifest, dict) else None

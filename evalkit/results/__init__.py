@@ -51,15 +51,16 @@ if TYPE_CHECKING:
         write_parquet,
     )
     from evalkit.results._layout import (
+        MANIFEST_FILE,
         PARTS_DIR,
         RESULTS_FILE,
         SCORES_FILE,
         TRANSCRIPTS_DIR,
+        peek_manifest,
         resolve_run_dir,
         resume_command,
     )
     from evalkit.results._manifest import (
-        MANIFEST_FILE,
         MANIFEST_VERSION,
         AblatedComponentRecord,
         AblationRecord,
@@ -139,6 +140,7 @@ __all__ = [
     "read_json_record",
     "read_calibration",
     "read_labels_csv",
+    "peek_manifest",
     "read_manifest",
     "read_parquet",
     "read_run",

@@ -16,13 +16,14 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, TypeVar
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalkit._append import LineWriter, append_line
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 EVENTS_FILE = "events.jsonl"
 
@@ -92,7 +93,7 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
         raise
 
 
-RecordT = TypeVar("RecordT", bound=BaseModel)
+RecordT = TypeVar("RecordT", bound="BaseModel")
 
 
 def read_json_record(path: Path, model: type[RecordT], newest_version: int, fix: str) -> RecordT:
@@ -111,6 +112,8 @@ def read_json_record(path: Path, model: type[RecordT], newest_version: int, fix:
         InputError: Invalid JSON, a field of the wrong type, or a record written by a newer
             evalkit (the message names the file and the field).
     """
+    from pydantic import ValidationError  # its callers hold a model: pydantic is loaded
+
     try:
         loaded = read_json(path)
     except json.JSONDecodeError as exc:

@@ -6,12 +6,16 @@ code which only locates runs imports neither pandas, pyarrow nor pydantic.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from pathlib import Path
+from typing import Any
 
-from evalkit.errors import RunNotFoundError
+from evalkit._untrusted import read_json
+from evalkit.errors import InputError, RunNotFoundError
 
+MANIFEST_FILE = "manifest.json"
 RESULTS_FILE = "results.parquet"
 SCORES_FILE = "scores.parquet"
 PARTS_DIR = "parts"
@@ -76,3 +80,32 @@ def resume_command(
     if runs_dir is not None:
         kept += ["--runs-dir", str(runs_dir)]
     return shlex.join([*kept, "--resume", "--run-id", run_id])
+
+
+def peek_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """A run's ``manifest.json`` as written: plain JSON within the input bounds, not validated.
+
+    For a field or two read on a command's start-up path (``compare`` of judged runs reads the
+    judge's ``min_kappa``): building the :class:`~evalkit.results.Manifest` model costs about
+    as much as the comparison. Everything else reads the record with
+    :func:`~evalkit.results.read_manifest`, which validates it.
+
+    Args:
+        run_dir: The run directory.
+
+    Returns:
+        The manifest's JSON object, or an empty dict when the run has no manifest.
+
+    Raises:
+        InputError: The manifest is not a JSON object (the message names the file).
+    """
+    path = Path(run_dir) / MANIFEST_FILE
+    if not path.exists():
+        return {}
+    try:
+        data = read_json(path)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not a JSON object; rewrite the run (evalkit run --resume)")
+    return data

@@ -16,9 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.results._files import read_json_record, write_json_atomic
-from evalkit.results._layout import resolve_run_dir
-
-MANIFEST_FILE = "manifest.json"
+from evalkit.results._layout import MANIFEST_FILE, resolve_run_dir
 
 #: Version of the manifest layout written by this evalkit (bumped on extension).
 MANIFEST_VERSION = 1

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import evalkit
 from evalkit.cli import build_parser, main
+from evalkit.errors import InputError
 from evalkit.stats import estimate_variance_components, required_cases
 from tests.conftest import ROOT
 
@@ -77,8 +80,25 @@ def test_a_settled_verdict_has_no_next_step(
     assert data["next_step"] is None
 
 
-def test_the_manifest_name_compare_reads_is_the_results_one() -> None:
-    from evalkit.analysis._next_step import _MANIFEST_NAME
-    from evalkit.results import MANIFEST_FILE
+def test_compare_of_judged_runs_builds_no_manifest_model() -> None:
+    """The judge's ``min_kappa`` and the suite path are peeked at: pydantic stays unloaded."""
+    golden = ROOT / "tests" / "fixtures" / "golden" / "runs"
+    code = (
+        "import sys, evalkit; "
+        f"evalkit.compare({str(golden / 'demo-a')!r}, {str(golden / 'demo-b')!r}); "
+        "assert 'pydantic' not in sys.modules, 'pydantic was imported'"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
 
-    assert _MANIFEST_NAME == MANIFEST_FILE
+
+def test_a_peeked_manifest_is_the_validated_one(tmp_path: Path) -> None:
+    from evalkit.results import peek_manifest, read_manifest
+
+    run = ROOT / "tests" / "fixtures" / "golden" / "runs" / "demo-a"
+    assert peek_manifest(run) == read_manifest(run)
+    assert peek_manifest(tmp_path) == {}
+    (tmp_path / "manifest.json").write_text("[1]", encoding="utf-8")
+    with pytest.raises(InputError, match="manifest.json: not a JSON object"):
+        peek_manifest(tmp_path)
