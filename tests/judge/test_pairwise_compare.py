@@ -9,8 +9,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from evalkit.judge import (
     compare_pairwise,
 )
 from evalkit.runner import RunConfig, run
-from tests.conftest import DEMO
+from tests.conftest import DEMO, evalkit_cli
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +36,6 @@ def runs(demo_run: Path, tmp_path: Path) -> Path:
     dest = tmp_path / "runs"
     shutil.copytree(demo_run.parent, dest)  # the run and the runs directory's item cache
     return dest
-
-
-def evalkit_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], capture_output=True,
-                          text=True, timeout=300, check=False)
 
 
 def test_a_skill_that_helps_is_found_better_blind_and_in_both_orders(runs: Path) -> None:
