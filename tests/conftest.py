@@ -72,12 +72,9 @@ def runs_dir(tmp_path: Path) -> Path:
     return path
 
 
-def until_verdict_argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
-    """``evalkit run cases/demo --until-verdict --round-cases 5`` (simulated agent, no cache)."""
+def until_verdict_args(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
+    """``run cases/demo --until-verdict --round-cases 5`` (simulated agent, no cache): CLI args."""
     return [
-        sys.executable,
-        "-m",
-        "evalkit",
         "run",
         str(DEMO),
         "--conditions",
@@ -93,6 +90,11 @@ def until_verdict_argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
         run_id,
         *extra,
     ]
+
+
+def until_verdict_argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
+    """:func:`until_verdict_args` as a child's command line (``python -m evalkit ...``)."""
+    return [sys.executable, "-m", "evalkit", *until_verdict_args(runs_dir, run_id, *extra)]
 
 
 class CliResult(NamedTuple):

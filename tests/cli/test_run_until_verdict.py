@@ -1,4 +1,8 @@
-"""``evalkit run --until-verdict`` on the demo suite with the simulated agent (real processes)."""
+"""``evalkit run --until-verdict`` on the demo suite with the simulated agent.
+
+The CLI runs in this process (tests/conftest.py: evalkit_cli), except where the process itself is
+the subject: the run killed with SIGKILL is a real child.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ import pytest
 
 import evalkit
 from evalkit.stats import compare, sequential_compare
-from tests.conftest import until_verdict_argv
+from tests.conftest import evalkit_cli, until_verdict_args, until_verdict_argv
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTLED = {"improved", "regressed", "futile"}
@@ -31,13 +34,7 @@ def _sequential(run_dir: Path) -> dict[str, Any]:
 
 
 def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [*until_verdict_argv(tmp_path, "seq", "--json")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    done = evalkit_cli(*until_verdict_args(tmp_path, "seq", "--json"))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["stop_reason"] in SETTLED
@@ -70,21 +67,7 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
     ]
     assert sum(e["event"] == "sequential_look" for e in events) == out["rounds"]
     # evalkit compare --sequential reads the run with its own design: the same looks
-    shown = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalkit",
-            "compare",
-            str(tmp_path / "seq"),
-            "--sequential",
-            "--json",
-        ],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=300,
-    )
+    shown = evalkit_cli("compare", tmp_path / "seq", "--sequential", "--json")
     assert shown.returncode == 0, shown.stderr
     read_back = json.loads(shown.stdout)
     assert [(x["n_cases"], x["ci_low"], x["ci_high"]) for x in read_back["looks"]] == [
@@ -111,13 +94,7 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
 def test_until_verdict_budgets_stop_unsettled(
     tmp_path: Path, extra: tuple[str, ...], reason: str, rounds: int, code: int
 ) -> None:
-    done = subprocess.run(
-        [*until_verdict_argv(tmp_path, "cap", "--json", *extra)],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    done = evalkit_cli(*until_verdict_args(tmp_path, "cap", "--json", *extra))
     assert done.returncode == code, done.stderr
     out = json.loads(done.stdout)
     assert out["stop_reason"] == reason and out["rounds"] == rounds
@@ -135,21 +112,11 @@ def test_until_verdict_budgets_stop_unsettled(
 
 
 def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path) -> None:
-    first = subprocess.run(
-        [*until_verdict_argv(tmp_path, "more", "--json", "--max-rounds", "1")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    first = evalkit_cli(*until_verdict_args(tmp_path, "more", "--json", "--max-rounds", "1"))
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["stop_reason"] == "max-rounds"
-    more = subprocess.run(
-        [*until_verdict_argv(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
+    more = evalkit_cli(
+        *until_verdict_args(tmp_path, "more", "--json", "--max-rounds", "2", "--resume")
     )
     assert more.returncode == 0, more.stderr
     out = json.loads(more.stdout)
@@ -160,19 +127,17 @@ def test_a_run_stopped_by_its_budget_continues_with_a_larger_one(tmp_path: Path)
 
 
 def test_until_verdict_needs_two_conditions(tmp_path: Path) -> None:
-    argv = until_verdict_argv(tmp_path, "bad")
-    argv[argv.index("none,preloaded")] = "none"
-    done = subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=120)
+    args = until_verdict_args(tmp_path, "bad")
+    args[args.index("none,preloaded")] = "none"
+    done = evalkit_cli(*args)
     assert done.returncode == 2
     assert "--conditions BASELINE,CANDIDATE" in done.stderr
     assert "Traceback" not in done.stderr
 
 
 def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
-    argv = [a for a in until_verdict_argv(tmp_path, "plain") if a != "--until-verdict"]
-    done = subprocess.run(
-        [*argv, "--max-items", "10"], capture_output=True, text=True, env=_env(), timeout=120
-    )
+    args = [a for a in until_verdict_args(tmp_path, "plain") if a != "--until-verdict"]
+    done = evalkit_cli(*args, "--max-items", "10")
     assert done.returncode == 2
     assert "--round-cases, --max-items: only with --until-verdict" in done.stderr
     assert not (tmp_path / "plain").exists()
@@ -208,13 +173,7 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, 
     assert process.returncode == -signal.SIGKILL
     assert _sequential(tmp_path / "kill")["stop_reason"] is None
 
-    resumed = subprocess.run(
-        [*until_verdict_argv(tmp_path, "kill", *slow, "--json", "--resume")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    resumed = evalkit_cli(*until_verdict_args(tmp_path, "kill", *slow, "--json", "--resume"))
     assert resumed.returncode == 0, resumed.stderr
     out = json.loads(resumed.stdout)
     record = _sequential(tmp_path / "kill")
@@ -232,13 +191,7 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, 
         assert len(rows) == sum(2 * (3 if c["stage_two"] else 1) for c in cases.values())
 
     # an uninterrupted run with the same seed reaches the same looks
-    fresh = subprocess.run(
-        [*until_verdict_argv(tmp_path / "other", "kill", *design, "--json")],
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    fresh = evalkit_cli(*until_verdict_args(tmp_path / "other", "kill", *design, "--json"))
     assert fresh.returncode == 0, fresh.stderr
     uninterrupted = _sequential(tmp_path / "other" / "kill")
     assert uninterrupted["looks"] == record["looks"]
@@ -247,23 +200,11 @@ def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, 
 
 def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
     """--resume of a settled run continues from its last round (earlier plans lack its cases)."""
-    first = subprocess.run(
-        until_verdict_argv(tmp_path, "done", "--json"),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    first = evalkit_cli(*until_verdict_args(tmp_path, "done", "--json"))
     assert first.returncode == 0, first.stderr
     out = json.loads(first.stdout)
     assert out["rounds"] > 1
-    again = subprocess.run(
-        until_verdict_argv(tmp_path, "done", "--json", "--resume"),
-        capture_output=True,
-        text=True,
-        env=_env(),
-        timeout=600,
-    )
+    again = evalkit_cli(*until_verdict_args(tmp_path, "done", "--json", "--resume"))
     assert again.returncode == 0, again.stderr
     resumed = json.loads(again.stdout)
     assert resumed["looks"] == out["looks"] and resumed["verdict"] == out["verdict"]
@@ -271,15 +212,10 @@ def test_a_finished_run_resumed_runs_nothing_again(tmp_path: Path) -> None:
     assert len(evalkit.read_run(tmp_path / "done")) == out["items"]
 
 
-def _completed(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run a command with the worktree importable, capturing its text output."""
-    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=600)
-
-
 def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> None:
     """A planned effect of 90 pp is soon excluded on the demo suite: the run stops there."""
-    done = _completed(
-        until_verdict_argv(
+    done = evalkit_cli(
+        *until_verdict_args(
             tmp_path, "planned", "--plan-effect", "0.9", "--futility-beta", "0.2", "--json"
         )
     )
@@ -298,18 +234,15 @@ def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> Non
     assert out["futility"]["wealth"] == wealth[-1]
     assert out["stopped_at"] < len(record["order"])
     # compare --sequential reads the run with its recorded boundary: the same looks
-    shown = _completed(
-        [sys.executable, "-m", "evalkit", "compare", str(tmp_path / "planned"), "--sequential",
-         "--json"]
-    )
+    shown = evalkit_cli("compare", tmp_path / "planned", "--sequential", "--json")
     assert shown.returncode == 0, shown.stderr
     read_back = json.loads(shown.stdout)
     assert [(x["n_cases"], x["reason"], x["futility_wealth"]) for x in read_back["looks"]] == [
         (x["n_cases"], x["reason"], x["futility_wealth"]) for x in record["looks"]
     ]
     # the boundary cannot change when the run is resumed
-    changed = _completed(
-        until_verdict_argv(tmp_path, "planned", "--plan-effect", "0.5", "--resume")
+    changed = evalkit_cli(
+        *until_verdict_args(tmp_path, "planned", "--plan-effect", "0.5", "--resume")
     )
     assert changed.returncode == 2
     assert "was planned with --plan-effect 0.9" in changed.stderr
@@ -327,7 +260,7 @@ def test_plan_effect_is_recorded_and_stops_the_run_futile(tmp_path: Path) -> Non
 def test_bad_futility_settings_are_refused(
     tmp_path: Path, extra: tuple[str, ...], message: str
 ) -> None:
-    done = _completed(until_verdict_argv(tmp_path, "bad", *extra))
+    done = evalkit_cli(*until_verdict_args(tmp_path, "bad", *extra))
     assert done.returncode == 2
     assert message in done.stderr
     assert "Traceback" not in done.stderr
