@@ -26,7 +26,8 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,20 +66,34 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def attach(
-    package: str, init_file: str | Path
+    package: str,
+    init_file: str | Path,
+    deprecated_aliases: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Module ``__getattr__`` and ``__dir__`` that import a package's public names on first use.
 
     Args:
         package: The package's ``__name__``.
         init_file: The package's ``__file__``.
+        deprecated_aliases: Names that moved out of the package, each to the package that
+            exports it now (``{"plan_run": "evalkit.sequential"}``). Such a name still
+            resolves, with a :class:`DeprecationWarning` naming its new path at every use; it
+            is neither in ``__all__`` nor in ``dir()``.
 
     Returns:
         ``(__getattr__, __dir__)`` to assign in the package's namespace.
     """
     targets = declared_imports(package, init_file)
+    moved = dict(deprecated_aliases or {})
 
     def __getattr__(name: str) -> Any:
+        if name in moved:
+            warnings.warn(
+                f"{package}.{name} is deprecated: use {moved[name]}.{name}",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(importlib.import_module(moved[name]), name)
         try:
             module, attribute = targets[name]
         except KeyError:

@@ -9,6 +9,7 @@ module, and on a package importing one that docs/architecture.md does not allow 
 from __future__ import annotations
 
 import ast
+import importlib
 from collections import defaultdict
 from pathlib import Path
 
@@ -29,8 +30,9 @@ ALLOWED: dict[str, set[str]] = {
     "scorers": {"cases", "providers", "sandbox"},
     "judge": {"cases", "providers", "results", "stats"},
     "runner": {"cases", "judge", "matrix", "providers", "scorers", "results", "sandbox"},
-    "analysis": {"cases", "matrix", "results", "runner", "stats"},
-    "report": {"ablation", "analysis", "optimize", "results", "stats"},
+    "analysis": {"cases", "matrix", "results", "stats"},
+    "sequential": {"analysis", "cases", "results", "runner", "stats"},
+    "report": {"ablation", "analysis", "optimize", "results", "sequential", "stats"},
     "ablation": {"analysis", "cases", "results", "runner", "stats"},
     "optimize": {
         "analysis",
@@ -54,6 +56,7 @@ ALLOWED: dict[str, set[str]] = {
         "runner",
         "sandbox",
         "scorers",
+        "sequential",
         "stats",
     },
 }
@@ -193,3 +196,34 @@ def test_package_imports_only_what_the_architecture_allows(package: str) -> None
 def test_every_package_is_in_the_table() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert packages == set(ALLOWED)
+
+
+def _deprecated_aliases(init: Path) -> dict[str, str]:
+    """The ``_DEPRECATED_ALIASES`` table a package ``__init__`` declares (empty: none)."""
+    tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
+    for node in tree.body:
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "_DEPRECATED_ALIASES"
+            and node.value is not None
+        ):
+            table = ast.literal_eval(node.value)
+            assert isinstance(table, dict)
+            return table
+    return {}
+
+
+def test_deprecated_aliases_point_at_public_names_of_other_packages() -> None:
+    declared = {
+        _module_name(init): aliases
+        for init in PACKAGE.glob("*/__init__.py")
+        if (aliases := _deprecated_aliases(init))
+    }
+    assert declared, "no package declares a deprecated alias: the table is not read"
+    for package, aliases in declared.items():
+        exported = set(importlib.import_module(package).__all__)
+        for name, target in aliases.items():
+            assert name not in exported, f"{package}.{name} is an alias, not an export"
+            assert target != package and _package_of(target) is not None, (package, target)
+            assert name in importlib.import_module(target).__all__, f"{target} lacks {name}"

@@ -9,6 +9,16 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
+#: Names that moved to another package, by the package they live in now: each still resolves
+#: here, with a DeprecationWarning naming its new path.
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "PLAN_POWER": "evalkit.sequential",
+    "RunPlan": "evalkit.sequential",
+    "SequentialRun": "evalkit.sequential",
+    "plan_run": "evalkit.sequential",
+    "run_until_verdict": "evalkit.sequential",
+}
+
 if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
         DEFAULT_MIN_KAPPA,
@@ -44,15 +54,9 @@ if TYPE_CHECKING:
     from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import parse_providers, select_providers
-    from evalkit.analysis._run_plan import PLAN_POWER, RunPlan, plan_run
-    from evalkit.analysis._sequential import (
-        SequentialRun,
-        agent_cost,
-        run_until_verdict,
-        sequential_compare,
-    )
+    from evalkit.analysis._sequential import agent_cost, sequential_compare
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
     "DEFAULT_MIN_KAPPA",
@@ -76,10 +80,7 @@ __all__ = [
     "NEXT_STEP_POWER",
     "NextStep",
     "LiftResult",
-    "PLAN_POWER",
     "PairwiseGateResult",
-    "RunPlan",
-    "SequentialRun",
     "TriggerMetric",
     "agent_cost",
     "check_judge_calibration",
@@ -96,11 +97,9 @@ __all__ = [
     "parse_providers",
     "pairwise_gate",
     "parse_roles",
-    "plan_run",
     "power",
     "register_importer",
     "run_suite_path",
-    "run_until_verdict",
     "select_providers",
     "sequential_compare",
 ]

@@ -1,106 +1,30 @@
-"""``evalkit run --until-verdict``: run rounds of cases until the verdict is settled.
+"""Sequential comparisons of finished runs (``evalkit compare --sequential``), and their cost.
 
-Each round is an ordinary run of the cases drawn so far, continued with ``resume`` (the run
-grows, ``RunConfig.extend``), so a round is crash-safe and cached like any run. After each
-round the anytime-valid comparison (:func:`evalkit.stats.sequential_compare`) looks at every
-round so far; the run stops at the first settled look (improved, regressed, futile) or when a
-budget is spent. Every look is written to the manifest (``sequential``), and since the looks
-are a function of the outcomes on disk, a resumed run recomputes them identically.
+A run of ``evalkit run --until-verdict`` (:mod:`evalkit.sequential`) is read back with the
+design its manifest records (``sequential``: drawing order, rounds, threshold, level, tuning,
+adaptive trials, futility boundary), so the looks are those the run took; any other run, or
+two runs, are looked at in a seeded order. :func:`agent_cost` is what the runs' looks and
+their reports charge for a set of result rows.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from evalkit._display import rich_html
 from evalkit.analysis._compare import refuse_errored
-from evalkit.analysis._next_step import run_suite_path
-from evalkit.analysis._sequential_next import sequential_next_step
-from evalkit.cases import Suite, load_suite
-from evalkit.errors import ConfigError
 from evalkit.results import (
-    PARTS_DIR,
-    RESULTS_FILE,
-    AdaptiveCaseRecord,
-    AdaptiveRecord,
-    LookRecord,
     SequentialRecord,
-    append_event,
     load_manifest,
     load_results,
-    read_run,
     resolve_run_dir,
     run_label,
-    write_manifest,
 )
-from evalkit.runner import RunConfig, RunResult, run
-from evalkit.stats import (
-    FUTILITY_BETA,
-    SEQUENTIAL_METHOD,
-    AdaptiveTrials,
-    Metric,
-    SequentialComparison,
-    case_order,
-    stage_two_decisions,
-)
+from evalkit.stats import FUTILITY_BETA, AdaptiveTrials, Metric, SequentialComparison
 from evalkit.stats import sequential_compare as compare_tables_sequentially
-
-
-@dataclass(frozen=True)
-class SequentialRun:
-    """A run that stopped when its verdict was settled or its budget spent.
-
-    Attributes:
-        run: The last round's run summary.
-        comparison: The sequential comparison at the last look.
-        stop_reason: ``improved``, ``regressed``, ``futile``, ``futile-planned``,
-            ``max-items``, ``max-usd``, ``max-rounds``, ``cases-exhausted`` or ``run-failed``
-            (every item of the run or of a condition errored: nothing was measured; the CLI
-            exits 3).
-        rounds: Rounds run.
-        items: Items of the run.
-        cost_usd: Agent cost of the run (None when the provider reports none).
-        record: The manifest's ``sequential`` record.
-    """
-
-    run: RunResult
-    comparison: SequentialComparison
-    stop_reason: str
-    rounds: int
-    items: int
-    cost_usd: float | None
-    record: SequentialRecord = field(repr=False)
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: verdict, the trajectory of the looks and their table."""
-        return rich_html(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``compare`` JSON of the last look, plus the run's facts.
-
-        ``looks``, ``stopped_at`` and ``method`` come with the comparison; extended with
-        ``run_id``, ``stop_reason``, ``rounds``, ``items``, ``cost_usd`` and ``run`` (the
-        ``evalkit run --json`` object of the last round).
-        """
-        out = self.comparison.to_dict()
-        out.update(
-            run_id=self.run.run_id,
-            stop_reason=self.stop_reason,
-            rounds=self.rounds,
-            items=self.items,
-            cost_usd=self.cost_usd,
-            run=self.run.to_dict(),
-        )
-        return out
 
 
 def agent_cost(rows: pd.DataFrame) -> float | None:
@@ -123,83 +47,6 @@ def agent_cost(rows: pd.DataFrame) -> float | None:
     return float(fresh["cost_usd"].fillna(0.0).sum())
 
 
-def _budget_reason(
-    record: SequentialRecord, rounds: int, items_per_case: int, items: int, cost: float | None
-) -> str | None:
-    """Which budget forbids another round (None: another round fits).
-
-    The next round is charged ``items_per_case`` for each new case (every trial: with
-    adaptive trials, a round runs at most that many).
-    """
-    drawn = min(rounds * record.round_cases, len(record.order))
-    if drawn >= len(record.order):
-        return "cases-exhausted"
-    if record.max_rounds is not None and rounds >= record.max_rounds:
-        return "max-rounds"
-    following = min(drawn + record.round_cases, len(record.order))
-    if record.max_items is not None and items + (following - drawn) * items_per_case > (
-        record.max_items
-    ):
-        return "max-items"
-    if record.max_usd is not None and cost is not None:
-        per_round = cost / rounds
-        if cost + per_round > record.max_usd:
-            return "max-usd"
-    return None
-
-
-def _new_record(
-    suite: Suite,
-    config: RunConfig,
-    *,
-    round_cases: int,
-    threshold: float,
-    confidence: float,
-    plan_cases: int | None,
-    max_items: int | None,
-    max_usd: float | None,
-    max_rounds: int | None,
-    adaptive: AdaptiveTrials | None,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
-) -> SequentialRecord:
-    conditions = config.conditions or ()
-    if len(conditions) != 2:
-        raise ConfigError(
-            "--until-verdict compares two conditions: pass --conditions BASELINE,CANDIDATE "
-            f"(e.g. --conditions none,preloaded), not {','.join(conditions) or 'the default'}"
-        )
-    cases = suite.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
-    )
-    if not cases:
-        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
-    seed = config.seed if config.seed is not None else suite.spec.defaults.seed
-    return SequentialRecord(
-        baseline=conditions[0],
-        candidate=conditions[1],
-        order=case_order([case.id for case in cases], seed),
-        round_cases=round_cases,
-        threshold=threshold,
-        confidence=confidence,
-        method=SEQUENTIAL_METHOD,
-        plan_cases=plan_cases,
-        plan_effect=plan_effect,
-        futility_beta=None if plan_effect is None else futility_beta,
-        max_items=max_items,
-        max_usd=max_usd,
-        max_rounds=max_rounds,
-        adaptive=None
-        if adaptive is None
-        else AdaptiveRecord(
-            total_trials=adaptive.total_trials,
-            first_trials=adaptive.first_trials,
-            probability=adaptive.stage_two_probability,
-            seed=adaptive.seed,
-        ),
-    )
-
-
 def _design(record: SequentialRecord) -> AdaptiveTrials | None:
     """The adaptive-trials design of a sequential record (None: every case runs every trial)."""
     if record.adaptive is None:
@@ -212,303 +59,12 @@ def _design(record: SequentialRecord) -> AdaptiveTrials | None:
     )
 
 
-def _adaptive_design(
-    adaptive_trials: bool, probability: float | None, trials: int, seed: int
-) -> AdaptiveTrials | None:
-    """The design of ``--adaptive-trials`` for a new sequential run (None when off)."""
-    if not adaptive_trials:
-        if probability is not None:
-            raise ConfigError("--stage-two-probability: only with --adaptive-trials")
-        return None
-    if trials < 2:
-        raise ConfigError(
-            f"--adaptive-trials needs at least 2 trials per case (stage 1 runs 1), got "
-            f"{trials}; pass --trials 3 (or more)"
-        )
-    if probability is not None and not 0 < probability <= 1:
-        raise ConfigError(
-            f"--stage-two-probability must be in (0, 1], got {probability}"
-        )
-    return AdaptiveTrials(total_trials=trials, first_trials=1, probability=probability, seed=seed)
-
-
-def _decide(
-    rows: pd.DataFrame, record: SequentialRecord, design: AdaptiveTrials, drawn: Sequence[str]
-) -> dict[str, int]:
-    """Trials of each drawn case, and its draw written into ``record.adaptive``.
-
-    A case whose stage 1 is done runs ``total_trials`` if it needs stage 2, else
-    ``first_trials``; a case whose stage 1 is not done yet runs its ``first_trials``.
-    """
-    assert record.adaptive is not None
-    decided = (
-        stage_two_decisions(rows, design, (record.baseline, record.candidate))
-        if len(rows)
-        else pd.DataFrame(columns=["case_id", "probability", "drawn", "stage_two"])
-    )
-    keep = set(drawn)
-    record.adaptive.cases = {
-        str(case): AdaptiveCaseRecord(
-            probability=float(probability), drawn=bool(draw), stage_two=bool(stage_two)
-        )
-        for case, probability, draw, stage_two in zip(
-            decided["case_id"], decided["probability"], decided["drawn"], decided["stage_two"],
-            strict=True,
-        )
-        if case in keep
-    }
-    full = {case for case, rec in record.adaptive.cases.items() if rec.stage_two}
-    return {
-        case: design.total_trials if case in full else design.first_trials for case in drawn
-    }
-
-
-def _adaptive_round(
-    suite: Suite, round_config: RunConfig, record: SequentialRecord, design: AdaptiveTrials,
-    drawn: Sequence[str],
-) -> RunResult:
-    """One round with adaptive trials: stage 1 of the new cases, then stage 2 of those drawn.
-
-    The trials of each case follow from the outcomes on disk, so a resumed round plans the
-    same items.
-    """
-    run_dir = Path(round_config.runs_dir) / str(round_config.run_id)
-    before = read_run(run_dir) if round_config.resume and _has_results(run_dir) else None
-    trials = _decide(before if before is not None else pd.DataFrame(), record, design, drawn)
-    while True:
-        result = run(suite, round_config.model_copy(update={"case_trials": trials}))
-        following = _decide(read_run(result.run_dir), record, design, drawn)
-        if following == trials or result.failure is not None:
-            return result
-        trials = following
-        round_config = round_config.model_copy(update={"resume": True, "extend": True})
-
-
-def _rounds_on_disk(run_dir: Path, record: SequentialRecord) -> int:
-    """The round a resumed run continues with: the last one any finished item belongs to.
-
-    Its plan holds every finished item, so the run can grow from it (an earlier round's plan
-    would not hold the items of later cases); the looks of earlier rounds are kept.
-    """
-    if not _has_results(run_dir):
-        return 1
-    present = set(read_run(run_dir)["case_id"])
-    position = {case: i for i, case in enumerate(record.order)}
-    last = max((position[case] + 1 for case in present if case in position), default=1)
-    return max(1, math.ceil(last / record.round_cases))
-
-
-def _has_results(run_dir: Path) -> bool:
-    """Whether a run directory holds any finished item (compacted or in parts)."""
-    return (run_dir / RESULTS_FILE).exists() or any((run_dir / PARTS_DIR).glob("*.parquet"))
-
-
 def _futility_settings(record: SequentialRecord) -> dict[str, Any]:
     """The ``plan_effect`` and ``futility_beta`` arguments of a sequential record."""
     if record.plan_effect is None:
         return {}
     beta = FUTILITY_BETA if record.futility_beta is None else record.futility_beta
     return {"plan_effect": record.plan_effect, "futility_beta": beta}
-
-
-def _check_positive(value: float | None, flag: str) -> None:
-    if value is not None and (not math.isfinite(value) or value <= 0):
-        raise ConfigError(f"{flag} must be a positive number, got {value!r}")
-
-
-def run_until_verdict(
-    suite: str | os.PathLike[str] | Suite,
-    config: RunConfig,
-    *,
-    round_cases: int = 10,
-    threshold: float = 0.05,
-    confidence: float = 0.95,
-    plan_cases: int | None = None,
-    max_items: int | None = None,
-    max_usd: float | None = None,
-    max_rounds: int | None = None,
-    adaptive_trials: bool = False,
-    stage_two_probability: float | None = None,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
-) -> SequentialRun:
-    """Run baseline and candidate in rounds of cases until the verdict is settled.
-
-    The cases (after the config's filters) are drawn in a random order fixed by the run seed;
-    round ``k`` runs the first ``k * round_cases`` of them under ``config.conditions``
-    (exactly two: baseline, candidate). After each round the sequential comparison looks at
-    every round so far and the run stops at the first settled look or when a budget is
-    spent. With ``config.resume`` an interrupted sequential run continues from its manifest
-    (same drawing order, round size, threshold and level); a budget passed again replaces
-    the recorded one, so a run stopped by its budget can be continued with a larger one.
-
-    Args:
-        suite: Suite directory or loaded suite.
-        config: Run options; ``conditions`` must name the baseline and the candidate.
-        round_cases: Cases per round (one look after each round).
-        threshold: Practical threshold of "improved".
-        confidence: Level of the confidence sequence.
-        plan_cases: Cases the bets are tuned for (None: untuned).
-        max_items: Budget of items (a round that would pass it is not started).
-        max_usd: Budget of agent cost (a round whose expected cost would pass it is not
-            started).
-        max_rounds: Budget of rounds.
-        adaptive_trials: Adaptive trials (:class:`~evalkit.stats.AdaptiveTrials`): each new
-            case runs 1 trial per condition, and the run's other trials only when its
-            outcomes differ or its seeded draw says so; the looks use the corrected estimator.
-            A resumed run keeps its recorded design.
-        stage_two_probability: With ``adaptive_trials``: stage-2 probability of a case whose
-            first outcomes agree (default ``(K - 1) / K``).
-        plan_effect: The planned effect (in (0, 1)): a look also stops the run as
-            ``futile-planned`` when the futility e-process against "the difference is at least
-            ``plan_effect``" reaches ``1 / futility_beta`` (None: no such boundary). A resumed
-            run keeps its recorded setting (another value is refused).
-        futility_beta: Error rate of that boundary (in (0, 1)).
-
-    Returns:
-        A :class:`SequentialRun`.
-
-    Raises:
-        ConfigError: Not two conditions, bad budgets or futility settings, or a sequential run
-            resumed with other conditions.
-    """
-    if round_cases < 1:
-        raise ConfigError(f"--round-cases must be at least 1, got {round_cases}")
-    for value, flag in (
-        (max_items, "--max-items"),
-        (max_usd, "--max-usd"),
-        (max_rounds, "--max-rounds"),
-        (plan_cases, "--plan-cases"),
-    ):
-        _check_positive(value, flag)
-    if plan_effect is not None and not (math.isfinite(plan_effect) and 0 < plan_effect < 1):
-        raise ConfigError(
-            f"--plan-effect must be a difference of pass rates in (0, 1), e.g. 0.1 for 10 pp, "
-            f"got {plan_effect!r}"
-        )
-    if not (math.isfinite(futility_beta) and 0 < futility_beta < 1):
-        raise ConfigError(f"--futility-beta must be in (0, 1), e.g. 0.2, got {futility_beta!r}")
-    loaded = suite if isinstance(suite, Suite) else load_suite(suite)
-    run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-seq")
-    run_dir = Path(config.runs_dir) / run_id
-    previous = load_manifest(run_dir) if config.resume and run_dir.is_dir() else None
-    record = previous.sequential if previous is not None else None
-    trials = config.trials or loaded.spec.defaults.trials
-    if record is None:
-        seed = config.seed if config.seed is not None else loaded.spec.defaults.seed
-        record = _new_record(
-            loaded,
-            config,
-            round_cases=round_cases,
-            threshold=threshold,
-            confidence=confidence,
-            plan_cases=plan_cases,
-            max_items=max_items,
-            max_usd=max_usd,
-            max_rounds=max_rounds,
-            adaptive=_adaptive_design(adaptive_trials, stage_two_probability, trials, seed),
-            plan_effect=plan_effect,
-            futility_beta=futility_beta,
-        )
-    elif tuple(config.conditions or ()) != (record.baseline, record.candidate):
-        raise ConfigError(
-            f"--resume: sequential run '{run_id}' compares {record.baseline},"
-            f"{record.candidate}; pass --conditions {record.baseline},{record.candidate}"
-        )
-    elif plan_effect is not None and plan_effect != record.plan_effect:
-        recorded = "none" if record.plan_effect is None else f"--plan-effect {record.plan_effect:g}"
-        raise ConfigError(
-            f"--resume: sequential run '{run_id}' was planned with {recorded}; its futility "
-            "boundary cannot change mid-run: drop --plan-effect or start a new run"
-        )
-    else:  # a budget given again replaces the recorded one (a spent run can be continued)
-        budgets = {"max_items": max_items, "max_usd": max_usd, "max_rounds": max_rounds}
-        record = record.model_copy(
-            update={key: value for key, value in budgets.items() if value is not None}
-        )
-    design = _design(record)
-    items_per_case = 2 * trials
-    first = min(record.round_cases, len(record.order)) * items_per_case
-    if record.max_items is not None and first > record.max_items:
-        raise ConfigError(
-            f"--max-items {record.max_items} is smaller than one round ({first} items: "
-            f"{record.round_cases} cases x 2 conditions x {trials} trials); raise it or lower "
-            "--round-cases"
-        )
-    rounds = _rounds_on_disk(run_dir, record) - 1 if config.resume else 0
-    while True:
-        rounds += 1
-        drawn = record.order[: rounds * record.round_cases]
-        round_config = config.model_copy(
-            update={
-                "run_id": run_id,
-                "case_ids": tuple(drawn),
-                "conditions": (record.baseline, record.candidate),
-                "resume": config.resume or rounds > 1,
-                "extend": True,
-            }
-        )
-        result = (
-            run(loaded, round_config)
-            if design is None
-            else _adaptive_round(loaded, round_config, record, design, drawn)
-        )
-        rows = read_run(result.run_dir)
-        comparison = compare_tables_sequentially(
-            rows,
-            conditions=(record.baseline, record.candidate),
-            threshold=record.threshold,
-            confidence=record.confidence,
-            order=record.order,
-            look_at=[k * record.round_cases for k in range(1, rounds + 1)],
-            plan_cases=record.plan_cases,
-            adaptive=design,
-            **_futility_settings(record),
-        )
-        cost = agent_cost(rows)
-        last = comparison.looks[-1] if comparison.looks else None
-        record.looks = [look for look in record.looks if look.round < rounds]
-        record.looks.append(
-            LookRecord(
-                round=rounds,
-                n_cases=last.n_cases if last else 0,
-                items=len(rows),
-                cost_usd=cost,
-                estimate=last.estimate if last else None,
-                ci_low=last.ci_low if last else None,
-                ci_high=last.ci_high if last else None,
-                verdict=last.verdict if last else "inconclusive",
-                reason=last.reason if last else "",
-                futility_wealth=last.futility_wealth if last else None,
-            )
-        )
-        reason = (last.reason if last else "") or _budget_reason(
-            record, rounds, items_per_case, len(rows), cost
-        )
-        if result.failure is not None:
-            reason = "run-failed"  # its pass rates measure nothing: no further round
-        record.stop_reason = reason or None
-        append_event(result.run_dir, "sequential_look", **record.looks[-1].model_dump())
-        manifest = load_manifest(result.run_dir)
-        if manifest is not None:
-            write_manifest(result.run_dir, manifest.model_copy(update={"sequential": record}))
-        if reason:
-            step = sequential_next_step(
-                comparison, rows, record, stop_reason=reason, run_id=run_id,
-                runs_dir=config.runs_dir, trials=trials, cost_usd=cost,
-                suite_path=run_suite_path(result.run_dir), command_line=config.command_line,
-            )
-            if step is not None:
-                comparison = dataclasses.replace(comparison, next_step=step.to_dict())
-            return SequentialRun(
-                run=result,
-                comparison=comparison,
-                stop_reason=reason,
-                rounds=rounds,
-                items=len(rows),
-                cost_usd=cost,
-                record=record,
-            )
 
 
 def sequential_compare(

@@ -25,16 +25,17 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
+from evalkit.cli._flags import FLAGS
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, lanes_the_sandbox_allows
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 
 if TYPE_CHECKING:
-    from evalkit.analysis import SequentialRun
+    from evalkit.sequential import SequentialRun
 
 
-#: Options of ``--until-verdict`` (refused without it).
+#: Options of ``--until-verdict`` (refused without it): the fields of ``SequentialConfig``.
 SEQUENTIAL_OPTIONS = (
     "round_cases",
     "max_items",
@@ -248,7 +249,7 @@ def main(args: argparse.Namespace) -> int:
         raise ConfigError("--from-run: only with --plan")
     if args.until_verdict and not args.plan:
         return _until_verdict(args, suite, config)
-    given = [f"--{name.replace('_', '-')}" for name in SEQUENTIAL_OPTIONS if getattr(args, name)]
+    given = [FLAGS[name] for name in SEQUENTIAL_OPTIONS if getattr(args, name)]
     if given and not args.until_verdict:
         raise ConfigError(f"{', '.join(given)}: only with --until-verdict")
     if args.plan:
@@ -269,31 +270,15 @@ def main(args: argparse.Namespace) -> int:
 
 def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
     """``evalkit run --until-verdict``: rounds of cases until the verdict is settled."""
-    from evalkit.analysis import run_until_verdict
-    from evalkit.stats import FUTILITY_BETA
+    from evalkit.sequential import SequentialConfig, run_until_verdict
 
     futility_arguments(args)
-    confidence = 0.95 if args.confidence is None else args.confidence
-    threshold = 0.05 if args.threshold is None else args.threshold
-    if not 0 < confidence < 1:
-        raise ConfigError(f"--confidence must be between 0 and 1, got {confidence}")
-    if threshold < 0:
-        raise ConfigError(f"--threshold must be >= 0, got {threshold}")
-    outcome = run_until_verdict(
-        suite,
-        config,
-        round_cases=10 if args.round_cases is None else args.round_cases,
-        threshold=threshold,
-        confidence=confidence,
-        plan_cases=args.plan_cases,
-        max_items=args.max_items,
-        max_usd=args.max_usd,
-        max_rounds=args.max_rounds,
-        adaptive_trials=args.adaptive_trials,
-        stage_two_probability=args.stage_two_probability,
-        plan_effect=args.plan_effect,
-        futility_beta=FUTILITY_BETA if args.futility_beta is None else args.futility_beta,
+    given = {name: getattr(args, name) for name in SEQUENTIAL_OPTIONS}
+    sequential = SequentialConfig.model_validate(  # errors name the flags, not the parameters
+        {name: value for name, value in given.items() if value is not None},
+        context={"names": FLAGS},
     )
+    outcome = run_until_verdict(suite, config, sequential)
     if args.json:
         print_json(outcome.to_dict())
     else:
@@ -308,14 +293,15 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
 
 def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
     """``evalkit run --plan``: the run's items and what it could show; nothing is run."""
-    from evalkit.analysis import plan_run
+    from evalkit.sequential import plan_run
+    from evalkit.stats import DEFAULT_THRESHOLD
 
     plan = plan_run(
         suite,
         config,
         until_verdict=args.until_verdict,
         max_items=args.max_items,
-        threshold=0.05 if args.threshold is None else args.threshold,
+        threshold=DEFAULT_THRESHOLD if args.threshold is None else args.threshold,
         confidence=0.95 if args.confidence is None else args.confidence,
         plan_effect=args.plan_effect,
         from_run=args.from_run,

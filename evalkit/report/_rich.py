@@ -6,7 +6,7 @@ object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays`
 ``_repr_html_`` of :class:`~evalkit.stats.PairedComparison`, :class:`~evalkit.stats.FlipRate`,
 :class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult`,
 :class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison` and
-:class:`~evalkit.analysis.SequentialRun` (through :mod:`evalkit._display`); ``import evalkit``
+:class:`~evalkit.sequential.SequentialRun` (through :mod:`evalkit._display`); ``import evalkit``
 calls it. A run gets the same through :func:`run_overview`, and flipped items through
 :func:`flip_pairs`.
 """
@@ -25,7 +25,7 @@ import pandas as pd
 
 from evalkit._display import register_html
 from evalkit.ablation import AblationResult
-from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult, SequentialRun
+from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult
 from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
 from evalkit.report._plots import (
@@ -56,6 +56,7 @@ from evalkit.report._tables import (
 from evalkit.report._transcripts import paired_excerpts
 from evalkit.report._views import metrics_table, unstable_cases
 from evalkit.results import read_manifest, read_run, resolve_run_dir
+from evalkit.sequential import SequentialRun
 from evalkit.stats import (
     FlipRate,
     PairedComparison,

@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis import SequentialRun, agent_cost
+from evalkit.analysis import agent_cost
 from evalkit.analysis import sequential_compare as sequential_compare_runs
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
+from evalkit.sequential import SequentialRun
 from evalkit.stats import SequentialComparison
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ def sequential_trajectory(
 
     Args:
         source: A run's ``sequential`` record (its manifest's, with the items and cost it
-            spent at each look), a :class:`~evalkit.analysis.SequentialRun`, or a
+            spent at each look), a :class:`~evalkit.sequential.SequentialRun`, or a
             :class:`~evalkit.stats.SequentialComparison` (looks without spending; give its
             ``rows`` to count the items and cost of the cases observed at each look).
         rows: Result rows of both compared arms (comparisons only).

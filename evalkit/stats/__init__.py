@@ -76,7 +76,7 @@ if TYPE_CHECKING:
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-    from evalkit.stats._verdicts import holm, verdict
+    from evalkit.stats._verdicts import DEFAULT_THRESHOLD, holm, verdict
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -89,6 +89,7 @@ __all__ = [
     "Correction",
     "DEFAULT_CONCENTRATION",
     "DEFAULT_PAIRWISE_THRESHOLD",
+    "DEFAULT_THRESHOLD",
     "FUTILE_PLANNED",
     "FUTILITY_BETA",
     "FlipRate",

@@ -107,7 +107,7 @@ def test_until_verdict_budgets_stop_unsettled(
     if code == 3:
         assert "failed" in done.stderr and "Traceback" not in done.stderr
         assert out["next_step"] is None  # it measured nothing to plan from
-    else:  # a spent budget says what would settle it (tests/analysis/test_sequential_next_step)
+    else:  # a spent budget says what would settle it (tests/sequential/test_sequential_next_step)
         assert out["next_step"]["current_cases"] == 5 * rounds
 
 

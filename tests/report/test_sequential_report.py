@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from evalkit.analysis import run_until_verdict
 from evalkit.analysis import sequential_compare as sequential_compare_runs
 from evalkit.report import interval, report, usd
 from evalkit.results import SequentialRecord, load_manifest, read_run
 from evalkit.runner import RunConfig
+from evalkit.sequential import SequentialConfig, run_until_verdict
 from tests.conftest import DEMO, until_verdict_argv
 from tests.report.conftest import AFTER, ROOT, RUNS
 
@@ -169,7 +169,7 @@ def test_a_sequential_run_displays_its_trajectory(tmp_path: Path) -> None:
         progress=False,
         use_cache=False,
     )
-    result = run_until_verdict(DEMO, config, round_cases=5, max_rounds=2)
+    result = run_until_verdict(DEMO, config, SequentialConfig(round_cases=5, max_rounds=2))
     markup = result._repr_html_()
     assert markup is not None and 'id="fig-sequential"' in markup
     assert f"stopped: {result.stop_reason} after {result.rounds} round(s)" in html.unescape(markup)

@@ -32,6 +32,7 @@ from evalkit.errors import ConfigError
 from evalkit.results import load_results
 from evalkit.runner import RunConfig
 from evalkit.stats import (
+    DEFAULT_THRESHOLD,
     VarianceComponents,
     estimate_variance_components,
     minimum_cases,
@@ -117,7 +118,7 @@ def plan_run(
     *,
     until_verdict: bool = False,
     max_items: int | None = None,
-    threshold: float = 0.05,
+    threshold: float = DEFAULT_THRESHOLD,
     confidence: float = 0.95,
     plan_effect: float | None = None,
     from_run: str | os.PathLike[str] | None = None,

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.analysis import NextStep, run_until_verdict
+from evalkit.analysis import NextStep
 from evalkit.cli import build_parser, main
 from evalkit.runner import RunConfig
+from evalkit.sequential import SequentialConfig, run_until_verdict
 from evalkit.stats import estimate_variance_components, required_cases
 from tests.conftest import DEMO
 
@@ -31,7 +32,7 @@ def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(
                        "--json"])
     config = RunConfig(runs_dir=runs, run_id="seq", conditions=PAIR, lanes=("prompt",),
                        trials=3, use_cache=False, progress=False, command_line=line)
-    outcome = run_until_verdict(DEMO, config, round_cases=5, max_items=30)
+    outcome = run_until_verdict(DEMO, config, SequentialConfig(round_cases=5, max_items=30))
     out = outcome.to_dict()
     assert out["stop_reason"] == "max-items" and out["verdict"] == "inconclusive"
     step = out["next_step"]

@@ -23,7 +23,7 @@ import shlex
 
 import pandas as pd
 
-from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step
+from evalkit.analysis import NEXT_STEP_POWER, NextStep, next_step
 from evalkit.errors import InputError
 from evalkit.results import SequentialRecord
 from evalkit.stats import SequentialComparison, estimate_variance_components, required_trials

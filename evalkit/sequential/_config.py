@@ -1,0 +1,114 @@
+"""The design settings of a sequential run (``evalkit run --until-verdict``), validated once.
+
+:class:`SequentialConfig` holds what :func:`~evalkit.sequential.run_until_verdict` decides
+with besides the :class:`~evalkit.runner.RunConfig`: the round size, the verdict's threshold
+and level, the tuning, the budgets, adaptive trials and the planned-effect futility boundary.
+It checks every value when it is built; an error names the parameter
+(``round_cases must be at least 1, got 0``). A caller that knows the parameters by other names
+(the command line knows them by their flags) passes those names as validation context::
+
+    SequentialConfig.model_validate(values, context={"names": {"round_cases": "--round-cases"}})
+
+The design half of a run's manifest record (:class:`~evalkit.results.SequentialRecord`) is
+written from it, with the same keys and values as the record always had.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+
+from evalkit.errors import ConfigError
+from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
+
+
+class SequentialConfig(BaseModel):
+    """How a sequential run draws, looks, spends and stops.
+
+    A budget given again when a run is resumed replaces the recorded one (a run stopped by
+    its budget can be continued with a larger one); the other settings of a resumed run are
+    those of its manifest, and another ``plan_effect`` is refused.
+
+    Raises:
+        ConfigError: A value out of its range, naming the parameter (or the name the
+            validation context's ``names`` gives it).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    round_cases: int = 10
+    """Cases per round (one look after each round)."""
+    threshold: float = DEFAULT_THRESHOLD
+    """Practical threshold of "improved"."""
+    confidence: float = 0.95
+    """Level of the confidence sequence."""
+    plan_cases: int | None = None
+    """Cases the bets are tuned for (None: untuned)."""
+    max_items: int | None = None
+    """Budget of items (a round that would pass it is not started)."""
+    max_usd: float | None = None
+    """Budget of agent cost (a round whose expected cost would pass it is not started)."""
+    max_rounds: int | None = None
+    """Budget of rounds."""
+    adaptive_trials: bool = False
+    """Adaptive trials (:class:`~evalkit.stats.AdaptiveTrials`): each new case runs 1 trial
+    per condition, and the run's other trials only when its outcomes differ or its seeded
+    draw says so; the looks use the corrected estimator."""
+    stage_two_probability: float | None = None
+    """With ``adaptive_trials``: stage-2 probability of a case whose first outcomes agree
+    (default ``(K - 1) / K``)."""
+    plan_effect: float | None = None
+    """The planned effect (in (0, 1)): a look also stops the run as ``futile-planned`` when
+    the futility e-process against "the difference is at least ``plan_effect``" reaches
+    ``1 / futility_beta`` (None: no such boundary)."""
+    futility_beta: float = FUTILITY_BETA
+    """Error rate of that boundary (in (0, 1))."""
+
+    @model_validator(mode="after")
+    def _check_ranges(self, info: ValidationInfo) -> SequentialConfig:
+        names: dict[str, str] = dict((info.context or {}).get("names", {}))
+
+        def name(parameter: str) -> str:
+            return names.get(parameter, parameter)
+
+        if not 0 < self.confidence < 1:
+            raise ConfigError(
+                f"{name('confidence')} must be between 0 and 1, got {self.confidence}"
+            )
+        if self.threshold < 0:
+            raise ConfigError(f"{name('threshold')} must be >= 0, got {self.threshold}")
+        if self.round_cases < 1:
+            raise ConfigError(f"{name('round_cases')} must be at least 1, got {self.round_cases}")
+        for parameter in ("max_items", "max_usd", "max_rounds", "plan_cases"):
+            value = getattr(self, parameter)
+            if value is not None and (not math.isfinite(value) or value <= 0):
+                raise ConfigError(f"{name(parameter)} must be a positive number, got {value!r}")
+        effect = self.plan_effect
+        if effect is not None and not (math.isfinite(effect) and 0 < effect < 1):
+            raise ConfigError(
+                f"{name('plan_effect')} must be a difference of pass rates in (0, 1), e.g. 0.1 "
+                f"for 10 pp, got {effect!r}"
+            )
+        beta = self.futility_beta
+        if not (math.isfinite(beta) and 0 < beta < 1):
+            raise ConfigError(f"{name('futility_beta')} must be in (0, 1), e.g. 0.2, got {beta!r}")
+        probability = self.stage_two_probability
+        if probability is not None and not self.adaptive_trials:
+            raise ConfigError(
+                f"{name('stage_two_probability')}: only with {name('adaptive_trials')}"
+            )
+        if probability is not None and not 0 < probability <= 1:
+            raise ConfigError(
+                f"{name('stage_two_probability')} must be in (0, 1], got {probability}"
+            )
+        return self
+
+    def budgets(self) -> dict[str, Any]:
+        """The budgets given (``max_items``, ``max_usd``, ``max_rounds`` that are not None).
+
+        Returns:
+            ``{budget: value}``, what replaces a resumed run's recorded budgets.
+        """
+        return self.model_dump(include={"max_items", "max_usd", "max_rounds"}, exclude_none=True)
