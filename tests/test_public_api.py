@@ -160,7 +160,7 @@ def _modules_of_command(argv: list[str]) -> tuple[str, set[str]]:
 
 
 def test_compare_of_unjudged_runs_loads_no_pydantic_and_no_power_planner() -> None:
-    """The manifest's pydantic models are read only when a compared row was judged."""
+    """Comparing two runs builds no pydantic model and loads no power planner."""
     out, loaded = _modules_of_command(
         ["compare", "before", "after", "--runs-dir", "tests/fixtures/runs"]
     )
@@ -172,13 +172,15 @@ def test_compare_of_unjudged_runs_loads_no_pydantic_and_no_power_planner() -> No
     assert "evalkit.analysis._power" not in loaded
 
 
-def test_compare_of_judged_runs_reads_their_manifest() -> None:
+def test_compare_of_judged_runs_peeks_at_their_manifest() -> None:
+    """The judge's ``min_kappa`` (0.6 in this run's manifest) is read as plain JSON."""
     judged = "tests/fixtures/judged/run"
     out, loaded = _modules_of_command(
         ["compare", judged, judged, "--runs-dir", "tests/fixtures/judged", "--json"]
     )
-    assert json.loads(out)["judge_calibration"]["min_kappa"] is not None
-    assert "evalkit.results._manifest" in loaded
+    assert json.loads(out)["judge_calibration"]["min_kappa"] == 0.6
+    assert "pydantic" not in {name.split(".")[0] for name in loaded}
+    assert "evalkit.results._manifest" not in loaded
 
 
 _AT_RUN_STARTED = """
