@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite
@@ -25,10 +25,12 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
+from evalkit.cli._flags import settings_of_flags
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, lanes_the_sandbox_allows
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
+from evalkit.stats import DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from evalkit.analysis import SequentialRun
@@ -203,6 +205,12 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         safe_run_id(args.run_id)
     if args.trials is not None and args.trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {args.trials}")
+    with settings_of_flags():
+        return _run_config(args, execution)
+
+
+def _run_config(args: argparse.Namespace, execution: dict[str, Any]) -> RunConfig:
+    """The :class:`RunConfig` of the parsed arguments (validated by the model)."""
     return RunConfig(
         **provider_settings(args),
         model=args.model,
@@ -274,7 +282,7 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
 
     futility_arguments(args)
     confidence = 0.95 if args.confidence is None else args.confidence
-    threshold = 0.05 if args.threshold is None else args.threshold
+    threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     if not 0 < confidence < 1:
         raise ConfigError(f"--confidence must be between 0 and 1, got {confidence}")
     if threshold < 0:
@@ -315,7 +323,7 @@ def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
         config,
         until_verdict=args.until_verdict,
         max_items=args.max_items,
-        threshold=0.05 if args.threshold is None else args.threshold,
+        threshold=DEFAULT_THRESHOLD if args.threshold is None else args.threshold,
         confidence=0.95 if args.confidence is None else args.confidence,
         plan_effect=args.plan_effect,
         from_run=args.from_run,
