@@ -25,7 +25,7 @@ PROBES = "tests.optimize.probes"
 
 
 def _run(suite: Path, runs: Path, run_id: str, **kw: object) -> tuple[dict[str, object], float]:
-    config = OptimizeConfig(runs_dir=runs, run_id=run_id, n_resamples=1000, **kw)  # type: ignore[arg-type]
+    config = OptimizeConfig(runs_dir=runs, run_id=run_id, n_resamples=1000, **kw)  # type: ignore[call-arg]
     t0 = time.perf_counter()
     result = optimize(suite, config)
     return result.state, time.perf_counter() - t0

@@ -58,6 +58,7 @@ import math
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -68,9 +69,9 @@ sys.path.insert(0, str(ROOT))
 from evalkit.stats import (  # noqa: E402
     DEFAULT_CONCENTRATION,
     AdaptiveTrials,
+    SequentialPlan,
     proportion_ci,
     required_cases,
-    simulate_adaptive,
     simulate_sequential,
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION  # noqa: E402
@@ -108,6 +109,38 @@ def main() -> None:
         _bound_table()
     if args.table in ("all", "equal"):
         _equal_table(max(args.sims, 1000), args.seed)
+
+
+def _simulate(effect: float, design: AdaptiveTrials, adaptive: bool, **settings: object) -> Plan:
+    """The sequential design with adaptive trials, or (off) every case running all of them."""
+    if adaptive:
+        plan = simulate_sequential(effect, adaptive=design, **settings)  # type: ignore[call-overload]
+        return Plan(plan, plan.expected_items, plan.stage_two_share)
+    plan = simulate_sequential(effect, design.total_trials, **settings)  # type: ignore[call-overload]
+    return Plan(plan, 2 * design.total_trials * plan.expected_cases, 1.0)
+
+
+class Plan(NamedTuple):
+    """A simulated sequential plan and the work items it spent."""
+
+    plan: SequentialPlan
+    expected_items: float
+    stage_two_share: float
+
+    @property
+    def improved(self) -> float:
+        """Share of simulations that stopped with "improved"."""
+        return self.plan.improved
+
+    @property
+    def regressed(self) -> float:
+        """Share of simulations that stopped with "regressed"."""
+        return self.plan.regressed
+
+    @property
+    def futile(self) -> float:
+        """Share of simulations that stopped as futile."""
+        return self.plan.futile
 
 
 def _header(columns: str, left: int | tuple[int, ...], blank_line: bool = True) -> None:
@@ -233,13 +266,13 @@ def _futility_table(sims: int, seed: int) -> None:
                     for beta in (None, 0.2, 0.1):
                         started = time.perf_counter()
                         settings = {
-                            "adaptive": adaptive, "concentration": kappa, "max_cases": budget,
+                            "concentration": kappa, "max_cases": budget,
                             "round_size": 5, "plan_cases": n, "n_sims": sims,
                             "plan_effect": None if beta is None else effect,
                             "futility_beta": 0.2 if beta is None else beta,
                         }
-                        plan = simulate_adaptive(effect, design, seed=seed, **settings)
-                        null = simulate_adaptive(0.0, design, seed=seed + 1, **settings)
+                        plan = _simulate(effect, design, adaptive, seed=seed, **settings)
+                        null = _simulate(0.0, design, adaptive, seed=seed + 1, **settings)
                         seconds = time.perf_counter() - started
                         low = proportion_ci(round(plan.improved * sims), sims).ci_low
                         false = null.improved + null.regressed
@@ -280,12 +313,12 @@ def _items_table(sims: int, seed: int) -> None:
                                         probability=probability)
                 adaptive = probability < 1.0
                 started = time.perf_counter()
-                plan = simulate_adaptive(effect, design, adaptive=adaptive, max_cases=budget,
-                                         round_size=5, plan_cases=n, n_sims=sims,
-                                         seed=seed)
-                null = simulate_adaptive(0.0, design, adaptive=adaptive, max_cases=200,
-                                         round_size=5, plan_cases=n, n_sims=sims,
-                                         seed=seed + 1)
+                plan = _simulate(effect, design, adaptive, concentration=AGENT_CONCENTRATION,
+                                 max_cases=budget, round_size=5, plan_cases=n, n_sims=sims,
+                                 seed=seed)
+                null = _simulate(0.0, design, adaptive, concentration=AGENT_CONCENTRATION,
+                                 max_cases=200, round_size=5, plan_cases=n, n_sims=sims,
+                                 seed=seed + 1)
                 seconds = time.perf_counter() - started
                 power = plan.improved
                 # credit the sequential design with no more power than the simulations show:

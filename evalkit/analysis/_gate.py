@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
@@ -34,7 +34,16 @@ from evalkit.analysis._providers import select_providers
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
-from evalkit.stats import Correction, Metric, ReuseSplit, compare, reused_note, split_reused
+from evalkit.stats import (
+    DEFAULT_THRESHOLD,
+    Correction,
+    Metric,
+    ReuseSplit,
+    check_threshold,
+    compare,
+    reused_note,
+    split_reused,
+)
 
 
 class Tier(BaseModel):
@@ -70,8 +79,8 @@ class GatePolicy(BaseModel):
 
     metric: Metric = "passed"
     """Compared value: pass rate or score."""
-    threshold: float = Field(default=0.05, ge=0, le=1)
-    """Practical threshold (5 pp) used by the verdicts."""
+    threshold: float = DEFAULT_THRESHOLD
+    """Practical threshold (5 pp) used by the verdicts, in [0, 1]."""
     conditions: tuple[str, ...] = ()
     """Conditions to gate on (empty: every condition both runs have)."""
     tiers: dict[str, Tier] = Field(
@@ -105,6 +114,15 @@ class GatePolicy(BaseModel):
     """Release even when judged expectations behind the verdict come from a judge with no
     stored calibration, or one whose kappa lower bound is below the suite's ``min_kappa``
     (the decision still reports it)."""
+
+    @field_validator("threshold")
+    @classmethod
+    def _threshold_in_range(cls, value: float) -> float:
+        """The one range rule of the threshold (:func:`evalkit.stats.check_threshold`)."""
+        try:
+            return check_threshold(value)
+        except InputError as exc:
+            raise ValueError(str(exc)) from None
 
 
 def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:

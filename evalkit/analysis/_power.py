@@ -25,7 +25,6 @@ from evalkit.stats import (
     proportion_ci,
     required_cases,
     required_trials,
-    simulate_adaptive,
     simulate_power,
     simulate_sequential,
 )
@@ -352,17 +351,17 @@ def _with_sequential(
         "plan_effect": plan_effect,
         "futility_beta": futility_beta,
     }
-    if not adaptive_trials:
-        plan = simulate_sequential(fixed.effect, trials, **settings)  # type: ignore[arg-type]
-    elif trials < 2:
-        raise InputError(
-            f"--adaptive-trials needs at least 2 trials per case (stage 1 runs 1), got "
-            f"{trials}; pass --trials 3 (or more)"
-        )
-    else:
-        plan = simulate_adaptive(
-            fixed.effect, AdaptiveTrials(total_trials=trials), **settings  # type: ignore[arg-type]
-        )
+    design = None
+    if adaptive_trials:
+        if trials < 2:
+            raise InputError(
+                f"--adaptive-trials needs at least 2 trials per case (stage 1 runs 1), got "
+                f"{trials}; pass --trials 3 (or more)"
+            )
+        design = AdaptiveTrials(total_trials=trials)
+    plan = simulate_sequential(
+        fixed.effect, trials, adaptive=design, **settings  # type: ignore[call-overload]
+    )
     summary = plan.to_dict()
     summary["ratio_to_fixed"] = (
         plan.expected_cases / fixed.n_cases if fixed.n_cases is not None else None

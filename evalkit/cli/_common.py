@@ -161,12 +161,11 @@ def execution_settings(args: argparse.Namespace) -> dict[str, Any]:
     """The options of :func:`add_execution_options`, checked, as keyword arguments.
 
     Raises:
-        ConfigError: ``--resume`` without ``--run-id``, or ``--concurrency`` below 1.
+        ConfigError: ``--resume`` without ``--run-id``. (``--concurrency`` is checked by
+            :class:`~evalkit.runner.RunConfig`; see ``cli/_flags.py``.)
     """
     if args.resume and not args.run_id:
         raise ConfigError("--resume needs --run-id (the run to continue)")
-    if args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
     return {
         "concurrency": args.concurrency,
         "backend": args.backend,

@@ -1,15 +1,24 @@
 """The command-line flag of each library parameter, for errors the library raises about them.
 
-Library errors name a parameter (``round_cases must be at least 1``); where the command line
-passes a flag's value to that parameter, its messages name the flag instead
-(``--round-cases must be at least 1``), as a user of the command line knows it.
+Library errors name a parameter (``round_cases must be at least 1``, ```concurrency` must be
+at least 1, got 0``); where the command line passes a flag's value to that parameter, its
+messages name the flag instead (``--round-cases must be at least 1``), as a user of the
+command line knows it, through the one table :data:`FLAGS`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pydantic import ValidationError
+
+from evalkit.errors import ConfigError
+
 #: Library parameter -> the flag that sets it.
 FLAGS: dict[str, str] = {
     "adaptive_trials": "--adaptive-trials",
+    "concurrency": "--concurrency",
     "confidence": "--confidence",
     "futility_beta": "--futility-beta",
     "max_items": "--max-items",
@@ -21,3 +30,43 @@ FLAGS: dict[str, str] = {
     "stage_two_probability": "--stage-two-probability",
     "threshold": "--threshold",
 }
+
+
+def flag_message(parameter: str, message: str) -> str:
+    """A library error message about ``parameter`` with the parameter named by its flag.
+
+    Args:
+        parameter: The parameter the message names (a key of :data:`FLAGS`).
+        message: The library's message.
+
+    Returns:
+        The message, ``parameter`` (with or without backquotes) replaced by its flag.
+
+    Examples:
+        >>> flag_message("concurrency", "`concurrency` must be at least 1, got 0")
+        '--concurrency must be at least 1, got 0'
+    """
+    flag = FLAGS.get(parameter, parameter)
+    return message.replace(f"`{parameter}`", flag)
+
+
+@contextmanager
+def settings_of_flags() -> Iterator[None]:
+    """Show a settings object's error about a flagged parameter as a :class:`ConfigError`.
+
+    A :class:`~pydantic.ValidationError` whose first error is a check of a parameter in
+    :data:`FLAGS` (at any depth, e.g. ``run.concurrency``) becomes the library's message with
+    the flag in it; any other error passes unchanged.
+
+    Raises:
+        ConfigError: The flagged parameter's error.
+    """
+    try:
+        yield
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        parameter = str(first["loc"][-1]) if first["loc"] else ""
+        cause = (first.get("ctx") or {}).get("error")
+        if parameter not in FLAGS or not isinstance(cause, ValueError):
+            raise
+        raise ConfigError(flag_message(parameter, str(cause))) from None

@@ -17,6 +17,7 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
+from evalkit.cli._flags import settings_of_flags
 from evalkit.cli._sandbox import add_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.optimize import (
@@ -26,7 +27,9 @@ from evalkit.optimize import (
     TriggerRates,
     optimize,
 )
+from evalkit.runner import RunConfig
 from evalkit.sandbox import disable_sandbox
+from evalkit.stats import DEFAULT_THRESHOLD
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -69,7 +72,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-metric-calls", type=int, help="work items to spend at most")
     p.add_argument("--max-usd", type=float, help="money to spend at most")
     p.add_argument("--parallel", type=int, default=1, help="siblings per round (breadth-first)")
-    p.add_argument("--threshold", type=float, default=0.05)
+    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
     p.add_argument(
         "--alpha",
         type=float,
@@ -103,17 +106,19 @@ def main(args: argparse.Namespace) -> int:
             raise ConfigError("--derive-splits expects three numbers, e.g. 0.6,0.2,0.2")
         derive = (shares[0], shares[1], shares[2])
     budgets = pick(args, "max_iterations", "stall", "max_metric_calls", "max_usd", "parallel")
-    config = OptimizeConfig(
-        skill=name,
-        seed_skill=Path(path) if path else None,
-        optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
-        **provider_settings(args),
-        derive_splits=derive,
-        **pick(args, "optimizer", "target", "condition", "trials"),
-        **pick(args, "threshold", "alpha", "split_seed", "seed"),
-        **budgets,
-        **execution_settings(args),
-    )
+    with settings_of_flags():
+        config = OptimizeConfig(
+            skill=name,
+            seed_skill=Path(path) if path else None,
+            optimizer_settings=parse_key_values(args.optimizer_opt, "--optimizer-opt"),
+            derive_splits=derive,
+            **pick(args, "optimizer", "target", "condition"),
+            **pick(args, "threshold", "alpha", "split_seed", "seed"),
+            **budgets,
+            run=RunConfig(
+                trials=args.trials, **provider_settings(args), **execution_settings(args)
+            ),
+        )
     try:
         result = optimize(args.suite, config)
     except (TamperError, SealError) as exc:

@@ -7,7 +7,7 @@ import re
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite
@@ -25,11 +25,12 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
-from evalkit.cli._flags import FLAGS
+from evalkit.cli._flags import FLAGS, settings_of_flags
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, lanes_the_sandbox_allows
 from evalkit.errors import ConfigError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
+from evalkit.stats import DEFAULT_THRESHOLD
 
 if TYPE_CHECKING:
     from evalkit.sequential import SequentialRun
@@ -204,6 +205,12 @@ def build_config(args: argparse.Namespace) -> RunConfig:
         safe_run_id(args.run_id)
     if args.trials is not None and args.trials < 1:
         raise ConfigError(f"--trials must be at least 1, got {args.trials}")
+    with settings_of_flags():
+        return _run_config(args, execution)
+
+
+def _run_config(args: argparse.Namespace, execution: dict[str, Any]) -> RunConfig:
+    """The :class:`RunConfig` of the parsed arguments (validated by the model)."""
     return RunConfig(
         **provider_settings(args),
         model=args.model,
@@ -294,7 +301,6 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
 def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
     """``evalkit run --plan``: the run's items and what it could show; nothing is run."""
     from evalkit.sequential import plan_run
-    from evalkit.stats import DEFAULT_THRESHOLD
 
     plan = plan_run(
         suite,

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError
+from evalkit.optimize._config import OptimizeConfig
 from evalkit.optimize._description import (
     DESCRIPTION_FILE,
     DESCRIPTION_INSTRUCTIONS,
@@ -53,7 +53,6 @@ from evalkit.optimize._state import (
     SEED_ID,
     Decision,
     OptimizeState,
-    OptimizeTarget,
     TestResult,
     TriggerRates,
     has_state,
@@ -61,84 +60,11 @@ from evalkit.optimize._state import (
     write_state,
 )
 from evalkit.results import append_event, read_run, read_transcripts
-from evalkit.runner import Backend, DescriptionOverride, RunConfig, SkillOverride, run
+from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 from evalkit.stats import Interval, Verdict, compare
 
 SPLITS_FILE = "splits.json"
 _HONESTY_ERRORS = (TamperError, SealError)
-
-
-class OptimizeConfig(BaseModel):
-    """Options of an optimisation run."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    skill: str
-    """Name of the suite skill whose canonical text (or description) is optimised."""
-    target: OptimizeTarget = "text"
-    """What is optimised: ``text`` (the skill text; the gate compares pass rates) or
-    ``description`` (its one-line trigger description, evaluated under a self-load condition
-    plus ``none``; the gate compares trigger F1)."""
-    optimizer: str
-    """``command:CMD``, ``python:module:function`` or ``provider:NAME``."""
-    optimizer_settings: dict[str, Any] = Field(default_factory=dict)
-    """Settings of a ``provider:`` optimizer."""
-    seed_skill: Path | None = None
-    """Starting text or description (default: the suite's canonical text or description)."""
-    condition: str = "preloaded"
-    """Condition the candidate is evaluated under (default ``preloaded``, and ``self-load`` in
-    description mode, which needs a self-load condition)."""
-    trials: int = Field(default=3, ge=1)
-    """Trials per case in every evaluation."""
-    provider: str | None = None
-    """Provider of the evaluated agent (default: the suite's)."""
-    provider_options: dict[str, Any] = Field(default_factory=dict)
-    """Settings of that provider."""
-    max_iterations: int | None = Field(default=10, ge=1)
-    """Candidates to propose at most."""
-    stall: int | None = Field(default=5, ge=1)
-    """Stop after this many consecutive rejects."""
-    max_metric_calls: int | None = Field(default=None, ge=1)
-    """Work items (evaluations of one case trial) to spend at most."""
-    max_usd: float | None = Field(default=None, gt=0)
-    """Money to spend at most (evaluations plus optimizer)."""
-    parallel: int = Field(default=1, ge=1)
-    """Sibling candidates per round (a breadth-first search when > 1)."""
-    threshold: float = Field(default=0.05, ge=0)
-    """Practical threshold of the paired gate."""
-    alpha: float = Field(default=0.05, gt=0, lt=1)
-    """Family-wise chance of accepting at least one noise-only candidate over the whole run:
-    each gate uses a one-sided level of ``alpha / max_iterations`` (Bonferroni), because a hill
-    climb tests many candidates and would otherwise bank noise sooner or later."""
-    derive_splits: tuple[float, float, float] | None = None
-    """Derive dev/holdout/test from a seeded hash with these shares instead of case fields."""
-    split_seed: int = 0
-    """Seed of derived splits."""
-    seed: int = 0
-    """Base seed of evaluations (each evaluation gets its own, derived from it)."""
-    runs_dir: Path = Path("runs")
-    """Where the optimisation run directory is created."""
-    run_id: str | None = None
-    """Run id (default: ``opt-`` plus a timestamp)."""
-    resume: bool = False
-    """Continue an interrupted optimisation run."""
-    concurrency: int = Field(default=2, ge=1)
-    """Work items in flight during evaluations."""
-    backend: Backend = "loky"
-    """joblib backend of evaluations."""
-    n_resamples: int = Field(default=2000, ge=100)
-    """Bootstrap replicates of the gate."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _condition_of_the_target(cls, data: Any) -> Any:
-        """An unset (None) condition is ``preloaded`` for text, ``self-load`` for descriptions."""
-        if isinstance(data, dict) and data.get("condition") is None:
-            data = dict(data)
-            data["condition"] = (
-                "self-load" if data.get("target") == "description" else "preloaded"
-            )
-        return data
 
 
 @dataclass(frozen=True)
@@ -222,22 +148,22 @@ class _Optimisation:
                 "needs a self-load condition (the description is what self-load shows), e.g. "
                 "--condition self-load"
             )
-        run_id = safe_run_id(config.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S"))
-        self.dir = Path(config.runs_dir) / run_id
+        run_id = safe_run_id(config.run.run_id or datetime.now().strftime("opt-%Y%m%d-%H%M%S"))
+        self.dir = Path(config.run.runs_dir) / run_id
         self.skills_dir = self.dir / "skills"
         self.gate = {
             "metric": "passed",
             "threshold": config.threshold,
             "confidence": self.gate_confidence,
             "condition": config.condition,
-            "trials": config.trials,
-            "provider": config.provider,
-            "provider_options": config.provider_options,
+            "trials": config.run.trials,
+            "provider": config.run.provider,
+            "provider_options": config.run.provider_options,
             "n_resamples": config.n_resamples,
         }
         if self.describing:  # text runs keep the gate hash of earlier runs
             self.gate.update(target="description", metric="trigger_f1")
-        if config.resume and has_state(self.dir):
+        if config.run.resume and has_state(self.dir):
             self.state = read_state(self.dir)
             self.splits = Splits.read(self.dir / SPLITS_FILE)
             check_unchanged(self.state.protected, self._protected())
@@ -277,7 +203,7 @@ class _Optimisation:
             target=self.config.target,
             objective="trigger_f1" if self.describing else "pass_rate",
             optimizer=self.optimizer.name,
-            config=self.config.model_dump(mode="json"),
+            config=self.config.record(),
             splits_sha256=digest,
             split_sizes={s: len(self.splits.cases(s)) for s in ("dev", "holdout", "test")},
             protected=self._protected(),
@@ -386,20 +312,18 @@ class _Optimisation:
         else:
             path = self.skills_dir / f"{candidate}.md"
             variant = {"skills": (SkillOverride(skill=self.config.skill, path=path),)}
-        config = RunConfig(
-            provider=self.config.provider,
-            provider_options=self.config.provider_options,
-            conditions=self.conditions,
-            case_ids=self.splits.cases(split),
-            trials=self.config.trials,
-            seed=seed,
-            **variant,
-            runs_dir=self.dir / "evals",
-            run_id=label,
-            resume=True,
-            progress=False,
-            concurrency=self.config.concurrency,
-            backend=self.config.backend,
+        config = RunConfig(  # the optimisation's run settings, for this evaluation
+            **{
+                **dict(self.config.run),
+                "conditions": self.conditions,
+                "case_ids": self.splits.cases(split),
+                "seed": seed,
+                **variant,
+                "runs_dir": self.dir / "evals",
+                "run_id": label,
+                "resume": True,
+                "progress": False,
+            }
         )
         result = run(self.suite, config)
         df = read_run(result.run_dir)
@@ -539,7 +463,8 @@ class _Optimisation:
             limits.append(c.stall - s.stall)
         if c.max_metric_calls is not None:
             left = c.max_metric_calls - s.metric_calls
-            per = len(self.splits.cases("holdout")) * c.trials * len(self.conditions)
+            trials = c.run.trials or self.suite.spec.defaults.trials
+            per = len(self.splits.cases("holdout")) * trials * len(self.conditions)
             limits.append(0 if left <= 0 else max(1, left // per))
         if c.max_usd is not None:
             left_usd = c.max_usd - s.usd

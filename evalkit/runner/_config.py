@@ -85,8 +85,8 @@ class RunConfig(BaseModel):
     """Skill texts replaced for this run only."""
     descriptions: tuple[DescriptionOverride, ...] = ()
     """Skill descriptions replaced for this run only (the trigger mechanism under self-load)."""
-    concurrency: int = Field(default=2, ge=1)
-    """Work items in flight at once."""
+    concurrency: int = 2
+    """Work items in flight at once (at least 1)."""
     backend: Backend = "loky"
     """joblib backend: ``loky`` (processes), ``threading``, ``dask`` or ``ray``."""
     scheduler: str | None = None
@@ -115,6 +115,13 @@ class RunConfig(BaseModel):
     """Echo per-item logs (prefixed with the item key) to stderr."""
     command_line: str = ""
     """The command line that started the run (recorded in the manifest)."""
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency_at_least_one(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError(f"`concurrency` must be at least 1, got {value}")
+        return value
 
     @field_validator("run_id")
     @classmethod

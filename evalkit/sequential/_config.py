@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-from evalkit.errors import ConfigError
-from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
+from evalkit.errors import ConfigError, InputError
+from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA, check_threshold
 
 
 class SequentialConfig(BaseModel):
@@ -77,8 +77,10 @@ class SequentialConfig(BaseModel):
             raise ConfigError(
                 f"{name('confidence')} must be between 0 and 1, got {self.confidence}"
             )
-        if self.threshold < 0:
-            raise ConfigError(f"{name('threshold')} must be >= 0, got {self.threshold}")
+        try:
+            check_threshold(self.threshold)  # the one range rule of a threshold
+        except InputError as exc:
+            raise ConfigError(str(exc).replace("`threshold`", name("threshold"))) from None
         if self.round_cases < 1:
             raise ConfigError(f"{name('round_cases')} must be at least 1, got {self.round_cases}")
         for parameter in ("max_items", "max_usd", "max_rounds", "plan_cases"):

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         stage_two_decisions,
         stage_two_draw,
     )
-    from evalkit.stats._adaptive_power import AdaptivePlan, simulate_adaptive
+    from evalkit.stats._adaptive_power import AdaptivePlan
     from evalkit.stats._agreement import Kappa, cohens_kappa
     from evalkit.stats._bootstrap import (
         cluster_bootstrap,
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from evalkit.stats._interval import Interval
     from evalkit.stats._mcnemar import McNemarResult
     from evalkit.stats._means import clustered_se, mean_ci
+    from evalkit.stats._options import CompareOptions
     from evalkit.stats._paired import PairedComparison, paired_compare
     from evalkit.stats._pairwise import (
         DEFAULT_PAIRWISE_THRESHOLD,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from evalkit.stats._plan_model import PlanModel, headroom_model
     from evalkit.stats._power import (
         DEFAULT_CONCENTRATION,
+        PowerDesign,
         PowerResult,
         minimum_detectable_effect,
         required_cases,
@@ -71,12 +73,14 @@ if TYPE_CHECKING:
         sequential_verdict,
     )
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
-    from evalkit.stats._sequential_power import SequentialPlan, simulate_sequential
+    from evalkit.stats._sequential_power import SequentialPlan
+    from evalkit.stats._sequential_simulation import simulate_adaptive, simulate_sequential
+    from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-    from evalkit.stats._verdicts import DEFAULT_THRESHOLD, holm, verdict
+    from evalkit.stats._verdicts import holm, verdict
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -85,6 +89,7 @@ __all__ = [
     "AdaptiveTrials",
     "BradleyTerry",
     "CORRECTIONS",
+    "CompareOptions",
     "ConfidenceSequence",
     "Correction",
     "DEFAULT_CONCENTRATION",
@@ -103,6 +108,7 @@ __all__ = [
     "PairedComparison",
     "PairwiseStats",
     "PlanModel",
+    "PowerDesign",
     "PowerResult",
     "ReuseSplit",
     "SEQUENTIAL_METHOD",
@@ -116,6 +122,7 @@ __all__ = [
     "as_frame",
     "bradley_terry",
     "case_order",
+    "check_threshold",
     "cluster_bootstrap",
     "cluster_wilson",
     "clustered_se",

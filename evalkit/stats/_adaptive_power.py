@@ -9,10 +9,9 @@ import numpy as np
 
 from evalkit.stats._adaptive import AdaptiveTrials, corrected_difference
 from evalkit.stats._power import _number
-from evalkit.stats._sequential import FUTILITY_BETA
 from evalkit.stats._sequential_power import (
     SequentialPlan,
-    check_simulation,
+    SimulationSettings,
     simulate_stops,
     stop_summary,
 )
@@ -95,62 +94,34 @@ def simulate_case_differences(
     return cand_rate - base_rate, items
 
 
-def simulate_adaptive(
-    effect: float,
+def simulate_design(
+    settings: SimulationSettings,
     design: AdaptiveTrials,
     *,
     adaptive: bool = True,
-    baseline_rate: float = 0.5,
     concentration: float = AGENT_CONCENTRATION,
-    alpha: float = 0.05,
-    threshold: float | None = None,
-    max_cases: int = 1000,
-    round_size: int = 10,
-    plan_cases: int | None = None,
-    n_sims: int = 200,
-    seed: int | None = 0,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
     coupling: float = 1.0,
 ) -> AdaptivePlan:
     """Simulate the sequential design with (or without) adaptive trials.
 
-    Each simulation draws ``max_cases`` cases (:func:`simulate_case_differences`), looks
-    after every ``round_size`` cases with the betting confidence sequence over the corrected
-    differences (range ``[-B, B]``, :attr:`AdaptiveTrials.bound`) and stops at the first
-    settled look or at the budget.
+    Each simulation draws ``settings.max_cases`` cases (:func:`simulate_case_differences`),
+    looks after every ``settings.round_size`` cases with the betting confidence sequence over
+    the corrected differences (range ``[-B, B]``, :attr:`AdaptiveTrials.bound`) and stops at
+    the first settled look or at the budget. :func:`~evalkit.stats.simulate_sequential` with
+    ``adaptive=`` calls this.
 
     Args:
-        effect: True difference of mean pass rates.
+        settings: The checked settings (:func:`check_simulation`, ``n_trials`` the design's
+            ``total_trials``).
         design: The two-stage design (its ``total_trials`` is ``K`` also when switched off).
         adaptive: False: every case runs ``total_trials`` trials.
-        baseline_rate: Mean baseline rate (in (0, 1)).
         concentration: Beta concentration of case difficulty (default: agent-like).
-        alpha: 1 - confidence of the confidence sequence.
-        threshold: Practical threshold (default 0.05).
-        max_cases: Budget of cases.
-        round_size: Cases per round.
-        plan_cases: Cases the bets are tuned for (None: untuned).
-        n_sims: Simulations.
-        seed: Seed.
-        plan_effect: Planned effect of the futility boundary (None: no such boundary).
-        futility_beta: Its ``beta``.
         coupling: Share of cases whose candidate rate follows their own difficulty
             (:func:`~evalkit.stats._simulate.simulate_arms`; 1 couples every case).
 
     Returns:
         An :class:`AdaptivePlan`.
-
-    Examples:
-        >>> plan = simulate_adaptive(0.3, AdaptiveTrials(), max_cases=200, n_sims=10, seed=1)
-        >>> plan.improved
-        1.0
     """
-    settings = check_simulation(
-        effect, design.total_trials, baseline_rate=baseline_rate, alpha=alpha,
-        threshold=threshold, max_cases=max_cases, round_size=round_size, plan_cases=plan_cases,
-        n_sims=n_sims, seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
-    )
     kappa = _number(concentration, "concentration", 0.0, 1e9, open_low=True)
     linked = _number(coupling, "coupling", 0.0, 1.0)
     bound = design.bound if adaptive else 1.0

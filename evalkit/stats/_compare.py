@@ -11,18 +11,12 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats._frame import (
-    KEY_COLUMNS,
-    as_frame,
-    check_choice,
-    check_confidence,
-    check_positive_int,
-    match_columns,
-)
-from evalkit.stats._paired import PairedComparison, check_threshold
+from evalkit.stats._frame import KEY_COLUMNS, as_frame, match_columns
+from evalkit.stats._options import CompareOptions, compare_options
+from evalkit.stats._paired import PairedComparison
 from evalkit.stats._reuse import SAMPLE_COLUMNS
-from evalkit.stats._stratified import CompareOptions, compare_pair, compare_runs
-from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
+from evalkit.stats._stratified import compare_pair, compare_runs
+from evalkit.stats._types import METRICS, Correction, Metric
 
 #: The columns a comparison reads: the item keys, the outcome, the status (skipped rows are
 #: left out, errors count as failures) and the provenance that finds reused pairs. A run
@@ -52,6 +46,7 @@ def compare(
     correction: Correction = "holm",
     resample_trials: bool = False,
     labels: tuple[str, str] | None = None,
+    options: CompareOptions | None = None,
 ) -> PairedComparison:
     """Did the candidate do better, worse, or can we not tell yet? (tables in, verdict out).
 
@@ -90,6 +85,8 @@ def compare(
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
         labels: ``(baseline_label, candidate_label)`` of two tables (e.g. their run ids);
             default ``("baseline", "candidate")``. Two conditions are labelled by their names.
+        options: The settings ``metric`` ... ``resample_trials`` as one
+            :class:`CompareOptions` instead (those keywords then stay at their defaults).
 
     Returns:
         A :class:`PairedComparison`; ``.to_dict()`` is the ``evalkit compare --json`` object.
@@ -110,12 +107,18 @@ def compare(
         >>> result.baseline_label, result.candidate_label, result.conditions
         ('none', 'preloaded', ('none', 'preloaded'))
     """
-    check_choice("metric", metric, METRICS)
-    check_choice("correction", correction, CORRECTIONS)
-    level = check_confidence(confidence)
-    alpha = check_confidence(alpha, "alpha")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    limit = check_threshold(threshold)
+    settings = compare_options(
+        options,
+        metric=metric,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        resample_trials=resample_trials,
+    )
+    metric = settings.metric
     base = as_frame(_compared_columns(baseline), what="baseline", value=metric)
     names = labels or ("baseline", "candidate")
     compared: tuple[str, str] | None = None
@@ -156,20 +159,10 @@ def compare(
                     f"after keeping conditions {wanted}, one run has no rows left to compare."
                 )
     on = match_columns(base_rows, cand_rows)
-    options = CompareOptions(
-        metric=metric,
-        threshold=limit,
-        confidence=level,
-        n_resamples=n_resamples,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        resample_trials=bool(resample_trials),
-    )
     if compared is None:
-        result = compare_runs(base_rows, cand_rows, on, options)
+        result = compare_runs(base_rows, cand_rows, on, settings)
     else:
-        result = compare_pair(base_rows, cand_rows, on, options)
+        result = compare_pair(base_rows, cand_rows, on, settings)
     return dataclasses.replace(
         result, baseline_label=names[0], candidate_label=names[1], conditions=compared
     )

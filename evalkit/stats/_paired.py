@@ -10,13 +10,9 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
-from evalkit.errors import InputError
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._frame import (
     as_frame,
-    check_choice,
-    check_confidence,
-    check_positive_int,
     json_ready,
     plain,
     records,
@@ -25,11 +21,11 @@ from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
 from evalkit.stats._mcnemar import McNemarResult, arm_correlation, mcnemar_test
+from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
-from evalkit.stats._types import CORRECTIONS, Correction, Metric, Verdict
+from evalkit.stats._types import Correction, Metric, Verdict
 from evalkit.stats._verdicts import (
-    DEFAULT_THRESHOLD,
     adjust_pvalues,
     case_verdicts,
     fisher_pvalue,
@@ -414,15 +410,8 @@ def compare_matrices(
     baseline: np.ndarray,
     candidate: np.ndarray,
     unmatched: pd.DataFrame,
+    options: CompareOptions,
     *,
-    metric: Metric,
-    threshold: float,
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-    alpha: float,
-    correction: Correction,
-    resample_trials: bool,
     summary: Callable[[pd.DataFrame], OverallSummary] | None = None,
 ) -> PairedComparison:
     """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
@@ -432,31 +421,25 @@ def compare_matrices(
         baseline: ``(C, K)`` baseline values, NaN = absent trial, each row non-empty.
         candidate: ``(C, K)`` candidate values, same layout.
         unmatched: Units present on one side only.
-        metric: ``"passed"`` or the score column name.
-        threshold: Practical threshold.
-        confidence: Confidence level.
-        n_resamples: Bootstrap replicates.
-        seed: Seed.
-        alpha: Per-case level after correction.
-        correction: Multiplicity correction.
-        resample_trials: Two-stage bootstrap with trial resampling.
+        options: The comparison's settings (metric, threshold, confidence, resamples, seed,
+            per-case level and correction, trial resampling).
         summary: The overall figures from the per-case table (e.g. a pool stratified by
             case), computed instead of :func:`overall_summary` over the matrices.
 
     Returns:
         The comparison.
     """
-    binary = metric == "passed"
+    binary = options.metric == "passed"
     cases = case_table(
         keys,
         baseline,
         candidate,
         binary=binary,
-        confidence=confidence,
-        alpha=alpha,
-        correction=correction,
-        threshold=threshold,
-        seed=seed,
+        confidence=options.confidence,
+        alpha=options.alpha,
+        correction=options.correction,
+        threshold=options.threshold,
+        seed=options.seed,
     )
     if summary is not None:
         overall = summary(cases)
@@ -464,18 +447,18 @@ def compare_matrices(
         overall = overall_summary(
             baseline,
             candidate,
-            threshold=threshold,
-            confidence=confidence,
-            n_resamples=n_resamples,
-            seed=seed,
-            resample_trials=resample_trials,
+            threshold=options.threshold,
+            confidence=options.confidence,
+            n_resamples=options.n_resamples,
+            seed=options.seed,
+            resample_trials=options.resample_trials,
         )
     return PairedComparison(
-        metric=metric,
+        metric=options.metric,
         mcnemar=mcnemar_test(baseline, candidate) if binary else None,
-        threshold=threshold,
-        alpha=alpha,
-        correction=correction,
+        threshold=options.threshold,
+        alpha=options.alpha,
+        correction=options.correction,
         cases=cases,
         unmatched=unmatched,
         **overall._asdict(),
@@ -551,35 +534,10 @@ def overall_summary(
     )
 
 
-def check_threshold(threshold: float | None) -> float:
-    """Return the practical threshold (default 0.05), validated to be finite and >= 0.
-
-    Args:
-        threshold: The threshold passed, or None for the default.
-
-    Returns:
-        The threshold.
-
-    Raises:
-        InputError: Negative or not a number.
-    """
-    if threshold is None:
-        return DEFAULT_THRESHOLD
-    try:
-        value = float(threshold)
-    except (TypeError, ValueError):
-        value = float("nan")
-    if not np.isfinite(value) or value < 0:
-        raise InputError(
-            f"The value for `threshold` must be a number >= 0 (e.g. 0.05), "
-            f"but {threshold!r} was passed."
-        )
-    return value
-
-
 def paired_compare(
     baseline_df: pd.DataFrame,
     candidate_df: pd.DataFrame,
+    *,
     on: Sequence[str] = ("case_id", "condition"),
     trial_col: str = "trial",
     value: Metric = "passed",
@@ -589,8 +547,8 @@ def paired_compare(
     seed: int | None = 0,
     alpha: float = 0.05,
     correction: Correction = "holm",
-    *,
     resample_trials: bool = False,
+    options: CompareOptions | None = None,
 ) -> PairedComparison:
     """Paired comparison of a candidate against a baseline, matched by case and trial.
 
@@ -632,6 +590,8 @@ def paired_compare(
         correction: ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or
             ``"none"``.
         resample_trials: Use the two-stage bootstrap with trial resampling (conservative).
+        options: The settings as one :class:`CompareOptions` (its ``metric`` is ``value``),
+            instead of ``value`` ... ``resample_trials``; those then stay at their defaults.
 
     Returns:
         A :class:`PairedComparison`; its ``cases`` table has the unit columns, then
@@ -654,28 +614,19 @@ def paired_compare(
         >>> paired_compare(base.head(4), cand.head(4), n_resamples=2000).verdict_note[:40]
         'no verdict is possible with 4 case(s): t'
     """
-    level = check_confidence(confidence)
-    alpha = check_confidence(alpha, "alpha")
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
-    check_choice("correction", correction, CORRECTIONS)
-    if value != "passed" and value != "score":
-        check_choice("value", value, ("passed", "score"))
-    limit = check_threshold(threshold)
-    on = [on] if isinstance(on, str) else list(on)
-    base = as_frame(baseline_df, what="baseline", value=value, required=on)
-    cand = as_frame(candidate_df, what="candidate", value=value, required=on)
-    pairs = build_pairs(base, cand, on, value, trial_col)
-    return compare_matrices(
-        pairs.keys,
-        pairs.baseline,
-        pairs.candidate,
-        pairs.unmatched,
+    settings = compare_options(
+        options,
         metric=value,
-        threshold=limit,
-        confidence=level,
+        threshold=threshold,
+        confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
         alpha=alpha,
         correction=correction,
-        resample_trials=bool(resample_trials),
+        resample_trials=resample_trials,
     )
+    on = [on] if isinstance(on, str) else list(on)
+    base = as_frame(baseline_df, what="baseline", value=settings.metric, required=on)
+    cand = as_frame(candidate_df, what="candidate", value=settings.metric, required=on)
+    pairs = build_pairs(base, cand, on, settings.metric, trial_col)
+    return compare_matrices(pairs.keys, pairs.baseline, pairs.candidate, pairs.unmatched, settings)

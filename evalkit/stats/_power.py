@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, cast
 
 from scipy import optimize, stats
 
@@ -54,8 +54,8 @@ from evalkit.stats._frame import (
     check_positive_int,
     json_ready,
 )
+from evalkit.stats._settings import check_threshold
 from evalkit.stats._variance import VarianceComponents
-from evalkit.stats._verdicts import DEFAULT_THRESHOLD
 
 DEFAULT_CORRELATION = 0.5
 DEFAULT_CONCENTRATION = 4.0
@@ -134,25 +134,128 @@ class PowerResult:
 
 
 @dataclass(frozen=True)
-class _Design:
-    """Resolved planning inputs and the power function of the test."""
+class PowerDesign:
+    """The inputs of a power calculation, validated once (the model of the module doc).
 
-    baseline_rate: float
-    var_between: float
-    var_within: float
-    correlation: float
-    alpha: float
-    power: float
+    :func:`minimum_detectable_effect`, :func:`required_cases` and :func:`required_trials`
+    take it as ``design=``; their flat keywords (``baseline_rate`` ... ``method``,
+    ``components``) build one with :meth:`from_components`. A variance left as None takes
+    its default at ``baseline_rate`` when the design is built, so after construction every
+    field holds the value the calculation uses.
+
+    Attributes:
+        baseline_rate: Baseline pass rate, in [0, 1].
+        var_between: Between-case variance of an arm's true rates (None: a Beta
+            distribution of concentration 4 at ``baseline_rate``).
+        var_within: Mean within-case variance of one trial (None: ``p (1 - p)`` minus
+            ``var_between``, exact for pass bits).
+        correlation: Correlation of the arms' true per-case rates, in [-1, 1].
+        alpha: Two-sided significance level, in (0, 1).
+        power: Target power, in (0, 1).
+        method: ``"t"`` (noncentral t) or ``"normal"`` (Miller's formula as printed).
+
+    Examples:
+        >>> design = PowerDesign(baseline_rate=0.5)
+        >>> design.var_between, design.var_within
+        (0.05, 0.2)
+    """
+
+    baseline_rate: float = 0.5
+    var_between: float | None = None
+    var_within: float | None = None
+    correlation: float = DEFAULT_CORRELATION
+    alpha: float = 0.05
+    power: float = 0.8
     method: str = "t"
+
+    def __post_init__(self) -> None:
+        """Check every input (the first bad one raises, named) and resolve the variances."""
+        check_choice("method", self.method, POWER_METHODS)
+        rate = _number(self.baseline_rate, "baseline_rate", 0.0, 1.0)
+        spread = rate * (1.0 - rate)
+        given = self.var_between
+        between = spread / (DEFAULT_CONCENTRATION + 1.0) if given is None else given
+        between = _number(between, "var_between", 0.0, math.inf)
+        within = max(spread - between, 0.0) if self.var_within is None else self.var_within
+        checked = {
+            "baseline_rate": rate,
+            "var_between": between,
+            "var_within": _number(within, "var_within", 0.0, math.inf),
+            "correlation": _number(self.correlation, "correlation", -1.0, 1.0),
+            "alpha": check_confidence(self.alpha, "alpha"),
+            "power": check_confidence(self.power, "power"),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_components(
+        cls,
+        components: VarianceComponents | None = None,
+        *,
+        baseline_rate: float | None = None,
+        var_between: float | None = None,
+        var_within: float | None = None,
+        correlation: float | None = None,
+        alpha: float = 0.05,
+        power: float = 0.8,
+        method: str = "t",
+    ) -> PowerDesign:
+        """A design from explicit inputs, then a pilot's ``components``, then the defaults.
+
+        Args:
+            components: Estimates from :func:`estimate_variance_components` (undefined
+                estimates are ignored), or None.
+            baseline_rate: Baseline pass rate (None: the components', else 0.5).
+            var_between: Between-case variance (None: the components', else the default).
+            var_within: Within-case variance (None: the components', else the default).
+            correlation: Correlation of the arms (None: the components', else 0.5).
+            alpha: Two-sided significance level.
+            power: Target power.
+            method: ``"t"`` or ``"normal"``.
+
+        Returns:
+            The validated design.
+
+        Raises:
+            InputError: An input out of range (named).
+        """
+        if components is not None:
+            baseline_rate = components.baseline_rate if baseline_rate is None else baseline_rate
+            if var_between is None and math.isfinite(components.var_between):
+                var_between = components.var_between
+            if var_within is None and math.isfinite(components.var_within):
+                var_within = components.var_within
+            if correlation is None and math.isfinite(components.correlation):
+                correlation = components.correlation
+        return cls(
+            baseline_rate=0.5 if baseline_rate is None else baseline_rate,
+            var_between=var_between,
+            var_within=var_within,
+            correlation=DEFAULT_CORRELATION if correlation is None else correlation,
+            alpha=alpha,
+            power=power,
+            method=method,
+        )
+
+    @property
+    def between(self) -> float:
+        """``var_between`` as resolved when the design was built."""
+        return cast(float, self.var_between)
+
+    @property
+    def within(self) -> float:
+        """``var_within`` as resolved when the design was built."""
+        return cast(float, self.var_within)
 
     def omega2(self, n_trials: float) -> float:
         """Variance of one case's paired difference with ``n_trials`` trials per arm."""
-        return self.between_diff + 2.0 * self.var_within / n_trials
+        return self.between_diff + 2.0 * self.within / n_trials
 
     @property
     def between_diff(self) -> float:
         """Between-case variance of the paired difference of true rates."""
-        return 2.0 * self.var_between * (1.0 - self.correlation)
+        return 2.0 * self.between * (1.0 - self.correlation)
 
     def power_at(self, standardized: float, n_cases: float) -> float:
         """Two-sided power for a standardized effect ``delta / omega`` with ``n_cases`` cases.
@@ -235,8 +338,8 @@ class _Design:
         return PowerResult(
             alpha=self.alpha,
             baseline_rate=self.baseline_rate,
-            var_between=self.var_between,
-            var_within=self.var_within,
+            var_between=self.between,
+            var_within=self.within,
             correlation=self.correlation,
             method=self.method,
             **fields,
@@ -258,44 +361,44 @@ def _number(value: Any, name: str, low: float, high: float, *, open_low: bool = 
     return number
 
 
-def _design(
-    baseline_rate: float | None,
-    var_between: float | None,
-    var_within: float | None,
-    correlation: float | None,
-    alpha: float,
-    power: float,
-    components: VarianceComponents | None,
-    method: str = "t",
-) -> _Design:
-    """Resolve defaults: explicit arguments, then ``components``, then the module defaults."""
-    check_choice("method", method, POWER_METHODS)
-    if components is not None:
-        baseline_rate = components.baseline_rate if baseline_rate is None else baseline_rate
-        if var_between is None and math.isfinite(components.var_between):
-            var_between = components.var_between
-        if var_within is None and math.isfinite(components.var_within):
-            var_within = components.var_within
-        if correlation is None and math.isfinite(components.correlation):
-            correlation = components.correlation
-    rate = _number(0.5 if baseline_rate is None else baseline_rate, "baseline_rate", 0.0, 1.0)
-    spread = rate * (1.0 - rate)
-    between = spread / (DEFAULT_CONCENTRATION + 1.0) if var_between is None else var_between
-    between = _number(between, "var_between", 0.0, math.inf)
-    within = max(spread - between, 0.0) if var_within is None else var_within
-    within = _number(within, "var_within", 0.0, math.inf)
-    rho = _number(
-        DEFAULT_CORRELATION if correlation is None else correlation, "correlation", -1.0, 1.0
-    )
-    return _Design(
-        baseline_rate=rate,
-        var_between=between,
-        var_within=within,
-        correlation=rho,
-        alpha=check_confidence(alpha, "alpha"),
-        power=check_confidence(power, "power"),
-        method=method,
-    )
+#: The flat keywords of a power function that build its :class:`PowerDesign`, each with the
+#: value that means "not given".
+_UNSET_DESIGN: dict[str, Any] = {
+    "components": None,
+    "baseline_rate": None,
+    "var_between": None,
+    "var_within": None,
+    "correlation": None,
+    "alpha": 0.05,
+    "power": 0.8,
+    "method": "t",
+}
+
+
+def power_design(design: PowerDesign | None, **flat: Any) -> PowerDesign:
+    """The design of a call: ``design`` as given, or built from the flat keywords.
+
+    Args:
+        design: The design passed, or None.
+        **flat: The call's flat keywords of :data:`_UNSET_DESIGN`.
+
+    Returns:
+        The validated design.
+
+    Raises:
+        InputError: A flat keyword was given beside ``design``, or an input is out of range.
+    """
+    if design is None:
+        return PowerDesign.from_components(**flat)
+    if not isinstance(design, PowerDesign):
+        raise InputError(f"`design` must be a PowerDesign, not {type(design).__name__}")
+    changed = sorted(name for name, value in flat.items() if value != _UNSET_DESIGN[name])
+    if changed:
+        raise InputError(
+            f"pass {', '.join(f'`{name}`' for name in changed)} inside `design` "
+            "(PowerDesign) or leave `design` out, not both"
+        )
+    return design
 
 
 def minimum_detectable_effect(
@@ -311,6 +414,7 @@ def minimum_detectable_effect(
     components: VarianceComponents | None = None,
     method: str = "t",
     threshold: float | None = None,
+    design: PowerDesign | None = None,
 ) -> PowerResult:
     """Smallest paired effect a design detects with the given power (Miller eq. 9).
 
@@ -331,6 +435,8 @@ def minimum_detectable_effect(
             argument left as None.
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's eq. 9 as printed).
         threshold: Practical threshold of "improved" (default 0.05; 0 gives Miller's eq. 9).
+        design: ``baseline_rate`` ... ``method`` and ``components`` as one
+            :class:`PowerDesign` instead (those keywords then stay unset).
 
     Returns:
         :class:`PowerResult` whose ``effect`` is the minimum detectable effect.
@@ -345,12 +451,20 @@ def minimum_detectable_effect(
     """
     cases = check_positive_int(n_cases, "n_cases", 2)
     trials = check_positive_int(n_trials, "n_trials")
-    design = _design(
-        baseline_rate, var_between, var_within, correlation, alpha, power, components, method
+    design = power_design(
+        design,
+        components=components,
+        baseline_rate=baseline_rate,
+        var_between=var_between,
+        var_within=var_within,
+        correlation=correlation,
+        alpha=alpha,
+        power=power,
+        method=method,
     )
     omega = math.sqrt(design.omega2(trials))
     se = omega / math.sqrt(cases)
-    limit = _threshold(threshold)
+    limit = check_threshold(threshold)
     effect = max(design.detectable(cases) * omega, limit + float(stats.norm.ppf(design.power)) * se)
     return design.result(
         n_cases=cases,
@@ -375,6 +489,7 @@ def required_cases(
     components: VarianceComponents | None = None,
     method: str = "t",
     threshold: float | None = None,
+    design: PowerDesign | None = None,
 ) -> PowerResult:
     """Number of cases needed to detect ``effect`` with the given power (Miller eq. 10).
 
@@ -399,6 +514,8 @@ def required_cases(
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed).
         threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
             alone, as Miller's formula does).
+        design: ``baseline_rate`` ... ``method`` and ``components`` as one
+            :class:`PowerDesign` instead (those keywords then stay unset).
 
     Returns:
         :class:`PowerResult` with ``n_cases`` rounded up (at least 2) and the power of the
@@ -414,11 +531,19 @@ def required_cases(
     """
     size = _effect(effect)
     trials = check_positive_int(n_trials, "n_trials")
-    design = _design(
-        baseline_rate, var_between, var_within, correlation, alpha, power, components, method
+    design = power_design(
+        design,
+        components=components,
+        baseline_rate=baseline_rate,
+        var_between=var_between,
+        var_within=var_within,
+        correlation=correlation,
+        alpha=alpha,
+        power=power,
+        method=method,
     )
     omega = math.sqrt(design.omega2(trials))
-    limit = _threshold(threshold) if float(effect) > 0 else 0.0
+    limit = check_threshold(threshold) if float(effect) > 0 else 0.0
     if size <= limit + 1e-12:
         return design.result(
             n_cases=None,
@@ -471,6 +596,7 @@ def required_trials(
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
+    design: PowerDesign | None = None,
 ) -> PowerResult:
     """Trials per case and arm needed to detect ``effect`` with ``n_cases`` cases.
 
@@ -490,6 +616,8 @@ def required_trials(
         power: Target power.
         components: Estimates from :func:`estimate_variance_components`.
         method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed).
+        design: ``baseline_rate`` ... ``method`` and ``components`` as one
+            :class:`PowerDesign` instead (those keywords then stay unset).
 
     Returns:
         :class:`PowerResult` with ``n_trials`` rounded up (or None when unreachable).
@@ -505,8 +633,16 @@ def required_trials(
     """
     size = _effect(effect)
     cases = check_positive_int(n_cases, "n_cases", 2)
-    design = _design(
-        baseline_rate, var_between, var_within, correlation, alpha, power, components, method
+    design = power_design(
+        design,
+        components=components,
+        baseline_rate=baseline_rate,
+        var_between=var_between,
+        var_within=var_within,
+        correlation=correlation,
+        alpha=alpha,
+        power=power,
+        method=method,
     )
     needed = design.detectable(cases)  # standardized effect needed: omega <= size / needed
     budget = (size / needed) ** 2 - design.between_diff
@@ -519,7 +655,7 @@ def required_trials(
             power=design.power_at(size / limit, cases) if limit > 0 else 1.0,
             se=float("nan"),
         )
-    trials = max(1, math.ceil(2.0 * design.var_within / budget - 1e-9))
+    trials = max(1, math.ceil(2.0 * design.within / budget - 1e-9))
     omega = math.sqrt(design.omega2(trials))
     return design.result(
         n_cases=cases,
@@ -536,8 +672,3 @@ def _effect(effect: Any) -> float:
     if size == 0.0:
         raise InputError("The value for `effect` must be non-zero (e.g. 0.05 for 5 pp).")
     return size
-
-
-def _threshold(threshold: float | None) -> float:
-    """Validate the practical threshold (default 0.05)."""
-    return DEFAULT_THRESHOLD if threshold is None else _number(threshold, "threshold", 0.0, 1.0)

@@ -16,6 +16,7 @@ from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
 from evalkit.stats._compare import compare
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
+from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import (
     FUTILE_PLANNED,
@@ -138,6 +139,7 @@ def sequential_compare(
     adaptive: AdaptiveTrials | None = None,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
+    options: CompareOptions | None = None,
 ) -> SequentialComparison:
     """Anytime-valid paired comparison: the verdict stays valid however often it is looked at.
 
@@ -177,6 +179,10 @@ def sequential_compare(
             :func:`~evalkit.stats.run_looks`).
         futility_beta: Error rate of that boundary: with a true difference of at least
             ``plan_effect`` it stops the comparison with probability at most this.
+        options: ``metric``, ``threshold``, ``confidence``, ``seed``, ``alpha`` and
+            ``correction`` as one :class:`~evalkit.stats.CompareOptions` instead (those
+            keywords then stay at their defaults); its ``n_resamples`` and
+            ``resample_trials`` are not used: the side figures take 2,000 replicates.
 
     Returns:
         A :class:`SequentialComparison`; ``.to_dict()`` is the ``compare`` JSON plus
@@ -199,17 +205,23 @@ def sequential_compare(
     plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     if plan_cases is not None:
         plan_cases = check_positive_int(plan_cases, "plan_cases")
-    side_compare = functools.partial(
-        compare,
-        conditions=conditions,
+    settings = compare_options(
+        options,
         metric=metric,
         threshold=threshold,
         confidence=confidence,
-        n_resamples=_SIDE_RESAMPLES,
         seed=seed,
         alpha=alpha,
         correction=correction,
+    )
+    metric, confidence, seed = settings.metric, settings.confidence, settings.seed
+    side_compare = functools.partial(
+        compare,
+        conditions=conditions,
         labels=labels,
+        options=dataclasses.replace(
+            settings, n_resamples=_SIDE_RESAMPLES, resample_trials=False
+        ),
     )
     fixed = side_compare(baseline, candidate)
     bound = 1.0

@@ -1,4 +1,8 @@
-"""Planning a sequential comparison: how many cases until the verdict, by simulation."""
+"""Planning a sequential comparison by simulation: the settings, the stops and their summary.
+
+:func:`~evalkit.stats.simulate_sequential` (in :mod:`evalkit.stats._sequential_simulation`)
+draws the simulated suites and runs them through :func:`simulate_stops`.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +14,7 @@ import numpy as np
 
 from evalkit.errors import InputError
 from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
-from evalkit.stats._paired import check_threshold
-from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
+from evalkit.stats._power import _number
 from evalkit.stats._sequential import (
     FUTILE_PLANNED,
     FUTILE_REASONS,
@@ -19,7 +22,7 @@ from evalkit.stats._sequential import (
     SEQUENTIAL_METHOD,
     run_looks,
 )
-from evalkit.stats._simulate import simulate_arms
+from evalkit.stats._settings import check_threshold
 
 
 @dataclass(frozen=True)
@@ -75,77 +78,6 @@ class SequentialPlan:
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain JSON values."""
         return dict(json_ready(asdict(self)))
-
-
-def simulate_sequential(
-    effect: float,
-    n_trials: int = 3,
-    *,
-    baseline_rate: float = 0.5,
-    concentration: float = DEFAULT_CONCENTRATION,
-    alpha: float = 0.05,
-    threshold: float | None = None,
-    max_cases: int = 1000,
-    round_size: int = 1,
-    plan_cases: int | None = None,
-    n_sims: int = 200,
-    seed: int | None = 0,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
-    coupling: float = 1.0,
-) -> SequentialPlan:
-    """Simulate the sequential design: cases to the verdict, and which verdict.
-
-    Each simulation draws ``max_cases`` cases of Miller's model
-    (:func:`~evalkit.stats._simulate.simulate_arms`: case difficulty from a Beta
-    distribution, ``n_trials`` Bernoulli trials per arm), looks after every ``round_size``
-    cases and stops at the first settled look (improved, regressed or futile) or at the
-    budget.
-
-    Args:
-        effect: True difference of mean pass rates.
-        n_trials: Trials per case and arm.
-        baseline_rate: Mean baseline pass rate (in (0, 1)).
-        concentration: Beta concentration of case difficulty.
-        alpha: 1 - confidence of the confidence sequence.
-        threshold: Practical threshold (default 0.05).
-        max_cases: Budget of cases.
-        round_size: Cases per round.
-        plan_cases: Cases the bets are tuned for (None: untuned).
-        n_sims: Simulations.
-        seed: Seed.
-        plan_effect: Planned effect of the futility boundary (None: no such boundary).
-        futility_beta: Its ``beta``.
-        coupling: Share of cases whose candidate rate follows their own difficulty
-            (:func:`~evalkit.stats._simulate.simulate_arms`; 1 couples every case).
-
-    Returns:
-        A :class:`SequentialPlan`.
-
-    Examples:
-        >>> plan = simulate_sequential(0.3, max_cases=200, n_sims=20, seed=1)
-        >>> plan.improved, plan.expected_cases < 60
-        (1.0, True)
-    """
-    settings = check_simulation(
-        effect, n_trials, baseline_rate=baseline_rate, alpha=alpha, threshold=threshold,
-        max_cases=max_cases, round_size=round_size, plan_cases=plan_cases, n_sims=n_sims,
-        seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
-    )
-    linked = _number(coupling, "coupling", 0.0, 1.0)
-
-    def draw(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        base, cand = simulate_arms(
-            rng, settings.max_cases, settings.n_trials, settings.effect, settings.baseline_rate,
-            concentration, linked,
-        )
-        return (
-            cand.mean(axis=1) - base.mean(axis=1),
-            np.full(settings.max_cases, 2.0 * settings.n_trials),
-        )
-
-    stops, _, reasons = simulate_stops(draw, settings)
-    return SequentialPlan(**settings.plan_fields(), **stop_summary(stops, reasons))
 
 
 @dataclass(frozen=True)
@@ -205,7 +137,7 @@ def check_simulation(
     """Validate the settings shared by the sequential simulations.
 
     The arguments are those of the same names of :func:`simulate_sequential` and
-    :func:`~evalkit.stats._adaptive_power.simulate_adaptive` (``n_trials``: of a full case),
+    its adaptive-trials form (``n_trials``: of a full case),
     checked in this order.
 
     Returns:

@@ -9,9 +9,9 @@ import numpy as np
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._frame import check_confidence, check_positive_int
-from evalkit.stats._paired import check_threshold
-from evalkit.stats._power import DEFAULT_CONCENTRATION, PowerResult, _Design, _number
+from evalkit.stats._power import DEFAULT_CONCENTRATION, PowerDesign, PowerResult, _number
 from evalkit.stats._proportions import proportion_ci
+from evalkit.stats._settings import check_threshold
 from evalkit.stats._signflip import sign_flip_test
 from evalkit.stats._variance import VarianceComponents
 from evalkit.stats._verdicts import overall_verdict
@@ -208,7 +208,7 @@ def simulate_power(
         hits += outcome == target if target is not None else outcome != "inconclusive"
     estimate = proportion_ci(hits, sims, 0.95, "wilson")
     components = model_components(mu, size, kappa, linked)
-    design = _Design(
+    design = PowerDesign(
         mu, components.var_between, components.var_within, components.correlation, alpha, 0.8
     )
     return PowerResult(

@@ -15,13 +15,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from functools import partial
-from typing import NamedTuple
 
 import pandas as pd
 
 from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import (
     CASE_COLUMNS,
     OverallSummary,
@@ -30,20 +30,6 @@ from evalkit.stats._paired import (
     overall_summary,
 )
 from evalkit.stats._reuse import ReuseSplit, reused_note, split_reused, split_reused_by
-from evalkit.stats._types import Correction, Metric
-
-
-class CompareOptions(NamedTuple):
-    """Validated options of one comparison (see :func:`evalkit.stats.compare`)."""
-
-    metric: Metric
-    threshold: float
-    confidence: float
-    n_resamples: int
-    seed: int | None
-    alpha: float
-    correction: Correction
-    resample_trials: bool
 
 
 def _share_a_unit(base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str]) -> bool:
@@ -142,14 +128,7 @@ def compare_pair(
         pairs.baseline,
         pairs.candidate,
         pairs.unmatched,
-        metric=options.metric,
-        threshold=options.threshold,
-        confidence=options.confidence,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
-        alpha=options.alpha,
-        correction=options.correction,
-        resample_trials=options.resample_trials,
+        options,
         summary=partial(stratified_summary, on=on, options=options) if pooled else None,
     )
     note = reused_note(reused, split.n_pairs)

@@ -33,10 +33,10 @@ from scipy import stats
 
 from evalkit.stats._frame import check_choice
 from evalkit.stats._interval import Interval
+from evalkit.stats._settings import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from evalkit.stats._signflip import minimum_cases
 from evalkit.stats._types import CORRECTIONS, Verdict
 
-DEFAULT_THRESHOLD = 0.05
 #: Below this many cases the overall verdict also needs the exact sign-flip test to reject.
 EXACT_GUARD_BELOW = 20
 #: Rounding slack when comparing an estimate with the threshold (0.15 - 0.1 < 0.05 in floats).

@@ -17,7 +17,6 @@ from evalkit.stats import (
     AdaptiveTrials,
     headroom_model,
     required_cases,
-    simulate_adaptive,
     simulate_sequential,
 )
 
@@ -84,8 +83,8 @@ def test_adaptive_trials_add_the_work_items_of_the_same_simulation() -> None:
                    seed=4)
     plan = result.sequential
     assert plan is not None and result.n_cases is not None
-    again = simulate_adaptive(
-        0.25, AdaptiveTrials(total_trials=3), concentration=DEFAULT_CONCENTRATION,
+    again = simulate_sequential(
+        0.25, adaptive=AdaptiveTrials(total_trials=3), concentration=DEFAULT_CONCENTRATION,
         max_cases=4 * result.n_cases, round_size=1, plan_cases=result.n_cases, n_sims=40, seed=4,
         coupling=MODEL.coupling,
     )

@@ -100,11 +100,12 @@ def test_test_split_is_sealed_and_unsealed_once(tmp_path: Path) -> None:
     assert len(test_evals) == 2 and min(test_evals) > unseal_at  # seed and champion, after
     assert result.state.test.delta == pytest.approx(20 / 60)  # two markers -> 20 cases
     # resuming a complete run does not look again
-    again = optimize(suite, config.model_copy(update={"resume": True}))
+    resumed = config.model_copy(update={"run": config.run.model_copy(update={"resume": True})})
+    again = optimize(suite, resumed)
     assert _events(again.run_dir) == events
     # a second unseal is refused
     with pytest.raises(SealError):
-        _Optimisation(load_suite(suite), config.model_copy(update={"resume": True}))._unseal()
+        _Optimisation(load_suite(suite), resumed)._unseal()
 
 
 @pytest.mark.parametrize("parallel", [1, 3])

@@ -11,7 +11,7 @@ from evalkit.stats import (
     AdaptiveTrials,
     adaptive_case_estimates,
     required_cases,
-    simulate_adaptive,
+    simulate_sequential,
     stage_two_draw,
 )
 from evalkit.stats._adaptive import corrected_difference
@@ -174,7 +174,8 @@ def test_aa_false_verdicts_with_a_look_every_round_stay_at_most_alpha(
 ) -> None:
     """A/A on the agent-like model, a look every 5 cases up to 200 (40 looks), 300 runs."""
     design = AdaptiveTrials(total_trials=3, probability=probability)
-    plan = simulate_adaptive(0.0, design, max_cases=200, round_size=5, n_sims=300, seed=21)
+    plan = simulate_sequential(0.0, adaptive=design, concentration=AGENT_CONCENTRATION,
+                               max_cases=200, round_size=5, n_sims=300, seed=21)
     false_rate = plan.improved + plan.regressed
     print(f"A/A, pi={design.stage_two_probability:.2f}: false verdicts {false_rate:.3f}, "
           f"futile {plan.futile:.3f}, mean items {plan.expected_items:.0f}")
@@ -191,20 +192,20 @@ def test_power_at_least_the_fixed_designs_and_fewer_items_than_without_adaptive_
                                                                   AGENT_CONCENTRATION))
     assert fixed.n_cases is not None
     settings = {"max_cases": 4 * fixed.n_cases, "round_size": 5, "plan_cases": fixed.n_cases,
-                "n_sims": 120, "seed": 2}
+                "n_sims": 120, "seed": 2, "concentration": AGENT_CONCENTRATION}
     design = AdaptiveTrials(total_trials=3)
-    adaptive = simulate_adaptive(effect, design, **settings)  # type: ignore[arg-type]
-    off = simulate_adaptive(effect, design, adaptive=False, **settings)  # type: ignore[arg-type]
+    adaptive = simulate_sequential(effect, adaptive=design, **settings)  # type: ignore[call-overload]
+    off = simulate_sequential(effect, 3, **settings)  # type: ignore[call-overload]
+    off_items = off.expected_cases * 2 * 3  # without the design every case runs 3 trials
     fixed_items = fixed.n_cases * 2 * 3
     print(
         f"+{effect:.2f}: fixed n {fixed.n_cases} ({fixed_items} items, power {fixed.power:.3f});"
         f" adaptive {adaptive.expected_items:.0f} items "
         f"({adaptive.expected_items / fixed_items:.2f} x), power {adaptive.improved:.3f}; "
-        f"off {off.expected_items:.0f} items "
-        f"({off.expected_items / fixed_items:.2f} x), power {off.improved:.3f}"
+        f"off {off_items:.0f} items "
+        f"({off_items / fixed_items:.2f} x), power {off.improved:.3f}"
     )
     assert adaptive.improved >= fixed.power
     assert adaptive.regressed == 0.0
-    assert adaptive.expected_items < off.expected_items
-    assert off.design is None and off.stage_two_share == 1.0
+    assert adaptive.expected_items < off_items
     assert 0.0 < adaptive.stage_two_share < 1.0

@@ -18,7 +18,6 @@ from evalkit.stats import (
     futility_log_wealth,
     required_cases,
     sequential_compare,
-    simulate_adaptive,
     simulate_sequential,
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION, simulate_case_differences
@@ -122,9 +121,12 @@ def test_aa_false_verdict_rate_with_the_futility_boundary_is_at_most_alpha() -> 
 def test_the_futility_boundary_cuts_the_mean_items_under_aa() -> None:
     """Same seeds and suites: with the boundary the A/A comparisons stop far sooner."""
     design = AdaptiveTrials(total_trials=3, first_trials=1)
-    settings = {"max_cases": 300, "round_size": 5, "plan_cases": 60, "n_sims": 100, "seed": 9}
-    without = simulate_adaptive(0.0, design, **settings)  # type: ignore[arg-type]
-    with_boundary = simulate_adaptive(0.0, design, plan_effect=0.1, **settings)  # type: ignore[arg-type]
+    settings = {"max_cases": 300, "round_size": 5, "plan_cases": 60, "n_sims": 100, "seed": 9,
+                "concentration": AGENT_CONCENTRATION}
+    without = simulate_sequential(0.0, adaptive=design, **settings)  # type: ignore[call-overload]
+    with_boundary = simulate_sequential(  # type: ignore[call-overload]
+        0.0, adaptive=design, plan_effect=0.1, **settings
+    )
     print(f"A/A mean items: {without.expected_items:.0f} -> {with_boundary.expected_items:.0f}")
     assert with_boundary.expected_items < 0.5 * without.expected_items
     assert with_boundary.improved + with_boundary.regressed <= without.improved + without.regressed

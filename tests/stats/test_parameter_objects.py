@@ -1,0 +1,136 @@
+"""CompareOptions and PowerDesign: the same call made with flat keywords and with the object."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalkit.errors import InputError
+from evalkit.stats import (
+    DEFAULT_THRESHOLD,
+    AdaptiveTrials,
+    CompareOptions,
+    PowerDesign,
+    check_threshold,
+    compare,
+    estimate_variance_components,
+    minimum_detectable_effect,
+    paired_compare,
+    required_cases,
+    required_trials,
+    sequential_compare,
+    simulate_adaptive,
+    simulate_sequential,
+)
+from evalkit.stats._adaptive_power import AGENT_CONCENTRATION
+from tests.stats.conftest import matrix_to_frame
+
+
+def _run(seed: int = 3, cases: int = 30) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    base = matrix_to_frame(rng.random((cases, 3)) < 0.5, condition="none")
+    cand = matrix_to_frame(rng.random((cases, 3)) < 0.75, condition="preloaded")
+    return pd.concat([base, cand], ignore_index=True)
+
+
+SETTINGS = {
+    "threshold": 0.02,
+    "confidence": 0.9,
+    "n_resamples": 500,
+    "seed": 7,
+    "alpha": 0.1,
+    "correction": "fdr_bh",
+}
+
+
+def test_compare_with_options_equals_compare_with_keywords() -> None:
+    run = _run()
+    flat = compare(run, conditions=("none", "preloaded"), **SETTINGS)  # type: ignore[arg-type]
+    options = CompareOptions(**SETTINGS)  # type: ignore[arg-type]
+    boxed = compare(run, conditions=("none", "preloaded"), options=options)
+    assert boxed.to_dict() == flat.to_dict()
+    assert boxed.threshold == 0.02 and boxed.correction == "fdr_bh"
+
+
+def test_paired_compare_and_sequential_compare_take_options() -> None:
+    run = _run(seed=5)
+    base, cand = run[run["condition"] == "none"], run[run["condition"] == "preloaded"]
+    base, cand = base.assign(condition="x"), cand.assign(condition="x")
+    flat = paired_compare(base, cand, **SETTINGS)  # type: ignore[arg-type]
+    boxed = paired_compare(base, cand, options=CompareOptions(**SETTINGS))  # type: ignore[arg-type]
+    assert boxed.to_dict() == flat.to_dict()
+    shared = {k: v for k, v in SETTINGS.items() if k != "n_resamples"}
+    flat_seq = sequential_compare(run, conditions=("none", "preloaded"), **shared)  # type: ignore[arg-type]
+    boxed_seq = sequential_compare(
+        run, conditions=("none", "preloaded"), options=CompareOptions(**shared)  # type: ignore[arg-type]
+    )
+    assert boxed_seq.to_dict() == flat_seq.to_dict()
+
+
+def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
+    assert CompareOptions().threshold == DEFAULT_THRESHOLD
+    with pytest.raises(InputError, match="`threshold`"):
+        CompareOptions(threshold=-0.1)
+    with pytest.raises(InputError, match="`n_resamples`"):
+        CompareOptions(n_resamples=0)
+    with pytest.raises(InputError, match="`correction`"):
+        CompareOptions(correction="sidak")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="`seed` inside `options`"):
+        compare(_run(), conditions=("none", "preloaded"), options=CompareOptions(), seed=1)
+    frozen = CompareOptions()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        frozen.threshold = 0.2  # type: ignore[misc]
+
+
+def test_one_range_rule_for_the_threshold() -> None:
+    assert check_threshold(None) == 0.05
+    assert check_threshold(1) == 1.0 and check_threshold(0) == 0.0
+    for bad in (-0.01, 1.5, float("nan"), "x"):
+        with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+            check_threshold(bad)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+        compare(_run(), conditions=("none", "preloaded"), threshold=2.0)
+    with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+        required_cases(0.1, threshold=2.0)
+
+
+def test_power_functions_with_a_design_equal_the_flat_keywords() -> None:
+    flat = {"baseline_rate": 0.3, "correlation": 0.4, "alpha": 0.1, "power": 0.9}
+    design = PowerDesign(**flat)
+    assert minimum_detectable_effect(80, 3, design=design) == minimum_detectable_effect(
+        80, 3, **flat
+    )
+    assert required_cases(0.15, 3, design=design) == required_cases(0.15, 3, **flat)
+    assert required_trials(0.2, 300, design=design) == required_trials(0.2, 300, **flat)
+    assert design.var_between == pytest.approx(0.3 * 0.7 / 5)
+    with pytest.raises(InputError, match="`alpha` inside `design`"):
+        required_cases(0.15, 3, design=design, alpha=0.2)
+    with pytest.raises(InputError, match="`correlation`"):
+        PowerDesign(correlation=2.0)
+
+
+def test_a_design_from_components_equals_the_components_keyword() -> None:
+    components = estimate_variance_components(_run(seed=11)[lambda d: d["condition"] == "none"])
+    design = PowerDesign.from_components(components, power=0.9)
+    assert required_cases(0.2, 3, design=design) == required_cases(
+        0.2, 3, components=components, power=0.9
+    )
+
+
+def test_simulate_adaptive_is_a_deprecated_alias_of_simulate_sequential() -> None:
+    design = AdaptiveTrials(total_trials=3)
+    settings = {"max_cases": 120, "round_size": 10, "n_sims": 15, "seed": 4}
+    new = simulate_sequential(0.2, adaptive=design, concentration=AGENT_CONCENTRATION, **settings)  # type: ignore[call-overload]
+    with pytest.warns(DeprecationWarning, match="simulate_sequential"):
+        old = simulate_adaptive(0.2, design, **settings)  # type: ignore[arg-type]
+    assert old == new
+    with pytest.warns(DeprecationWarning):
+        off = simulate_adaptive(0.2, design, adaptive=False, **settings)  # type: ignore[arg-type]
+    fixed = simulate_sequential(0.2, 3, concentration=AGENT_CONCENTRATION, **settings)  # type: ignore[call-overload]
+    assert off.expected_cases == fixed.expected_cases and off.improved == fixed.improved
+    assert off.design is None and off.stage_two_share == 1.0
+    with pytest.raises(InputError, match="total_trials"):
+        simulate_sequential(0.2, 5, adaptive=design)
