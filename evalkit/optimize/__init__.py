@@ -5,12 +5,12 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import SealError, TamperError
     from evalkit.optimize._description import (
         DESCRIPTION_FILE,
         MAX_DESCRIPTION_CHARS,
         validate_description,
     )
-    from evalkit.optimize._guard import SealError, TamperError
     from evalkit.optimize._loop import OptimizeConfig, OptimizeResult, optimize
     from evalkit.optimize._optimizers import (
         CallableOptimizer,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import ReportError, ReportInputError
     from evalkit.report._ablation import (
         ablation_banner,
         ablation_cost_table,
@@ -82,8 +83,6 @@ if TYPE_CHECKING:
         KINDS,
         LABELS_MARKER,
         NOTEBOOKS,
-        ReportError,
-        ReportInputError,
         ReportResult,
         report,
     )
