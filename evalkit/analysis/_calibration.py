@@ -157,10 +157,10 @@ def _min_kappa(run_dir: Path | None) -> float:
     if run_dir is None:
         return DEFAULT_MIN_KAPPA
     # The manifest is a pydantic model: read only when a compared row was judged.
-    from evalkit.results import read_manifest
+    from evalkit.results import load_manifest
 
-    judge = read_manifest(run_dir).get("judge") or {}
-    value = judge.get("min_kappa") if isinstance(judge, dict) else None
+    manifest = load_manifest(run_dir)
+    value = manifest.judge.min_kappa if manifest is not None and manifest.judge else None
     return DEFAULT_MIN_KAPPA if value is None else float(value)
 
 

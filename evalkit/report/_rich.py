@@ -55,7 +55,7 @@ from evalkit.report._tables import (
 )
 from evalkit.report._transcripts import paired_excerpts
 from evalkit.report._views import metrics_table, unstable_cases
-from evalkit.results import read_manifest, read_run, resolve_run_dir
+from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.stats import (
     FlipRate,
     PairedComparison,
@@ -389,9 +389,9 @@ def run_overview(
         The :class:`RunOverview`.
     """
     run_dir = resolve_run_dir(run, runs_dir)
-    return RunOverview(
-        run_dir, read_run(run_dir), dict(read_manifest(run_dir)), confidence, max_items
-    )
+    manifest = load_manifest(run_dir)
+    recorded = manifest.to_json() if manifest is not None else {}
+    return RunOverview(run_dir, read_run(run_dir), recorded, confidence, max_items)
 
 
 def _flipped_within(rows: pd.DataFrame, max_pairs: int) -> list[tuple[str, Any, Any]]:
