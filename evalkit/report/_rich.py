@@ -5,10 +5,10 @@ text escaped by the builders of :mod:`evalkit.report._tables`, the figure drawn 
 object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays` makes them the
 ``_repr_html_`` of :class:`~evalkit.stats.PairedComparison`, :class:`~evalkit.stats.FlipRate`,
 :class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult`,
-:class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison` and
-:class:`~evalkit.analysis.SequentialRun` (through :mod:`evalkit._display`); ``import evalkit``
-calls it. A run gets the same through :func:`run_overview`, and flipped items through
-:func:`flip_pairs`.
+:class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison`,
+:class:`~evalkit.analysis.SequentialRun` and :class:`~evalkit.ablation.AblationResult`
+(through :mod:`evalkit._display`, whose first display calls it). A run gets the same through
+:func:`run_overview`, and flipped items through :func:`flip_pairs`.
 """
 
 from __future__ import annotations
