@@ -105,6 +105,7 @@ def test_read_manifest_is_a_deprecated_reader_of_the_same_json(tmp_path: Path) -
     manifest = load_manifest(FIXTURE_RUNS / "after")
     assert manifest is not None and read == manifest.to_json()
     bare = tmp_path / "bare"
-    bare.mkdir()
+    shutil.copytree(FIXTURE_RUNS / "after", bare)
+    (bare / MANIFEST_FILE).unlink()
     with pytest.warns(DeprecationWarning):
         assert read_manifest(bare) == {}
