@@ -6,7 +6,8 @@ constant that names an evalkit module (``importlib.import_module("evalkit.x")``,
 ``__import__``, the ``"evalkit.x._y:attr"`` entries of registry tables): a module imported by
 name is a dependency too. The tests fail on an import cycle between modules or between
 packages, on an import of another package's private module, on a package importing one that
-docs/architecture.md does not allow it to, and on a root-level module importing a package.
+docs/architecture.md does not allow it to, on a root-level module importing a package, and
+on a public exception class defined outside ``evalkit/errors.py``.
 
 Two kinds of string are not imports: a module-level ``_DEPRECATED_ALIASES`` table (old name ->
 ``"evalkit.new.module:attr"``), whose entries only have to name a real attribute, and the
@@ -16,6 +17,7 @@ declared edges of :data:`DECLARED_STRING_EDGES`, each with its reason.
 from __future__ import annotations
 
 import ast
+import builtins
 import functools
 import importlib
 import re
@@ -320,3 +322,38 @@ def test_deprecated_alias_tables_name_real_attributes() -> None:
                 target, _, attribute = target.rpartition(".")
             imported = importlib.import_module(target)
             assert hasattr(imported, attribute), f"{module}: {spec} names nothing"
+
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+
+
+def test_every_exception_class_is_in_errors() -> None:
+    """Public exception classes live in evalkit/errors.py (packages re-export them from there).
+
+    A private one (``_Stop``: a signal that never leaves its module) may stay where it is used.
+    """
+    exceptions = {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in PACKAGE.rglob("*.py")}
+    defined: dict[str, Path] = {}
+    grew = True
+    while grew:  # a class deriving from one found is an exception too
+        grew = False
+        for path, tree in trees.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.name not in defined:
+                    if _base_names(node) & (exceptions | set(defined)):
+                        defined[node.name] = path
+                        grew = True
+    elsewhere = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for name, path in defined.items()
+        if path.name != "errors.py" and not name.startswith("_")
+    )
+    assert len(defined) > 20
+    assert elsewhere == []
