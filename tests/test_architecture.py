@@ -4,10 +4,10 @@ Every ``import`` statement in ``evalkit/`` (module level or inside a function: a
 deferred to call time is still a dependency) is read with :mod:`ast`, and so is every string
 constant that names an evalkit module (``importlib.import_module("evalkit.x")``,
 ``__import__``, the ``"evalkit.x._y:attr"`` entries of registry tables): a module imported by
-name is a dependency too. The tests fail on an import cycle between modules or between
-packages, on an import of another package's private module, on a package importing one that
-docs/architecture.md does not allow it to, on a root-level module importing a package, and
-on a public exception class defined outside ``evalkit/errors.py``.
+name is a dependency too. The tests fail on an import cycle between modules (statements) or
+between packages, on an import of another package's private module, on a package importing
+one that docs/architecture.md does not allow it to, on a root-level module importing a
+package, and on a public exception class defined outside ``evalkit/errors.py``.
 
 Two kinds of string are not imports: a module-level ``_DEPRECATED_ALIASES`` table (old name ->
 ``"evalkit.new.module:attr"``), whose entries only have to name a real attribute, and the
