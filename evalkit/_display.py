@@ -1,11 +1,19 @@
 """Rich display of result objects in Jupyter, without the result types depending on the report.
 
-The result types live in :mod:`evalkit.stats` and :mod:`evalkit.analysis`, which may not
-import :mod:`evalkit.report` (where the tables and figures are drawn). Each type's
-``_repr_html_`` asks this registry instead; the first display imports the report's renderers
-(:data:`RENDERERS_MODULE`), whose ``register_rich_displays`` registers one per type, so
-``import evalkit`` stays light. A type without a renderer returns None from ``_repr_html_``,
-and Jupyter shows its plain ``repr``.
+The result types live in :mod:`evalkit.stats`, :mod:`evalkit.analysis` and
+:mod:`evalkit.ablation`, which may not import :mod:`evalkit.report` (where the tables and
+figures are drawn). Each type's ``_repr_html_`` asks this registry instead, and the report
+fills it through a hook:
+
+- a package that draws renderers calls :func:`add_renderer_loader` when it is imported
+  (``evalkit.report`` does, in its ``__init__``); the loader, which registers one renderer per
+  type with :func:`register_html`, runs at the first display, so importing the package stays
+  light;
+- a notebook that only imported ``evalkit.analysis`` has not imported the report: the first
+  display imports the packages of :data:`RENDERER_PACKAGES`, which adds their loaders.
+
+A type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
+``repr``.
 """
 
 from __future__ import annotations
@@ -14,10 +22,14 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-#: The module whose ``register_rich_displays()`` registers the renderers.
-RENDERERS_MODULE = "evalkit.report._rich"
+#: Packages that add a renderer loader when imported, imported at the first display. A root
+#: module naming a package above it: the one such edge, declared in ``PLUGIN_EDGES`` of
+#: ``tests/test_architecture.py``.
+RENDERER_PACKAGES: tuple[str, ...] = ("evalkit.report",)
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {}
+_PENDING_LOADERS: list[Callable[[], None]] = []
+_IMPORTED_PACKAGES: set[str] = set()
 
 
 def register_html(cls: type, render: Callable[[Any], str]) -> None:
@@ -28,6 +40,16 @@ def register_html(cls: type, render: Callable[[Any], str]) -> None:
         render: Returns escaped, self-contained HTML for one instance.
     """
     _RENDERERS[cls] = render
+
+
+def add_renderer_loader(load: Callable[[], None]) -> None:
+    """Run ``load()`` before the next display: it registers renderers with :func:`register_html`.
+
+    Args:
+        load: Imports the renderers (which may be heavy: it runs only when something is shown)
+            and registers them.
+    """
+    _PENDING_LOADERS.append(load)
 
 
 def rich_html(obj: object) -> str | None:
@@ -43,10 +65,19 @@ def rich_html(obj: object) -> str | None:
         >>> rich_html(object()) is None
         True
     """
-    if not _RENDERERS:
-        importlib.import_module(RENDERERS_MODULE).register_rich_displays()
+    _load_renderers()
     for cls in type(obj).__mro__:
         render = _RENDERERS.get(cls)
         if render is not None:
             return render(obj)
     return None
+
+
+def _load_renderers() -> None:
+    """Import the renderer packages once, then run every loader not run yet."""
+    for package in RENDERER_PACKAGES:
+        if package not in _IMPORTED_PACKAGES:
+            importlib.import_module(package)
+            _IMPORTED_PACKAGES.add(package)
+    while _PENDING_LOADERS:
+        _PENDING_LOADERS.pop(0)()

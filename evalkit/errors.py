@@ -1,6 +1,9 @@
-"""Exceptions raised by evalkit.
+"""Exceptions raised by evalkit: every exception class lives here.
 
-The tree::
+Packages that export one (``evalkit.runner.RunStopped``, ``evalkit.report.ReportError``, ...)
+re-export it from this module. The CLI maps the branches to exit codes: an ``InputError`` or a
+``PlanError`` exits with 2, ``RunOutOfSpace`` with 75 (:data:`EXIT_NO_SPACE`),
+``RunInterrupted`` with 130/143. The tree::
 
     EvalkitError
     ├── InputError            bad user input; the CLI exits with code 2
@@ -8,8 +11,19 @@ The tree::
     │   ├── RunNotFoundError  a run directory or run id does not exist
     │   ├── CorruptFileError  a file of a run cannot be read (truncated, damaged, empty)
     │   ├── InputBoundError   an untrusted JSON/YAML text is too large or nested too deeply
+    │   ├── FixtureLinkError  a fixture's symlink leaves the fixture, loops or is unresolvable
+    │   ├── ReportInputError  a report notebook stopped on bad input (also a ReportError)
     │   └── ConfigError       an invalid option, provider setting or flag combination
+    │       ├── SandboxUnavailableError  bubblewrap is missing and the sandbox is on
+    │       ├── RunLocked     another live process writes the run directory
+    │       └── RunStopped    a run stopped at its first configuration error (auth, config)
     ├── PlanError             the work plan is inconsistent (e.g. duplicate item keys)
+    ├── RunInterrupted        a run stopped by SIGINT/SIGTERM; exit code 130/143
+    ├── RunOutOfSpace         a run stopped by a full disk or a file size limit; exit code 75
+    ├── ReportError           a report notebook cell failed; the executed notebook is kept
+    │   └── ReportInputError  (see above)
+    ├── TamperError           a file the optimizer must not touch changed; the run is aborted
+    ├── SealError             the sealed test split was already unsealed
     └── ProviderError         an agent invocation failed (becomes an error row, never a crash)
         ├── AuthError         the provider refused the credentials: stops the run (exit 2)
         └── InfraError        retryable infrastructure failure
@@ -17,12 +31,18 @@ The tree::
             ├── RateLimited       HTTP 429 or an equivalent signal
             ├── ServerError       HTTP 5xx or a malformed response stream
             ├── ConnectionFailed  the endpoint could not be reached
+            ├── AgentCrashed      an agent CLI exited before producing any output
             └── JudgeAnswerError  a judge's answer could not be parsed as a verdict
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+
+#: Exit code of ``evalkit run`` stopped by a full disk (``EX_TEMPFAIL`` of ``sysexits.h``:
+#: a temporary failure, the same command succeeds once space is freed).
+EXIT_NO_SPACE = 75
 
 
 class EvalkitError(Exception):
@@ -170,12 +190,202 @@ class InputBoundError(InputError, ValueError):
         self.bound = bound
 
 
+class FixtureLinkError(InputError):
+    """A fixture holds a symlink that leaves the fixture, loops or cannot be resolved.
+
+    Args:
+        link: The offending symlink.
+        reason: What is wrong with it.
+    """
+
+    def __init__(self, link: Path, reason: str) -> None:
+        self.link = link
+        self.reason = reason
+        super().__init__(
+            f"{link}: {reason}; fixtures may only hold symlinks to files inside the fixture "
+            "(replace the link by a copy of what it should contain, or remove it)"
+        )
+
+
 class ConfigError(InputError):
     """An invalid option, provider setting or combination of flags."""
 
 
+class SandboxUnavailableError(ConfigError):
+    """bubblewrap is missing and the sandbox was not switched off explicitly."""
+
+
+class RunLocked(ConfigError):
+    """Another live process writes this run.
+
+    Attributes:
+        run_dir: The locked run directory.
+        holder: What the holder wrote into the lock file (``pid``, ``host``, ``started_at``),
+            empty when it could not be read.
+    """
+
+    def __init__(self, run_dir: Path, holder: dict[str, object]) -> None:
+        self.run_dir = run_dir
+        self.holder = holder
+        if holder:
+            who = (
+                f"pid {holder.get('pid')} on host {holder.get('host')}, "
+                f"started {holder.get('started_at')}"
+            )
+        else:
+            who = "a process that has not written its details yet"
+        super().__init__(
+            f"run directory {run_dir} is in use by another evalkit process ({who}); "
+            "wait until it finishes or stop it, then resume with --resume"
+        )
+
+
+class RunStopped(ConfigError):
+    """A run stopped at its first configuration error; everything finished is on disk.
+
+    Raised when an item fails in a way every other item would too: the provider refused the
+    credentials (``error_class`` ``auth``) or could not be built in a worker (``config``, e.g.
+    its binary is gone). The remaining items are not started, the failing item is not
+    recorded, the manifest's status is ``stopped``, and ``--resume`` continues once the cause
+    is fixed. The CLI exits with code 2.
+
+    Attributes:
+        run_id: The run.
+        provider: The provider at fault.
+        error_class: ``auth`` or ``config``.
+        detail: The provider's message (secrets redacted), naming what to fix.
+        finished: Items finished and kept.
+        resume_command: The command that continues the run once fixed.
+    """
+
+    def __init__(
+        self,
+        run_id: str,
+        provider: str,
+        error_class: str,
+        detail: str,
+        finished: int,
+        resume_command: str,
+    ) -> None:
+        self.run_id = run_id
+        self.provider = provider
+        self.error_class = error_class
+        self.detail = detail
+        self.finished = finished
+        self.resume_command = resume_command
+        what = "refused credentials" if error_class == "auth" else "a configuration error"
+        super().__init__(
+            f"run '{run_id}' stopped on {what} ({error_class}) of provider '{provider}': "
+            f"{detail}\n"
+            f"the remaining items were not started ({finished} finished item(s) kept); "
+            f"once fixed, resume with: {resume_command}"
+        )
+
+
 class PlanError(EvalkitError):
     """The work plan is inconsistent, e.g. two work items share a key."""
+
+
+class RunInterrupted(EvalkitError):
+    """A run stopped by SIGINT or SIGTERM; everything finished is on disk.
+
+    Attributes:
+        run_id: The run.
+        resume_command: The command that continues it.
+        exit_code: 130 for SIGINT, 143 for SIGTERM.
+    """
+
+    def __init__(self, run_id: str, resume_command: str, exit_code: int) -> None:
+        self.run_id = run_id
+        self.resume_command = resume_command
+        self.exit_code = exit_code
+        super().__init__(f"run '{run_id}' interrupted; resume with: {resume_command}")
+
+
+class RunOutOfSpace(EvalkitError):
+    """A run stopped because its storage is full; everything flushed before is kept.
+
+    Attributes:
+        run_id: The run.
+        run_dir: Its directory.
+        location: The filesystem (device and mount point) or the limit that was hit.
+        resume_command: The command that continues the run once space is freed.
+        exit_code: :data:`EXIT_NO_SPACE`.
+    """
+
+    exit_code = EXIT_NO_SPACE
+
+    def __init__(self, run_id: str, run_dir: Path, location: str, resume_command: str) -> None:
+        self.run_id = run_id
+        self.run_dir = run_dir
+        self.location = location
+        self.resume_command = resume_command
+        super().__init__(
+            f"no space left on {location}: free space and resume with: {resume_command}"
+        )
+
+
+class ReportError(EvalkitError):
+    """A report notebook failed while executing; the executed notebook was kept.
+
+    Attributes:
+        notebook: The report notebook (source).
+        executed_path: Where the executed notebook (with the error output) was written.
+        cell_index: Index of the failing cell in the source notebook (None if unknown).
+        execution_count: Its ``In [n]`` number in the executed notebook (None if unknown).
+        source_line: The first non-empty line of the failing cell.
+        ename: Exception class raised in the kernel.
+        evalue: Exception message.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        notebook: Path,
+        executed_path: Path,
+        cell_index: int | None = None,
+        execution_count: int | None = None,
+        source_line: str = "",
+        ename: str = "",
+        evalue: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.notebook = notebook
+        self.executed_path = executed_path
+        self.cell_index = cell_index
+        self.execution_count = execution_count
+        self.source_line = source_line
+        self.ename = ename
+        self.evalue = evalue
+
+
+class ReportInputError(ReportError, InputError):
+    """A report notebook stopped on bad input: evalkit raised an ``InputError`` in the kernel.
+
+    For example an unknown condition in ``conditions``: the CLI exits with code 2, as for any
+    other bad input, and the executed notebook is kept like for any failed cell.
+    """
+
+
+class TamperError(EvalkitError):
+    """Something the optimizer must not touch changed; the run is aborted.
+
+    Attributes:
+        changed: ``{what: (before, after)}`` for every protected item that changed.
+    """
+
+    def __init__(self, changed: dict[str, tuple[str | None, str | None]]) -> None:
+        self.changed = changed
+        lines = [f"  {name}: {before} -> {after}" for name, (before, after) in changed.items()]
+        super().__init__(
+            "honesty violation: protected files changed during optimisation; aborted.\n"
+            + "\n".join(lines)
+        )
+
+
+class SealError(EvalkitError):
+    """The sealed test split was already unsealed (it is evaluated exactly once)."""
 
 
 class ProviderError(EvalkitError):
@@ -222,6 +432,12 @@ class ConnectionFailed(InfraError):
     """The provider endpoint could not be reached."""
 
     error_class = "connection_error"
+
+
+class AgentCrashed(InfraError):
+    """The agent CLI exited before producing any output (retryable)."""
+
+    error_class = "agent_crashed"
 
 
 class JudgeAnswerError(InfraError):

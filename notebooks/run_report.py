@@ -67,13 +67,14 @@ from evalkit.report import (
     trigger_confusion,
     usd,
 )
-from evalkit.results import read_manifest, resolve_run_dir
+from evalkit.results import load_manifest, resolve_run_dir
 from evalkit.stats import pass_rates
 
 # %%
 run, runs_dir = project_path(run), project_path(runs_dir)
 rows = evalkit.read_run(run, runs_dir=runs_dir)
-manifest = read_manifest(run, runs_dir=runs_dir)
+recorded = load_manifest(resolve_run_dir(run, runs_dir))
+manifest = recorded.to_json() if recorded is not None else {}
 
 # %% [markdown]
 # ## Summary

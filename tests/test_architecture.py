@@ -1,15 +1,26 @@
 """The package structure of docs/architecture.md, checked against the code's own imports.
 
 Every ``import`` statement in ``evalkit/`` (module level or inside a function: an import
-deferred to call time is still a dependency) is read with :mod:`ast`. The tests fail on an
-import cycle between modules or between packages, on an import of another package's private
-module, and on a package importing one that docs/architecture.md does not allow it to.
+deferred to call time is still a dependency) is read with :mod:`ast`, and so is every string
+constant that names an evalkit module (``importlib.import_module("evalkit.x")``,
+``__import__``, the ``"evalkit.x._y:attr"`` entries of registry tables): a module imported by
+name is a dependency too. The tests fail on an import cycle between modules (statements) or
+between packages, on an import of another package's private module, on a package importing
+one that docs/architecture.md does not allow it to, on a root-level module importing a
+package, and on a public exception class defined outside ``evalkit/errors.py``.
+
+Two kinds of string are not imports: a module-level ``_DEPRECATED_ALIASES`` table (old name ->
+``"evalkit.new.module:attr"``), whose entries only have to name a real attribute, and the
+declared edges of :data:`DECLARED_STRING_EDGES`, each with its reason.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
+import functools
 import importlib
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -62,6 +73,26 @@ ALLOWED: dict[str, set[str]] = {
 }
 
 
+# Edges made by naming a module in a string that the layering would refuse, each declared with
+# why it is not a dependency. They are left out of the graph (an upward edge here is a hook that
+# runs after both sides are imported, not an import the lower side needs).
+DECLARED_STRING_EDGES: dict[tuple[str, str], str] = {
+    (
+        "evalkit._display",
+        "evalkit.report",
+    ): "the display registry imports its declared renderer package (RENDERER_PACKAGES) at the "
+    "first display, so that a notebook that only imported evalkit.analysis still shows rich "
+    "HTML; the report registers its renderers through the registry's hook",
+}
+
+# Module-level tables whose strings name where a deprecated name moved: not imports (the old
+# name resolves on use), but each must name a real attribute.
+ALIAS_TABLES = {"_DEPRECATED_ALIASES"}
+
+# A string naming an evalkit module: ``evalkit.a.b``, ``evalkit.a.b:attr`` or ``evalkit.a.name``.
+_NAMES_A_MODULE = re.compile(r"evalkit(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?")
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -69,8 +100,52 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports(path: Path, modules: set[str]) -> set[str]:
-    """Every evalkit module this file imports.
+def _alias_table_strings(tree: ast.Module) -> dict[int, str]:
+    """The string constants of the module's alias tables, by node id."""
+    found: dict[int, str] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        if any(isinstance(t, ast.Name) and t.id in ALIAS_TABLES for t in targets):
+            assert node.value is not None
+            for inner in ast.walk(node.value):
+                if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
+                    found[id(inner)] = inner.value
+    return found
+
+
+def _named_module(text: str, modules: set[str]) -> str | None:
+    """The evalkit module a string names (the longest dotted prefix that is one), if any.
+
+    The bare ``evalkit`` does not count: ``"evalkit.importers"`` is an entry-point group, not
+    the top-level package.
+    """
+    if not _NAMES_A_MODULE.fullmatch(text):
+        return None
+    parts = text.partition(":")[0].split(".")
+    while len(parts) > 1:
+        if ".".join(parts) in modules:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def _string_imports(tree: ast.Module, modules: set[str]) -> set[str]:
+    """The evalkit modules named by the file's string constants (alias tables left out)."""
+    aliases = _alias_table_strings(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in aliases:
+            continue
+        named = _named_module(node.value, modules) if isinstance(node.value, str) else None
+        if named is not None:
+            found.add(named)
+    return found
+
+
+def _imports(path: Path, modules: set[str], strings: bool = True) -> set[str]:
+    """Every evalkit module this file imports, by statement or (``strings``) naming it in a string.
 
     ``from a import b`` imports module ``a.b`` when that is a module, else a name of ``a``.
     """
@@ -92,14 +167,24 @@ def _imports(path: Path, modules: set[str]) -> set[str]:
             found.update(submodules & modules)
             if not submodules <= modules:
                 found.add(module)
+    if strings:
+        found |= _string_imports(tree, modules)
     return {name for name in found if name == "evalkit" or name.startswith("evalkit.")}
 
 
-def _graph() -> dict[str, set[str]]:
-    files = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+def _files() -> dict[str, Path]:
+    return {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+
+
+@functools.cache
+def _graph(strings: bool = True) -> dict[str, set[str]]:
+    """Every module's evalkit imports (with ``strings``, by name too), declared edges left out."""
+    files = _files()
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
-        graph[name] = {target for target in _imports(path, set(files)) if target in files} - {name}
+        imported = _imports(path, set(files), strings)
+        targets = {target for target in imported if target in files} - {name}
+        graph[name] = {target for target in targets if (name, target) not in DECLARED_STRING_EDGES}
     return graph
 
 
@@ -154,7 +239,10 @@ def test_graph_is_read() -> None:
 
 
 def test_no_module_import_cycle() -> None:
-    graph = _graph()
+    # Import statements only: a registry names its built-in entries by string, and an entry
+    # importing the registry's types back is how a registry works, not a circle at import time
+    # (between packages, string imports count: see test_no_package_import_cycle).
+    graph = _graph(strings=False)
     # A package's __init__ re-exports its private modules; a private module importing its own
     # package's __init__ back would close a circle, and so does any deferred import.
     assert _cycles(graph) == []
@@ -227,3 +315,64 @@ def test_deprecated_aliases_point_at_public_names_of_other_packages() -> None:
             assert name not in exported, f"{package}.{name} is an alias, not an export"
             assert target != package and _package_of(target) is not None, (package, target)
             assert name in importlib.import_module(target).__all__, f"{target} lacks {name}"
+
+
+def test_string_imports_are_read() -> None:
+    graph = _graph()
+    # The provider registry names its built-ins as "module:factory", the CLI its subcommands.
+    assert "evalkit.providers._simulated" in graph["evalkit.providers._registry"]
+    assert "evalkit.cli._run" in graph["evalkit.cli._main"]
+
+
+def test_root_modules_import_no_package() -> None:
+    """Root-level modules are the foundation: only the facade and ``__main__`` reach packages."""
+    offenders = [
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        if module not in ("evalkit", "evalkit.__main__") and _package_of(module) is None
+        for target in targets
+        if _package_of(target) is not None
+    ]
+    assert offenders == []
+
+
+def test_declared_string_edges_exist_and_say_why() -> None:
+    files = _files()
+    for (source, target), reason in DECLARED_STRING_EDGES.items():
+        tree = ast.parse(files[source].read_text(encoding="utf-8"))
+        assert target in _string_imports(tree, set(files)), f"{source} no longer names {target}"
+        assert len(reason) > 40
+
+
+def _base_names(node: ast.ClassDef) -> set[str]:
+    return {b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases}
+
+
+def test_every_exception_class_is_in_errors() -> None:
+    """Public exception classes live in evalkit/errors.py (packages re-export them from there).
+
+    A private one (``_Stop``: a signal that never leaves its module) may stay where it is used.
+    """
+    exceptions = {
+        name
+        for name, value in vars(builtins).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+    }
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in PACKAGE.rglob("*.py")}
+    defined: dict[str, Path] = {}
+    grew = True
+    while grew:  # a class deriving from one found is an exception too
+        grew = False
+        for path, tree in trees.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and node.name not in defined:
+                    if _base_names(node) & (exceptions | set(defined)):
+                        defined[node.name] = path
+                        grew = True
+    elsewhere = sorted(
+        f"{path.relative_to(ROOT)}: {name}"
+        for name, path in defined.items()
+        if path.name != "errors.py" and not name.startswith("_")
+    )
+    assert len(defined) > 20
+    assert elsewhere == []

@@ -46,7 +46,7 @@ from evalkit._version import __version__
 from evalkit.analysis._compare import compare
 from evalkit.analysis._export_job import ExportedRun, ExportJob
 from evalkit.errors import InputError
-from evalkit.results import load_results, read_manifest, read_scores, resolve_run_dir
+from evalkit.results import load_manifest, load_results, read_scores, resolve_run_dir
 
 _WITHOUT, _WITH = "without_skill", "with_skill"
 _NUMBER = re.compile(r"^(?:.*?-)?(\d+)$")
@@ -343,16 +343,16 @@ def export_run(
             f"{sorted(set(results['condition']))}: pick them with --baseline and --skill"
         )
     runs = exported_runs(run_dir, results, {baseline: _WITHOUT, skill: _WITH})
-    manifest = read_manifest(run_dir)
+    manifest = load_manifest(run_dir)
     verdict = compare(results, conditions=(baseline, skill)).to_dict()
     chosen = results[results["condition"].isin([baseline, skill])]
     models = sorted({str(m) for m in chosen["model"].dropna()})
     metadata = {
-        "skill_name": str(manifest.get("suite") or run_dir.name),
+        "skill_name": (manifest.suite if manifest is not None else "") or run_dir.name,
         "skill_path": "",
         "executor_model": ", ".join(models) or str(chosen["provider"].iloc[0]),
         "analyzer_model": "",
-        "timestamp": str(manifest.get("created_at") or ""),
+        "timestamp": manifest.created_at if manifest is not None else "",
         "evals_run": sorted({r.entry["eval_id"] for r in runs}),
         "runs_per_configuration": int(chosen["trial"].max()) + 1,
     }

@@ -33,7 +33,7 @@ from evalkit.analysis._next_step import next_step, run_suite_path
 from evalkit.analysis._providers import select_providers
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
-from evalkit.results import append_line, load_results, read_manifest, resolve_run_dir
+from evalkit.results import append_line, load_manifest, load_results, resolve_run_dir
 from evalkit.stats import (
     DEFAULT_THRESHOLD,
     Correction,
@@ -330,8 +330,10 @@ def _run_label(data: Any, runs_dir: str | os.PathLike[str]) -> tuple[str, str | 
         )
         return run_id, version
     run_dir = resolve_run_dir(data, runs_dir)
-    manifest = read_manifest(run_dir)
-    return str(manifest.get("run_id", run_dir.name)), manifest.get("dataset_version")
+    manifest = load_manifest(run_dir)
+    if manifest is None:
+        return run_dir.name, None
+    return manifest.run_id, manifest.dataset_version
 
 
 def _names(cases: Sequence[str], limit: int = 8) -> str:

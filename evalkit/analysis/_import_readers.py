@@ -11,16 +11,16 @@ from evalkit.analysis._import_registry import ImportRequest
 
 def read_csv(request: ImportRequest) -> ParsedSource:
     """``--format csv``: columns ``case_id, condition, passed`` and optional ones."""
-    from evalkit.analysis._import_tables import read_table
+    from evalkit.analysis._import_tables import read_result_rows_table
 
-    return read_table(request.files, "csv", request.lane)
+    return read_result_rows_table(request.files, "csv", request.lane)
 
 
 def read_jsonl(request: ImportRequest) -> ParsedSource:
     """``--format jsonl``: one JSON object per line, the CSV's columns."""
-    from evalkit.analysis._import_tables import read_table
+    from evalkit.analysis._import_tables import read_result_rows_table
 
-    return read_table(request.files, "jsonl", request.lane)
+    return read_result_rows_table(request.files, "jsonl", request.lane)
 
 
 def read_inspect_logs(request: ImportRequest) -> ParsedSource:

@@ -154,7 +154,7 @@ def _row(path: Path, where: str, record: dict[str, Any], lane: str) -> SourceRow
     return row
 
 
-def read_table(paths: list[Path], format: str, lane: str) -> ParsedSource:
+def read_result_rows_table(paths: list[Path], format: str, lane: str) -> ParsedSource:
     """Read CSV or JSONL result tables.
 
     Args:

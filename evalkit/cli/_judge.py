@@ -192,10 +192,10 @@ def _print_calibration(result: Calibration) -> None:
 def _print_threshold(result: Calibration) -> None:
     """Whether the calibration lets the judge's verdicts decide a gate (the run's min_kappa)."""
     from evalkit.analysis import DEFAULT_MIN_KAPPA
-    from evalkit.results import read_manifest
+    from evalkit.results import load_manifest
 
-    recorded = (read_manifest(Path(result.path).parent.parent).get("judge") or {})
-    threshold = recorded.get("min_kappa")
+    manifest = load_manifest(Path(result.path).parent.parent)
+    threshold = manifest.judge.min_kappa if manifest is not None and manifest.judge else None
     min_kappa = DEFAULT_MIN_KAPPA if threshold is None else float(threshold)
     low = result.kappa.ci_low
     if low == low and low >= min_kappa:

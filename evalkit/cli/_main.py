@@ -16,7 +16,14 @@ from typing import Any, NamedTuple
 
 from evalkit._version import __version__
 from evalkit.cli._common import eprint
-from evalkit.errors import EvalkitError, InputError, PlanError
+from evalkit.errors import (
+    EXIT_NO_SPACE,
+    EvalkitError,
+    InputError,
+    PlanError,
+    RunInterrupted,
+    RunOutOfSpace,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -181,9 +188,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         eprint(f"error: {exc}")
         return EXIT_USAGE
     except EvalkitError as exc:
-        # Only a run raises these, so the runner is already imported when it does.
-        from evalkit.runner import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace
-
         if isinstance(exc, RunOutOfSpace):
             eprint(f"error: {exc}")
             eprint(f"run '{exc.run_id}' kept every item flushed before the disk filled up.")

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit._redact import redact_settings
 from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
-from evalkit.errors import InfraError, ProviderError
+from evalkit.errors import ProviderError
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._graders import Grader, Question, create_grader
 from evalkit.judge._prompt import (
@@ -21,6 +19,7 @@ from evalkit.judge._prompt import (
     parse_verdict,
     transcript_excerpt,
 )
+from evalkit.judge._retry import Retrier, Usage
 from evalkit.results import JudgeRecord
 
 
@@ -64,17 +63,6 @@ def known_truth(statement: Statement | Expectation, case: Case, graded_text: str
     lines = [" ".join(line.split()) for line in case.reference.splitlines() if line.strip()]
     flat = " ".join(graded_text.split())
     return sum(line in flat for line in lines) * 2 >= len(lines)
-
-
-@dataclass
-class Usage:
-    """Judge calls of one item and what they cost."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -124,15 +112,13 @@ class Judge:
         self.spec = spec
         self.grader: Grader = create_grader(spec.provider, settings, timeout_s=spec.timeout_s)
         self.cache = cache
-        self.retries = retries
-        self.retry_backoff_s = retry_backoff_s
+        self._retrier = Retrier(retries, retry_backoff_s)
         self.identity = {
             "provider": self.grader.provider,
             "model": self.grader.model,
             "outcome": self.grader.outcome_settings(),
             "prompt": PROMPT_HASH,
         }
-        self._rng = random.Random(0)
         self._lock = threading.Lock()
         self._asking: dict[str, threading.Lock] = {}
 
@@ -209,34 +195,21 @@ class Judge:
             if hit is not None:
                 usage.cache_hits += 1
                 return bool(hit["passed"]), str(hit.get("evidence", ""))
-        for attempt in range(self.retries + 1):
-            try:
-                usage.calls += 1
-                answer = self.grader.ask(question, attempt)
-                usage.input_tokens += answer.input_tokens
-                usage.output_tokens += answer.output_tokens
-                usage.cost_usd += answer.cost_usd
-                verdict = parse_verdict(answer.text)
-            except InfraError:
-                if attempt == self.retries:
-                    raise
-                with self._lock:
-                    jitter = 0.5 + self._rng.random()
-                time.sleep(self.retry_backoff_s * (2**attempt) * jitter)
-                continue
-            if self.cache is not None:
-                self.cache.put(
-                    question.key,
-                    {
-                        "passed": verdict.passed,
-                        "evidence": verdict.evidence,
-                        "input_tokens": answer.input_tokens,
-                        "output_tokens": answer.output_tokens,
-                        "cost_usd": answer.cost_usd,
-                    },
-                )
-            return verdict.passed, verdict.evidence
-        raise AssertionError("unreachable")  # pragma: no cover
+        answer, verdict = self._retrier.ask(
+            lambda attempt: self.grader.ask(question, attempt), parse_verdict, usage
+        )
+        if self.cache is not None:
+            self.cache.put(
+                question.key,
+                {
+                    "passed": verdict.passed,
+                    "evidence": verdict.evidence,
+                    "input_tokens": answer.input_tokens,
+                    "output_tokens": answer.output_tokens,
+                    "cost_usd": answer.cost_usd,
+                },
+            )
+        return verdict.passed, verdict.evidence
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ from evalkit.judge._pairwise_prompt import DEFAULT_RUBRIC
 from evalkit.judge._prompt import final_answer, transcript_excerpt
 from evalkit.judge._setup import resolve_judge_spec
 from evalkit.results import (
+    Manifest,
+    load_manifest,
     read_calibration,
-    read_manifest,
     read_run,
     read_transcripts,
     resolve_run_dir,
@@ -130,9 +131,9 @@ class PairwiseComparison:
         }
 
 
-def _suite_pairwise(manifest: Mapping[str, Any]) -> tuple[PairwiseSpec | None, JudgeSpec | None]:
+def _suite_pairwise(manifest: Manifest | None) -> tuple[PairwiseSpec | None, JudgeSpec | None]:
     """The suite's ``pairwise:`` and ``judge:`` sections, when the run's suite can be loaded."""
-    suite_path = manifest.get("suite_path")
+    suite_path = manifest.suite_path if manifest is not None else None
     if not suite_path or not Path(suite_path).is_dir():
         return None, None
     try:
@@ -346,7 +347,7 @@ def compare_pairwise(
     if concurrency < 1:
         raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
     variants = _variants(baseline, candidate, conditions, runs_dir)
-    manifest = read_manifest(variants[-1].run_dir)
+    manifest = load_manifest(variants[-1].run_dir)
     suite_pairwise, suite_judge = _suite_pairwise(manifest)
     text = _read_rubric(rubric, suite_pairwise)
     base_spec = (suite_pairwise.judge if suite_pairwise and suite_pairwise.judge else suite_judge)

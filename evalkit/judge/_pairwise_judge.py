@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-import threading
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
@@ -26,7 +24,7 @@ from evalkit._keyed import keyed_path, write_keyed_json
 from evalkit._redact import redact_settings
 from evalkit._untrusted import load_json
 from evalkit.cases import JudgeSpec, stable_hash
-from evalkit.errors import ConfigError, InfraError, ProviderError
+from evalkit.errors import ConfigError, ProviderError
 from evalkit.judge._graders import SIMULATED, Answer, Question, create_grader
 from evalkit.judge._pairwise_prompt import (
     PAIRWISE_PROMPT_HASH,
@@ -34,6 +32,7 @@ from evalkit.judge._pairwise_prompt import (
     build_pairwise_prompt,
     parse_pair_verdict,
 )
+from evalkit.judge._retry import Retrier, Usage
 from evalkit.providers import OUTCOME, ProviderSettings, parse_settings
 
 #: Where pairwise verdicts live under the runs directory.
@@ -142,17 +141,6 @@ class SimulatedPairwiseJudge:
 
 
 @dataclass
-class PairUsage:
-    """Judge calls of one pair and what they cost."""
-
-    calls: int = 0
-    cache_hits: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-
-
-@dataclass
 class PairJudgement:
     """Both orders of one pair, decided for the candidate.
 
@@ -180,7 +168,7 @@ class PairJudgement:
     identical: bool = False
     first_wins: int = 0
     decisive: int = 0
-    usage: PairUsage = field(default_factory=PairUsage)
+    usage: Usage = field(default_factory=Usage)
     error: str | None = None
 
 
@@ -244,16 +232,13 @@ class PairwiseJudge:
             self.provider, self.model = self.grader.provider, self.grader.model
             self.version, outcome = self.grader.version, self.grader.outcome_settings()
         self.cache_root = cache_root
-        self.retries = retries
-        self.retry_backoff_s = retry_backoff_s
+        self._retrier = Retrier(retries, retry_backoff_s)
         self.identity = {
             "provider": self.provider,
             "model": self.model,
             "outcome": outcome,
             "prompt": PAIRWISE_PROMPT_HASH,
         }
-        self._rng = random.Random(0)
-        self._lock = threading.Lock()
 
     def record(self) -> dict[str, Any]:
         """The judge's identity as reports and calibrations name it (secrets masked)."""
@@ -333,35 +318,22 @@ class PairwiseJudge:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def _verdict(self, question: PairQuestion, usage: PairUsage) -> PairVerdict:
+    def _verdict(self, question: PairQuestion, usage: Usage) -> PairVerdict:
         hit = self._cached(question.key)
         if hit is not None:
             usage.cache_hits += 1
             return hit
-        for attempt in range(self.retries + 1):
-            try:
-                usage.calls += 1
-                answer = self._ask(question, attempt)
-                usage.input_tokens += answer.input_tokens
-                usage.output_tokens += answer.output_tokens
-                usage.cost_usd += answer.cost_usd
-                verdict = parse_pair_verdict(answer.text)
-            except InfraError:
-                if attempt == self.retries:
-                    raise
-                with self._lock:
-                    jitter = 0.5 + self._rng.random()
-                time.sleep(self.retry_backoff_s * (2**attempt) * jitter)
-                continue
-            if self.cache_root is not None:
-                write_keyed_json(
-                    keyed_path(self.cache_root, question.key),
-                    {"better": verdict.better, "reason": verdict.reason,
-                     "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
-                     "cost_usd": answer.cost_usd},
-                )
-            return verdict
-        raise AssertionError("unreachable")  # pragma: no cover
+        answer, verdict = self._retrier.ask(
+            lambda attempt: self._ask(question, attempt), parse_pair_verdict, usage
+        )
+        if self.cache_root is not None:
+            write_keyed_json(
+                keyed_path(self.cache_root, question.key),
+                {"better": verdict.better, "reason": verdict.reason,
+                 "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
+                 "cost_usd": answer.cost_usd},
+            )
+        return verdict
 
     def _ask(self, question: PairQuestion, attempt: int) -> Answer:
         if self.simulated is not None:

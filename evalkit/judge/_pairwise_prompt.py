@@ -10,15 +10,19 @@ which answer. It must answer one JSON object, parsed strictly:
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalkit._untrusted import load_json
 from evalkit.cases import stable_hash
 from evalkit.errors import JudgeAnswerError
-from evalkit.judge._prompt import MAX_ANSWER_CHARS, MAX_EVENT_CHARS, MAX_EXCERPT_CHARS
+from evalkit.judge._prompt import (
+    MAX_ANSWER_CHARS,
+    MAX_EVENT_CHARS,
+    MAX_EXCERPT_CHARS,
+    answer_object,
+    validation_problems,
+)
 
 #: Most characters of a reason kept from a pairwise verdict.
 MAX_REASON_CHARS = 300
@@ -68,7 +72,6 @@ PAIRWISE_PROMPT_HASH = stable_hash(
     }
 )
 
-_FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\Z", re.DOTALL)
 
 
 def build_pairwise_prompt(
@@ -135,16 +138,7 @@ def parse_pair_verdict(text: str) -> PairVerdict:
         ...
         evalkit.errors.JudgeAnswerError: pairwise judge answer is not a JSON object: 'Response 1'
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    try:
-        data = load_json(body, "the pairwise judge's answer")
-    except ValueError:
-        data = None
-    if not isinstance(data, dict):
-        raise JudgeAnswerError(f"pairwise judge answer is not a JSON object: {text[:200]!r}")
+    data = answer_object(text, "pairwise judge answer")
     better = data.get("better")
     if isinstance(better, int) and not isinstance(better, bool):
         better = str(better)
@@ -154,10 +148,9 @@ def parse_pair_verdict(text: str) -> PairVerdict:
     try:
         verdict = PairVerdict.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JudgeAnswerError(f"pairwise judge answer is not a verdict ({problems})") from None
+        raise JudgeAnswerError(
+            f"pairwise judge answer is not a verdict ({validation_problems(exc)})"
+        ) from None
     reason = " ".join(verdict.reason.split())
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[: MAX_REASON_CHARS - 3] + "..."

@@ -68,6 +68,37 @@ _SKILL_FILE = re.compile(r"SKILL\.md", re.IGNORECASE)
 _FENCE = re.compile(r"\A```(?:json)?\s*\n(.*)\n```\Z", re.DOTALL)
 
 
+def answer_object(text: str, answer: str) -> dict[str, Any]:
+    """The one JSON object a judge answered, optionally inside one fenced code block.
+
+    Args:
+        text: The judge's answer.
+        answer: What the answer is, as messages name it (``"judge answer"``).
+
+    Raises:
+        JudgeAnswerError: The answer is not one JSON object (retried like an infrastructure
+            error).
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = load_json(body, answer)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise JudgeAnswerError(f"{answer} is not a JSON object: {text[:200]!r}")
+    return data
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """Every problem of a verdict's validation on one line (``field: message; ...``)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
+    )
+
+
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
@@ -168,22 +199,12 @@ def parse_verdict(text: str) -> Verdict:
         ...
         evalkit.errors.JudgeAnswerError: judge answer is not a JSON object: 'Yes, it passes.'
     """
-    body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    try:
-        data = load_json(body, "judge answer")
-    except ValueError:
-        raise JudgeAnswerError(f"judge answer is not a JSON object: {text[:200]!r}") from None
-    if not isinstance(data, dict):
-        raise JudgeAnswerError(f"judge answer is not a JSON object: {text[:200]!r}")
+    data = answer_object(text, "judge answer")
     try:
         verdict = Verdict.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
-        )
-        raise JudgeAnswerError(f"judge answer is not a verdict ({problems})") from None
+        raise JudgeAnswerError(
+            f"judge answer is not a verdict ({validation_problems(exc)})"
+        ) from None
     evidence = " ".join(verdict.evidence.split())
     return Verdict(passed=verdict.passed, evidence=_clip(evidence, MAX_EVIDENCE_CHARS))

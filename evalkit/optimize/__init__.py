@@ -5,13 +5,13 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import SealError, TamperError
     from evalkit.optimize._config import OptimizeConfig
     from evalkit.optimize._description import (
         DESCRIPTION_FILE,
         MAX_DESCRIPTION_CHARS,
         validate_description,
     )
-    from evalkit.optimize._guard import SealError, TamperError
     from evalkit.optimize._loop import OptimizeResult, optimize
     from evalkit.optimize._optimizers import (
         CallableOptimizer,

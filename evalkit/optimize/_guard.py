@@ -8,27 +8,7 @@ from typing import Any
 
 import evalkit
 from evalkit.cases import stable_hash
-from evalkit.errors import EvalkitError
-
-
-class TamperError(EvalkitError):
-    """Something the optimizer must not touch changed; the run is aborted.
-
-    Attributes:
-        changed: ``{what: (before, after)}`` for every protected item that changed.
-    """
-
-    def __init__(self, changed: dict[str, tuple[str | None, str | None]]) -> None:
-        self.changed = changed
-        lines = [f"  {name}: {before} -> {after}" for name, (before, after) in changed.items()]
-        super().__init__(
-            "honesty violation: protected files changed during optimisation; aborted.\n"
-            + "\n".join(lines)
-        )
-
-
-class SealError(EvalkitError):
-    """The sealed test split was already unsealed (it is evaluated exactly once)."""
+from evalkit.errors import TamperError
 
 
 def _file_hashes(root: Path, prefix: str) -> dict[str, str]:

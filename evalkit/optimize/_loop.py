@@ -25,7 +25,7 @@ import pandas as pd
 
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite, stable_hash
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, SealError, TamperError
 from evalkit.optimize._config import OptimizeConfig
 from evalkit.optimize._description import (
     DESCRIPTION_FILE,
@@ -37,7 +37,7 @@ from evalkit.optimize._description import (
     trigger_rates,
     validate_description,
 )
-from evalkit.optimize._guard import SealError, TamperError, check_unchanged, protected_state
+from evalkit.optimize._guard import check_unchanged, protected_state
 from evalkit.optimize._optimizers import (
     FAILURES_DIR,
     INSTRUCTIONS,

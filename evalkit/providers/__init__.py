@@ -11,6 +11,7 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit._redact import redact_text, register_secret_env
+    from evalkit.errors import AgentCrashed
     from evalkit.providers._anthropic import AnthropicSettings
     from evalkit.providers._claude_code import ClaudeCodeSettings
     from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
         ProviderSettings,
         parse_settings,
     )
-    from evalkit.providers._subprocess import AgentCrashed
     from evalkit.providers._transcript import AgentResponse, Event
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)

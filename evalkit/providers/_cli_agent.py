@@ -37,7 +37,14 @@ from pydantic import Field, field_validator
 
 from evalkit._redact import clip_tail, redact_text, register_secret_env, secret_values
 from evalkit._untrusted import load_json
-from evalkit.errors import AuthError, ConfigError, ProviderError, ProviderTimeout, RateLimited
+from evalkit.errors import (
+    AgentCrashed,
+    AuthError,
+    ConfigError,
+    ProviderError,
+    ProviderTimeout,
+    RateLimited,
+)
 from evalkit.providers._limiter import Limiter
 from evalkit.providers._prompting import (
     injected_text,
@@ -49,7 +56,6 @@ from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._redact import redact_response
 from evalkit.providers._settings import OUTCOME, RUNTIME, AgentSettings, split_args, split_list
 from evalkit.providers._subprocess import (
-    AgentCrashed,
     AgentDirs,
     CliResult,
     LineHook,

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from evalkit._redact import clip_tail
-from evalkit.errors import ConfigError, InfraError
+from evalkit.errors import AgentCrashed, ConfigError
 from evalkit.sandbox import start_in_new_session
 
 #: Variables every CLI gets from the caller's environment (when set).
@@ -40,12 +40,6 @@ BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")
 
 #: Name of the variable that marks every process of one invocation.
 MARK_VAR = "EVALKIT_RUN_MARK"
-
-
-class AgentCrashed(InfraError):
-    """The agent CLI exited before producing any output (retryable)."""
-
-    error_class = "agent_crashed"
 
 
 def find_binary(setting: str | None, env_var: str, name: str, provider: str) -> str:

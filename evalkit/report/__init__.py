@@ -9,9 +9,10 @@ statistic: intervals and verdicts come from :mod:`evalkit.stats` and :mod:`evalk
 
 from typing import TYPE_CHECKING
 
-from evalkit import _lazy
+from evalkit import _display, _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import ReportError, ReportInputError
     from evalkit.report._ablation import (
         ablation_banner,
         ablation_cost_table,
@@ -82,8 +83,6 @@ if TYPE_CHECKING:
         KINDS,
         LABELS_MARKER,
         NOTEBOOKS,
-        ReportError,
-        ReportInputError,
         ReportResult,
         report,
     )
@@ -158,6 +157,16 @@ if TYPE_CHECKING:
     from evalkit.results import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+
+
+def _register_rich_displays() -> None:
+    """Register the rich displays of the result types (at their first display)."""
+    from evalkit.report._rich import register_rich_displays
+
+    register_rich_displays()
+
+
+_display.add_renderer_loader(_register_rich_displays)
 
 __all__ = [
     "BROWSE_LIMIT",

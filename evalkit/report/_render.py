@@ -20,7 +20,7 @@ from typing import Any
 from evalkit._plain import plain_fields
 from evalkit._redact import redact_text, redact_value
 from evalkit._version import __version__
-from evalkit.errors import ConfigError, EvalkitError, InputError
+from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
 from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
 from evalkit.report._notebooks import read_notebook, resource_dir
 from evalkit.report._params import validate_parameters
@@ -51,49 +51,6 @@ LABELS_SCRIPT = "static/labels.js"
 LABELS_MARKER = '<section class="ek-labels"'
 #: Default per-cell execution timeout, in seconds.
 CELL_TIMEOUT_S = 600.0
-
-
-class ReportError(EvalkitError):
-    """A report notebook failed while executing; the executed notebook was kept.
-
-    Attributes:
-        notebook: The report notebook (source).
-        executed_path: Where the executed notebook (with the error output) was written.
-        cell_index: Index of the failing cell in the source notebook (None if unknown).
-        execution_count: Its ``In [n]`` number in the executed notebook (None if unknown).
-        source_line: The first non-empty line of the failing cell.
-        ename: Exception class raised in the kernel.
-        evalue: Exception message.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        notebook: Path,
-        executed_path: Path,
-        cell_index: int | None = None,
-        execution_count: int | None = None,
-        source_line: str = "",
-        ename: str = "",
-        evalue: str = "",
-    ) -> None:
-        super().__init__(message)
-        self.notebook = notebook
-        self.executed_path = executed_path
-        self.cell_index = cell_index
-        self.execution_count = execution_count
-        self.source_line = source_line
-        self.ename = ename
-        self.evalue = evalue
-
-
-class ReportInputError(ReportError, InputError):
-    """A report notebook stopped on bad input: evalkit raised an ``InputError`` in the kernel.
-
-    For example an unknown condition in ``conditions``: the CLI exits with code 2, as for any
-    other bad input, and the executed notebook is kept like for any failed cell.
-    """
 
 
 def _input_error_names() -> set[str]:

@@ -5,10 +5,10 @@ text escaped by the builders of :mod:`evalkit.report._tables`, the figure drawn 
 object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays` makes them the
 ``_repr_html_`` of :class:`~evalkit.stats.PairedComparison`, :class:`~evalkit.stats.FlipRate`,
 :class:`~evalkit.stats.PowerResult`, :class:`~evalkit.analysis.LiftResult`,
-:class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison` and
-:class:`~evalkit.sequential.SequentialRun` (through :mod:`evalkit._display`); ``import evalkit``
-calls it. A run gets the same through :func:`run_overview`, and flipped items through
-:func:`flip_pairs`.
+:class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison`,
+:class:`~evalkit.sequential.SequentialRun` and :class:`~evalkit.ablation.AblationResult`
+(through :mod:`evalkit._display`, whose first display calls it). A run gets the same through
+:func:`run_overview`, and flipped items through :func:`flip_pairs`.
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ from evalkit.report._tables import (
 )
 from evalkit.report._transcripts import paired_excerpts
 from evalkit.report._views import metrics_table, unstable_cases
-from evalkit.results import read_manifest, read_run, resolve_run_dir
+from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.sequential import SequentialRun
 from evalkit.stats import (
     FlipRate,
@@ -390,9 +390,9 @@ def run_overview(
         The :class:`RunOverview`.
     """
     run_dir = resolve_run_dir(run, runs_dir)
-    return RunOverview(
-        run_dir, read_run(run_dir), dict(read_manifest(run_dir)), confidence, max_items
-    )
+    manifest = load_manifest(run_dir)
+    recorded = manifest.to_json() if manifest is not None else {}
+    return RunOverview(run_dir, read_run(run_dir), recorded, confidence, max_items)
 
 
 def _flipped_within(rows: pd.DataFrame, max_pairs: int) -> list[tuple[str, Any, Any]]:

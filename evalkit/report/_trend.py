@@ -30,7 +30,6 @@ from evalkit.results import (
     RESULT_SCHEMA,
     RESULTS_FILE,
     load_manifest,
-    read_manifest,
     read_parquet,
 )
 from evalkit.stats import pass_rates
@@ -279,9 +278,8 @@ def _name_damaged_file(root: Path, files: list[str]) -> None:
 
 
 def _manifest_time(run_dir: Path) -> pd.Timestamp:
-    created = (
-        read_manifest(run_dir).get("created_at") if (run_dir / MANIFEST_FILE).exists() else None
-    )
+    manifest = load_manifest(run_dir)
+    created = manifest.created_at if manifest is not None else None
     if created:
         stamp = pd.Timestamp(created)
         return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")

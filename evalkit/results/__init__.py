@@ -1,6 +1,6 @@
 """The result table and run directories: schema, manifest, reading and writing runs.
 
-Besides the user-facing readers (:func:`read_run`, :func:`read_scores`, :func:`read_manifest`,
+Besides the user-facing readers (:func:`read_run`, :func:`read_scores`, :func:`load_manifest`,
 :func:`read_transcripts`), this package is the one place other packages go for run-directory
 I/O: the crash-safe writers (:func:`append_line`, :class:`EventLog`, :func:`append_event`,
 :func:`write_json_atomic`), the typed :class:`Manifest` and the table helpers

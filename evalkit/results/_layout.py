@@ -88,7 +88,7 @@ def peek_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
     For a field or two read on a command's start-up path (``compare`` of judged runs reads the
     judge's ``min_kappa``): building the :class:`~evalkit.results.Manifest` model costs about
     as much as the comparison. Everything else reads the record with
-    :func:`~evalkit.results.read_manifest`, which validates it.
+    :func:`~evalkit.results.load_manifest`, which validates it.
 
     Args:
         run_dir: The run directory.

@@ -10,6 +10,7 @@ not know (an imported run has no ``seed`` or ``plan_hash``; a run made by the ru
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Literal
 
@@ -360,7 +361,7 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
     """Read and validate a run directory's ``manifest.json``.
 
     Args:
-        run_dir: The run directory (not a run id: see :func:`read_manifest`).
+        run_dir: The run directory (a run id resolves with :func:`resolve_run_dir`).
 
     Returns:
         The record, or None when the directory has no manifest.
@@ -383,7 +384,11 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
 def read_manifest(
     run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
 ) -> dict[str, Any]:
-    """Read a run's ``manifest.json`` as a plain dict (validated by :class:`Manifest`).
+    """Deprecated: read a run's ``manifest.json`` as a plain dict; use :func:`load_manifest`.
+
+    ``load_manifest(resolve_run_dir(run, runs_dir))`` is the one manifest reader; its
+    ``to_json()`` is this dict. This function warns with ``DeprecationWarning`` and returns
+    what it always did.
 
     Args:
         run: A run directory, or a run id under ``runs_dir``.
@@ -395,5 +400,11 @@ def read_manifest(
     Raises:
         InputError: The manifest is not valid JSON or a field has the wrong type.
     """
+    warnings.warn(
+        "evalkit.results.read_manifest is deprecated: use evalkit.results.load_manifest "
+        "(its .to_json() is the dict read_manifest returned)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     manifest = load_manifest(resolve_run_dir(run, runs_dir))
     return {} if manifest is None else manifest.to_json()

@@ -5,10 +5,10 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace, RunStopped
     from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
     from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
-    from evalkit.runner._run import RunInterrupted, RunResult, RunStopped, run
-    from evalkit.runner._space import EXIT_NO_SPACE, RunOutOfSpace
+    from evalkit.runner._run import RunResult, run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 

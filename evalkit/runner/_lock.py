@@ -19,34 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from evalkit._untrusted import load_json
-from evalkit.errors import ConfigError
+from evalkit.errors import RunLocked
 
 LOCK_FILE = "run.lock"
-
-
-class RunLocked(ConfigError):
-    """Another live process writes this run.
-
-    Attributes:
-        run_dir: The locked run directory.
-        holder: What the holder wrote into the lock file (``pid``, ``host``, ``started_at``),
-            empty when it could not be read.
-    """
-
-    def __init__(self, run_dir: Path, holder: dict[str, object]) -> None:
-        self.run_dir = run_dir
-        self.holder = holder
-        if holder:
-            who = (
-                f"pid {holder.get('pid')} on host {holder.get('host')}, "
-                f"started {holder.get('started_at')}"
-            )
-        else:
-            who = "a process that has not written its details yet"
-        super().__init__(
-            f"run directory {run_dir} is in use by another evalkit process ({who}); "
-            "wait until it finishes or stop it, then resume with --resume"
-        )
 
 
 def _read_holder(fd: int) -> dict[str, object]:

@@ -20,7 +20,7 @@ from evalkit._paths import safe_run_id
 from evalkit._redact import redact_settings, redact_value
 from evalkit._version import __version__
 from evalkit.cases import SkillExposure, Suite, load_suite, stable_hash
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, RunInterrupted, RunOutOfSpace, RunStopped
 from evalkit.judge import Judge, check_judgeable, make_judge, resolve_judge_spec
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
@@ -55,69 +55,11 @@ from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._resume import check_resumable
 from evalkit.runner._scratch import make_scratch
-from evalkit.runner._space import RunOutOfSpace, describe_location, is_out_of_space
+from evalkit.runner._space import describe_location, is_out_of_space
 from evalkit.runner._store import LOG_FILE, PartWriter, compact, remove_temporary_files
 
 #: ``evalkit run -v`` lists up to this many cache hits one by one, more per case and condition.
 CACHE_LIST_LIMIT = 20
-
-
-class RunInterrupted(EvalkitError):
-    """A run stopped by SIGINT or SIGTERM; everything finished is on disk.
-
-    Attributes:
-        run_id: The run.
-        resume_command: The command that continues it.
-        exit_code: 130 for SIGINT, 143 for SIGTERM.
-    """
-
-    def __init__(self, run_id: str, resume_command: str, exit_code: int) -> None:
-        self.run_id = run_id
-        self.resume_command = resume_command
-        self.exit_code = exit_code
-        super().__init__(f"run '{run_id}' interrupted; resume with: {resume_command}")
-
-
-class RunStopped(ConfigError):
-    """A run stopped at its first configuration error; everything finished is on disk.
-
-    Raised when an item fails in a way every other item would too: the provider refused the
-    credentials (``error_class`` ``auth``) or could not be built in a worker (``config``, e.g.
-    its binary is gone). The remaining items are not started, the failing item is not
-    recorded, the manifest's status is ``stopped``, and ``--resume`` continues once the cause
-    is fixed. The CLI exits with code 2.
-
-    Attributes:
-        run_id: The run.
-        provider: The provider at fault.
-        error_class: ``auth`` or ``config``.
-        detail: The provider's message (secrets redacted), naming what to fix.
-        finished: Items finished and kept.
-        resume_command: The command that continues the run once fixed.
-    """
-
-    def __init__(
-        self,
-        run_id: str,
-        provider: str,
-        error_class: str,
-        detail: str,
-        finished: int,
-        resume_command: str,
-    ) -> None:
-        self.run_id = run_id
-        self.provider = provider
-        self.error_class = error_class
-        self.detail = detail
-        self.finished = finished
-        self.resume_command = resume_command
-        what = "refused credentials" if error_class == "auth" else "a configuration error"
-        super().__init__(
-            f"run '{run_id}' stopped on {what} ({error_class}) of provider '{provider}': "
-            f"{detail}\n"
-            f"the remaining items were not started ({finished} finished item(s) kept); "
-            f"once fixed, resume with: {resume_command}"
-        )
 
 
 class _Stop(Exception):

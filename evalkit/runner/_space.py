@@ -6,37 +6,8 @@ import errno
 import os
 from pathlib import Path
 
-from evalkit.errors import EvalkitError
-
-#: Exit code of ``evalkit run`` stopped by a full disk (``EX_TEMPFAIL`` of ``sysexits.h``:
-#: a temporary failure, the same command succeeds once space is freed).
-EXIT_NO_SPACE = 75
-
 #: errno values that mean "the storage is full": no space, quota exhausted, file size limit.
 _NO_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
-
-
-class RunOutOfSpace(EvalkitError):
-    """A run stopped because its storage is full; everything flushed before is kept.
-
-    Attributes:
-        run_id: The run.
-        run_dir: Its directory.
-        location: The filesystem (device and mount point) or the limit that was hit.
-        resume_command: The command that continues the run once space is freed.
-        exit_code: :data:`EXIT_NO_SPACE`.
-    """
-
-    exit_code = EXIT_NO_SPACE
-
-    def __init__(self, run_id: str, run_dir: Path, location: str, resume_command: str) -> None:
-        self.run_id = run_id
-        self.run_dir = run_dir
-        self.location = location
-        self.resume_command = resume_command
-        super().__init__(
-            f"no space left on {location}: free space and resume with: {resume_command}"
-        )
 
 
 def is_out_of_space(exc: BaseException) -> bool:

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.errors import FixtureLinkError, SandboxUnavailableError
     from evalkit.sandbox._bwrap import Mounts
     from evalkit.sandbox._fingerprint import sandbox_fingerprint
-    from evalkit.sandbox._fixtures import FixtureLinkError, copy_fixture, fixture_link_problems
+    from evalkit.sandbox._fixtures import copy_fixture, fixture_link_problems
     from evalkit.sandbox._policy import (
         BWRAP_PACKAGE,
         SANDBOX_ENV,
         Limits,
-        SandboxUnavailableError,
         disable_sandbox,
         require_sandbox,
         sandbox_enabled,

@@ -7,24 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
-from evalkit.errors import InputError
-
-
-class FixtureLinkError(InputError):
-    """A fixture holds a symlink that leaves the fixture, loops or cannot be resolved.
-
-    Args:
-        link: The offending symlink.
-        reason: What is wrong with it.
-    """
-
-    def __init__(self, link: Path, reason: str) -> None:
-        self.link = link
-        self.reason = reason
-        super().__init__(
-            f"{link}: {reason}; fixtures may only hold symlinks to files inside the fixture "
-            "(replace the link by a copy of what it should contain, or remove it)"
-        )
+from evalkit.errors import FixtureLinkError
 
 
 def _inside(path: str, root: str) -> bool:

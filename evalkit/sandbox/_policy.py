@@ -7,7 +7,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 
-from evalkit.errors import ConfigError
+from evalkit.errors import SandboxUnavailableError
 
 #: Environment variable that turns the sandbox off (``off``); anything else keeps it on.
 SANDBOX_ENV = "EVALKIT_SANDBOX"
@@ -34,10 +34,6 @@ class Limits:
     processes: int = 256
     file_bytes: int = 1 << 30
     output_bytes: int = 16 << 20
-
-
-class SandboxUnavailableError(ConfigError):
-    """bubblewrap is missing and the sandbox was not switched off explicitly."""
 
 
 def sandbox_enabled() -> bool:

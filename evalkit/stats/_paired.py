@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, TypedDict
 
 import numpy as np
 import pandas as pd
@@ -461,12 +461,16 @@ def compare_matrices(
         correction=options.correction,
         cases=cases,
         unmatched=unmatched,
-        **overall._asdict(),
+        **overall,
     )
 
 
-class OverallSummary(NamedTuple):
-    """The overall figures of a comparison over cases (fields of :class:`PairedComparison`)."""
+class OverallSummary(TypedDict):
+    """The overall figures of a comparison over cases (fields of :class:`PairedComparison`).
+
+    Its keys are keyword arguments of :class:`PairedComparison`, so mypy checks each one and
+    its type against that field where a summary is passed on (``**summary``).
+    """
 
     delta: Interval
     se: float

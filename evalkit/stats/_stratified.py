@@ -236,8 +236,8 @@ def stratified_summary(
         n_resamples=options.n_resamples,
         seed=options.seed,
     )
-    delta = overall.delta._replace(method=f"{overall.delta.method}, stratified-by-case")
-    return overall._replace(delta=delta)
+    delta = overall["delta"]
+    return {**overall, "delta": delta._replace(method=f"{delta.method}, stratified-by-case")}
 
 
 def compare_runs(

@@ -25,7 +25,7 @@ from evalkit.analysis._import_common import SourceRow
 from evalkit.analysis._import_inspect import read_inspect, score_value
 from evalkit.cli import main
 from evalkit.errors import ConfigError, InputError
-from evalkit.results import read_manifest, read_scores
+from evalkit.results import load_manifest, read_scores, resolve_run_dir
 from tests.conftest import ROOT
 
 FIX = ROOT / "tests" / "fixtures" / "imports"
@@ -149,7 +149,7 @@ def test_inspect_several_logs_compare_models(runs_dir: Path) -> None:
         usage = next(iter(sample["model_usage"].values()))
         assert row["input_tokens"].iloc[0] == usage["input_tokens"]
         assert row["latency_s"].iloc[0] == pytest.approx(sample["working_time"])
-    manifest = read_manifest("models", runs_dir=runs_dir)
+    manifest = load_manifest(resolve_run_dir("models", runs_dir)).to_json()
     assert manifest["source"]["path"] == str(FIX)
     assert len(manifest["source"]["files"]) == 2
 
@@ -316,7 +316,7 @@ def test_run_directory_contents(runs_dir: Path) -> None:
     assert sorted(p.name for p in run_dir.iterdir()) == [
         "events.jsonl", "manifest.json", "results.parquet", "scores.parquet"
     ]
-    manifest = read_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete" and manifest["run_id"] == "files"
     assert manifest["counts"]["items"] == result.items == 18
     assert list(manifest["conditions"]) == ["none", "preloaded"]

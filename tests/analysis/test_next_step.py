@@ -79,10 +79,11 @@ def test_a_settled_verdict_has_no_next_step(
 
 
 def test_a_peeked_manifest_is_the_validated_one(tmp_path: Path) -> None:
-    from evalkit.results import peek_manifest, read_manifest
+    from evalkit.results import load_manifest, peek_manifest
 
     run = ROOT / "tests" / "fixtures" / "golden" / "runs" / "demo-a"
-    assert peek_manifest(run) == read_manifest(run)
+    manifest = load_manifest(run)
+    assert manifest is not None and peek_manifest(run) == manifest.to_json()
     assert peek_manifest(tmp_path) == {}
     (tmp_path / "manifest.json").write_text("[1]", encoding="utf-8")
     with pytest.raises(InputError, match="manifest.json: not a JSON object"):

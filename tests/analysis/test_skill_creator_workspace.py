@@ -24,7 +24,7 @@ import pytest
 import evalkit
 from evalkit.analysis import export_run, import_results
 from evalkit.cases import import_skill_dir
-from evalkit.results import read_manifest, read_transcripts
+from evalkit.results import load_manifest, read_transcripts
 from evalkit.runner import RunConfig, run
 from tests.conftest import ROOT
 
@@ -186,7 +186,7 @@ def test_a_plain_skill_creator_workspace_imports(tmp_path: Path) -> None:
     assert df.loc[("0", "none"), "score"] == pytest.approx(0.5)
     assert df.loc[("1", "preloaded"), "latency_s"] == pytest.approx(23.3)
     assert df.loc[("1", "preloaded"), "n_steps"] == 7
-    assert read_manifest(result.run_dir)["suite"] == "pdf"
+    assert load_manifest(result.run_dir).to_json()["suite"] == "pdf"
 
 
 @pytest.mark.skipif(not SKILL_CREATOR, reason="set EVALKIT_SKILL_CREATOR to a local copy of "

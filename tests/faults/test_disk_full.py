@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 import evalkit
+from evalkit.results import load_manifest
 from evalkit.runner import EXIT_NO_SPACE
 from tests.conftest import TINY
 
@@ -127,7 +128,7 @@ def _check_resumed(run_dir: Path, kept: int, expected: pd.DataFrame) -> None:
     assert len(torn) <= 1, "at most the line the full disk cut short; later lines are whole"
     last_attempt = events.rsplit('"event":"run_started"', 1)[1]
     assert last_attempt.count('"event":"item_finished"') == items - kept, "kept items not rerun"
-    manifest = evalkit.results.read_manifest(run_dir)
+    manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete" and manifest["counts"]["items"] == items
 
 

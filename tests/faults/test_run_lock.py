@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.results import read_manifest
+from evalkit.results import load_manifest
 from tests.conftest import TINY
 
 pytestmark = pytest.mark.serial  # a lock held by a killed process: not beside other tests
@@ -80,7 +80,7 @@ def test_second_writer_is_refused_while_the_first_runs(runs_dir: Path) -> None:
     assert table["transcript_path"].notna().all()
     for shard in table["transcript_path"].unique():
         assert (runs_dir / "busy" / shard).is_file(), "every row points at a transcript on disk"
-    manifest = read_manifest(runs_dir / "busy")
+    manifest = load_manifest(runs_dir / "busy").to_json()
     assert manifest["status"] == "complete" and manifest["counts"]["items"] == 160
 
 

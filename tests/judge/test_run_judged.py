@@ -12,7 +12,7 @@ import evalkit
 from evalkit.cli._main import main
 from evalkit.errors import ConfigError
 from evalkit.judge import judge_run
-from evalkit.results import read_manifest, read_scores
+from evalkit.results import load_manifest, read_scores
 from evalkit.runner import RunConfig, run
 from tests.judge.conftest import CASES_YAML, SUITE_YAML, write_suite
 
@@ -51,7 +51,7 @@ def test_a_run_grades_every_expectation_and_combines_by_the_rule(
         else:
             assert row["passed"] == (totals.loc[key, "passed"] and row["judge_passed"])
             assert row["score"] == pytest.approx((totals.loc[key, "value"] + verdicts.mean()) / 2)
-    manifest = read_manifest(result.run_dir)
+    manifest = load_manifest(result.run_dir).to_json()
     assert manifest["judge"]["provider"] == "simulated"
     assert manifest["judge"]["prompt_hash"] == df["judge_prompt_hash"].iloc[0]
 
@@ -109,7 +109,7 @@ def test_judge_run_regrades_into_a_new_run_sharing_the_agent_outcomes(
     assert (b["judge_model"] == "j2").all()
     assert evalkit.results.read_transcripts(regraded.run_dir).keys() == (
         evalkit.results.read_transcripts(source.run_dir).keys())
-    manifest = read_manifest(regraded.run_dir)
+    manifest = load_manifest(regraded.run_dir).to_json()
     assert manifest["judged_from"] == "src"
     assert manifest["judge"]["model"] == "j2"
     again = judge_run("src", runs_dir=runs_dir, options={"error_rate": 0.5, "model": "j2"},

@@ -28,7 +28,7 @@ from evalkit.optimize._description import (
     trigger_f1,
     trigger_rates,
 )
-from evalkit.results import read_manifest
+from evalkit.results import load_manifest
 from tests.conftest import ROOT
 from tests.optimize import probes
 from tests.optimize.probes import VAGUE, write_trigger_suite
@@ -82,11 +82,10 @@ def test_a_description_built_from_missed_prompts_wins_recall_on_the_sealed_test(
     )
     # evaluated through the description override, under self-load plus the none baseline
     evals = result.run_dir / "evals"
-    shown = read_manifest(evals / "cand-0001-holdout")["conditions"]
+    shown = load_manifest(evals / "cand-0001-holdout").to_json()["conditions"]
     assert shown["self-load"]["descriptions"] == {"sheets": champion}
-    assert read_manifest(evals / "seed-holdout")["conditions"]["self-load"]["descriptions"] == {
-        "sheets": VAGUE
-    }
+    seed = load_manifest(evals / "seed-holdout").to_json()["conditions"]
+    assert seed["self-load"]["descriptions"] == {"sheets": VAGUE}
     assert set(evalkit.read_run(evals / "seed-test")["condition"]) == {"none", "self-load"}
     summary = result.to_dict()
     assert summary["target"] == "description" and summary["champion_trigger"]["recall"] == 1.0

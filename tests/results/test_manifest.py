@@ -29,7 +29,6 @@ def test_manifests_without_version_load_and_keep_every_key(name: str) -> None:
     manifest = load_manifest(FIXTURE_RUNS / name)
     assert manifest is not None and manifest.version == 1
     assert manifest.to_json() == {"version": 1, **on_disk}
-    assert read_manifest(FIXTURE_RUNS / name) == {"version": 1, **on_disk}
 
 
 def test_runner_writes_a_versioned_manifest_with_its_keys(tiny_suite: Path, runs_dir: Path) -> None:
@@ -88,7 +87,7 @@ def test_a_bad_manifest_names_file_and_field(
     data = json.loads((run_dir / MANIFEST_FILE).read_text(encoding="utf-8")) | change
     (run_dir / MANIFEST_FILE).write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InputError) as info:
-        read_manifest(run_dir)
+        load_manifest(run_dir)
     assert str(run_dir / MANIFEST_FILE) in str(info.value)
     assert f"field '{field}'" in str(info.value)
 
@@ -98,4 +97,15 @@ def test_a_run_without_manifest_reads_as_none(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE_RUNS / "after", run_dir)
     (run_dir / MANIFEST_FILE).unlink()
     assert load_manifest(run_dir) is None
-    assert read_manifest(run_dir) == {}
+
+
+def test_read_manifest_is_a_deprecated_reader_of_the_same_json(tmp_path: Path) -> None:
+    with pytest.warns(DeprecationWarning, match="evalkit.results.load_manifest"):
+        read = read_manifest("after", runs_dir=FIXTURE_RUNS)
+    manifest = load_manifest(FIXTURE_RUNS / "after")
+    assert manifest is not None and read == manifest.to_json()
+    bare = tmp_path / "bare"
+    shutil.copytree(FIXTURE_RUNS / "after", bare)
+    (bare / MANIFEST_FILE).unlink()
+    with pytest.warns(DeprecationWarning):
+        assert read_manifest(bare) == {}

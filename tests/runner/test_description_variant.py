@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import evalkit
-from evalkit.results import read_manifest
+from evalkit.results import load_manifest
 from evalkit.runner import DescriptionOverride, RunConfig, run
 from tests.conftest import ROOT
 
@@ -48,7 +48,7 @@ def test_a_vague_description_loses_recall_and_only_self_load_items_rerun(tmp_pat
     vague_recall, vague_high = _recall(vague.run_dir)
     assert apt_recall > vague_high > vague_recall
     # the description is recorded where it was shown, and only there
-    conditions = read_manifest(vague.run_dir)["conditions"]
+    conditions = load_manifest(vague.run_dir).to_json()["conditions"]
     assert conditions["self-load"]["descriptions"] == {"flaky-test-triage": VAGUE,
                                                        "safe-shell": VAGUE}
     assert conditions["none"].get("descriptions") is None

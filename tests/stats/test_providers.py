@@ -248,11 +248,11 @@ def test_aa_false_verdicts_at_most_alpha_per_provider_and_overall() -> None:
             per_case["no-skills"].to_numpy()[:, None], per_case["with-skills"].to_numpy()[:, None],
             threshold=0.05, confidence=0.95, n_resamples=1000, seed=run,
         )
-        overall += summary.verdict != "inconclusive"
+        overall += summary["verdict"] != "inconclusive"
         cells = rates.reset_index().rename(
             columns={"no-skills": "baseline_rate", "with-skills": "candidate_rate"}
         )
-        spread = heterogeneity(cells, estimate=summary.delta.estimate, se=summary.se)
+        spread = heterogeneity(cells, estimate=summary["delta"].estimate, se=summary["se"])
         interaction += spread.differs
         if run >= provider_runs:
             continue
@@ -262,7 +262,7 @@ def test_aa_false_verdicts_at_most_alpha_per_provider_and_overall() -> None:
                 part["no-skills"].to_numpy()[:, None], part["with-skills"].to_numpy()[:, None],
                 threshold=0.05, confidence=0.95, n_resamples=1000, seed=run,
             )
-            per_provider += mine.verdict != "inconclusive"
+            per_provider += mine["verdict"] != "inconclusive"
             diffs = part["with-skills"].to_numpy() - part["no-skills"].to_numpy()
             pvalues.append(sign_flip_test(diffs, 1000, run).pvalue)
         family += bool((adjust_pvalues(np.array(pvalues), 0.05, "holm") <= 0.05).any())

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import evalkit.stats as stats_pkg
+from evalkit._display import RENDERER_PACKAGES
 
 PACKAGE = Path(stats_pkg.__file__).parent
-# evalkit._display: the registry behind the result types' _repr_html_ (it imports nothing).
+# evalkit._display: the registry behind the result types' _repr_html_ (it imports no evalkit
+# module but, at the first display, its declared renderer package).
 # evalkit._lazy: the package __init__'s lazy names.
 ALLOWED_EVALKIT_IMPORTS = (
     "evalkit.errors",
@@ -80,6 +83,16 @@ def test_the_display_registry_imports_nothing_from_evalkit() -> None:
         elif isinstance(node, ast.Import):
             modules.extend(alias.name for alias in node.names)
     assert modules and not [m for m in modules if m.startswith("evalkit")]
+    # The one evalkit module it names is its declared renderer package, imported at the first
+    # display (the declared edge of tests/test_architecture.py).
+    named = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"evalkit(\.\w+)+", node.value)
+    }
+    assert named == set(RENDERER_PACKAGES) == {"evalkit.report"}
 
 
 def test_private_modules_are_small() -> None:
