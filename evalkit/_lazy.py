@@ -17,6 +17,12 @@ imports, and at run time calls :func:`attach` instead::
 
 :func:`attach` reads the block from the source and imports a name's module the first time
 the name is used (mypy never sees the hook, so a misspelt import is still an error).
+
+A name that moved to another package stays answered where it was, as a deprecated alias: the
+package passes a literal ``_MOVED = {name: "evalkit.newpackage"}`` table to :func:`attach`,
+and a use of the old path imports the new one and warns ``DeprecationWarning`` naming it. The
+table holds strings, not imports, so the old package does not depend on the new one
+(``tests/test_architecture.py`` reads it with :func:`declared_aliases`).
 ``import evalkit`` and ``evalkit --version`` therefore never load pandas, scipy or
 statsmodels.
 """
@@ -26,7 +32,8 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +65,25 @@ def declared_imports(package: str, init_file: str | Path) -> dict[str, tuple[str
     return found
 
 
+def declared_aliases(init_file: str | Path) -> dict[str, str]:
+    """A package ``__init__``'s deprecated aliases: its literal ``_MOVED`` table.
+
+    Args:
+        init_file: The package's ``__init__.py``.
+
+    Returns:
+        ``{old public name: the package it moved to}`` (empty without a table).
+    """
+    tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), filename=str(init_file))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(target, ast.Name) and target.id == "_MOVED" for target in node.targets
+        ):
+            table: dict[str, str] = ast.literal_eval(node.value)
+            return table
+    return {}
+
+
 def _is_type_checking(test: ast.expr) -> bool:
     if isinstance(test, ast.Name):
         return test.id == "TYPE_CHECKING"
@@ -65,13 +91,16 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def attach(
-    package: str, init_file: str | Path
+    package: str, init_file: str | Path, moved: Mapping[str, str] | None = None
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Module ``__getattr__`` and ``__dir__`` that import a package's public names on first use.
 
     Args:
         package: The package's ``__name__``.
         init_file: The package's ``__file__``.
+        moved: Deprecated aliases, ``{old name: the package it moved to}``: each use imports
+            the name from its new package and warns ``DeprecationWarning`` naming the new path
+            (never bound here, so every use warns; :func:`dir` does not list them).
 
     Returns:
         ``(__getattr__, __dir__)`` to assign in the package's namespace.
@@ -79,6 +108,14 @@ def attach(
     targets = declared_imports(package, init_file)
 
     def __getattr__(name: str) -> Any:
+        if moved and name in moved:
+            new_path = f"{moved[name]}.{name}"
+            warnings.warn(
+                f"{package}.{name} has moved: import {new_path} instead",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            return getattr(importlib.import_module(moved[name]), name)
         try:
             module, attribute = targets[name]
         except KeyError:

@@ -4,15 +4,22 @@ Every ``import`` statement in ``evalkit/`` (module level or inside a function: a
 deferred to call time is still a dependency) is read with :mod:`ast`. The tests fail on an
 import cycle between modules or between packages, on an import of another package's private
 module, and on a package importing one that docs/architecture.md does not allow it to.
+
+A public name that moved keeps its old path as a deprecated alias, declared in its old
+package's ``_MOVED`` table (names of packages, not imports: the old package does not depend on
+the new one); the tests check that each alias answers, with a warning, the new package's name.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from evalkit._lazy import declared_aliases
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evalkit"
@@ -29,7 +36,8 @@ ALLOWED: dict[str, set[str]] = {
     "scorers": {"cases", "providers", "sandbox"},
     "judge": {"cases", "providers", "results", "stats"},
     "runner": {"cases", "judge", "matrix", "providers", "scorers", "results", "sandbox"},
-    "analysis": {"cases", "matrix", "results", "runner", "stats"},
+    "analysis": {"cases", "results", "runner", "stats"},
+    "interop": {"analysis", "cases", "matrix", "results"},
     "report": {"ablation", "analysis", "optimize", "results", "stats"},
     "ablation": {"analysis", "cases", "results", "runner", "stats"},
     "optimize": {
@@ -46,6 +54,7 @@ ALLOWED: dict[str, set[str]] = {
         "ablation",
         "analysis",
         "cases",
+        "interop",
         "judge",
         "optimize",
         "providers",
@@ -193,3 +202,28 @@ def test_package_imports_only_what_the_architecture_allows(package: str) -> None
 def test_every_package_is_in_the_table() -> None:
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     assert packages == set(ALLOWED)
+
+
+def _aliases() -> list[tuple[str, str, str]]:
+    """``(old package, name, new package)`` of every declared deprecated alias."""
+    return [
+        (f"evalkit.{init.parent.name}", name, target)
+        for init in sorted(PACKAGE.glob("*/__init__.py"))
+        for name, target in declared_aliases(init).items()
+    ]
+
+
+def test_aliases_are_declared() -> None:
+    assert ("evalkit.analysis", "import_results", "evalkit.interop") in _aliases()
+
+
+@pytest.mark.parametrize(("package", "name", "target"), _aliases())
+def test_a_deprecated_alias_answers_the_new_packages_public_name(
+    package: str, name: str, target: str
+) -> None:
+    old, new = importlib.import_module(package), importlib.import_module(target)
+    assert name in new.__all__ and name not in old.__all__
+    assert _package_of(target) not in ALLOWED[package.split(".")[1]]
+    with pytest.warns(DeprecationWarning, match=f"import {target}.{name} instead"):
+        value = getattr(old, name)
+    assert value is getattr(new, name)

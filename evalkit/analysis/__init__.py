@@ -1,4 +1,4 @@
-"""Analysis of runs: compare, lift metrics, flips, power planning, the CI gate, and imports.
+"""Analysis of runs: compare, lift metrics, flips, power planning and the CI gate.
 
 Every function here accepts runs (directories or ids under ``runs_dir``) or tidy DataFrames:
 runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`evalkit.stats`,
@@ -8,6 +8,21 @@ which works on tables only.
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
+
+#: Names that moved to another package, still answered here with a ``DeprecationWarning``
+#: naming the new path (strings, not imports: this package does not depend on those).
+_MOVED = {
+    "EXPORT_FORMATS": "evalkit.interop",
+    "IMPORT_FORMATS": "evalkit.interop",
+    "ExportResult": "evalkit.interop",
+    "ImportRequest": "evalkit.interop",
+    "ImportResult": "evalkit.interop",
+    "Importer": "evalkit.interop",
+    "export_run": "evalkit.interop",
+    "import_results": "evalkit.interop",
+    "importer_names": "evalkit.interop",
+    "register_importer": "evalkit.interop",
+}
 
 if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
@@ -19,16 +34,8 @@ if TYPE_CHECKING:
         judged_run,
     )
     from evalkit.analysis._compare import compare
-    from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
     from evalkit.analysis._flips import flips
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
-    from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
-    from evalkit.analysis._import_registry import (
-        Importer,
-        ImportRequest,
-        importer_names,
-        register_importer,
-    )
     from evalkit.analysis._lift import (
         DEFAULT_ROLES,
         LIFT_COLUMNS,
@@ -52,23 +59,17 @@ if TYPE_CHECKING:
         sequential_compare,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, moved=_MOVED)
 
 __all__ = [
     "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
-    "EXPORT_FORMATS",
-    "IMPORT_FORMATS",
     "LIFT_COLUMNS",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
     "BudgetCheck",
-    "ExportResult",
     "GatePolicy",
     "GateResult",
-    "ImportRequest",
-    "ImportResult",
-    "Importer",
     "JudgeCalibration",
     "JudgeCheck",
     "JudgedRun",
@@ -85,11 +86,8 @@ __all__ = [
     "check_judge_calibration",
     "compare",
     "next_step",
-    "export_run",
     "flips",
     "gate",
-    "import_results",
-    "importer_names",
     "judged_run",
     "lift",
     "load_policy",
@@ -98,7 +96,6 @@ __all__ = [
     "parse_roles",
     "plan_run",
     "power",
-    "register_importer",
     "run_suite_path",
     "run_until_verdict",
     "select_providers",

@@ -10,7 +10,7 @@ order of precedence:
    entry-point group (``name = "package.module:IMPORTER"``, an :class:`Importer`).
 
 A reader takes an :class:`ImportRequest` and returns a
-:class:`~evalkit.analysis._import_common.ParsedSource`; ``evalkit.import_results`` does the
+:class:`~evalkit.interop._import_common.ParsedSource`; ``evalkit.import_results`` does the
 rest (keys, hashes, the run directory), whatever the format.
 """
 
@@ -24,8 +24,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from evalkit.analysis._import_common import ParsedSource
 from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import ParsedSource
 
 #: Entry-point group under which installed packages publish importers.
 ENTRY_POINT_GROUP = "evalkit.importers"
@@ -89,29 +89,29 @@ _TABLE_HINT = "a CSV/JSONL gives the condition in its 'condition' column"
 #: The built-in formats, in the order ``--format`` lists them.
 BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     "csv": Importer(
-        "csv", "evalkit.analysis._import_readers:read_csv", (".csv",), "CSV files",
+        "csv", "evalkit.interop._import_readers:read_csv", (".csv",), "CSV files",
         condition_hint=_TABLE_HINT,
     ),
     "jsonl": Importer(
-        "jsonl", "evalkit.analysis._import_readers:read_jsonl", (".jsonl", ".ndjson"),
+        "jsonl", "evalkit.interop._import_readers:read_jsonl", (".jsonl", ".ndjson"),
         "JSONL files", condition_hint=_TABLE_HINT,
     ),
     "inspect": Importer(
-        "inspect", "evalkit.analysis._import_readers:read_inspect_logs", (".eval", ".json"),
+        "inspect", "evalkit.interop._import_readers:read_inspect_logs", (".eval", ".json"),
         "Inspect AI logs (.eval or .json)", frozenset({"condition_from", "scorer"}),
     ),
     "promptfoo": Importer(
-        "promptfoo", "evalkit.analysis._import_readers:read_promptfoo_results", (".json",),
+        "promptfoo", "evalkit.interop._import_readers:read_promptfoo_results", (".json",),
         "promptfoo results (.json)", frozenset({"condition_from"}),
     ),
     "skill-creator": Importer(
-        "skill-creator", "evalkit.analysis._import_readers:read_skill_creator_benchmark",
+        "skill-creator", "evalkit.interop._import_readers:read_skill_creator_benchmark",
         ("benchmark.json", "grading.json"),
         "skill-creator benchmarks (benchmark.json) or workspaces (grading.json per run)",
         condition_hint="a skill-creator benchmark gives it in 'configuration'",
     ),
     "harbor": Importer(
-        "harbor", "evalkit.analysis._import_harbor:read_harbor", ("result.json",),
+        "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json",),
         "Harbor trial results (result.json in a job or trial directory)",
         frozenset({"condition_from", "pass_threshold"}),
     ),
@@ -171,7 +171,7 @@ def get_importer(name: str) -> Importer:
     if not isinstance(found, Importer):
         raise ConfigError(
             f"--format {name}: entry point '{spec}' is a {type(found).__name__}, not an "
-            "evalkit.analysis.Importer"
+            "evalkit.interop.Importer"
         )
     return found
 
