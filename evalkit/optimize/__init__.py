@@ -12,6 +12,12 @@ if TYPE_CHECKING:
     )
     from evalkit.optimize._guard import SealError, TamperError
     from evalkit.optimize._loop import OptimizeConfig, OptimizeResult, optimize
+    from evalkit.optimize._optimizer_registry import (
+        OptimizerFactory,
+        load_optimizer,
+        optimizer_names,
+        register_optimizer,
+    )
     from evalkit.optimize._optimizers import (
         CallableOptimizer,
         CommandOptimizer,
@@ -19,7 +25,6 @@ if TYPE_CHECKING:
         OptimizerContext,
         Proposal,
         ProviderOptimizer,
-        load_optimizer,
     )
     from evalkit.optimize._splits import Splits, assign_splits
     from evalkit.optimize._state import (
@@ -53,6 +58,7 @@ __all__ = [
     "OptimizeTarget",
     "Optimizer",
     "OptimizerContext",
+    "OptimizerFactory",
     "Proposal",
     "ProviderOptimizer",
     "SealError",
@@ -64,7 +70,9 @@ __all__ = [
     "has_state",
     "load_optimizer",
     "optimize",
+    "optimizer_names",
     "read_state",
+    "register_optimizer",
     "validate_description",
     "write_state",
 ]

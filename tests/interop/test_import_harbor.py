@@ -290,7 +290,7 @@ def test_a_registered_format_imports_and_is_listed(
 ) -> None:
     from evalkit.interop import _import_registry
 
-    monkeypatch.setattr(_import_registry, "_REGISTERED", {})
+    monkeypatch.setattr(_import_registry.IMPORTERS, "registered", {})
     source = tmp_path / "r.pairs"
     source.write_text("a none fail\na skill pass\nb none pass\n")
     register_importer(Importer("pairs-test", _read_pairs, (".pairs",), "pairs files"))
@@ -319,14 +319,14 @@ def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.Monk
         "[evalkit.importers]\npairs-ep = pairs_plugin:IMPORTER\n"
     )
     monkeypatch.syspath_prepend(str(package))
-    _import_registry._plugin_specs.cache_clear()
+    _import_registry.IMPORTERS.reload_plugins()
     try:
         assert "pairs-ep" in importer_names()
         source = tmp_path / "x.pairs"
         source.write_text("a none pass\n")
         assert import_results(source, "pairs-ep", "e", runs_dir=tmp_path / "runs").items == 1
     finally:
-        _import_registry._plugin_specs.cache_clear()
+        _import_registry.IMPORTERS.reload_plugins()
 
 
 def test_jsonl_on_a_harbor_result_json_points_to_harbor(tmp_path: Path) -> None:
