@@ -2,8 +2,9 @@
 
 ``tests/test_golden_outputs.py`` runs them; ``scripts/make_golden_outputs.py`` writes the files.
 
-Paths of the scratch runs directory are written as ``<RUNS>``, and the time a decision was made
-(the gate's ``ts``) as ``<TS>``, so the files do not depend on where or when they were made.
+Paths of the scratch runs directory are written as ``<RUNS>``, and what the gate's ledger record
+takes from the moment (its ``ts`` and the checkout's ``code_version``) as ``<TS>`` and
+``<CODE>``, so the files do not depend on where, when or at which commit they were made.
 """
 
 from __future__ import annotations
@@ -39,10 +40,14 @@ def golden_output(argv: list[str], runs: Path) -> str:
     return json.dumps(record, indent=2, sort_keys=True).replace(str(runs), "<RUNS>") + "\n"
 
 
+#: Keys whose values depend on the moment, not on the runs.
+_MOMENTARY = {"ts": "<TS>", "code_version": "<CODE>"}
+
+
 def _timeless(value: Any) -> Any:
-    """``value`` with every ``ts`` (a decision's wall-clock time) written as ``<TS>``."""
+    """``value`` with every key of :data:`_MOMENTARY` written as its placeholder."""
     if isinstance(value, dict):
-        return {k: "<TS>" if k == "ts" else _timeless(v) for k, v in value.items()}
+        return {k: _MOMENTARY.get(k) or _timeless(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_timeless(v) for v in value]
     return value
