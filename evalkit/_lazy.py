@@ -17,14 +17,14 @@ imports, and at run time calls :func:`attach` instead::
 
 :func:`attach` reads the block from the source and imports a name's module the first time
 the name is used (mypy never sees the hook, so a misspelt import is still an error).
+``import evalkit`` and ``evalkit --version`` therefore never load pandas, scipy or
+statsmodels.
 
 A name that moved to another package stays answered where it was, as a deprecated alias: the
 package passes a literal ``_MOVED = {name: "evalkit.newpackage"}`` table to :func:`attach`,
 and a use of the old path imports the new one and warns ``DeprecationWarning`` naming it. The
 table holds strings, not imports, so the old package does not depend on the new one
 (``tests/test_architecture.py`` reads it with :func:`declared_aliases`).
-``import evalkit`` and ``evalkit --version`` therefore never load pandas, scipy or
-statsmodels.
 """
 
 from __future__ import annotations
