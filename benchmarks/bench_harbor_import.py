@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from evalkit.analysis import import_results
+from evalkit.interop import import_results
 from evalkit.results import read_run
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -22,7 +22,8 @@ from evalkit import _lazy
 from evalkit._version import __version__
 
 if TYPE_CHECKING:
-    from evalkit.analysis import compare, flips, gate, import_results, lift, power
+    from evalkit.analysis import compare, flips, gate, lift, power
+    from evalkit.interop import import_results
     from evalkit.judge import judge_run
     from evalkit.results import read_run
     from evalkit.runner import RunConfig, RunResult, run

@@ -19,6 +19,12 @@ imports, and at run time calls :func:`attach` instead::
 the name is used (mypy never sees the hook, so a misspelt import is still an error).
 ``import evalkit`` and ``evalkit --version`` therefore never load pandas, scipy or
 statsmodels.
+
+A name that moved to another package stays answered where it was, as a deprecated alias: the
+package passes a literal ``_DEPRECATED_ALIASES = {name: "evalkit.newpackage"}`` table to
+:func:`attach`, and a use of the old path imports the new one and warns ``DeprecationWarning``
+naming it. The table holds strings, not imports, so the old package does not depend on the new
+one (``tests/test_architecture.py`` reads it with :func:`declared_aliases`).
 """
 
 from __future__ import annotations
@@ -57,6 +63,27 @@ def declared_imports(package: str, init_file: str | Path) -> dict[str, tuple[str
             for alias in statement.names:
                 found[alias.asname or alias.name] = (module, alias.name)
     return found
+
+
+def declared_aliases(init_file: str | Path) -> dict[str, str]:
+    """A package ``__init__``'s deprecated aliases: its literal ``_DEPRECATED_ALIASES`` table.
+
+    Args:
+        init_file: The package's ``__init__.py``.
+
+    Returns:
+        ``{old public name: the package it moved to}`` (empty without a table).
+    """
+    tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), filename=str(init_file))
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        if node_value := getattr(node, "value", None):
+            if any(isinstance(t, ast.Name) and t.id == "_DEPRECATED_ALIASES" for t in targets):
+                table: dict[str, str] = ast.literal_eval(node_value)
+                return table
+    return {}
 
 
 def _is_type_checking(test: ast.expr) -> bool:

@@ -9,9 +9,9 @@ between packages, on an import of another package's private module, on a package
 one that docs/architecture.md does not allow it to, on a root-level module importing a
 package, and on a public exception class defined outside ``evalkit/errors.py``.
 
-Two kinds of string are not imports: a module-level ``_DEPRECATED_ALIASES`` table (old name ->
-``"evalkit.new.module:attr"``), whose entries only have to name a real attribute, and the
-declared edges of :data:`DECLARED_STRING_EDGES`, each with its reason.
+Two kinds of string are not imports: a package's ``_DEPRECATED_ALIASES`` table (old public
+name -> the package it moved to), whose aliases must answer, with a warning, the new package's
+public name, and the declared edges of :data:`DECLARED_STRING_EDGES`, each with its reason.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+
+from evalkit._lazy import declared_aliases
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evalkit"
@@ -41,7 +43,8 @@ ALLOWED: dict[str, set[str]] = {
     "scorers": {"cases", "providers", "sandbox"},
     "judge": {"cases", "providers", "results", "stats"},
     "runner": {"cases", "judge", "matrix", "providers", "scorers", "results", "sandbox"},
-    "analysis": {"cases", "matrix", "results", "stats"},
+    "analysis": {"cases", "results", "stats"},
+    "interop": {"analysis", "cases", "matrix", "results"},
     "sequential": {"analysis", "cases", "results", "runner", "stats"},
     "report": {"ablation", "analysis", "optimize", "results", "sequential", "stats"},
     "ablation": {"analysis", "cases", "results", "runner", "stats"},
@@ -59,6 +62,7 @@ ALLOWED: dict[str, set[str]] = {
         "ablation",
         "analysis",
         "cases",
+        "interop",
         "judge",
         "optimize",
         "providers",
@@ -286,35 +290,29 @@ def test_every_package_is_in_the_table() -> None:
     assert packages == set(ALLOWED)
 
 
-def _deprecated_aliases(init: Path) -> dict[str, str]:
-    """The ``_DEPRECATED_ALIASES`` table a package ``__init__`` declares (empty: none)."""
-    tree = ast.parse(init.read_text(encoding="utf-8"), filename=str(init))
-    for node in tree.body:
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and node.target.id == "_DEPRECATED_ALIASES"
-            and node.value is not None
-        ):
-            table = ast.literal_eval(node.value)
-            assert isinstance(table, dict)
-            return table
-    return {}
+def _aliases() -> list[tuple[str, str, str]]:
+    """``(old package, name, new package)`` of every declared deprecated alias."""
+    return [
+        (f"evalkit.{init.parent.name}", name, target)
+        for init in sorted(PACKAGE.glob("*/__init__.py"))
+        for name, target in declared_aliases(init).items()
+    ]
 
 
-def test_deprecated_aliases_point_at_public_names_of_other_packages() -> None:
-    declared = {
-        _module_name(init): aliases
-        for init in PACKAGE.glob("*/__init__.py")
-        if (aliases := _deprecated_aliases(init))
-    }
-    assert declared, "no package declares a deprecated alias: the table is not read"
-    for package, aliases in declared.items():
-        exported = set(importlib.import_module(package).__all__)
-        for name, target in aliases.items():
-            assert name not in exported, f"{package}.{name} is an alias, not an export"
-            assert target != package and _package_of(target) is not None, (package, target)
-            assert name in importlib.import_module(target).__all__, f"{target} lacks {name}"
+def test_aliases_are_declared() -> None:
+    assert ("evalkit.analysis", "import_results", "evalkit.interop") in _aliases()
+
+
+@pytest.mark.parametrize(("package", "name", "target"), _aliases())
+def test_a_deprecated_alias_answers_the_new_packages_public_name(
+    package: str, name: str, target: str
+) -> None:
+    old, new = importlib.import_module(package), importlib.import_module(target)
+    assert name in new.__all__ and name not in old.__all__
+    assert _package_of(target) not in ALLOWED[package.split(".")[1]]
+    with pytest.warns(DeprecationWarning, match=f"use {target}.{name}"):
+        value = getattr(old, name)
+    assert value is getattr(new, name)
 
 
 def test_string_imports_are_read() -> None:

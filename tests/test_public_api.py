@@ -20,7 +20,7 @@ PACKAGES = [
     "evalkit", "evalkit.cases", "evalkit.matrix", "evalkit.providers", "evalkit.scorers",
     "evalkit.runner", "evalkit.results", "evalkit.stats", "evalkit.analysis",
     "evalkit.optimize", "evalkit.report", "evalkit.sandbox", "evalkit.judge",
-    "evalkit.ablation", "evalkit.sequential",
+    "evalkit.ablation", "evalkit.interop", "evalkit.sequential",
 ]
 
 

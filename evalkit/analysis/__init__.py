@@ -1,4 +1,4 @@
-"""Analysis of runs: compare, lift metrics, flips, power planning, the CI gate, and imports.
+"""Analysis of runs: compare, lift metrics, flips, power planning and the CI gate.
 
 Every function here accepts runs (directories or ids under ``runs_dir``) or tidy DataFrames:
 runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`evalkit.stats`,
@@ -10,12 +10,23 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 #: Names that moved to another package, by the package they live in now: each still resolves
-#: here, with a DeprecationWarning naming its new path.
+#: here, with a DeprecationWarning naming its new path (strings, not imports: this package does
+#: not depend on those).
 _DEPRECATED_ALIASES: dict[str, str] = {
+    "EXPORT_FORMATS": "evalkit.interop",
+    "ExportResult": "evalkit.interop",
+    "IMPORT_FORMATS": "evalkit.interop",
+    "ImportRequest": "evalkit.interop",
+    "ImportResult": "evalkit.interop",
+    "Importer": "evalkit.interop",
     "PLAN_POWER": "evalkit.sequential",
     "RunPlan": "evalkit.sequential",
     "SequentialRun": "evalkit.sequential",
+    "export_run": "evalkit.interop",
+    "import_results": "evalkit.interop",
+    "importer_names": "evalkit.interop",
     "plan_run": "evalkit.sequential",
+    "register_importer": "evalkit.interop",
     "run_until_verdict": "evalkit.sequential",
 }
 
@@ -29,16 +40,8 @@ if TYPE_CHECKING:
         judged_run,
     )
     from evalkit.analysis._compare import compare
-    from evalkit.analysis._export import EXPORT_FORMATS, ExportResult, export_run
     from evalkit.analysis._flips import flips
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
-    from evalkit.analysis._import import IMPORT_FORMATS, ImportResult, import_results
-    from evalkit.analysis._import_registry import (
-        Importer,
-        ImportRequest,
-        importer_names,
-        register_importer,
-    )
     from evalkit.analysis._lift import (
         DEFAULT_ROLES,
         LIFT_COLUMNS,
@@ -61,18 +64,12 @@ else:
 __all__ = [
     "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
-    "EXPORT_FORMATS",
-    "IMPORT_FORMATS",
     "LIFT_COLUMNS",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
     "BudgetCheck",
-    "ExportResult",
     "GatePolicy",
     "GateResult",
-    "ImportRequest",
-    "ImportResult",
-    "Importer",
     "JudgeCalibration",
     "JudgeCheck",
     "JudgedRun",
@@ -86,11 +83,8 @@ __all__ = [
     "check_judge_calibration",
     "compare",
     "next_step",
-    "export_run",
     "flips",
     "gate",
-    "import_results",
-    "importer_names",
     "judged_run",
     "lift",
     "load_policy",
@@ -98,7 +92,6 @@ __all__ = [
     "pairwise_gate",
     "parse_roles",
     "power",
-    "register_importer",
     "run_suite_path",
     "select_providers",
     "sequential_compare",

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit.analysis import (
+from evalkit.cli._common import add_common_options, eprint, pick, print_json
+from evalkit.interop import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
     ImportResult,
     export_run,
     import_results,
 )
-from evalkit.cli._common import add_common_options, eprint, pick, print_json
 
 
 def configure(p: argparse.ArgumentParser) -> None:

@@ -51,7 +51,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--optimizer",
         required=True,
-        help="command:CMD | python:module:function | provider:claude_code",
+        help="command:CMD | python:module:function | provider:claude_code | NAME[:ARG] of "
+        "an optimizer an installed package registers (evalkit.optimizers entry points)",
     )
     p.add_argument(
         "--optimizer-opt",

@@ -13,6 +13,12 @@ if TYPE_CHECKING:
         validate_description,
     )
     from evalkit.optimize._loop import OptimizeResult, optimize
+    from evalkit.optimize._optimizer_registry import (
+        OptimizerFactory,
+        load_optimizer,
+        optimizer_names,
+        register_optimizer,
+    )
     from evalkit.optimize._optimizers import (
         CallableOptimizer,
         CommandOptimizer,
@@ -20,7 +26,6 @@ if TYPE_CHECKING:
         OptimizerContext,
         Proposal,
         ProviderOptimizer,
-        load_optimizer,
     )
     from evalkit.optimize._splits import Splits, assign_splits
     from evalkit.optimize._state import (
@@ -54,6 +59,7 @@ __all__ = [
     "OptimizeTarget",
     "Optimizer",
     "OptimizerContext",
+    "OptimizerFactory",
     "Proposal",
     "ProviderOptimizer",
     "SealError",
@@ -65,7 +71,9 @@ __all__ = [
     "has_state",
     "load_optimizer",
     "optimize",
+    "optimizer_names",
     "read_state",
+    "register_optimizer",
     "validate_description",
     "write_state",
 ]

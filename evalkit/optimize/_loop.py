@@ -38,6 +38,7 @@ from evalkit.optimize._description import (
     validate_description,
 )
 from evalkit.optimize._guard import check_unchanged, protected_state
+from evalkit.optimize._optimizer_registry import load_optimizer
 from evalkit.optimize._optimizers import (
     FAILURES_DIR,
     INSTRUCTIONS,
@@ -46,7 +47,6 @@ from evalkit.optimize._optimizers import (
     Optimizer,
     OptimizerContext,
     Proposal,
-    load_optimizer,
 )
 from evalkit.optimize._splits import Splits, assign_splits
 from evalkit.optimize._state import (

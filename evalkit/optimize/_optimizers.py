@@ -1,10 +1,14 @@
-"""Optimizers: what proposes a new skill text (a command, a Python callable, an agent)."""
+"""Optimizers: what proposes a new skill text (a command, a Python callable, an agent).
+
+The built-in ``command`` and ``provider`` optimizers are built by :func:`command_optimizer`
+and :func:`provider_optimizer`, the entries of the optimizer registry
+(:mod:`evalkit.optimize._optimizer_registry`).
+"""
 
 from __future__ import annotations
 
-import importlib
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -285,35 +289,38 @@ def _read(path: Path) -> str:
         return ""
 
 
-def load_optimizer(spec: str, settings: dict[str, Any] | None = None) -> Optimizer:
-    """Build an optimizer from ``command:CMD``, ``python:module:function`` or ``provider:NAME``.
+def command_optimizer(command: str, settings: Mapping[str, Any]) -> CommandOptimizer:
+    """The ``command:CMD`` optimizer.
 
     Args:
-        spec: The optimizer.
-        settings: A ``provider:`` optimizer's provider settings; a ``command:`` optimizer's
-            ``read`` (comma-separated paths it may read), ``network`` and ``timeout_s``.
+        command: The shell command (the text after ``command:``).
+        settings: ``read`` (comma-separated paths it may read), ``network`` and ``timeout_s``.
 
     Raises:
-        ConfigError: Unknown kind, a callable that cannot be imported, a bad setting of a
-            ``command:`` optimizer, or a ``command:`` optimizer with the sandbox on and no
-            ``bwrap`` (:class:`~evalkit.sandbox.SandboxUnavailableError`).
+        ConfigError: No command, a bad setting, or the sandbox on and no ``bwrap``
+            (:class:`~evalkit.sandbox.SandboxUnavailableError`).
     """
-    kind, _, rest = spec.partition(":")
-    if kind == "command" and rest:
-        options = command_settings(dict(settings or {}))
-        return CommandOptimizer(
-            rest, options.timeout_s, readable=options.read, network=options.network
-        )
-    if kind == "python" and ":" in rest:
-        module_name, _, attr = rest.partition(":")
-        try:
-            func = getattr(importlib.import_module(module_name), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"--optimizer: cannot import '{rest}': {exc}") from None
-        return CallableOptimizer(rest, func)
-    if kind == "provider" and rest:
-        return ProviderOptimizer(rest, dict(settings or {}))
-    raise ConfigError(
-        f"--optimizer: '{spec}' is not one of command:CMD, python:module:function, "
-        "provider:NAME (e.g. provider:claude_code)"
+    if not command:
+        raise ConfigError("--optimizer command: give the command to run, as command:CMD")
+    options = command_settings(dict(settings))
+    return CommandOptimizer(
+        command, options.timeout_s, readable=options.read, network=options.network
     )
+
+
+def provider_optimizer(provider: str, settings: Mapping[str, Any]) -> ProviderOptimizer:
+    """The ``provider:NAME`` optimizer (``provider:claude_code``).
+
+    Args:
+        provider: The agent provider's name (the text after ``provider:``).
+        settings: The provider's settings.
+
+    Raises:
+        ConfigError: No provider name.
+    """
+    if not provider:
+        raise ConfigError(
+            "--optimizer provider: give the agent provider, as provider:NAME "
+            "(e.g. provider:claude_code)"
+        )
+    return ProviderOptimizer(provider, dict(settings))

@@ -1,6 +1,7 @@
 """The provider registry: names to factories, imported only when a provider is asked for.
 
-Three sources, in this order of precedence:
+One :class:`evalkit._registry.Registry`, like the import formats' and the optimizers'. Three
+sources, in this order of precedence:
 
 1. factories registered at run time with :func:`register_provider` (one name each);
 2. the built-in providers, a table of ``name -> "module:factory"`` strings (this module
@@ -13,13 +14,12 @@ A name containing ``:`` that none of them knows is imported as ``package.module:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from importlib.metadata import entry_points
 from typing import Any
 
+from evalkit._registry import Registry
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import Provider
 from evalkit.providers._settings import ProviderSettings
@@ -41,7 +41,30 @@ BUILTIN_PROVIDERS: Mapping[str, str] = {
     "simulated": "evalkit.providers._simulated:create_simulated",
 }
 
-_REGISTERED: dict[str, ProviderFactory] = {}
+
+def _callable_factory(found: Any, spec: str, name: str) -> ProviderFactory:
+    if not callable(found):
+        raise ConfigError(f"--provider {name}: '{spec}' is not callable")
+    factory: ProviderFactory = found
+    return factory
+
+
+def _unknown_provider(name: str) -> ConfigError:
+    return ConfigError(
+        f"--provider: unknown provider '{name}'; available: {', '.join(provider_names())} "
+        f"(or 'package.module:factory' for your own, or a package publishing an "
+        f"'{ENTRY_POINT_GROUP}' entry point)"
+    )
+
+
+#: Every provider factory by name (registered, built-in, installed).
+PROVIDERS: Registry[ProviderFactory] = Registry(
+    option="--provider",
+    group=ENTRY_POINT_GROUP,
+    builtins=BUILTIN_PROVIDERS,
+    validate=_callable_factory,
+    unknown=_unknown_provider,
+)
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
@@ -53,17 +76,12 @@ def register_provider(name: str, factory: ProviderFactory) -> None:
         name: Registry name used by ``--provider``.
         factory: Builds the provider from a mapping of settings.
     """
-    _REGISTERED[name] = factory
-
-
-def _plugin_specs() -> dict[str, str]:
-    """``name -> "module:factory"`` of the installed ``evalkit.providers`` entry points."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    PROVIDERS.register(name, factory)
 
 
 def provider_names() -> tuple[str, ...]:
     """Names of every available provider (registered, built-in and installed), sorted."""
-    return tuple(sorted({*_REGISTERED, *BUILTIN_PROVIDERS, *_plugin_specs()}))
+    return tuple(sorted(PROVIDERS.names()))
 
 
 def create_provider(name: str, settings: Mapping[str, Any] | None = None) -> Provider:
@@ -83,30 +101,12 @@ def create_provider(name: str, settings: Mapping[str, Any] | None = None) -> Pro
 
 
 def _factory(name: str) -> ProviderFactory:
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    spec = BUILTIN_PROVIDERS.get(name) or _plugin_specs().get(name)
-    if spec is not None:
-        return _import_factory(spec, name)
+    found = PROVIDERS.find(name)
+    if found is not None:
+        return found
     if ":" in name:
-        return _import_factory(name, name)
-    raise ConfigError(
-        f"--provider: unknown provider '{name}'; available: {', '.join(provider_names())} "
-        f"(or 'package.module:factory' for your own, or a package publishing an "
-        f"'{ENTRY_POINT_GROUP}' entry point)"
-    )
-
-
-def _import_factory(spec: str, name: str) -> ProviderFactory:
-    """Import ``package.module:factory``."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        factory: ProviderFactory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"--provider {name}: cannot import '{spec}': {exc}") from None
-    if not callable(factory):
-        raise ConfigError(f"--provider {name}: '{spec}' is not callable")
-    return factory
+        return PROVIDERS.load(name, name)
+    raise PROVIDERS.unknown(name)
 
 
 @lru_cache(maxsize=32)

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalkit
-from evalkit.analysis import import_results
+from evalkit.interop import import_results
 from evalkit.matrix import ItemKeyParts, item_key, parse_item_key
 from evalkit.runner import RunConfig, run
 

@@ -36,12 +36,12 @@ PLUGIN = ROOT / "tests" / "fixtures" / "plugins" / "evalkit-echo"
 
 @pytest.fixture
 def clean_registry() -> Iterator[None]:
-    saved = dict(_registry._REGISTERED)
+    saved = dict(_registry.PROVIDERS.registered)
     try:
         yield
     finally:
-        _registry._REGISTERED.clear()
-        _registry._REGISTERED.update(saved)
+        _registry.PROVIDERS.registered.clear()
+        _registry.PROVIDERS.registered.update(saved)
 
 
 def test_registering_one_name_keeps_every_other_builtin(clean_registry: None) -> None:
@@ -67,7 +67,8 @@ def test_registry_module_imports_no_provider() -> None:
     tree = ast.parse(Path(_registry.__file__).read_text())
     imported = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     assert {m for m in imported if m and m.startswith("evalkit")} == {
-        "evalkit.errors", "evalkit.providers._protocol", "evalkit.providers._settings"}
+        "evalkit._registry", "evalkit.errors", "evalkit.providers._protocol",
+        "evalkit.providers._settings"}
 
 
 def test_a_builtin_is_imported_only_when_asked_for() -> None:
@@ -91,7 +92,7 @@ def test_unknown_and_broken_names_are_config_errors() -> None:
 
 def test_builtin_table_points_at_real_factories() -> None:
     for name, spec in BUILTIN_PROVIDERS.items():
-        assert callable(_registry._import_factory(spec, name)), name
+        assert callable(_registry.PROVIDERS.load(spec, name)), name
 
 
 class _Marked(ProviderSettings):

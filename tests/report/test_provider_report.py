@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.analysis import import_results
+from evalkit.interop import import_results
 from evalkit.report import comparison_html, provider_comparisons, report
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.analysis import import_results
 from evalkit.errors import InputError
+from evalkit.interop import import_results
 from evalkit.results import (
     MANIFEST_FILE,
     MANIFEST_VERSION,

@@ -48,7 +48,7 @@ TRUSTED: dict[tuple[str, str, str], str] = {
     ("runner/_cache.py", "_verify", "model_validate_json"): (
         "the same text already passed load_json a few lines above"
     ),
-    ("analysis/_import_inspect.py", "_read_with_inspect_ai", "json.loads"): (
+    ("interop/_import_inspect.py", "_read_with_inspect_ai", "json.loads"): (
         "model_dump_json() of the log inspect_ai itself read"
     ),
     ("cases/_source.py", "parse_yaml", "_YAML_LOADER"): (

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.analysis import export_run, import_results
 from evalkit.errors import InputError
+from evalkit.interop import export_run, import_results
 from evalkit.results import read_run, read_scores
 from tests.conftest import ROOT, evalkit_cli
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from evalkit.analysis._import_common import (
+from evalkit.errors import InputError
+from evalkit.interop._import_common import (
     ParsedSource,
     SourceRow,
     check_score,
@@ -43,8 +44,7 @@ from evalkit.analysis._import_common import (
     read_text,
     short_error,
 )
-from evalkit.analysis._import_registry import ImportRequest
-from evalkit.errors import InputError
+from evalkit.interop._import_registry import ImportRequest
 
 #: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
 DEFAULT_PASS_THRESHOLD = 1.0

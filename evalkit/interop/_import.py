@@ -17,14 +17,14 @@ from typing import Any
 import pyarrow as pa
 
 from evalkit._version import __version__
-from evalkit.analysis._import_common import ParsedSource, SourceRow, expand_paths
-from evalkit.analysis._import_registry import (
+from evalkit.cases import stable_hash
+from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import ParsedSource, SourceRow, expand_paths
+from evalkit.interop._import_registry import (
     BUILTIN_IMPORTERS,
     ImportRequest,
     get_importer,
 )
-from evalkit.cases import stable_hash
-from evalkit.errors import ConfigError, InputError
 from evalkit.matrix import item_key
 from evalkit.results import (
     RESULT_SCHEMA,
@@ -44,7 +44,7 @@ from evalkit.results import (
 )
 
 #: The built-in formats ``evalkit import`` reads (others arrive through the
-#: ``evalkit.importers`` entry-point group: :func:`~evalkit.analysis.importer_names`).
+#: ``evalkit.importers`` entry-point group: :func:`~evalkit.interop.importer_names`).
 IMPORT_FORMATS: tuple[str, ...] = tuple(BUILTIN_IMPORTERS)
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -267,7 +267,7 @@ def import_results(
             expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``) or
             ``harbor`` (Harbor job or trial directories: one row per trial ``result.json``;
             see ``docs/import.md``), or a format an installed package registers
-            (:func:`~evalkit.analysis.importer_names`).
+            (:func:`~evalkit.interop.importer_names`).
         run_id: Id of the new run; an existing run is never overwritten.
         runs_dir: Where the run directory is created.
         condition_from: Where the condition comes from: Inspect ``model`` (default),

@@ -22,8 +22,8 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.analysis import export_run, import_results
 from evalkit.cases import import_skill_dir
+from evalkit.interop import export_run, import_results
 from evalkit.results import load_manifest, read_transcripts
 from evalkit.runner import RunConfig, run
 from tests.conftest import ROOT

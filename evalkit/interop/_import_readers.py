@@ -5,27 +5,27 @@ Each adapter imports its format's module only when that format is read.
 
 from __future__ import annotations
 
-from evalkit.analysis._import_common import ParsedSource
-from evalkit.analysis._import_registry import ImportRequest
+from evalkit.interop._import_common import ParsedSource
+from evalkit.interop._import_registry import ImportRequest
 
 
 def read_csv(request: ImportRequest) -> ParsedSource:
     """``--format csv``: columns ``case_id, condition, passed`` and optional ones."""
-    from evalkit.analysis._import_tables import read_result_rows_table
+    from evalkit.interop._import_tables import read_result_rows_table
 
     return read_result_rows_table(request.files, "csv", request.lane)
 
 
 def read_jsonl(request: ImportRequest) -> ParsedSource:
     """``--format jsonl``: one JSON object per line, the CSV's columns."""
-    from evalkit.analysis._import_tables import read_result_rows_table
+    from evalkit.interop._import_tables import read_result_rows_table
 
     return read_result_rows_table(request.files, "jsonl", request.lane)
 
 
 def read_inspect_logs(request: ImportRequest) -> ParsedSource:
     """``--format inspect``: Inspect AI ``.eval``/``.json`` logs."""
-    from evalkit.analysis._import_inspect import read_inspect
+    from evalkit.interop._import_inspect import read_inspect
 
     return read_inspect(
         request.files, request.listed, request.condition_from, request.scorer, request.lane
@@ -34,13 +34,13 @@ def read_inspect_logs(request: ImportRequest) -> ParsedSource:
 
 def read_promptfoo_results(request: ImportRequest) -> ParsedSource:
     """``--format promptfoo``: ``promptfoo eval -o results.json``."""
-    from evalkit.analysis._import_promptfoo import read_promptfoo
+    from evalkit.interop._import_promptfoo import read_promptfoo
 
     return read_promptfoo(request.files, request.listed, request.condition_from, request.lane)
 
 
 def read_skill_creator_benchmark(request: ImportRequest) -> ParsedSource:
     """``--format skill-creator``: a skill-creator ``benchmark.json``."""
-    from evalkit.analysis._import_skill_creator import read_skill_creator
+    from evalkit.interop._import_skill_creator import read_skill_creator
 
     return read_skill_creator(request.files, request.lane)

@@ -1,6 +1,6 @@
 """One run of a skill-creator workspace: ``iteration-N/eval-ID/CONFIGURATION/run-K/grading.json``.
 
-Read by ``evalkit import --format skill-creator`` (see :mod:`evalkit.analysis._import_skill_creator`
+Read by ``evalkit import --format skill-creator`` (see :mod:`evalkit.interop._import_skill_creator`
 for the mapping). The eval's id comes from ``eval_metadata.json`` in the eval's folder (else from
 the folder's name, ``eval-3``), the configuration from the folder above the run, the run number
 from ``run-K``; ``timing.json`` beside ``grading.json`` gives the time and the tokens.
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._untrusted import load_json
-from evalkit.analysis._import_common import as_dict, fail, read_text
+from evalkit.interop._import_common import as_dict, fail, read_text
 
 GRADING_FILE = "grading.json"
 _RUN_DIR = re.compile(r"^run-(\d+)$")

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalkit.analysis._import_common import (
+from evalkit.interop._import_common import (
     PASSED_WORDS,
     ParsedSource,
     SourceRow,

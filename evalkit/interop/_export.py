@@ -8,7 +8,7 @@ Two formats, each one entry of :data:`EXPORTERS`:
   skill-creator lacks, a paired verdict with its interval, under the extra top-level key
   ``evalkit``, which the viewer ignores;
 - ``skill-creator-workspace``: the directory skill-creator's own tools read
-  (:mod:`evalkit.analysis._export_workspace`).
+  (:mod:`evalkit.interop._export_workspace`).
 
 Mapping (the inverse of ``evalkit import --format skill-creator``): the baseline condition
 (default ``none``) is ``without_skill``, the skill condition (default ``preloaded``) is
@@ -43,9 +43,9 @@ import pandas as pd
 
 from evalkit._plain import plain_fields
 from evalkit._version import __version__
-from evalkit.analysis._compare import compare
-from evalkit.analysis._export_job import ExportedRun, ExportJob
+from evalkit.analysis import compare
 from evalkit.errors import InputError
+from evalkit.interop._export_job import ExportedRun, ExportJob
 from evalkit.results import load_manifest, load_results, read_scores, resolve_run_dir
 
 _WITHOUT, _WITH = "without_skill", "with_skill"
@@ -286,7 +286,7 @@ def write_benchmark(job: ExportJob) -> Path:
 
 
 def _write_workspace(job: ExportJob) -> Path:
-    from evalkit.analysis._export_workspace import write_workspace
+    from evalkit.interop._export_workspace import write_workspace
 
     return write_workspace(job)
 

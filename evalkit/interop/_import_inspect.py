@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._untrusted import MAX_BYTES_ENV, load_json, max_input_bytes
-from evalkit.analysis._import_common import (
+from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import (
     VERDICT_WORDS,
     ParsedSource,
     SourceRow,
@@ -30,7 +31,6 @@ from evalkit.analysis._import_common import (
     parse_json,
     read_text,
 )
-from evalkit.errors import ConfigError, InputError
 
 _ZSTD = 93  # ZIP compression method 93: Zstandard
 _STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}

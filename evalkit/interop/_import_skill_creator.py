@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._untrusted import load_json
-from evalkit.analysis._import_common import (
+from evalkit.interop._import_common import (
     ParsedSource,
     SourceRow,
     as_dict,
@@ -55,7 +55,7 @@ from evalkit.analysis._import_common import (
     fail,
     read_text,
 )
-from evalkit.analysis._import_skill_creator_workspace import GRADING_FILE, row_where, workspace_run
+from evalkit.interop._import_skill_creator_workspace import GRADING_FILE, row_where, workspace_run
 
 SUFFIXES = ("benchmark.json", "grading.json")
 

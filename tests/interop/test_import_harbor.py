@@ -25,16 +25,16 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalkit.analysis import (
+from evalkit.cli import main
+from evalkit.errors import ConfigError, InputError
+from evalkit.interop import (
     Importer,
     ImportRequest,
     import_results,
     importer_names,
     register_importer,
 )
-from evalkit.analysis._import_common import ParsedSource, SourceRow
-from evalkit.cli import main
-from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import ParsedSource, SourceRow
 from evalkit.results import read_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -279,7 +279,7 @@ def _read_pairs(request: ImportRequest) -> ParsedSource:
                         "trial": None, "passed": outcome == "pass"},
                 file=str(path), where=f"line {number}", identity=[str(path), number],
             ))
-    from evalkit.analysis._import_common import number_trials
+    from evalkit.interop._import_common import number_trials
 
     number_trials(rows, ["case_id", "condition"])
     return ParsedSource(rows=rows, suite="pairs")
@@ -288,9 +288,9 @@ def _read_pairs(request: ImportRequest) -> ParsedSource:
 def test_a_registered_format_imports_and_is_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalkit.analysis import _import_registry
+    from evalkit.interop import _import_registry
 
-    monkeypatch.setattr(_import_registry, "_REGISTERED", {})
+    monkeypatch.setattr(_import_registry.IMPORTERS, "registered", {})
     source = tmp_path / "r.pairs"
     source.write_text("a none fail\na skill pass\nb none pass\n")
     register_importer(Importer("pairs-test", _read_pairs, (".pairs",), "pairs files"))
@@ -304,12 +304,12 @@ def test_a_registered_format_imports_and_is_listed(
 
 def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A package publishing ``evalkit.importers`` adds a format (a real dist-info on sys.path)."""
-    from evalkit.analysis import _import_registry
+    from evalkit.interop import _import_registry
 
     package = tmp_path / "site"
     (package / "pairs_plugin").mkdir(parents=True)
     (package / "pairs_plugin" / "__init__.py").write_text(
-        "from evalkit.analysis import Importer\n"
+        "from evalkit.interop import Importer\n"
         f"IMPORTER = Importer('pairs-ep', {__name__!r} + ':_read_pairs', ('.pairs',), 'pairs')\n"
     )
     info = package / "pairs_plugin-1.0.dist-info"
@@ -319,14 +319,14 @@ def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.Monk
         "[evalkit.importers]\npairs-ep = pairs_plugin:IMPORTER\n"
     )
     monkeypatch.syspath_prepend(str(package))
-    _import_registry._plugin_specs.cache_clear()
+    _import_registry.IMPORTERS.reload_plugins()
     try:
         assert "pairs-ep" in importer_names()
         source = tmp_path / "x.pairs"
         source.write_text("a none pass\n")
         assert import_results(source, "pairs-ep", "e", runs_dir=tmp_path / "runs").items == 1
     finally:
-        _import_registry._plugin_specs.cache_clear()
+        _import_registry.IMPORTERS.reload_plugins()
 
 
 def test_jsonl_on_a_harbor_result_json_points_to_harbor(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalkit.analysis._import_common import (
+from evalkit.cases import stable_hash
+from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import (
     ParsedSource,
     SourceRow,
     as_dict,
@@ -30,8 +32,6 @@ from evalkit.analysis._import_common import (
     read_text,
     short_error,
 )
-from evalkit.cases import stable_hash
-from evalkit.errors import ConfigError, InputError
 
 SUFFIXES = (".json",)
 _ASSERT, _ERROR = 1, 2

@@ -25,8 +25,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalkit.analysis._export_job import ExportJob
 from evalkit.errors import InputError
+from evalkit.interop._export_job import ExportJob
 
 ITERATION = "iteration-1"
 

@@ -1,7 +1,7 @@
 """The importer registry: ``--format`` names to readers, imported only when a format is read.
 
-Shaped like the provider registry (``evalkit.providers._registry``). Three sources, in this
-order of precedence:
+One :class:`evalkit._registry.Registry`, like the providers' and the optimizers'. Three
+sources, in this order of precedence:
 
 1. importers registered at run time with :func:`register_importer`;
 2. the built-in formats, a table of :class:`Importer` entries whose reader is a
@@ -10,22 +10,20 @@ order of precedence:
    entry-point group (``name = "package.module:IMPORTER"``, an :class:`Importer`).
 
 A reader takes an :class:`ImportRequest` and returns a
-:class:`~evalkit.analysis._import_common.ParsedSource`; ``evalkit.import_results`` does the
+:class:`~evalkit.interop._import_common.ParsedSource`; ``evalkit.import_results`` does the
 rest (keys, hashes, the run directory), whatever the format.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
-from evalkit.analysis._import_common import ParsedSource
+from evalkit._registry import Registry, import_attribute
 from evalkit.errors import ConfigError, InputError
+from evalkit.interop._import_common import ParsedSource
 
 #: Entry-point group under which installed packages publish importers.
 ENTRY_POINT_GROUP = "evalkit.importers"
@@ -80,7 +78,9 @@ class Importer:
 
     def read(self, request: ImportRequest) -> ParsedSource:
         """Read the request with this format's reader."""
-        reader = _resolve(self.reader, self.name) if isinstance(self.reader, str) else self.reader
+        reader = self.reader
+        if isinstance(reader, str):
+            reader = import_attribute(reader, f"--format {self.name}")
         return reader(request)
 
 
@@ -89,35 +89,60 @@ _TABLE_HINT = "a CSV/JSONL gives the condition in its 'condition' column"
 #: The built-in formats, in the order ``--format`` lists them.
 BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     "csv": Importer(
-        "csv", "evalkit.analysis._import_readers:read_csv", (".csv",), "CSV files",
+        "csv", "evalkit.interop._import_readers:read_csv", (".csv",), "CSV files",
         condition_hint=_TABLE_HINT,
     ),
     "jsonl": Importer(
-        "jsonl", "evalkit.analysis._import_readers:read_jsonl", (".jsonl", ".ndjson"),
+        "jsonl", "evalkit.interop._import_readers:read_jsonl", (".jsonl", ".ndjson"),
         "JSONL files", condition_hint=_TABLE_HINT,
     ),
     "inspect": Importer(
-        "inspect", "evalkit.analysis._import_readers:read_inspect_logs", (".eval", ".json"),
+        "inspect", "evalkit.interop._import_readers:read_inspect_logs", (".eval", ".json"),
         "Inspect AI logs (.eval or .json)", frozenset({"condition_from", "scorer"}),
     ),
     "promptfoo": Importer(
-        "promptfoo", "evalkit.analysis._import_readers:read_promptfoo_results", (".json",),
+        "promptfoo", "evalkit.interop._import_readers:read_promptfoo_results", (".json",),
         "promptfoo results (.json)", frozenset({"condition_from"}),
     ),
     "skill-creator": Importer(
-        "skill-creator", "evalkit.analysis._import_readers:read_skill_creator_benchmark",
+        "skill-creator", "evalkit.interop._import_readers:read_skill_creator_benchmark",
         ("benchmark.json", "grading.json"),
         "skill-creator benchmarks (benchmark.json) or workspaces (grading.json per run)",
         condition_hint="a skill-creator benchmark gives it in 'configuration'",
     ),
     "harbor": Importer(
-        "harbor", "evalkit.analysis._import_harbor:read_harbor", ("result.json",),
+        "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json",),
         "Harbor trial results (result.json in a job or trial directory)",
         frozenset({"condition_from", "pass_threshold"}),
     ),
 }
 
-_REGISTERED: dict[str, Importer] = {}
+
+def _an_importer(found: Any, spec: str, name: str) -> Importer:
+    if not isinstance(found, Importer):
+        raise ConfigError(
+            f"--format {name}: entry point '{spec}' is a {type(found).__name__}, not an "
+            "evalkit.interop.Importer"
+        )
+    return found
+
+
+def _unknown_format(name: str) -> InputError:
+    return InputError(
+        f"The value for `format` must be one of {list(importer_names())}, but {name!r} "
+        f"was passed (a package can add a format under the '{ENTRY_POINT_GROUP}' "
+        "entry-point group)."
+    )
+
+
+#: Every import format by name (registered, built-in, installed).
+IMPORTERS: Registry[Importer] = Registry(
+    option="--format",
+    group=ENTRY_POINT_GROUP,
+    builtins=BUILTIN_IMPORTERS,
+    validate=_an_importer,
+    unknown=_unknown_format,
+)
 
 
 def register_importer(importer: Importer) -> None:
@@ -128,19 +153,12 @@ def register_importer(importer: Importer) -> None:
     Args:
         importer: The format.
     """
-    _REGISTERED[importer.name] = importer
-
-
-@lru_cache(maxsize=1)
-def _plugin_specs() -> dict[str, str]:
-    """``name -> "module:IMPORTER"`` of the installed ``evalkit.importers`` entry points."""
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    IMPORTERS.register(importer.name, importer)
 
 
 def importer_names() -> tuple[str, ...]:
     """Every available format: built-in ones in their order, then the others sorted."""
-    others = sorted({*_REGISTERED, *_plugin_specs()} - set(BUILTIN_IMPORTERS))
-    return (*BUILTIN_IMPORTERS, *others)
+    return IMPORTERS.names()
 
 
 def get_importer(name: str) -> Importer:
@@ -156,30 +174,4 @@ def get_importer(name: str) -> Importer:
         InputError: No such format (the message lists the formats that exist).
         ConfigError: A plugin's entry point cannot be imported or is not an :class:`Importer`.
     """
-    if name in _REGISTERED:
-        return _REGISTERED[name]
-    if name in BUILTIN_IMPORTERS:
-        return BUILTIN_IMPORTERS[name]
-    spec = _plugin_specs().get(name) if isinstance(name, str) else None
-    if spec is None:
-        raise InputError(
-            f"The value for `format` must be one of {list(importer_names())}, but {name!r} "
-            f"was passed (a package can add a format under the '{ENTRY_POINT_GROUP}' "
-            "entry-point group)."
-        )
-    found = _resolve(spec, name)
-    if not isinstance(found, Importer):
-        raise ConfigError(
-            f"--format {name}: entry point '{spec}' is a {type(found).__name__}, not an "
-            "evalkit.analysis.Importer"
-        )
-    return found
-
-
-def _resolve(spec: str, name: str) -> Any:
-    """Import ``package.module:attribute``."""
-    module_name, _, attr = spec.partition(":")
-    try:
-        return getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError) as exc:
-        raise ConfigError(f"--format {name}: cannot import '{spec}': {exc}") from None
+    return IMPORTERS.get(name)

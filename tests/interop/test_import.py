@@ -20,11 +20,11 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.analysis import ImportResult, import_results
-from evalkit.analysis._import_common import SourceRow
-from evalkit.analysis._import_inspect import read_inspect, score_value
 from evalkit.cli import main
 from evalkit.errors import ConfigError, InputError
+from evalkit.interop import ImportResult, import_results
+from evalkit.interop._import_common import SourceRow
+from evalkit.interop._import_inspect import read_inspect, score_value
 from evalkit.results import load_manifest, read_scores, resolve_run_dir
 from tests.conftest import ROOT
 

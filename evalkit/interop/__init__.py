@@ -1,0 +1,38 @@
+"""Interoperability: results of other harnesses imported as runs, runs exported to their formats.
+
+``import_results`` reads Inspect AI logs, promptfoo results, skill-creator benchmarks and
+workspaces, Harbor trials and plain CSV/JSONL tables (the ``--format`` names of
+:data:`IMPORT_FORMATS`, plus formats registered with :func:`register_importer` or published
+under the ``evalkit.importers`` entry-point group) into an evalkit run; ``export_run`` writes a
+run in skill-creator's formats (:data:`EXPORT_FORMATS`). Runs are written and read through
+:mod:`evalkit.results`; an export's verdict is :func:`evalkit.analysis.compare`'s.
+"""
+
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+
+if TYPE_CHECKING:
+    from evalkit.interop._export import EXPORT_FORMATS, ExportResult, export_run
+    from evalkit.interop._import import IMPORT_FORMATS, ImportResult, import_results
+    from evalkit.interop._import_registry import (
+        Importer,
+        ImportRequest,
+        importer_names,
+        register_importer,
+    )
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "IMPORT_FORMATS",
+    "ExportResult",
+    "ImportRequest",
+    "ImportResult",
+    "Importer",
+    "export_run",
+    "import_results",
+    "importer_names",
+    "register_importer",
+]
