@@ -67,10 +67,13 @@ lint: $(VENV)/.installed-dev
 # costly fixture stay together by xdist_group), then the `serial` tests alone (signals and
 # timing, memory, I/O efficiency: see tests/conftest.py). Each prints its 15 slowest tests;
 # any failure, or a pass that collects nothing (pytest's exit code 5), fails `make test`.
-# One BLAS thread per process: two workers on two cores each starting their own BLAS threads
-# oversubscribe the machine (OpenBLAS threads spin while they wait), which made the linear
-# algebra of the simulations several times slower.
-PYTEST_WORKERS ?= auto
+# Two workers per core: most tests wait more than they compute (sandboxed commands, a kernel
+# starting, a browser rendering, a child process), so on two cores four workers finish the
+# parallel pass sooner than two (BENCHMARKS.md, "The test suite").
+# One BLAS thread per process: workers each starting their own BLAS threads oversubscribe the
+# machine (OpenBLAS threads spin while they wait), which made the linear algebra of the
+# simulations several times slower.
+PYTEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
 test: export MKL_NUM_THREADS = 1
