@@ -12,6 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from evalkit._command_line import without_options
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError, RunNotFoundError
 
@@ -65,18 +66,7 @@ def resume_command(
         words = []
     words = words or ["evalkit", "run", "SUITE"]
     replaced = {"--run-id"} | ({"--runs-dir"} if runs_dir is not None else set())
-    kept: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if name in replaced:
-            skip = "=" not in word
-            continue
-        if word != "--resume":
-            kept.append(word)
+    kept = without_options(words, replaced, {"--resume"})
     if runs_dir is not None:
         kept += ["--runs-dir", str(runs_dir)]
     return shlex.join([*kept, "--resume", "--run-id", run_id])

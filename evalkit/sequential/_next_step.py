@@ -23,6 +23,7 @@ import shlex
 
 import pandas as pd
 
+from evalkit._command_line import without_options
 from evalkit.analysis import NEXT_STEP_POWER, NextStep, next_step
 from evalkit.errors import InputError
 from evalkit.results import SequentialRecord
@@ -158,21 +159,8 @@ def _kept(command_line: str, extra: tuple[str, ...] = ()) -> list[str] | None:
         return None
     if words[:2] != ["evalkit", "run"] or "--until-verdict" not in words:
         return None
-    kept: list[str] = []
-    skip = False
-    for word in words:
-        if skip:
-            skip = False
-            continue
-        name = word.split("=", 1)[0]
-        if name in _REPLACED or (name in extra and name != "--adaptive-trials"):
-            skip = "=" not in word
-            continue
-        if name in extra:  # a flag without a value
-            continue
-        if name not in _DROPPED:
-            kept.append(word)
-    return kept
+    flags = {"--adaptive-trials"} & set(extra)  # the one option of ``extra`` without a value
+    return without_options(words, {*_REPLACED, *extra} - flags, {*_DROPPED, *flags})
 
 
 def _trials_at(
