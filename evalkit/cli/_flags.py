@@ -52,14 +52,14 @@ def flag_message(parameter: str, message: str) -> str:
 
 @contextmanager
 def settings_of_flags() -> Iterator[None]:
-    """Show a settings object's error about a flagged parameter as a :class:`ConfigError`.
+    """Show a settings object's validation error as a :class:`ConfigError`, never a traceback.
 
     A :class:`~pydantic.ValidationError` whose first error is a check of a parameter in
     :data:`FLAGS` (at any depth, e.g. ``run.concurrency``) becomes the library's message with
-    the flag in it; any other error passes unchanged.
+    the flag in it; any other names the setting (``run.run_id: ...``).
 
     Raises:
-        ConfigError: The flagged parameter's error.
+        ConfigError: The first error of the settings.
     """
     try:
         yield
@@ -67,6 +67,7 @@ def settings_of_flags() -> Iterator[None]:
         first = exc.errors()[0]
         parameter = str(first["loc"][-1]) if first["loc"] else ""
         cause = (first.get("ctx") or {}).get("error")
-        if parameter not in FLAGS or not isinstance(cause, ValueError):
-            raise
-        raise ConfigError(flag_message(parameter, str(cause))) from None
+        if parameter in FLAGS and isinstance(cause, ValueError):
+            raise ConfigError(flag_message(parameter, str(cause))) from None
+        where = ".".join(str(part) for part in first["loc"]) or "(settings)"
+        raise ConfigError(f"{where}: {cause if cause is not None else first['msg']}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalkit._paths import safe_run_id
 from evalkit.cli._common import (
     add_common_options,
     add_execution_options,
@@ -106,6 +107,8 @@ def main(args: argparse.Namespace) -> int:
         if len(shares) != 3:
             raise ConfigError("--derive-splits expects three numbers, e.g. 0.6,0.2,0.2")
         derive = (shares[0], shares[1], shares[2])
+    if args.run_id is not None:
+        safe_run_id(args.run_id)  # a clear error naming the fix, before the settings model's
     budgets = pick(args, "max_iterations", "stall", "max_metric_calls", "max_usd", "parallel")
     with settings_of_flags():
         config = OptimizeConfig(

@@ -194,7 +194,9 @@ def test_an_agent_cli_refusing_the_key_is_auth_not_a_crash(
     assert code == 2
     assert f"(auth) of provider '{provider}'" in err and f"export a valid key in {key_env}" in err
     assert "agent_crashed" not in err and "sk-fake-0123456789abcdef-SECRET" not in err
-    assert len(calls.read_text().split()) <= 4  # of 60 items, and never retried
+    # of 60 items, and never retried: the 4 dispatched ahead (pre_dispatch 2 * n_jobs) and one
+    # more for each that ended before the run read the first refusal (a busy machine: several)
+    assert len(calls.read_text().split()) <= 8
     manifest = load_manifest(runs_dir / "cli")
     assert manifest is not None and manifest.status == "stopped"
 
