@@ -48,8 +48,9 @@ def _wait_for_items(events: Path, count: int, timeout: float = 120) -> None:
 
 
 def test_second_writer_is_refused_while_the_first_runs(runs_dir: Path) -> None:
-    # long enough (~40 s of agent time) that both second writers start while it runs
-    first = _start(runs_dir, "busy", "--trials", "10", "--provider-opt", "latency_s=0.5")
+    # long enough (~16 s of agent time) that both second writers, started after its second
+    # item, are refused while it runs: each needs an interpreter start and a lock check (~2 s)
+    first = _start(runs_dir, "busy", "--trials", "10", "--provider-opt", "latency_s=0.2")
     try:
         _wait_for_items(runs_dir / "busy" / "events.jsonl", 2)
         resume, fresh = (
