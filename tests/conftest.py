@@ -1,6 +1,7 @@
 """Shared fixtures: paths to the bundled suites, a scratch runs directory, the CLI runners.
 
-Running the suite in parallel (``make test``: ``pytest -n auto`` for most, then a serial pass):
+Running the suite in parallel (``make test``: ``pytest -n`` two workers per core for most, then a
+serial pass):
 
 * Tests that must have the machine to themselves (they send signals and wait on timing,
   measure memory, or measure I/O efficiency) carry ``@pytest.mark.serial`` (on a test, or
@@ -8,7 +9,8 @@ Running the suite in parallel (``make test``: ``pytest -n auto`` for most, then 
   without xdist, after the parallel pass (``-m "not serial"``); both passes must pass, and a
   pass that collects nothing (exit 5) fails too.
 * Tests that share an expensive module- or session-scoped fixture (a built wheel, a fresh venv)
-  carry ``@pytest.mark.xdist_group("NAME")``: ``--dist loadgroup`` sends them to one worker.
+  carry ``@pytest.mark.xdist_group("NAME")``: ``--dist loadgroup`` sends them to one worker
+  (tests/test_xdist_groups.py checks that it still does: a pytest release once broke it).
 * Call the CLI through :func:`evalkit_cli` (in this process: no interpreter start-up, no
   import cost) unless the process itself is what is tested (exit on a signal, environment
   variables, import cost, locks held by another process, resource limits): then
