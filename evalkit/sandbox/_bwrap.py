@@ -152,16 +152,17 @@ def bwrap_argv(
     for entry in ETC_ENTRIES:
         if os.path.lexists(entry):
             argv += _ro(entry)
-    for directory in interpreter_dirs():
-        argv += ["--ro-bind", directory, directory]
     ws = str(workspace)
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     mounts = mounts or Mounts()
-    shown = visible_roots()
+    interpreters = interpreter_dirs()
+    shown = [*SYSTEM_DIRS, *interpreters]
     readable = [str(p) for p in mounts.readable if not _under(str(p), shown)]  # else visible
     writable = [str(p) for p in mounts.writable]
     if not mounts.workspace_writable:
-        argv += _read_only_parents([ws, *readable, *writable])
+        argv += _read_only_parents([*interpreters, ws, *readable, *writable])
+    for directory in interpreters:  # after the private /tmp: a venv under /tmp stays visible
+        argv += ["--ro-bind", directory, directory]
     argv += ["--bind" if mounts.workspace_writable else "--ro-bind", ws, ws]
     for path in readable:
         argv += ["--ro-bind", path, path]
