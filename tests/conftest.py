@@ -26,7 +26,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -149,20 +149,35 @@ def evalkit_process(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 600,
+    inherit_env: bool = True,
+    preexec_fn: Callable[[], object] | None = None,
 ) -> CliResult:
     """``python -m evalkit ARGS`` in a child process (this checkout first on PYTHONPATH).
 
-    ``env`` is added to this process's environment (``EVALKIT_SANDBOX`` left out unless given).
+    Args:
+        args: The command's arguments.
+        cwd: Its working directory (default the checkout).
+        env: Added to this process's environment (``EVALKIT_SANDBOX`` left out unless given);
+            with ``inherit_env=False``, the child's whole environment (a test of what reaches
+            the child), with this checkout's PYTHONPATH when it names none.
+        timeout: Seconds before the child is killed and the test fails.
+        inherit_env: Whether the child starts from this process's environment.
+        preexec_fn: Run in the child before it starts (resource limits: ``RLIMIT_FSIZE``, ...).
     """
-    base = {k: v for k, v in os.environ.items() if k != "EVALKIT_SANDBOX"}
+    if inherit_env:
+        base = {k: v for k, v in os.environ.items() if k != "EVALKIT_SANDBOX"}
+        child_env = {**base, "PYTHONPATH": str(ROOT), **(env or {})}
+    else:
+        child_env = {"PYTHONPATH": str(ROOT), **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "evalkit", *map(str, args)],
         capture_output=True,
         text=True,
         cwd=cwd or ROOT,
-        env={**base, "PYTHONPATH": str(ROOT), **(env or {})},
+        env=child_env,
         timeout=timeout,
         check=False,
+        preexec_fn=preexec_fn,  # noqa: PLW1509 - resource limits of the child, no threads
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
 

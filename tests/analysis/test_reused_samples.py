@@ -6,42 +6,38 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 
 from evalkit import read_run
 from evalkit.analysis import gate
-from evalkit.cli import main
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 CONDITIONS = ["none", "preloaded", "self-load", "stale"]
 
 
 def _run(runs: Path, run_id: str, *extra: str, suite: Path = TINY) -> None:
-    argv = ["run", str(suite), "--runs-dir", str(runs), "--run-id", run_id, "--trials", "3",
-            "--no-progress", "--json", *extra]
-    assert main(argv) == 0
+    done = evalkit_cli("run", suite, "--runs-dir", runs, "--run-id", run_id, "--trials", "3",
+                       "--no-progress", "--json", *extra)  # fmt: skip
+    assert done.returncode == 0, done.stderr
 
 
-def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
-    code = main(argv)
-    out = capsys.readouterr().out
-    assert code == 0
-    data = json.loads(out)
+def _json(argv: list[str]) -> dict[str, object]:
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
     assert isinstance(data, dict)
     return data
 
 
-def test_cached_rerun_is_one_sample(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cached_rerun_is_one_sample(runs_dir: Path) -> None:
     _run(runs_dir, "a")
     _run(runs_dir, "b")  # same suite, same seed: every outcome comes from the cache
-    capsys.readouterr()
     a, b = read_run(runs_dir / "a"), read_run(runs_dir / "b")
     assert not a["cache_hit"].any() and set(a["origin_run_id"]) == {"a"}
     assert b["cache_hit"].all() and set(b["origin_run_id"]) == {"a"}  # the producing run
     assert a["provider_deterministic"].all()
     n = len(a)
 
-    out = _json(capsys, ["compare", "a", "b", "--runs-dir", str(runs_dir), "--json",
+    out = _json(["compare", "a", "b", "--runs-dir", str(runs_dir), "--json",
                          "--resamples", "500"])
     assert out["verdict"] == "inconclusive" and out["n_cases"] == 0
     assert out["reused_items"] == n
@@ -51,12 +47,13 @@ def test_cached_rerun_is_one_sample(runs_dir: Path, capsys: pytest.CaptureFixtur
     assert [p["condition"] for p in parts] == CONDITIONS
     assert sum(p["reused_items"] for p in parts) == n
 
-    flips = _json(capsys, ["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
+    flips = _json(["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
     assert flips["flip_rate"] is None and flips["n_pairs"] == 0 and flips["reused_items"] == n
     assert "--no-cache" in str(flips["message"]) and "--seed" in str(flips["message"])
 
-    assert main(["flips", "a", "b", "--runs-dir", str(runs_dir)]) == 0
-    text = capsys.readouterr().out
+    shown = evalkit_cli("flips", "a", "b", "--runs-dir", runs_dir)
+    assert shown.returncode == 0
+    text = shown.stdout
     assert f"{n} reused pairs left out" in text and "--no-cache" in text
 
 
@@ -78,30 +75,28 @@ def test_old_runs_count_cache_hits_as_reused(runs_dir: Path) -> None:
 
 
 def test_same_seed_no_cache_reruns_are_one_sample(
-    runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    runs_dir: Path
 ) -> None:
     """The simulated agent is deterministic given its seed: --no-cache alone draws nothing new."""
     _run(runs_dir, "a", "--no-cache")
     _run(runs_dir, "b", "--no-cache")
-    capsys.readouterr()
     b = read_run(runs_dir / "b")
     assert not b["cache_hit"].any() and set(b["origin_run_id"]) == {"b"}
-    flips = _json(capsys, ["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
+    flips = _json(["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
     assert flips["flip_rate"] is None and flips["reused_items"] == len(b)
 
 
 def test_new_seed_without_cache_is_evidence(
-    runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    runs_dir: Path
 ) -> None:
     _run(runs_dir, "a", "--no-cache", "--seed", "1")
     _run(runs_dir, "b", "--no-cache", "--seed", "2")
-    capsys.readouterr()
     a, b = read_run(runs_dir / "a"), read_run(runs_dir / "b")
     assert set(a["seed"]).isdisjoint(set(b["seed"]))  # --seed gives every item a new seed
-    flips = _json(capsys, ["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
+    flips = _json(["flips", "a", "b", "--runs-dir", str(runs_dir), "--json"])
     assert flips["reused_items"] == 0 and flips["n_pairs"] == len(a)
     assert isinstance(flips["flip_rate"], float) and flips["flip_rate"] > 0
-    out = _json(capsys, ["compare", "a", "b", "--runs-dir", str(runs_dir), "--json",
+    out = _json(["compare", "a", "b", "--runs-dir", str(runs_dir), "--json",
                          "--resamples", "500"])
     assert out["reused_items"] == 0
     cases = a["case_id"].nunique()
@@ -110,7 +105,7 @@ def test_new_seed_without_cache_is_evidence(
 
 
 def test_skill_edit_changes_two_conditions_only(
-    runs_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    runs_dir: Path, tmp_path: Path
 ) -> None:
     """Editing SKILL.md reruns self-load and preloaded; none and stale are cache copies."""
     _run(runs_dir, "before")
@@ -121,12 +116,11 @@ def test_skill_edit_changes_two_conditions_only(
         encoding="utf-8",
     )
     _run(runs_dir, "after", "--skill", f"waiting={edited}")
-    capsys.readouterr()
     after = read_run(runs_dir / "after")
     hits = after.groupby("condition")["cache_hit"].all().to_dict()
     assert hits == {"none": True, "preloaded": False, "self-load": False, "stale": True}
 
-    out = _json(capsys, ["compare", "before", "after", "--runs-dir", str(runs_dir), "--json",
+    out = _json(["compare", "before", "after", "--runs-dir", str(runs_dir), "--json",
                          "--resamples", "500"])
     parts = {p["condition"]: p for p in out["by_condition"]}  # type: ignore[union-attr]
     per_condition = int((after["condition"] == "none").sum())
@@ -139,9 +133,9 @@ def test_skill_edit_changes_two_conditions_only(
     assert out["reused_items"] == 2 * per_condition
     assert out["n_cases"] == cases
 
-    assert main(["compare", "before", "after", "--runs-dir", str(runs_dir),
-                 "--resamples", "500"]) == 0
-    text = capsys.readouterr().out
+    shown = evalkit_cli("compare", "before", "after", "--runs-dir", runs_dir, "--resamples", "500")
+    assert shown.returncode == 0
+    text = shown.stdout
     assert text.startswith("verdict by condition: ")
     # none and stale gave no case (every pair reused): named as left out, not as pooled
     assert "pooled over conditions preloaded, self-load, stratified by case" in text
@@ -149,8 +143,9 @@ def test_skill_edit_changes_two_conditions_only(
     assert f"{per_condition} reused pair(s) left out" in text
 
     ledger = tmp_path / "ledger.jsonl"
-    assert main(["gate", "--baseline", "before", "--candidate", "after", "--runs-dir",
-                 str(runs_dir), "--ledger", str(ledger)]) in (0, 1)
+    gated = evalkit_cli("gate", "--baseline", "before", "--candidate", "after", "--runs-dir",
+                        runs_dir, "--ledger", ledger)  # fmt: skip
+    assert gated.returncode in (0, 1)
     row = json.loads(ledger.read_text(encoding="utf-8").splitlines()[-1])
     assert row["n_cases"] == cases  # a case is counted once, not once per condition
     assert row["reused_items"] == 2 * per_condition

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ import evalkit
 from evalkit.cases import import_skill_dir, load_suite
 from evalkit.errors import InputError
 from evalkit.runner import RunConfig, run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 SKILL_MD = """---
 name: {name}
@@ -58,11 +57,6 @@ EVALS = [
 ]
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evalkit", *args], capture_output=True,
-                          text=True, cwd=ROOT, timeout=600)
-
-
 def test_assertions_are_expectations_and_nothing_is_dropped_silently(tmp_path: Path) -> None:
     skill = _skill(tmp_path / "notes", "notes")
     _evals(skill / "evals", "notes", EVALS)
@@ -84,11 +78,11 @@ def test_a_plugin_root_with_evals_at_the_root(tmp_path: Path) -> None:
     repo = tmp_path / "plugin"
     _skill(repo / "notes", "notes")
     _evals(repo / "evals", None, EVALS)
-    proc = _cli("cases", "import", str(repo), "-o", str(tmp_path / "suite"), "--json")
+    proc = evalkit_cli("cases", "import", str(repo), "-o", str(tmp_path / "suite"), "--json")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert summary["skills"] == ["notes"] and summary["eval_cases"] == 2
-    assert _cli("cases", "validate", str(tmp_path / "suite")).returncode == 0
+    assert evalkit_cli("cases", "validate", str(tmp_path / "suite")).returncode == 0
 
 
 def test_a_nested_plugin_and_explicit_paths(tmp_path: Path) -> None:
@@ -99,11 +93,11 @@ def test_a_nested_plugin_and_explicit_paths(tmp_path: Path) -> None:
     assert done.skills == ["notes"] and done.eval_cases == 1
     # --skill and --evals say it explicitly (an evals file kept anywhere)
     elsewhere = _evals(tmp_path / "elsewhere", None, EVALS)
-    proc = _cli("cases", "import", str(repo), "-o", str(tmp_path / "explicit"), "--skill",
+    proc = evalkit_cli("cases", "import", str(repo), "-o", str(tmp_path / "explicit"), "--skill",
                 str(skill), "--evals", str(elsewhere), "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["eval_cases"] == 2
-    proc = _cli("cases", "import", str(repo), "-o", str(tmp_path / "bad"), "--skill",
+    proc = evalkit_cli("cases", "import", str(repo), "-o", str(tmp_path / "bad"), "--skill",
                 str(repo / "plugins"))
     assert proc.returncode == 2 and "--skill" in proc.stderr and "no SKILL.md" in proc.stderr
     assert "Traceback" not in proc.stderr and "--prompt-col" not in proc.stderr

@@ -3,25 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import evalkit
 from evalkit.stats import AdaptiveTrials, as_frame, sequential_compare, stage_two_draw
-from tests.cli.test_run_until_verdict import _env, _sequential
-from tests.conftest import until_verdict_argv as _argv
-
-
-def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, env=_env(), timeout=600)
+from tests.cli.test_run_until_verdict import _sequential
+from tests.conftest import evalkit_cli
+from tests.conftest import until_verdict_args as _args
 
 
 def _compare_json(run_dir: Path) -> dict[str, Any]:
-    shown = _run(
-        [sys.executable, "-m", "evalkit", "compare", str(run_dir), "--sequential", "--json"]
-    )
+    shown = evalkit_cli("compare", run_dir, "--sequential", "--json")
     assert shown.returncode == 0, shown.stderr
     out: dict[str, Any] = json.loads(shown.stdout)
     return out
@@ -30,7 +23,7 @@ def _compare_json(run_dir: Path) -> dict[str, Any]:
 def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimate(
     tmp_path: Path,
 ) -> None:
-    done = _run([*_argv(tmp_path, "ad", "--adaptive-trials", "--json")])
+    done = evalkit_cli(*_args(tmp_path, "ad", "--adaptive-trials", "--json"))
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     record = _sequential(tmp_path / "ad")
@@ -75,7 +68,7 @@ def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimat
     assert read_back["looks"] == out["looks"]
     assert read_back["adaptive"] == out["adaptive"]
     # a resumed run plans the same items: nothing is run again, the looks are the same
-    resumed = _run([*_argv(tmp_path, "ad", "--adaptive-trials", "--json", "--resume")])
+    resumed = evalkit_cli(*_args(tmp_path, "ad", "--adaptive-trials", "--json", "--resume"))
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["looks"] == out["looks"]
     assert len(evalkit.read_run(tmp_path / "ad")) == len(rows)
@@ -84,7 +77,7 @@ def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimat
 def test_without_the_flag_every_case_runs_every_trial_and_no_design_is_recorded(
     tmp_path: Path,
 ) -> None:
-    done = _run([*_argv(tmp_path, "off", "--json", "--max-rounds", "1")])
+    done = evalkit_cli(*_args(tmp_path, "off", "--json", "--max-rounds", "1"))
     assert done.returncode == 0, done.stderr
     assert "adaptive" not in json.loads(done.stdout)
     assert _sequential(tmp_path / "off").get("adaptive") is None
@@ -92,16 +85,18 @@ def test_without_the_flag_every_case_runs_every_trial_and_no_design_is_recorded(
 
 
 def test_bad_adaptive_options_are_refused_with_the_fix(tmp_path: Path) -> None:
-    one = _run([*_argv(tmp_path, "one", "--adaptive-trials", "--trials", "1")])
+    one = evalkit_cli(*_args(tmp_path, "one", "--adaptive-trials", "--trials", "1"))
     assert one.returncode == 2
     assert "--adaptive-trials needs at least 2 trials" in one.stderr and "--trials 3" in one.stderr
-    alone = _run([*_argv(tmp_path, "alone", "--stage-two-probability", "0.5")])
+    alone = evalkit_cli(*_args(tmp_path, "alone", "--stage-two-probability", "0.5"))
     assert alone.returncode == 2
     assert "--stage-two-probability: only with --adaptive-trials" in alone.stderr
-    wrong = _run([*_argv(tmp_path, "wrong", "--adaptive-trials", "--stage-two-probability", "0")])
+    wrong = evalkit_cli(
+        *_args(tmp_path, "wrong", "--adaptive-trials", "--stage-two-probability", "0")
+    )
     assert wrong.returncode == 2 and "(0, 1]" in wrong.stderr
-    plain = [a for a in _argv(tmp_path, "plain") if a not in ("--until-verdict",)]
-    refused = _run([*plain, "--adaptive-trials"])
+    plain = [a for a in _args(tmp_path, "plain") if a not in ("--until-verdict",)]
+    refused = evalkit_cli(*plain, "--adaptive-trials")
     assert refused.returncode == 2 and "only with --until-verdict" in refused.stderr
     for done in (one, alone, wrong, refused):
         assert "Traceback" not in done.stderr

@@ -8,30 +8,25 @@ what to do, does it and checks the run then completes like an undamaged one.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from unittest import mock
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 import evalkit
-from evalkit.cli._main import main
 from evalkit.results import write_parquet
-from tests.conftest import TINY
+from tests.conftest import TINY, CliResult, evalkit_cli, evalkit_process
 
 RUN_ARGS = ["--trials", "2", "--seed", "3", "--no-progress", "--backend", "threading"]
 
 
-def _run_cli(runs_dir: Path, run_id: str, *extra: str) -> int:
-    argv = ["run", str(TINY), "--runs-dir", str(runs_dir), "--run-id", run_id, *RUN_ARGS, *extra]
-    with mock.patch.object(sys, "argv", ["evalkit", *argv]):  # as the console script sees it
-        return main(argv)
+def _run_cli(runs_dir: Path, run_id: str, *extra: str) -> CliResult:
+    return evalkit_cli(
+        "run", TINY, "--runs-dir", runs_dir, "--run-id", run_id, *RUN_ARGS, *extra
+    )  # fmt: skip
 
 
 def _outcomes(run_dir: Path) -> pd.DataFrame:
@@ -43,7 +38,7 @@ def _outcomes(run_dir: Path) -> pd.DataFrame:
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A complete run, copied by each test before damaging it."""
     runs_dir = tmp_path_factory.mktemp("reference-runs")
-    assert _run_cli(runs_dir, "ref", "--no-cache") == 0
+    assert _run_cli(runs_dir, "ref", "--no-cache").returncode == 0
     return runs_dir / "ref"
 
 
@@ -118,7 +113,6 @@ def test_analysis_commands_name_the_damaged_file(
     damage: str,
     reference: Path,
     runs_dir: Path,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     run_dir = _copy_run(reference, runs_dir, "damaged")
     if target.startswith("parts/"):
@@ -130,8 +124,9 @@ def test_analysis_commands_name_the_damaged_file(
         ["flips", str(run_dir)],
     ]
     for argv in commands:
-        assert main(argv) == 2, argv
-        err = capsys.readouterr().err
+        done = evalkit_cli(*argv)
+        assert done.returncode == 2, argv
+        err = done.stderr
         assert f"{run_dir / target}:" in err, err
         assert "Traceback" not in err
         if target.startswith("parts/"):
@@ -143,19 +138,20 @@ def test_analysis_commands_name_the_damaged_file(
 
 @pytest.mark.parametrize("damage", ["truncated", "data-bit-flipped"])
 def test_damaged_part_on_resume_then_the_advice_completes_the_run(
-    damage: str, reference: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    damage: str, reference: Path, runs_dir: Path
 ) -> None:
     run_dir = _copy_run(reference, runs_dir, "parted")
     _split_into_parts(run_dir)
     DAMAGE[damage](run_dir / "parts" / "results-00002.parquet")
-    assert _run_cli(runs_dir, "parted", "--resume", "--no-cache") == 2
-    err = capsys.readouterr().err
+    done = _run_cli(runs_dir, "parted", "--resume", "--no-cache")
+    assert done.returncode == 2
+    err = done.stderr
     assert f"{run_dir / 'parts' / 'results-00002.parquet'}:" in err and "Traceback" not in err
     assert "resume with: evalkit run" in err
     # the advice: delete the damaged part and its scores, resume
     (run_dir / "parts" / "results-00002.parquet").unlink()
     (run_dir / "parts" / "scores-00002.parquet").unlink()
-    assert _run_cli(runs_dir, "parted", "--resume", "--no-cache") == 0
+    assert _run_cli(runs_dir, "parted", "--resume", "--no-cache").returncode == 0
     pd.testing.assert_frame_equal(_outcomes(run_dir), _outcomes(reference))
     scores = evalkit.results.read_scores(run_dir)
     assert set(scores["item_key"]) == set(_outcomes(run_dir)["item_key"])
@@ -164,28 +160,30 @@ def test_damaged_part_on_resume_then_the_advice_completes_the_run(
 
 @pytest.mark.parametrize("name", ["results.parquet", "scores.parquet"])
 def test_damaged_compacted_file_on_resume_then_rerun(
-    name: str, reference: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    name: str, reference: Path, runs_dir: Path
 ) -> None:
     run_dir = _copy_run(reference, runs_dir, "compacted")
     _flip_data_bit(run_dir / name) if name == "results.parquet" else _truncate(run_dir / name)
-    assert _run_cli(runs_dir, "compacted", "--resume", "--no-cache") == 2
-    err = capsys.readouterr().err
+    done = _run_cli(runs_dir, "compacted", "--resume", "--no-cache")
+    assert done.returncode == 2
+    err = done.stderr
     assert f"{run_dir / name}:" in err and "re-run" in err and "Traceback" not in err
     (run_dir / "results.parquet").unlink()
     (run_dir / "scores.parquet").unlink()
-    assert _run_cli(runs_dir, "compacted", "--resume", "--no-cache") == 0
+    assert _run_cli(runs_dir, "compacted", "--resume", "--no-cache").returncode == 0
     pd.testing.assert_frame_equal(_outcomes(run_dir), _outcomes(reference))
 
 
 @pytest.mark.parametrize("content", [b"", b'{"run_id": "x", "crea'])
 def test_corrupt_or_empty_manifest_on_resume_is_refused(
-    content: bytes, reference: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    content: bytes, reference: Path, runs_dir: Path
 ) -> None:
     run_dir = _copy_run(reference, runs_dir, "nomanifest")
     _split_into_parts(run_dir)
     (run_dir / "manifest.json").write_bytes(content)
-    assert _run_cli(runs_dir, "nomanifest", "--resume") == 2
-    err = capsys.readouterr().err
+    done = _run_cli(runs_dir, "nomanifest", "--resume")
+    assert done.returncode == 2
+    err = done.stderr
     assert str(run_dir / "manifest.json") in err and "Traceback" not in err
     assert "another --run-id" in err
 
@@ -196,12 +194,12 @@ def test_empty_manifest_without_finished_items_resumes_as_a_fresh_start(
     run_dir = runs_dir / "fresh"
     run_dir.mkdir()
     (run_dir / "manifest.json").write_bytes(b"")
-    assert _run_cli(runs_dir, "fresh", "--resume", "--no-cache") == 0
+    assert _run_cli(runs_dir, "fresh", "--resume", "--no-cache").returncode == 0
     pd.testing.assert_frame_equal(_outcomes(run_dir), _outcomes(reference))
 
 
 def test_missing_transcript_shard_on_resume_reruns_its_items(
-    reference: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    reference: Path, runs_dir: Path
 ) -> None:
     run_dir = _copy_run(reference, runs_dir, "shards")
     _split_into_parts(run_dir)
@@ -209,8 +207,9 @@ def test_missing_transcript_shard_on_resume_reruns_its_items(
     shard = str(rows["transcript_path"].dropna().iloc[0])
     lost = set(rows.loc[rows["transcript_path"] == shard, "item_key"])
     (run_dir / shard).unlink()
-    assert _run_cli(runs_dir, "shards", "--resume", "--no-cache") == 0
-    err = capsys.readouterr().err
+    done = _run_cli(runs_dir, "shards", "--resume", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    err = done.stderr
     assert f"transcripts shard {run_dir / shard} is missing" in err
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     started = [e for e in events if e["event"] == "run_started"][-1]
@@ -224,14 +223,9 @@ def test_missing_transcript_shard_on_resume_reruns_its_items(
     assert set(transcripts) == set(final.loc[final["status"] == "ok", "item_key"])
 
 
-def _subprocess(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *argv],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
-    )
+def _subprocess(*argv: str) -> CliResult:
+    """``evalkit ARGV`` as the console script runs it: its exit code and streams are tested."""
+    return evalkit_process(*argv)
 
 
 def test_real_commands_and_report_notebook_exit_2_naming_the_file(

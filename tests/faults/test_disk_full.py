@@ -14,9 +14,8 @@ import resource
 import shlex
 import shutil
 import subprocess
-import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +24,7 @@ import pytest
 import evalkit
 from evalkit.results import load_manifest
 from evalkit.runner import EXIT_NO_SPACE
-from tests.conftest import TINY
+from tests.conftest import TINY, CliResult, evalkit_process
 
 ARGS = ["--trials", "12", "--seed", "7", "--no-progress", "--no-cache", "--concurrency", "2"]
 ARGS += ["--provider-opt", "latency_s=0.05"]
@@ -44,13 +43,13 @@ PROMPT_ITEMS = 3 * 4 * 12
 
 def _argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
     return [
-        sys.executable, "-m", "evalkit", "run", str(TINY), "--runs-dir", str(runs_dir),
-        "--run-id", run_id, *ARGS, *extra,
+        "run", str(TINY), "--runs-dir", str(runs_dir), "--run-id", run_id, *ARGS, *extra,
     ]  # fmt: skip
 
 
-def _run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, **kw)  # type: ignore[call-overload,no-any-return]
+def _run(args: list[str], preexec_fn: Callable[[], object] | None = None) -> CliResult:
+    """``evalkit ARGS`` in a child (a full disk or a file size limit stops that process)."""
+    return evalkit_process(*args, preexec_fn=preexec_fn)
 
 
 def _outcomes(run_dir: Path) -> pd.DataFrame:
@@ -92,7 +91,7 @@ def small_filesystem(tmp_path: Path) -> Iterator[tuple[Path, Path, str]]:
 
 
 def _check_stopped_cleanly(
-    done: subprocess.CompletedProcess[str], run_dir: Path, kind: str, location: str, items: int
+    done: CliResult, run_dir: Path, kind: str, location: str, items: int
 ) -> int:
     """The common checks of a run stopped by a full disk; returns the rows kept."""
     assert done.returncode == EXIT_NO_SPACE, done.stderr
@@ -109,7 +108,7 @@ def _resume_command(stderr: str) -> list[str]:
     line = stderr.split("free space and resume with: ", 1)[1].splitlines()[0]
     words = shlex.split(line)
     assert words[:2] == ["evalkit", "run"] and "--resume" in words
-    return [sys.executable, "-m", "evalkit", *words[1:]]
+    return words[1:]
 
 
 def _parses(line: str) -> bool:

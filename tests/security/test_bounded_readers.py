@@ -15,15 +15,13 @@ from __future__ import annotations
 import ast
 import json
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from evalkit._untrusted import MAX_DEPTH, InputBoundError, json_depth, load_json, load_yaml
-from tests.conftest import ROOT, TINY
+from tests.conftest import ROOT, TINY, CliResult, evalkit_process
 
 DEEP = "[" * 200_000 + "]" * 200_000
 RUN = ["--trials", "1", "--seed", "3", "--no-progress", "--backend", "threading"]
@@ -141,17 +139,12 @@ def test_the_reader_refuses_depth_and_size_before_parsing(
         load_json("[" + "1," * 49 + "1]", "x.json")
 
 
-def _evalkit(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=cwd,
-    )
+def _evalkit(*args: str, cwd: Path | None = None) -> CliResult:
+    """``evalkit ARGS`` in a child: the bound comes from its environment (EVALKIT_MAX_...)."""
+    return evalkit_process(*args, cwd=cwd)
 
 
-def _refused(proc: subprocess.CompletedProcess[str], file: Path) -> None:
+def _refused(proc: CliResult, file: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
     assert str(file) in proc.stderr, proc.stderr

@@ -17,8 +17,6 @@ import html
 import json
 import os
 import re
-import subprocess
-import sys
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.conftest import CliResult, evalkit_process
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Status, Text
 from tests.security.leak_probes import texts_of
 
@@ -136,11 +135,9 @@ def found_in(files: list[Path], key: str) -> list[str]:
     return sorted(set(hits))
 
 
-def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], env=env, cwd=cwd, capture_output=True,
-        text=True, timeout=900, check=False,
-    )  # fmt: skip
+def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> CliResult:
+    """``evalkit ARGS`` in a child whose whole environment is ``env`` (what reaches it)."""
+    return evalkit_process(*args, env=env, cwd=cwd, inherit_env=False, timeout=900)
 
 
 @pytest.fixture

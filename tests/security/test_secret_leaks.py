@@ -19,7 +19,6 @@ import base64
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -30,6 +29,7 @@ import pytest
 import yaml
 
 from evalkit.providers import AgentRequest, AgentResponse, Event, ProviderInfo
+from tests.conftest import CliResult, evalkit_process
 from tests.providers.agent_harness import run_items
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Status, Text
 from tests.security.leak_probes import ANTHROPIC_KEY, OPENAI_KEY, leaks, transformations
@@ -108,11 +108,9 @@ def server() -> Iterator[LoopbackModelServer]:
         loopback.stop()
 
 
-def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], env=env, cwd=cwd, capture_output=True,
-        text=True, timeout=600, check=False,
-    )
+def _evalkit(*args: str, env: dict[str, str], cwd: Path) -> CliResult:
+    """``evalkit ARGS`` in a child whose whole environment is ``env`` (what reaches it)."""
+    return evalkit_process(*args, env=env, cwd=cwd, inherit_env=False, timeout=600)
 
 
 @pytest.mark.slow

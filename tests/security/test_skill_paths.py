@@ -10,22 +10,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY----- zq7PRIVATEKEYBODY1234567890"
-
-
-def _evalkit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, timeout=300
-    )
 
 
 def _absolute(suite: Path, key: Path) -> str:
@@ -80,14 +72,14 @@ def test_a_skill_file_outside_the_suite_is_refused(
     key_name = line.split(":")[0]
     suite_yaml.write_text(text.replace(line, f"{key_name}: {target}"))
 
-    validated = _evalkit("cases", "validate", str(suite), "--no-references")
+    validated = evalkit_cli("cases", "validate", str(suite), "--no-references")
     assert validated.returncode == 2, validated.stdout + validated.stderr
     out = validated.stdout + validated.stderr
     assert f"skills.waiting.{field}" in out and "lies outside the suite directory" in out, out
     assert "Traceback" not in out
 
     runs = tmp_path / "runs"
-    ran = _evalkit(
+    ran = evalkit_cli(
         "run", str(suite), "--conditions", "preloaded,self-load", "--runs-dir", str(runs),
         "--trials", "1", "--no-progress", "--backend", "threading",
     )  # fmt: skip
@@ -105,5 +97,5 @@ def test_a_link_that_stays_inside_the_suite_is_fine(tmp_path: Path) -> None:
     suite_yaml = suite / "suite.yaml"
     text = suite_yaml.read_text().replace("waiting/SKILL.md", "waiting/alias.md")
     suite_yaml.write_text(text)
-    validated = _evalkit("cases", "validate", str(suite), "--no-references")
+    validated = evalkit_cli("cases", "validate", str(suite), "--no-references")
     assert validated.returncode == 0, validated.stdout + validated.stderr

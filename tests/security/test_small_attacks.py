@@ -11,26 +11,17 @@ from __future__ import annotations
 import json
 import resource
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, TINY
+from tests.conftest import ROOT, TINY, evalkit_cli, evalkit_process
 
 SKILL = ROOT / "tests" / "fixtures" / "skills" / "release-notes"
-
-
-def _evalkit(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(  # type: ignore[call-overload,no-any-return]
-        [sys.executable, "-m", "evalkit", *args], capture_output=True, text=True, timeout=600,
-        **kw,
-    )  # fmt: skip
 
 
 def test_a_run_id_naming_the_cache_is_refused(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     for run_id in (".cache", ".hidden"):
-        done = _evalkit("run", str(TINY), "--runs-dir", str(runs), "--run-id", run_id,
+        done = evalkit_cli("run", str(TINY), "--runs-dir", str(runs), "--run-id", run_id,
                         "--trials", "1", "--no-progress")  # fmt: skip
         assert done.returncode == 2, done.stderr
         assert f"--run-id '{run_id}' starts with '.'" in done.stderr
@@ -42,7 +33,7 @@ def test_a_dangling_fixture_link_is_refused(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     shutil.copytree(TINY, suite)
     (suite / "fixtures" / "make-report" / "dangling").symlink_to("nowhere")
-    done = _evalkit("cases", "validate", str(suite), "--no-references")
+    done = evalkit_cli("cases", "validate", str(suite), "--no-references")
     assert done.returncode == 2
     assert "make-report/dangling: dangling symlink (its target 'nowhere' does not exist)" in (
         done.stderr
@@ -65,11 +56,11 @@ def test_setup_under_an_inherited_file_size_limit_stops_the_run(tmp_path: Path) 
             "--no-cache", "--runs-dir", str(tmp_path / "runs")]  # fmt: skip
     # within the inherited limit the sandbox keeps it (prlimit cannot raise it) and setup runs
     cases.write_text(base.replace(anchor, anchor + setup.format(200_000)))
-    fits = _evalkit(*args, "--run-id", "fits", preexec_fn=lambda: _ulimit_f(1000))
+    fits = evalkit_process(*args, "--run-id", "fits", preexec_fn=lambda: _ulimit_f(1000))
     assert fits.returncode == 0, fits.stderr
     # beyond it, setup fails for lack of room: the disk stop, not 12 error rows
     cases.write_text(base.replace(anchor, anchor + setup.format(2_000_000)))
-    over = _evalkit(*args, "--run-id", "over", preexec_fn=lambda: _ulimit_f(1000))
+    over = evalkit_process(*args, "--run-id", "over", preexec_fn=lambda: _ulimit_f(1000))
     assert over.returncode == 75, over.stderr
     assert "RLIMIT_FSIZE" in over.stderr and "resume with:" in over.stderr
     assert "Traceback" not in over.stderr
@@ -82,7 +73,7 @@ def test_an_eval_id_of_nan_is_refused(tmp_path: Path) -> None:
     data = json.loads(evals.read_text())
     data["evals"][0]["id"] = float("nan")
     evals.write_text(json.dumps(data))  # writes NaN, which Python's reader accepts
-    done = _evalkit("cases", "import", str(skill), "-o", str(tmp_path / "out"))
+    done = evalkit_cli("cases", "import", str(skill), "-o", str(tmp_path / "out"))
     assert done.returncode == 2, done.stdout + done.stderr
     assert f"{evals}: evals[0]: id nan is not an eval id" in done.stderr
     assert not (tmp_path / "out").exists()

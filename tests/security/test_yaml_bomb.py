@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import resource
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.conftest import TINY
+from tests.conftest import TINY, CliResult, evalkit_process
 
 MEMORY_LIMIT = 1536 * 1024 * 1024  # address space for the whole CLI: imports fit, a bomb does not
 
@@ -28,14 +26,9 @@ def _limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, resource.RLIM_INFINITY))
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=_limit_memory,
-    )
+def _cli(*args: str) -> CliResult:
+    """``evalkit ARGS`` in a child held to MEMORY_LIMIT (the memory bound is what is tested)."""
+    return evalkit_process(*args, timeout=120, preexec_fn=_limit_memory)
 
 
 def test_billion_laughs_in_a_verifier_value_is_refused(tmp_path: Path) -> None:
