@@ -21,6 +21,9 @@ from evalkit.cli import main
 from evalkit.errors import InputError
 from evalkit.results import load_manifest, read_run
 
+# the module-scoped fixtures (seconds each) are built once, by one worker, for all its tests
+pytestmark = pytest.mark.xdist_group("study")
+
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "suites"
 SUITE = FIXTURES / "ablation"
 INERT = ("description", "section/history", "section/waiting")

@@ -19,6 +19,9 @@ from evalkit.runner import RunConfig
 from tests.report.conftest import IMG_PAYLOAD, SCRIPT_PAYLOAD
 from tests.report.test_item_browser import Opened
 
+# the module-scoped fixtures (seconds each) are built once, by one worker, for all its tests
+pytestmark = pytest.mark.xdist_group("bundle-view")
+
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ("evidence-flake-rate-proof", "evidence-quarantine-proof")
 

@@ -19,6 +19,9 @@ from evalkit.errors import InputError
 from evalkit.report import report, stored_pairwise
 from tests.report.conftest import ROOT
 
+# the module-scoped fixtures (seconds each) are built once, by one worker, for all its tests
+pytestmark = pytest.mark.xdist_group("pairwise-report")
+
 FIXTURE = ROOT / "tests" / "fixtures" / "pairwise"
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 

@@ -23,6 +23,9 @@ from evalkit.sequential import SequentialConfig, run_until_verdict
 from tests.conftest import DEMO, until_verdict_argv
 from tests.report.conftest import AFTER, ROOT, RUNS
 
+# the module-scoped fixtures (seconds each) are built once, by one worker, for all its tests
+pytestmark = pytest.mark.xdist_group("sequential-report")
+
 
 @pytest.fixture(scope="module")
 def sequential_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
