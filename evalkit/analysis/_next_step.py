@@ -34,7 +34,6 @@ from evalkit.stats import (
 NEXT_STEP_POWER = 0.8
 
 
-
 @dataclass(frozen=True)
 class NextStep:
     """What would settle an inconclusive verdict.
