@@ -109,15 +109,14 @@ def confidence_sequence(
     log_wealth = np.maximum(log_up, log_down) + math.log(0.5)
     inside = log_wealth < math.log(1.0 / alpha)
     step = 1.0 / GRID
-    low = np.zeros(t_count)
-    high = np.ones(t_count)
-    for t in range(t_count):
-        kept = grid[inside[t]]
-        if kept.size:
-            low[t], high[t] = max(kept[0] - step, 0.0), min(kept[-1] + step, 1.0)
-        else:  # the grid is coarser than the set: keep the point nearest the smallest wealth
-            best = grid[int(np.argmin(log_wealth[t]))]
-            low[t], high[t] = best - step, best + step
+    # at each t, the grid points still inside: the first and the last of them bound the set;
+    # where none is (the grid is coarser than the set), the point of the smallest wealth
+    kept = inside.any(axis=1)
+    first = grid[np.argmax(inside, axis=1)]
+    last = grid[len(grid) - 1 - np.argmax(inside[:, ::-1], axis=1)]
+    best = grid[np.argmin(log_wealth, axis=1)]
+    low = np.where(kept, np.maximum(first - step, 0.0), best - step)
+    high = np.where(kept, np.minimum(last + step, 1.0), best + step)
     low = np.maximum.accumulate(low)
     high = np.minimum.accumulate(high)
     high = np.maximum(high, low)
