@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.cli._main import main
 from evalkit.report import metrics_table, missing_cases
 from evalkit.results import load_manifest
+from tests.conftest import CliResult, evalkit_cli
 from tests.providers.agent_harness import CANONICAL, OPENAI_SECRET, closed_port
 from tests.providers.loopback_server import (
     LoopbackModelServer,
@@ -49,22 +49,22 @@ def key(monkeypatch: pytest.MonkeyPatch) -> str:
     return OPENAI_SECRET
 
 
-def _run(suite: Path, runs_dir: Path, run_id: str, base_url: str, *extra: str) -> int:
-    return main([
-        "run", str(suite), "--runs-dir", str(runs_dir), "--run-id", run_id,
+def _run(suite: Path, runs_dir: Path, run_id: str, base_url: str, *extra: str) -> CliResult:
+    return evalkit_cli(
+        "run", suite, "--runs-dir", runs_dir, "--run-id", run_id,
         "--provider", "openai_compat", "--provider-opt", f"base_url={base_url}",
         "--model", "loopback-1", "--no-progress", "--backend", "threading",
         "--concurrency", "2", "--retries", "0", "--no-cache", *extra,
-    ])
+    )
 
 
 def test_a_run_against_a_dead_server_exits_3_and_is_failed(
-    tiny_suite: Path, runs_dir: Path, key: str, capsys: pytest.CaptureFixture[str],
+    tiny_suite: Path, runs_dir: Path, key: str,
 ) -> None:
     url = f"http://127.0.0.1:{closed_port()}/v1"
-    code = _run(tiny_suite, runs_dir, "dead", url, "--json")
-    out, err = capsys.readouterr()
-    assert code == 3
+    done = _run(tiny_suite, runs_dir, "dead", url, "--json")
+    out, err = done.stdout, done.stderr
+    assert done.returncode == 3, err
     data = json.loads(out)
     assert data["status"] == "failed" and data["items"] == 32 and data["ok"] == 0
     assert data["failure"]["scope"] == "run" and data["failure"]["count"] == 32
@@ -78,17 +78,16 @@ def test_a_run_against_a_dead_server_exits_3_and_is_failed(
 
 def test_a_condition_with_only_errors_fails_the_run_and_lift_says_so(
     tiny_suite: Path, runs_dir: Path, key: str, server: LoopbackModelServer,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     def script(request: Recorded) -> Reply:
         # the server breaks on every request that carries the injected skill
         return Status(500) if CANONICAL in request.text else Text("Poll in a loop; timeout 30.")
 
     server.script = script
-    code = _run(tiny_suite, runs_dir, "half", server.base_url + "/v1",
+    done = _run(tiny_suite, runs_dir, "half", server.base_url + "/v1",
                 "--conditions", "none,preloaded", "--lane", "prompt")
-    _, err = capsys.readouterr()
-    assert code == 3
+    err = done.stderr
+    assert done.returncode == 3, err
     assert "every item of condition 'preloaded' ended in an error (6 items)" in err
     assert "server_error x6" in err
     manifest = load_manifest(runs_dir / "half")
@@ -105,38 +104,39 @@ def test_a_condition_with_only_errors_fails_the_run_and_lift_says_so(
     assert "has only errors" in success.loc["preloaded", "note"]
     notes = result.to_dict()["notes"]
     assert [n["condition"] for n in notes] == ["preloaded"]
-    assert main(["lift", str(runs_dir / "half")]) == 0
-    out, _ = capsys.readouterr()
+    shown = evalkit_cli("lift", runs_dir / "half")
+    assert shown.returncode == 0
+    out = shown.stdout
     assert "condition 'preloaded' has only errors" in out and "server_error" in out
     # the report's views say it too, instead of showing a number
     assert "has only errors" in metrics_table(result.metrics).html
     assert "condition &#x27;preloaded&#x27; has only errors" in missing_cases(result).html
     # compare refuses to call a verdict on a condition that measured nothing
-    assert main(["compare", str(runs_dir / "half"), "--conditions", "none,preloaded"]) == 2
-    _, err = capsys.readouterr()
+    refused = evalkit_cli("compare", runs_dir / "half", "--conditions", "none,preloaded")
+    assert refused.returncode == 2
+    err = refused.stderr
     assert "run 'half': condition 'preloaded' has only errors (6 items; server_error x6" in err
     assert "nothing to compare" in err
 
 
 def test_a_healthy_run_is_complete_and_exits_0(
     tiny_suite: Path, runs_dir: Path, key: str, server: LoopbackModelServer,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     server.script = answer("Poll in a loop with timeout 30.")
-    assert _run(tiny_suite, runs_dir, "ok", server.base_url + "/v1", "--json") == 0
-    data = json.loads(capsys.readouterr().out)
+    done = _run(tiny_suite, runs_dir, "ok", server.base_url + "/v1", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
     assert (data["status"], data["failure"]) == ("complete", None)
 
 
 def test_a_refused_key_stops_the_run_early_exits_2_and_resumes_once_fixed(
     tiny_suite: Path, runs_dir: Path, key: str, server: LoopbackModelServer,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     server.script = always(REFUSED)
     url = server.base_url + "/v1"
-    code = _run(tiny_suite, runs_dir, "badkey", url, "--trials", "5")
-    _, err = capsys.readouterr()
-    assert code == 2
+    done = _run(tiny_suite, runs_dir, "badkey", url, "--trials", "5")
+    err = done.stderr
+    assert done.returncode == 2, err
     assert "stopped on refused credentials (auth) of provider 'openai_compat'" in err
     assert "HTTP 401" in err and "export a valid key in OPENAI_API_KEY" in err
     assert "--resume --run-id badkey" in err
@@ -149,7 +149,7 @@ def test_a_refused_key_stops_the_run_early_exits_2_and_resumes_once_fixed(
     assert key not in (runs_dir / "badkey" / "manifest.json").read_text()
 
     server.reset(answer("Poll in a loop with timeout 30."))
-    assert _run(tiny_suite, runs_dir, "badkey", url, "--trials", "5", "--resume") == 0
+    assert _run(tiny_suite, runs_dir, "badkey", url, "--trials", "5", "--resume").returncode == 0
     df = evalkit.read_run(runs_dir / "badkey")
     assert len(df) == ITEMS and df["status"].eq("ok").all()
     manifest = load_manifest(runs_dir / "badkey")
@@ -180,17 +180,18 @@ def _fake_cli(tmp_path: Path, name: str, version: str, says: str) -> tuple[Path,
 ])
 def test_an_agent_cli_refusing_the_key_is_auth_not_a_crash(
     provider: str, key_env: str, version: str, says: str, tiny_suite: Path, runs_dir: Path,
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(key_env, "sk-fake-0123456789abcdef-SECRET")
     binary, calls = _fake_cli(tmp_path, provider, version, says)
-    code = main([
+    done = evalkit_cli(
         "run", str(tiny_suite), "--runs-dir", str(runs_dir), "--run-id", "cli",
         "--provider", provider, "--provider-opt", f"binary={binary}", "--no-progress",
         "--backend", "threading", "--concurrency", "2", "--trials", "5", "--retries", "2",
         "--no-cache", "--lane", "prompt",
-    ])
-    _, err = capsys.readouterr()
+    )
+    err = done.stderr
+    code = done.returncode
     assert code == 2
     assert f"(auth) of provider '{provider}'" in err and f"export a valid key in {key_env}" in err
     assert "agent_crashed" not in err and "sk-fake-0123456789abcdef-SECRET" not in err
@@ -203,19 +204,19 @@ def test_an_agent_cli_refusing_the_key_is_auth_not_a_crash(
 
 def test_a_binary_gone_at_run_time_stops_the_run_as_a_config_error(
     tiny_suite: Path, runs_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-fake-0123456789abcdef-SECRET")
     binary = tmp_path / "claude"
     # answers the planner's --version, then is gone before any worker builds the provider
     binary.write_text('#!/bin/sh\nrm -f "$0"\necho "2.1.0 (Claude Code)"\n')
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
-    code = main([
+    done = evalkit_cli(
         "run", str(tiny_suite), "--runs-dir", str(runs_dir), "--run-id", "gone",
         "--provider", "claude_code", "--provider-opt", f"binary={binary}", "--no-progress",
         "--backend", "threading", "--lane", "prompt", "--no-cache",
-    ])
-    _, err = capsys.readouterr()
+    )
+    err = done.stderr
+    code = done.returncode
     assert not binary.exists()
     assert code == 2
     assert "stopped on a configuration error (config) of provider 'claude_code'" in err
