@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.ablation import AblationConfig, ablate
-from evalkit.cli import main
 from evalkit.results import load_manifest, read_run
+from tests.conftest import evalkit_cli
 
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "ablation"
 
@@ -66,8 +66,9 @@ def test_minimal_skill_is_chosen_on_dev_and_verified_on_holdout(tmp_path: Path) 
     ],
 )
 def test_minimal_needs_dev_and_holdout(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+    tmp_path: Path, extra: list[str], message: str
 ) -> None:
     argv = ["ablate", str(SUITE), "--skill", "shell", "--minimal", "--runs-dir", str(tmp_path)]
-    assert main(argv + extra) == 2
-    assert message in capsys.readouterr().err
+    done = evalkit_cli(*argv + extra)
+    assert done.returncode == 2
+    assert message in done.stderr

@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import power
-from evalkit.cli import main
 from evalkit.stats import (
     PlanModel,
     estimate_variance_components,
@@ -26,6 +25,7 @@ from evalkit.stats import (
     simulate_sequential,
 )
 from evalkit.stats._simulate import model_components, simulate_arms
+from tests.conftest import evalkit_cli
 
 
 def _power_at_plan(
@@ -144,10 +144,10 @@ def test_a_correlation_the_model_cannot_reach_is_said() -> None:
 
 
 def test_cli_json_extends_the_shape_with_model_and_components(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    assert main(["power", "--effect", "0.3", "--trials", "3", "--sequential", "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    ) -> None:
+    done = evalkit_cli("power", "--effect", "0.3", "--trials", "3", "--sequential", "--json")
+    assert done.returncode == 0
+    out = json.loads(done.stdout)
     for key in ("n_cases", "var_between", "var_within", "correlation", "sequential"):
         assert key in out  # nothing removed or renamed
     assert out["model"]["name"] == "headroom"
@@ -156,16 +156,17 @@ def test_cli_json_extends_the_shape_with_model_and_components(
     }
     assert out["components"]["var_between"] == out["var_between"]
     assert out["sequential"]["plan_cases"] == out["n_cases"]
-    assert main(["power", "--effect", "0.3", "--trials", "3", "--sequential"]) == 0
-    assert "model: both designs planned under the headroom model" in capsys.readouterr().out
+    done = evalkit_cli("power", "--effect", "0.3", "--trials", "3", "--sequential")
+    assert done.returncode == 0
+    assert "model: both designs planned under the headroom model" in done.stdout
 
 
 def test_an_effect_beyond_the_headroom_is_refused_by_name(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
+    ) -> None:
     argv = ["power", "--effect", "0.2", "--baseline-rate", "0.9", "--trials", "3", "--sequential"]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    err = done.stderr
     assert "`effect` must lie in [-0.9, 0.1]" in err and "Traceback" not in err
 
 

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.cli import main
 from evalkit.errors import ConfigError
 from evalkit.optimize import (
     OptimizeConfig,
@@ -29,7 +28,7 @@ from evalkit.optimize._description import (
     trigger_rates,
 )
 from evalkit.results import load_manifest
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 from tests.optimize import probes
 from tests.optimize.probes import VAGUE, write_trigger_suite
 
@@ -237,15 +236,15 @@ def test_f1_gate_holds_its_level_under_the_null_and_finds_a_real_gain() -> None:
     assert found >= 45
 
 
-def test_report_shows_trigger_rates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_shows_trigger_rates(tmp_path: Path) -> None:
     suite = write_trigger_suite(tmp_path / "suite", VAGUE)
     optimize(suite, _config(tmp_path, _command(tmp_path), max_iterations=1, run_id="r"))
     out = tmp_path / "r.html"
-    assert main(["report", "r", "--kind", "optimize", "--runs-dir",
-                             str(tmp_path / "runs"), "-o", str(out)]) == 0
+    done = evalkit_cli("report", "r", "--kind", "optimize", "--runs-dir",
+                                   str(tmp_path / "runs"), "-o", str(out))
+    assert done.returncode == 0
     page = out.read_text()
     assert "trigger_recall" in page and "trigger F1" in page and "description / trigger F1" in page
-    capsys.readouterr()
     assert json.loads((tmp_path / "runs" / "r" / "optimize.json").read_text())["target"] == (
         "description"
     )

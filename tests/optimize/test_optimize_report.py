@@ -5,16 +5,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
-from evalkit.cli import main
 from evalkit.optimize import OptimizeConfig, optimize
+from tests.conftest import evalkit_cli
 from tests.optimize.probes import write_monotone_suite
 
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
 
 
-def test_optimize_report_renders(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_optimize_report_renders(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     seed = tmp_path / "seed.md"
     seed.write_text(f"# Probe skill\n{HOSTILE}\n")
@@ -24,8 +22,9 @@ def test_optimize_report_renders(tmp_path: Path, capsys: pytest.CaptureFixture[s
         backend="threading", n_resamples=500,
     ))
     out = tmp_path / "o.html"
-    assert main(["report", "o", "--kind", "optimize", "--runs-dir", str(tmp_path / "runs"),
-                 "-o", str(out)]) == 0
+    done = evalkit_cli("report", "o", "--kind", "optimize", "--runs-dir", str(tmp_path / "runs"),
+                       "-o", str(out))
+    assert done.returncode == 0
     page = out.read_text()
     for figure in ("fig-trajectory", "fig-gate", "fig-cost"):
         assert f'id="{figure}"' in page
@@ -34,6 +33,6 @@ def test_optimize_report_renders(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "<script>window.__pwned" not in page and "&lt;script&gt;window.__pwned" in page
     assert not re.search(r"<script\b", page)
     assert (tmp_path / "o.ipynb").exists()
-    capsys.readouterr()
-    assert main(["report", str(tmp_path / "runs"), "--kind", "optimize"]) == 2
-    assert "optimize.json" in capsys.readouterr().err
+    done = evalkit_cli("report", str(tmp_path / "runs"), "--kind", "optimize")
+    assert done.returncode == 2
+    assert "optimize.json" in done.stderr

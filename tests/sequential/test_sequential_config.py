@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from evalkit.cli import main
 from evalkit.cli._flags import FLAGS
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig
@@ -26,7 +25,7 @@ from evalkit.sequential import (
     run_until_verdict,
 )
 from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
-from tests.conftest import DEMO
+from tests.conftest import DEMO, evalkit_cli
 
 BAD = [
     ({"round_cases": 0}, "round_cases must be at least 1, got 0"),
@@ -85,14 +84,16 @@ def test_every_setting_of_the_command_line_has_its_flag() -> None:
 
 
 def test_the_command_line_names_its_flags(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     argv = ["run", str(DEMO), "--conditions", "none,preloaded", "--until-verdict",
             "--runs-dir", str(tmp_path), "--no-progress", "--round-cases", "0"]
-    assert main(argv) == 2
-    assert "error: --round-cases must be at least 1, got 0" in capsys.readouterr().err
-    assert main([*argv[:-1], "3", "--max-usd", "-1"]) == 2
-    assert "error: --max-usd must be a positive number, got -1.0" in capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    assert "error: --round-cases must be at least 1, got 0" in done.stderr
+    done = evalkit_cli(*argv[:-1], "3", "--max-usd", "-1")
+    assert done.returncode == 2
+    assert "error: --max-usd must be a positive number, got -1.0" in done.stderr
     assert not any(tmp_path.iterdir())
 
 
