@@ -17,9 +17,9 @@ import pytest
 
 from evalkit.ablation import AblationConfig, AblationResult, ablate, read_ablation
 from evalkit.cases import directory_hash
-from evalkit.cli import main
 from evalkit.errors import InputError
 from evalkit.results import load_manifest, read_run
+from tests.conftest import evalkit_cli
 
 # the module-scoped fixtures (seconds each) are built once, by one worker, for all its tests
 pytestmark = pytest.mark.xdist_group("study")
@@ -95,43 +95,47 @@ def test_result_round_trips_through_ablation_json(study: AblationResult) -> None
 
 
 def test_unknown_component_is_exit_2_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
-    code = main(["ablate", str(SUITE), "--skill", "shell", "--component", "section/nope",
-                 "--runs-dir", str(tmp_path)])
-    err = capsys.readouterr().err
+    done = evalkit_cli("ablate", str(SUITE), "--skill", "shell", "--component", "section/nope",
+                       "--runs-dir", str(tmp_path))
+    code = done.returncode
+    err = done.stderr
     assert code == 2
     assert "'section/nope'" in err and "section/quoting" in err and "Traceback" not in err
 
 
 def test_one_component_skill_is_exit_2_naming_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
-    code = main(["ablate", str(FIXTURES / "ablation-one"), "--skill", "plain",
-                 "--runs-dir", str(tmp_path)])
-    err = capsys.readouterr().err
+    done = evalkit_cli("ablate", str(FIXTURES / "ablation-one"), "--skill", "plain",
+                       "--runs-dir", str(tmp_path))
+    code = done.returncode
+    err = done.stderr
     assert code == 2
     assert "skill 'plain' has one component (description)" in err
     assert not any(tmp_path.iterdir())  # nothing was written
 
 
-def test_list_shows_tokens(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["ablate", str(SUITE), "--skill", "shell", "--list", "--json"]) == 0
-    listed = json.loads(capsys.readouterr().out)["components"]
+def test_list_shows_tokens() -> None:
+    done = evalkit_cli("ablate", str(SUITE), "--skill", "shell", "--list", "--json")
+    assert done.returncode == 0
+    listed = json.loads(done.stdout)["components"]
     quoting = next(c for c in listed if c["id"] == "section/quoting")
     text = '## Quoting\n- Quote every variable expansion, as in "$file", so names with spaces '
     assert quoting["tokens"] == math.ceil(len(text + "survive.") / 4)
 
 
 def test_self_load_mode_runs_the_copies_as_self_load_conditions(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     cases = [arg for i in range(6) for arg in ("--case", f"task-{i:02d}")]
-    code = main(["ablate", str(SUITE), "--skill", "shell", "--mode", "self-load", "--json",
-                 "--component", "section/quoting", "--component", "section/history",
-                 "--runs-dir", str(tmp_path), "--run-id", "sl", "--backend", "threading",
-                 "--no-progress", "--trials", "1", *cases])
-    out = json.loads(capsys.readouterr().out)  # one JSON object, nothing else on stdout
+    done = evalkit_cli("ablate", str(SUITE), "--skill", "shell", "--mode", "self-load", "--json",
+                       "--component", "section/quoting", "--component", "section/history",
+                       "--runs-dir", str(tmp_path), "--run-id", "sl", "--backend", "threading",
+                       "--no-progress", "--trials", "1", *cases)
+    code = done.returncode
+    out = json.loads(done.stdout)  # one JSON object, nothing else on stdout
     assert code == 0
     assert out["mode"] == "self-load" and out["full_condition"] == "self-load"
     assert [c["component"] for c in out["components"]] == ["section/quoting", "section/history"]
@@ -145,12 +149,13 @@ def test_self_load_mode_runs_the_copies_as_self_load_conditions(
 
 
 def test_damaged_ablation_json_is_an_input_error_naming_the_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     (tmp_path / "ablation.json").write_text('{"skill": "shell"', encoding="utf-8")
     with pytest.raises(InputError, match="ablation.json: damaged ablation record"):
         read_ablation(tmp_path)
-    assert main(["report", str(tmp_path), "--kind", "ablation", "-o",
-                 str(tmp_path / "r.html")]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("report", str(tmp_path), "--kind", "ablation", "-o",
+                       str(tmp_path / "r.html"))
+    assert done.returncode == 2
+    err = done.stderr
     assert "damaged ablation record" in err and "Traceback" not in err

@@ -10,7 +10,6 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import GatePolicy, gate
-from evalkit.cli import main
 from evalkit.errors import ConfigError
 
 
@@ -89,9 +88,9 @@ def test_strict_flake_policy_and_tiers() -> None:
         gate(base, cand, policy=strict, tier="nightly")
 
 
-def test_ledger_rows_and_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ledger_rows_and_cli_exit_codes(tmp_path: Path) -> None:
     from evalkit.runner import RunConfig, run
-    from tests.conftest import TINY
+    from tests.conftest import TINY, evalkit_cli
 
     runs = tmp_path / "runs"
     run(TINY, RunConfig(runs_dir=runs, run_id="base", trials=2, progress=False))
@@ -99,10 +98,12 @@ def test_ledger_rows_and_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFi
     ledger = tmp_path / "ledger.jsonl"
     argv = ["gate", "--baseline", "base", "--candidate", "cand", "--runs-dir", str(runs),
             "--ledger", str(ledger)]
-    assert main(argv) == 0
-    assert capsys.readouterr().out.startswith("released:")
-    assert main([*argv, "--json"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
+    assert done.stdout.startswith("released:")
+    done = evalkit_cli(*argv, "--json")
+    assert done.returncode == 0
+    out = json.loads(done.stdout)
     assert out["decision"] == "released" and out["released"] is True
     rows = [json.loads(line) for line in ledger.read_text().splitlines()]
     assert len(rows) == 2 and rows[0]["decision"] == "released"
@@ -110,9 +111,11 @@ def test_ledger_rows_and_cli_exit_codes(tmp_path: Path, capsys: pytest.CaptureFi
     assert rows[0]["baseline_run"] == "base" and rows[0]["dataset_version"]
     bad_policy = tmp_path / "bad.yaml"
     bad_policy.write_text("treshold: 0.1\n")
-    assert main([*argv, "--policy", str(bad_policy)]) == 2
-    assert "treshold: unknown field" in capsys.readouterr().err
-    assert main(["gate", "--baseline", "nope", "--candidate", "cand", "--runs-dir", str(runs)]) == 2
+    done = evalkit_cli(*argv, "--policy", str(bad_policy))
+    assert done.returncode == 2
+    assert "treshold: unknown field" in done.stderr
+    done = evalkit_cli("gate", "--baseline", "nope", "--candidate", "cand", "--runs-dir", str(runs))
+    assert done.returncode == 2
 
 
 def test_documented_example_policy_is_valid() -> None:

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import GatePolicy, gate, power
-from evalkit.cli import main
 from evalkit.stats import minimum_detectable_effect, required_cases
+from tests.conftest import evalkit_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,35 +51,40 @@ def test_gate_can_require_that_no_provider_regressed() -> None:
     assert fine.released and "no provider regressed (3 providers)" in fine.message
 
 
-def test_provider_filter_on_the_commands(tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_provider_filter_on_the_commands(tmp_path: Path) -> None:
     base, cand = _runs("gamma")
     for name, frame in (("before", base), ("after", cand)):
         frame.to_csv(tmp_path / f"{name}.csv", index=False)
-        assert main(["import", str(tmp_path / f"{name}.csv"), "--format", "csv", "--run-id",
-                     name, "--runs-dir", str(tmp_path)]) == 0
-    capsys.readouterr()
+        done = evalkit_cli("import", str(tmp_path / f"{name}.csv"), "--format", "csv", "--run-id",
+                           name, "--runs-dir", str(tmp_path))
+        assert done.returncode == 0
     common = ["--runs-dir", str(tmp_path), "--json"]
-    assert main(["compare", "before", "after", "--resamples", "1000", *common]) == 0
-    everyone = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("compare", "before", "after", "--resamples", "1000", *common)
+    assert done.returncode == 0
+    everyone = json.loads(done.stdout)
     assert set(everyone["by_provider"]) == {"alpha", "beta", "gamma"}
     assert everyone["by_provider"]["gamma"]["verdict"] == "regressed"
     assert everyone["n_cases"] == 40 and everyone["heterogeneity"]["n_providers"] == 3
-    assert main(["compare", "before", "after", "--provider", "alpha,beta", "--resamples",
-                 "1000", *common]) == 0
-    two = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("compare", "before", "after", "--provider", "alpha,beta", "--resamples",
+                       "1000", *common)
+    assert done.returncode == 0
+    two = json.loads(done.stdout)
     assert set(two["by_provider"]) == {"alpha", "beta"}
-    assert main(["compare", "before", "after", "--provider", "gamma", "--resamples", "1000",
-                 *common]) == 0
-    alone = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("compare", "before", "after", "--provider", "gamma", "--resamples", "1000",
+                       *common)
+    assert done.returncode == 0
+    alone = json.loads(done.stdout)
     assert alone["by_provider"] == {} and alone["verdict"] == "regressed"
-    assert main(["flips", "before", "--provider", "beta", *common]) == 0
-    assert json.loads(capsys.readouterr().out)["n_pairs"] == 40 * 6
-    assert main(["gate", "--baseline", "before", "--candidate", "after", "--provider",
-                 "alpha,beta", *common]) == 0
-    assert json.loads(capsys.readouterr().out)["released"]
-    assert main(["lift", "before", "--provider", "alpha,beta", *common]) == 0
-    lifted = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("flips", "before", "--provider", "beta", *common)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["n_pairs"] == 40 * 6
+    done = evalkit_cli("gate", "--baseline", "before", "--candidate", "after", "--provider",
+                       "alpha,beta", *common)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["released"]
+    done = evalkit_cli("lift", "before", "--provider", "alpha,beta", *common)
+    assert done.returncode == 0
+    lifted = json.loads(done.stdout)
     assert {row["provider"] for row in lifted["success"]} == {"alpha", "beta"}
     assert {row["provider"] for row in lifted["pooled_metrics"]} == {"pooled"}
 
@@ -98,17 +103,18 @@ def test_unknown_provider_is_exit_2_listing_the_providers(tmp_path: Path) -> Non
 
 
 def test_compare_text_has_the_provider_table_and_heterogeneity_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     base, cand = _runs("gamma")
     data = pd.concat([base.assign(condition="none"), cand.assign(condition="skill")])
     data.to_csv(tmp_path / "r.csv", index=False)
-    assert main(["import", str(tmp_path / "r.csv"), "--format", "csv", "--run-id", "r",
-                 "--runs-dir", str(tmp_path)]) == 0
-    capsys.readouterr()
-    assert main(["compare", "r", "--conditions", "none,skill", "--resamples", "1000",
-                 "--runs-dir", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    done = evalkit_cli("import", str(tmp_path / "r.csv"), "--format", "csv", "--run-id", "r",
+                       "--runs-dir", str(tmp_path))
+    assert done.returncode == 0
+    done = evalkit_cli("compare", "r", "--conditions", "none,skill", "--resamples", "1000",
+                       "--runs-dir", str(tmp_path))
+    assert done.returncode == 0
+    out = done.stdout
     assert "over 40 cases (pooled over 3 providers, clustered by case" in out
     assert "by provider (3;" in out
     assert "gamma" in out and "regressed after Holm" in out

@@ -15,7 +15,6 @@ from evalkit import read_run
 from evalkit.cases import SuiteFile, cases_schema, init_suite, load_suite, suite_schema
 from evalkit.cases._docs import _models, render_suites_markdown
 from evalkit.cases._models import CaseFile
-from evalkit.cli import main
 from evalkit.scorers._verifiers import run_check, run_command
 from tests.conftest import DEMO, ROOT, TINY, evalkit_cli
 
@@ -102,14 +101,16 @@ def test_init_refuses_a_non_empty_directory(tmp_path: Path) -> None:
 
 
 def test_init_rejects_a_bad_name_and_a_file(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
-    assert main(["init", str(tmp_path / "a"), "--name", "-bad name"]) == 2
-    assert "--name '-bad name' is not a valid suite name" in capsys.readouterr().err
+    done = evalkit_cli("init", str(tmp_path / "a"), "--name", "-bad name")
+    assert done.returncode == 2
+    assert "--name '-bad name' is not a valid suite name" in done.stderr
     file = tmp_path / "file.txt"
     file.write_text("x")
-    assert main(["init", str(file)]) == 2
-    assert f"{file} is a file" in capsys.readouterr().err
+    done = evalkit_cli("init", str(file))
+    assert done.returncode == 2
+    assert f"{file} is a file" in done.stderr
 
 
 def _validator(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
@@ -178,13 +179,14 @@ def test_schema_command_writes_both_files(tmp_path: Path) -> None:
     assert field["description"] == "Run defaults."
 
 
-def test_committed_docs_match_the_models(capsys: pytest.CaptureFixture[str]) -> None:
+def test_committed_docs_match_the_models() -> None:
     committed = (ROOT / "docs" / "suites.md").read_text()
     assert committed == render_suites_markdown(), (
         "docs/suites.md is out of date: run `evalkit schema --markdown > docs/suites.md`"
     )
-    assert main(["schema", "--markdown"]) == 0
-    assert capsys.readouterr().out == committed
+    done = evalkit_cli("schema", "--markdown")
+    assert done.returncode == 0
+    assert done.stdout == committed
 
 
 def test_docs_cover_every_field_of_every_model() -> None:

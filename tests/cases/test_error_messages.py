@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from evalkit.cases import load_suite
-from evalkit.cli import main
 from evalkit.errors import SuiteError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 
 def _problems(suite: Path) -> list[str]:
@@ -200,18 +199,20 @@ def test_every_problem_names_file_and_line(tiny_suite: Path) -> None:
 
 
 def test_failing_reference_is_never_called_valid(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     path = tiny_suite / "cases" / "prompt.yaml"
     path.write_text(path.read_text().replace("The sum is 100 * 101 / 2 = 5050.", "About 5000."))
-    assert main(["cases", "validate", str(tiny_suite)]) == 1
-    out, err = capsys.readouterr()
+    done = evalkit_cli("cases", "validate", str(tiny_suite))
+    assert done.returncode == 1
+    out, err = done.stdout, done.stderr
     assert "valid" not in out
     assert f"{path}:21: case 'sum-numbers': reference check failed: the reference scores " in err
     assert "fails: expected_patterns (missing: 5050)" in err
     assert "suite 'tiny' is not valid: 1 reference check failed;" in err
-    assert main(["cases", "validate", str(tiny_suite), "--json"]) == 1
-    report = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("cases", "validate", str(tiny_suite), "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
     assert report["valid"] is False
     (failure,) = report["reference_failures"]
     assert failure.startswith("sum-numbers: the reference scores ")
@@ -219,25 +220,28 @@ def test_failing_reference_is_never_called_valid(
 
 
 def test_reference_failure_shows_the_verifier_regex_as_written(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     path = tiny_suite / "cases" / "execution.yaml"
     path.write_text(path.read_text().replace("pattern: '^3$'", "pattern: '^\\d{2}$'"))
-    assert main(["cases", "validate", str(tiny_suite)]) == 1
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite))
+    assert done.returncode == 1
+    err = done.stderr
     assert f"{path}:1: case 'make-report': reference check failed: " in err
     assert "report.txt matches /^\\d{2}$/: no match" in err
     assert "\\\\d" not in err
 
 
 def test_sound_suite_is_called_valid_after_its_reference_checks(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
-    assert main(["cases", "validate", str(tiny_suite)]) == 0
-    out = capsys.readouterr().out
+    done = evalkit_cli("cases", "validate", str(tiny_suite))
+    assert done.returncode == 0
+    out = done.stdout
     assert "suite 'tiny' is valid" in out and "every reference passes its case" in out
-    assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 0
-    assert "(reference checks skipped)" in capsys.readouterr().out
+    done = evalkit_cli("cases", "validate", str(tiny_suite), "--no-references")
+    assert done.returncode == 0
+    assert "(reference checks skipped)" in done.stdout
 
 
 def test_an_enum_typo_in_a_check_kind_gets_a_did_you_mean(tiny_suite: Path) -> None:

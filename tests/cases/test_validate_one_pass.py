@@ -7,10 +7,8 @@ import re
 import shutil
 from pathlib import Path
 
-import pytest
-
 from evalkit.cases import inspect_suite
-from evalkit.cli import main
+from tests.conftest import evalkit_cli
 
 _HEADER = re.compile(r"^  (\S+) \((\d+) problems?\):$")
 
@@ -63,12 +61,13 @@ def _plant_five(suite: Path) -> dict[str, Path]:
 
 
 def test_five_planted_mistakes_come_out_together_grouped_by_file(
-    tiny_suite: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path, runs_dir: Path
 ) -> None:
     files = _plant_five(tiny_suite)
     argv = ["cases", "validate", str(tiny_suite), "--runs-dir", str(runs_dir)]
-    assert main(argv) == 2
-    out, err = capsys.readouterr()
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    out, err = done.stdout, done.stderr
     assert out == ""
     assert err.startswith("error: suite 'tiny' is invalid (5 problems in 4 files, of which 1 ")
     groups = _grouped(err)
@@ -86,8 +85,9 @@ def test_five_planted_mistakes_come_out_together_grouped_by_file(
     assert duplicate.startswith(f"{files['extra']}:1: [0].id (case 'wait-file'): ")
     assert f"defined at {files['prompt']}:12 and again here at {files['extra']}:1" in duplicate
 
-    assert main([*argv, "--json"]) == 2
-    report = json.loads(capsys.readouterr().out)
+    done = evalkit_cli(*argv, "--json")
+    assert done.returncode == 2
+    report = json.loads(done.stdout)
     assert report["valid"] is False and report["suite"] == "tiny"
     assert report["cases"] is None and report["dataset_version"] is None
     assert len(report["problems"]) == 4
@@ -99,8 +99,9 @@ def test_five_planted_mistakes_come_out_together_grouped_by_file(
     assert report["references_checked"] == ["sum-numbers", "wait-file"]  # the clean ones
 
     run = ["run", str(tiny_suite), "--runs-dir", str(runs_dir), "--no-progress"]
-    assert main(run) == 2  # a run refuses the suite with the same list, before anything runs
-    err = capsys.readouterr().err
+    done = evalkit_cli(*run)
+    assert done.returncode == 2  # a run refuses the suite with the same list, before anything runs
+    err = done.stderr
     assert err.startswith("error: suite is invalid (4 problems in 4 files):")
     for line in (trials, fixture, typo, duplicate):
         assert f"    - {line}\n" in err
@@ -167,12 +168,13 @@ def test_duplicate_ids_name_both_definitions_even_when_invalid(tiny_suite: Path)
 
 
 def test_counts_read_well_and_no_problem_is_told_twice(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     extra = tiny_suite / "cases" / "extra.yaml"
     extra.write_text("- id: one\n  prompt: Hi.\n  expectations: [12]\n")
-    assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite), "--no-references")
+    assert done.returncode == 2
+    err = done.stderr
     assert err.splitlines()[0] == "error: suite 'tiny' is invalid (1 problem):"
     assert f"  {extra} (1 problem):" in err
     (line,) = _grouped(err)[str(extra)]  # one value of `str | Expectation`: one message
@@ -185,8 +187,9 @@ def test_counts_read_well_and_no_problem_is_told_twice(
         "  verifier: [{kind: file_exists, path: a}]\n"
         "- id: three\n  prompt: Hi.\n  expectations: [{text: ok, truht: x}]\n"
     )
-    assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite), "--no-references")
+    assert done.returncode == 2
+    err = done.stderr
     assert "problem(s)" not in err
     assert err.splitlines()[0] == "error: suite 'tiny' is invalid (5 problems):"
     lines = _grouped(err)[str(extra)]
@@ -197,7 +200,7 @@ def test_counts_read_well_and_no_problem_is_told_twice(
 
 
 def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
-    tiny_suite: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path, runs_dir: Path
 ) -> None:
     fixture = tiny_suite / "fixtures" / "fix-wait"
     fixture.mkdir()
@@ -211,8 +214,9 @@ def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
     )
     _edit(tiny_suite / "suite.yaml", "severity: error", "severity: warning")
     argv = ["cases", "validate", str(tiny_suite), "--runs-dir", str(runs_dir)]
-    assert main(argv) == 0
-    out, err = capsys.readouterr()
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
+    out, err = done.stdout, done.stderr
     assert "suite 'tiny' is valid: 5 cases" in out
     (warning,) = err.splitlines()
     assert warning.startswith(f"warning: {case_file}:7: [0].solution[0] (case 'fix-wait'): ")
@@ -221,8 +225,9 @@ def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
     )
     assert "('sleep 5')" in warning and "every item of this case" in warning
 
-    assert main([*argv, "--json", "--no-references"]) == 0
-    report = json.loads(capsys.readouterr().out)
+    done = evalkit_cli(*argv, "--json", "--no-references")
+    assert done.returncode == 0
+    report = json.loads(done.stdout)
     assert report["valid"] is True and report["problems"] == []
     (as_json,) = report["warnings"]
     assert (as_json["case_id"], as_json["field"], as_json["line"]) == (
@@ -230,23 +235,25 @@ def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
     )
 
     _edit(tiny_suite / "suite.yaml", "severity: warning", "severity: error")
-    assert main(argv) == 1  # an error rule fails the reference itself: the warning says why
-    err = capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 1  # an error rule fails the reference itself: the warning says why
+    err = done.stderr
     assert "fails every item of this case that solves it this way (severity error)" in err
     assert "case 'fix-wait': reference check failed: " in err
     assert "anti_patterns (blind-sleep (error))" in err
 
 
 def test_a_file_read_for_several_fields_is_one_problem(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     skill = tiny_suite / "skills" / "waiting" / "SKILL.md"
     skill.write_bytes(b"\x00binary")
     suite_yaml = tiny_suite / "suite.yaml"
     _edit(suite_yaml, "bootstrap.md", "SKILL.md")
     _edit(suite_yaml, "stale: skills/waiting/stale.md", "stale: skills/waiting/SKILL.md")
-    assert main(["cases", "validate", str(tiny_suite), "--no-references"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite), "--no-references")
+    assert done.returncode == 2
+    err = done.stderr
     assert err.splitlines() == [
         "error: suite 'tiny' is invalid (1 problem):",
         f"  {skill} (1 problem):",
@@ -255,12 +262,13 @@ def test_a_file_read_for_several_fields_is_one_problem(
 
 
 def test_a_suite_yaml_section_of_the_wrong_type_skips_the_reference_checks(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     _edit(tiny_suite / "suite.yaml", "defaults:\n  trials: 2", "defaults: 2")
     _edit(tiny_suite / "cases" / "prompt.yaml", "    prompt: How", "    promt: How")
-    assert main(["cases", "validate", str(tiny_suite)]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite))
+    assert done.returncode == 2
+    err = done.stderr
     assert "(3 problems in 2 files):" in err  # promt: unknown, and prompt is missing
     assert "suite.yaml:10: defaults: Input should be a valid dictionary" in err
     assert "reference checks not run: suite.yaml's defaults or anti_patterns have problems" in err

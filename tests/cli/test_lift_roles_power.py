@@ -8,8 +8,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from evalkit.cli import main
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 RENAMED = {"none": "plain", "self-load": "skill", "preloaded": "oracle", "stale": "old"}
 
@@ -20,7 +19,8 @@ def renamed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("runs")
     argv = ["run", str(TINY), "--runs-dir", str(runs), "--run-id", "r", "--trials", "2",
             "--json", "--no-progress"]
-    assert main(argv) == 0
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
     path = runs / "r" / "results.parquet"
     table = pq.read_table(path)
     conditions = [RENAMED.get(c, c) for c in table.column("condition").to_pylist()]
@@ -31,16 +31,17 @@ def renamed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_lift_roles_maps_renamed_conditions(
-    renamed: Path, capsys: pytest.CaptureFixture[str]
+    renamed: Path
 ) -> None:
-    capsys.readouterr()
-    assert main(["lift", "r", "--runs-dir", str(renamed), "--json", "--resamples", "300"]) == 2
-    assert "--roles" in capsys.readouterr().err
+    done = evalkit_cli("lift", "r", "--runs-dir", str(renamed), "--json", "--resamples", "300")
+    assert done.returncode == 2
+    assert "--roles" in done.stderr
     roles = "plain=A,skill=B,oracle=C,old=D"
     argv = ["lift", "r", "--runs-dir", str(renamed), "--json", "--resamples", "300",
             "--roles", roles]
-    assert main(argv) == 0
-    data = json.loads(capsys.readouterr().out)
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
     assert data["roles"] == {"A": "plain", "B": "skill", "C": "oracle", "D": "old"}
     realized = next(m for m in data["metrics"] if m["metric"] == "realized_lift")
     success = {s["condition"]: s["estimate"] for s in data["success"]}
@@ -52,36 +53,37 @@ def test_lift_roles_maps_renamed_conditions(
     [("plain", "not CONDITION=ROLE"), ("plain=Z", "not a role"), ("a=A,b=A", "given twice")],
 )
 def test_bad_roles_exit_2_with_the_fix(
-    renamed: Path, capsys: pytest.CaptureFixture[str], roles: str, message: str
+    renamed: Path, roles: str, message: str
 ) -> None:
-    capsys.readouterr()
     for argv in (
         ["lift", "r", "--runs-dir", str(renamed), "--roles", roles],
         ["report", "r", "--kind", "lift", "--runs-dir", str(renamed), "--roles", roles],
     ):
-        assert main(argv) == 2
-        err = capsys.readouterr().err
+        done = evalkit_cli(*argv)
+        assert done.returncode == 2
+        err = done.stderr
         assert message in err and "Traceback" not in err
 
 
-def test_power_below_threshold_explains(capsys: pytest.CaptureFixture[str]) -> None:
-    capsys.readouterr()
-    assert main(["power", "--effect", "0.04", "--trials", "3", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+def test_power_below_threshold_explains() -> None:
+    done = evalkit_cli("power", "--effect", "0.04", "--trials", "3", "--json")
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
     assert data["n_cases"] is None and "no number of cases" in data["note"]
-    assert main(["power", "--effect", "0.04", "--trials", "3"]) == 0
-    assert "practical threshold of 5 pp" in capsys.readouterr().out
+    done = evalkit_cli("power", "--effect", "0.04", "--trials", "3")
+    assert done.returncode == 0
+    assert "practical threshold of 5 pp" in done.stdout
 
 
 def test_lift_text_defines_each_metric_in_one_line(
-    renamed: Path, capsys: pytest.CaptureFixture[str]
+    renamed: Path
 ) -> None:
     """Each metric shown is defined once, on one line, with the run's own condition names."""
-    capsys.readouterr()
     argv = ["lift", "r", "--runs-dir", str(renamed), "--resamples", "300",
             "--roles", "plain=A,skill=B,oracle=C,old=D"]
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
+    out = done.stdout
     lines = out.splitlines()
     data_metrics = {"realized_lift", "oracle_lift", "routing_gap", "stale_harm",
                     "regression_rate", "unlock_rate", "routing_efficiency"}

@@ -25,7 +25,6 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalkit.cli import main
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop import (
     Importer,
@@ -36,6 +35,7 @@ from evalkit.interop import (
 )
 from evalkit.interop._import_common import ParsedSource, SourceRow
 from evalkit.results import read_run
+from tests.conftest import evalkit_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "scripts" / "make_harbor_jobs.py"
@@ -201,16 +201,17 @@ def test_pass_threshold(harbor_jobs: Path, tmp_path: Path) -> None:
                        pass_threshold=0.5)
 
 
-def test_imported_jobs_compare_by_provider(harbor_jobs: Path, tmp_path: Path,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_imported_jobs_compare_by_provider(harbor_jobs: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     argv = ["import", str(harbor_jobs / "job-no-skills"), str(harbor_jobs / "job-with-skills"),
             "--format", "harbor", "--run-id", "hb", "--runs-dir", str(runs), "--json"]
-    assert main(argv) == 0
-    assert json.loads(capsys.readouterr().out)["items"] == 48
-    assert main(["compare", "hb", "--conditions", "none,self-load", "--runs-dir", str(runs),
-                 "--json", "--resamples", "500"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["items"] == 48
+    done = evalkit_cli("compare", "hb", "--conditions", "none,self-load", "--runs-dir", str(runs),
+                       "--json", "--resamples", "500")
+    assert done.returncode == 0
+    out = json.loads(done.stdout)
     assert set(out["by_provider"]) == {"claude-code/anthropic/claude-opus-4-5",
                                        "codex/openai/gpt-5.5"}
     assert out["n_cases"] == 4, "each task counts once, pooled over the two providers"
@@ -244,15 +245,16 @@ def test_a_copied_trial_is_not_counted_twice(harbor_jobs: Path, tmp_path: Path) 
     ],
 )
 def test_not_a_harbor_result_exits_2_naming_the_file(
-    content: str, needle: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    content: str, needle: str, tmp_path: Path
 ) -> None:
     bad = tmp_path / "trial" / "result.json"
     bad.parent.mkdir()
     bad.write_text(content)
     argv = ["import", str(bad), "--format", "harbor", "--run-id", "x", "--runs-dir",
             str(tmp_path / "runs")]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    err = done.stderr
     assert str(bad) in err and needle in err and "Traceback" not in err
 
 

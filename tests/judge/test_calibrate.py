@@ -12,11 +12,11 @@ from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
 import evalkit
 from evalkit.cases import load_suite
-from evalkit.cli._main import main
 from evalkit.errors import InputError
 from evalkit.judge import calibrate, known_truth, statements
 from evalkit.results import read_scores, read_transcripts
 from evalkit.runner import RunConfig, run
+from tests.conftest import evalkit_cli
 
 
 def _run(suite: Path, runs_dir: Path, run_id: str, error_rate: float) -> Path:
@@ -97,32 +97,37 @@ def test_an_erring_judge_is_caught_and_kappa_matches_statsmodels(
 
 
 def test_calibrate_cli_and_bad_labels(
-    judged_suite: Path, runs_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    judged_suite: Path, runs_dir: Path, tmp_path: Path
 ) -> None:
     run_dir = _run(judged_suite, runs_dir, "cli", 0.3)
     labels = tmp_path / "labels.csv"
     _truth_labels(judged_suite, run_dir, labels, by_key=True)
-    assert main(["judge", "calibrate", "cli", "--labels", str(labels),
-                 "--runs-dir", str(runs_dir)]) == 0
-    out = capsys.readouterr().out
+    done = evalkit_cli("judge", "calibrate", "cli", "--labels", str(labels),
+                       "--runs-dir", str(runs_dir))
+    assert done.returncode == 0
+    out = done.stdout
     assert "Cohen's kappa" in out and "confusion (judge x human)" in out
-    assert main(["judge", "calibrate", "cli", "--labels", str(labels),
-                 "--runs-dir", str(runs_dir), "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("judge", "calibrate", "cli", "--labels", str(labels),
+                       "--runs-dir", str(runs_dir), "--json")
+    assert done.returncode == 0
+    data = json.loads(done.stdout)
     assert {"kappa", "agreement", "confusion", "per_expectation", "disagreements"} <= set(data)
     assert data["kappa"]["ci_low"] <= data["kappa"]["estimate"] <= data["kappa"]["ci_high"]
 
     bad = tmp_path / "bad.csv"
     bad.write_text("item_key,label\nx,pass\n")
-    assert main(["judge", "calibrate", "cli", "--labels", str(bad),
-                 "--runs-dir", str(runs_dir)]) == 2
-    assert f"{bad}: missing column(s) expectation" in capsys.readouterr().err
+    done = evalkit_cli("judge", "calibrate", "cli", "--labels", str(bad),
+                       "--runs-dir", str(runs_dir))
+    assert done.returncode == 2
+    assert f"{bad}: missing column(s) expectation" in done.stderr
     bad.write_text("item_key,expectation,label\nx,1,maybe\n")
-    assert main(["judge", "calibrate", "cli", "--labels", str(bad),
-                 "--runs-dir", str(runs_dir)]) == 2
-    assert f"{bad}:2: label: 'maybe' is not a label" in capsys.readouterr().err
+    done = evalkit_cli("judge", "calibrate", "cli", "--labels", str(bad),
+                       "--runs-dir", str(runs_dir))
+    assert done.returncode == 2
+    assert f"{bad}:2: label: 'maybe' is not a label" in done.stderr
     bad.write_text("item_key,expectation,label\nno-such-item,1,pass\n")
     with pytest.raises(InputError, match="no label matches a verdict"):
         calibrate("cli", bad, runs_dir=runs_dir)
-    assert main(["judge", "calibrate", "cli", "--runs-dir", str(runs_dir)]) == 2
-    assert "usage: evalkit judge calibrate RUN --labels" in capsys.readouterr().err
+    done = evalkit_cli("judge", "calibrate", "cli", "--runs-dir", str(runs_dir))
+    assert done.returncode == 2
+    assert "usage: evalkit judge calibrate RUN --labels" in done.stderr

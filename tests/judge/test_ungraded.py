@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.cli._main import main
 from evalkit.results import read_scores
 from evalkit.runner import RunConfig, run
+from tests.conftest import evalkit_cli
 from tests.judge.conftest import CASES_YAML, write_suite
 from tests.judge.test_judge_http import statement_of, verdict
 from tests.providers.agent_harness import ANTHROPIC_SECRET
@@ -35,12 +35,13 @@ def suite(tmp_path: Path) -> Path:
 
 
 def test_ungraded_items_run_are_counted_and_left_out(
-    suite: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    suite: Path, runs_dir: Path
 ) -> None:
-    code = main(["run", str(suite), "--runs-dir", str(runs_dir), "--run-id", "off",
-                 "--no-progress", "--trials", "3"])
+    done = evalkit_cli("run", str(suite), "--runs-dir", str(runs_dir), "--run-id", "off",
+                       "--no-progress", "--trials", "3")
+    code = done.returncode
     assert code == 0
-    out = capsys.readouterr().out
+    out = done.stdout
     assert "6 items ungraded" in out and "evalkit judge off --judge-provider" in out
     df = evalkit.read_run(runs_dir / "off")
     ungraded = df[df["case_id"] == "no-truth"]
@@ -54,9 +55,10 @@ def test_ungraded_items_run_are_counted_and_left_out(
     assert len(rows) == 6 and rows["passed"].isna().all()
     assert rows["detail"].str.contains("not graded").all()
     # --json counts them and leaves them out of the pass rate
-    code = main(["run", str(suite), "--runs-dir", str(runs_dir), "--run-id", "off2",
-                 "--no-progress", "--trials", "3", "--json"])
-    summary = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("run", str(suite), "--runs-dir", str(runs_dir), "--run-id", "off2",
+                       "--no-progress", "--trials", "3", "--json")
+    code = done.returncode
+    summary = json.loads(done.stdout)
     assert summary["ungraded"] == 6
     graded = df[df["status"] != "ungraded"]
     assert summary["pass_rate"] == pytest.approx(graded["passed"].mean())
@@ -66,25 +68,26 @@ def test_ungraded_items_run_are_counted_and_left_out(
     assert "missing evidence" in result.ungraded_note
     assert {c["case_id"] for c in result.to_dict()["cases"]} == {"wait-server", "judged-only"}
     assert result.to_dict()["ungraded_items"] == 6
-    code = main(["compare", "off", "--runs-dir", str(runs_dir), "--conditions",
-                 "none,cond-okapi"])
-    assert "ungraded: 6 item(s) left out as missing evidence" in capsys.readouterr().out
+    done = evalkit_cli("compare", "off", "--runs-dir", str(runs_dir), "--conditions",
+                       "none,cond-okapi")
+    code = done.returncode
+    assert "ungraded: 6 item(s) left out as missing evidence" in done.stdout
 
 
 def test_a_model_judge_grades_them_later_without_rerunning(
     suite: Path, runs_dir: Path, loopback: LoopbackModelServer, monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
     run(suite, RunConfig(runs_dir=runs_dir, run_id="off", progress=False, trials=2))
     before = evalkit.read_run(runs_dir / "off").set_index("item_key")
     assert (before.loc[before["case_id"] == "no-truth", "status"] == "ungraded").all()
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_SECRET)
     loopback.reset(verdict)  # passes statements about loops
-    code = main(["judge", "off", "--runs-dir", str(runs_dir), "--run-id", "graded",
-                 "--judge-provider", "anthropic", "--judge-model", "judge-1",
-                 "--judge-opt", f"base_url={loopback.base_url}", "--json"])
-    assert code == 0, capsys.readouterr().err
-    out = json.loads(capsys.readouterr().out)
+    done = evalkit_cli("judge", "off", "--runs-dir", str(runs_dir), "--run-id", "graded",
+                       "--judge-provider", "anthropic", "--judge-model", "judge-1",
+                       "--judge-opt", f"base_url={loopback.base_url}", "--json")
+    code = done.returncode
+    assert code == 0, done.stderr
+    out = json.loads(done.stdout)
     assert out["judge"]["statements_ungraded"] == 0 and out["judge"]["items_ungraded"] == 0
     after = evalkit.read_run(runs_dir / "graded").set_index("item_key")
     mine = after[after["case_id"] == "no-truth"]

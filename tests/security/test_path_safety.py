@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from evalkit.cli import main
 from evalkit.runner import RunConfig, run
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 HOSTILE_RUN_IDS = ["..", ".", "../escaped", "a/b", "/tmp/evalkit-absolute-run", "x\x00y", "-x"]
 
@@ -23,7 +22,7 @@ def _tree(root: Path) -> set[str]:
 @pytest.mark.parametrize("run_id", HOSTILE_RUN_IDS)
 @pytest.mark.parametrize("resume", [False, True])
 def test_hostile_run_id_is_refused_and_nothing_is_written(
-    tmp_path: Path, run_id: str, resume: bool, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, run_id: str, resume: bool
 ) -> None:
     runs_dir = tmp_path / "runs"
     runs_dir.mkdir()
@@ -32,8 +31,9 @@ def test_hostile_run_id_is_refused_and_nothing_is_written(
     (tmp_path / "parts" / "precious.txt").write_text("keep me")
     before = _tree(tmp_path)
     argv = ["run", str(TINY), "--runs-dir", str(runs_dir), f"--run-id={run_id}", "--no-progress"]
-    code = main([*argv, "--resume"] if resume else argv)
-    err = capsys.readouterr().err
+    done = evalkit_cli(*[*argv, "--resume"] if resume else argv)
+    code = done.returncode
+    err = done.stderr
     assert code == 2, err
     assert "--run-id" in err and "plain name" in err
     assert _tree(tmp_path) == before, "nothing was created or deleted"
@@ -55,24 +55,21 @@ def test_plain_run_ids_still_work(tmp_path: Path) -> None:
 
 
 def test_optimize_refuses_hostile_run_id(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     runs_dir = tmp_path / "runs"
-    code = main(
-        [
-            "optimize",
-            str(TINY),
-            "--skill",
-            "waiting",
-            "--optimizer",
-            "command:cat",
-            "--runs-dir",
-            str(runs_dir),
-            "--run-id",
-            "../outside",
-        ]
-    )
-    err = capsys.readouterr().err
+    done = evalkit_cli("optimize",
+                  str(TINY),
+                  "--skill",
+                  "waiting",
+                  "--optimizer",
+                  "command:cat",
+                  "--runs-dir",
+                  str(runs_dir),
+                  "--run-id",
+                  "../outside")
+    code = done.returncode
+    err = done.stderr
     assert code == 2, err
     assert "--run-id" in err
     assert not (tmp_path / "outside").exists()
@@ -90,21 +87,23 @@ def _suite_with(tmp_path: Path, old: str, new: str, rel: str = "suite.yaml") -> 
 
 @pytest.mark.parametrize("name", ["../../x", "a/b", "..", "/abs"])
 def test_hostile_skill_name_is_a_validation_error(
-    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, name: str
 ) -> None:
     root = _suite_with(tmp_path, "  waiting:\n", f"  '{name}':\n")
     runs_dir = tmp_path / "runs"
-    assert main(["cases", "validate", str(root)]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(root))
+    assert done.returncode == 2
+    err = done.stderr
     assert "suite.yaml" in err and "skills" in err and "rename the skill" in err
-    assert main(["run", str(root), "--runs-dir", str(runs_dir), "--no-progress"]) == 2
+    done = evalkit_cli("run", str(root), "--runs-dir", str(runs_dir), "--no-progress")
+    assert done.returncode == 2
     assert not runs_dir.exists() or not any(runs_dir.iterdir())
     assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.parametrize("fixture", ["/etc", "../outside", "fixtures/../../outside", "link"])
 def test_fixture_outside_the_suite_is_a_validation_error(
-    tmp_path: Path, fixture: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, fixture: str
 ) -> None:
     root = _suite_with(
         tmp_path, "fixture: fixtures/make-report", f"fixture: {fixture}", "cases/execution.yaml"
@@ -113,8 +112,9 @@ def test_fixture_outside_the_suite_is_a_validation_error(
     outside.mkdir()
     (outside / "secret.txt").write_text("not for the agent")
     os.symlink(outside, root / "link")
-    assert main(["cases", "validate", str(root)]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(root))
+    assert done.returncode == 2
+    err = done.stderr
     assert "execution.yaml" in err and ".fixture" in err and "outside the suite" in err
 
 
