@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 
 @pytest.fixture(scope="module")
@@ -19,13 +18,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for run_id, seed in (("a", "0"), ("b", "1")):
         argv = ["run", str(TINY), "--runs-dir", str(runs), "--run-id", run_id, "--seed", seed,
                 "--trials", "3", "--json", "--no-progress"]
-        assert main(argv) == 0
+        done = evalkit_cli(*argv)
+        assert done.returncode == 0
     return runs
 
 
-def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, object]:
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+def _json(argv: list[str]) -> dict[str, object]:
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.count("\n") == 1, "exactly one JSON object on stdout"
     data = json.loads(out)
     assert isinstance(data, dict)
@@ -51,8 +52,8 @@ def test_run_json_via_real_subprocess(tmp_path: Path) -> None:
     assert 0 <= data["pass_rate"] <= 1 and Path(data["run_dir"]).is_dir()
 
 
-def test_lift_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["lift", "a", "--runs-dir", str(runs), "--json", "--resamples", "500"])
+def test_lift_json(runs: Path) -> None:
+    data = _json(["lift", "a", "--runs-dir", str(runs), "--json", "--resamples", "500"])
     assert data["run_id"] == "a"
     metrics = data["metrics"]
     assert isinstance(metrics, list) and metrics
@@ -65,8 +66,8 @@ def test_lift_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert isinstance(m["n_cases"], int)
 
 
-def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["compare", "a", "b", "--runs-dir", str(runs), "--json",
+def test_compare_json(runs: Path) -> None:
+    data = _json(["compare", "a", "b", "--runs-dir", str(runs), "--json",
                           "--resamples", "500"])
     assert {"verdict", "metric", "delta", "wins", "losses", "ties", "n_cases", "cases",
             "regressed_cases", "improved_cases"} <= set(data)
@@ -84,14 +85,14 @@ def test_compare_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # contributing / left_out_reused extend the record: here no pair is reused
     assert data["pooled"] == {"method": "stratified-by-case", "conditions": conditions,
                               "contributing": conditions, "left_out_reused": []}
-    within = _json(capsys, ["compare", "a", "--conditions", "none,preloaded", "--runs-dir",
+    within = _json(["compare", "a", "--conditions", "none,preloaded", "--runs-dir",
                             str(runs), "--json", "--resamples", "500"])
     assert within["cases"][0]["condition"] == "preloaded vs none"  # type: ignore[index]
 
 
-def test_flips_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_flips_json(runs: Path) -> None:
     for argv in (["flips", "a"], ["flips", "a", "b"]):
-        data = _json(capsys, [*argv, "--runs-dir", str(runs), "--json"])
+        data = _json([*argv, "--runs-dir", str(runs), "--json"])
         # the contract's keys, extended with the reused pairs left out and why, and the
         # per-provider table (empty: one provider)
         assert set(data) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message",
@@ -101,17 +102,19 @@ def test_flips_json(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
         assert data["reused_items"] == 0 and data["message"] == ""  # two seeds: fresh samples
 
 
-def test_power_json(capsys: pytest.CaptureFixture[str]) -> None:
-    data = _json(capsys, ["power", "--effect", "0.15", "--trials", "3", "--json"])
+def test_power_json() -> None:
+    data = _json(["power", "--effect", "0.15", "--trials", "3", "--json"])
     assert isinstance(data["n_cases"], int) and data["n_cases"] > 0
-    mde = _json(capsys, ["power", "--cases", str(data["n_cases"]), "--trials", "3", "--json"])
+    mde = _json(["power", "--cases", str(data["n_cases"]), "--trials", "3", "--json"])
     assert mde["effect"] == pytest.approx(0.15, abs=0.01)
-    assert main(["power"]) == 2
-    assert "--effect" in capsys.readouterr().err
+    done = evalkit_cli("power")
+    assert done.returncode == 2
+    assert "--effect" in done.stderr
 
 
-def test_missing_run_exits_2(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_run_exits_2(runs: Path) -> None:
     for argv in (["lift", "nope"], ["compare", "a", "nope"], ["flips", "nope"]):
-        assert main([*argv, "--runs-dir", str(runs)]) == 2
-        err = capsys.readouterr().err
+        done = evalkit_cli(*argv, "--runs-dir", str(runs))
+        assert done.returncode == 2
+        err = done.stderr
         assert "nope" in err and "Traceback" not in err

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.cli._main import main
 from evalkit.errors import ConfigError
 from evalkit.judge import judge_run
 from evalkit.results import load_manifest, read_scores
 from evalkit.runner import RunConfig, run
+from tests.conftest import evalkit_cli
 from tests.judge.conftest import CASES_YAML, SUITE_YAML, write_suite
 
 
@@ -144,26 +144,31 @@ def test_expectations_without_a_judge_are_refused(tmp_path: Path, runs_dir: Path
 
 
 def test_cli_run_and_judge_with_json_and_clean_errors(
-    judged_suite: Path, runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    judged_suite: Path, runs_dir: Path
 ) -> None:
-    code = main(["run", str(judged_suite), "--runs-dir", str(runs_dir), "--run-id", "c",
-                 "--no-progress", "--trials", "1", "--judge-opt", "error_rate=0.3", "--json"])
+    done = evalkit_cli("run", str(judged_suite), "--runs-dir", str(runs_dir), "--run-id", "c",
+                       "--no-progress", "--trials", "1", "--judge-opt", "error_rate=0.3", "--json")
+    code = done.returncode
     assert code == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(done.stdout)
     assert out["judge"]["provider"] == "simulated" and out["judge"]["statements"] == 6
     assert {"run_id", "run_dir", "items", "ok", "errors", "pass_rate"} <= set(out)
-    code = main(["judge", "c", "--runs-dir", str(runs_dir), "--run-id", "c2",
-                 "--judge-model", "sim-judge-2", "--json"])
+    done = evalkit_cli("judge", "c", "--runs-dir", str(runs_dir), "--run-id", "c2",
+                       "--judge-model", "sim-judge-2", "--json")
+    code = done.returncode
     assert code == 0
-    out = json.loads(capsys.readouterr().out)
+    out = json.loads(done.stdout)
     assert out["judged_from"] == "c" and out["judge"]["model"] == "sim-judge-2"
-    assert main(["judge", "no-such-run", "--runs-dir", str(runs_dir)]) == 2
-    assert "run 'no-such-run' not found" in capsys.readouterr().err
-    assert main(["judge", "c", "--runs-dir", str(runs_dir), "--judge-opt", "eror_rate=1"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("judge", "no-such-run", "--runs-dir", str(runs_dir))
+    assert done.returncode == 2
+    assert "run 'no-such-run' not found" in done.stderr
+    done = evalkit_cli("judge", "c", "--runs-dir", str(runs_dir), "--judge-opt", "eror_rate=1")
+    assert done.returncode == 2
+    err = done.stderr
     assert "unknown option 'eror_rate'" in err and "Traceback" not in err
-    assert main(["judge", "c", "--runs-dir", str(runs_dir), "--run-id", "c2"]) == 2
-    assert "already exists" in capsys.readouterr().err
+    done = evalkit_cli("judge", "c", "--runs-dir", str(runs_dir), "--run-id", "c2")
+    assert done.returncode == 2
+    assert "already exists" in done.stderr
 
 
 def test_demo_expectations_hold_on_their_references() -> None:
