@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main
+from tests.conftest import evalkit_cli
 
 Mutation = Callable[[Path], None]
 
@@ -174,7 +174,6 @@ BAD_SUITES: list[tuple[str, Mutation, str, list[str]]] = [
 def test_bad_suite_exits_2_naming_file_and_field(
     tiny_suite: Path,
     runs_dir: Path,
-    capsys: pytest.CaptureFixture[str],
     mutation: Mutation,
     file_suffix: str,
     fragments: list[str],
@@ -184,10 +183,10 @@ def test_bad_suite_exits_2_naming_file_and_field(
         ["cases", "validate", str(tiny_suite)],
         ["run", str(tiny_suite), "--runs-dir", str(runs_dir), "--no-progress"],
     ):
-        assert main(argv) == 2
-        captured = capsys.readouterr()
-        assert captured.out == ""
-        message = captured.err
+        captured = evalkit_cli(*argv)
+        assert captured.returncode == 2
+        assert captured.stdout == ""
+        message = captured.stderr
         assert file_suffix in message
         for fragment in fragments:
             assert fragment in message, message
@@ -196,12 +195,13 @@ def test_bad_suite_exits_2_naming_file_and_field(
 
 
 def test_all_problems_reported_at_once(
-    tiny_suite: Path, capsys: pytest.CaptureFixture[str]
+    tiny_suite: Path
 ) -> None:
     for _, mutation, _, _ in (BAD_SUITES[1], BAD_SUITES[6], BAD_SUITES[9], BAD_SUITES[10]):
         mutation(tiny_suite)
-    assert main(["cases", "validate", str(tiny_suite)]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(tiny_suite))
+    assert done.returncode == 2
+    err = done.stderr
     assert "4 problems in 3 files" in err
     for fragment in (
         "empty file",
@@ -212,10 +212,11 @@ def test_all_problems_reported_at_once(
         assert fragment in err
 
 
-def test_nonexistent_suite_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_nonexistent_suite_path(tmp_path: Path) -> None:
     missing = tmp_path / "nope"
-    assert main(["cases", "validate", str(missing)]) == 2
-    assert f"{missing}: suite directory does not exist" in capsys.readouterr().err
+    done = evalkit_cli("cases", "validate", str(missing))
+    assert done.returncode == 2
+    assert f"{missing}: suite directory does not exist" in done.stderr
 
 
 @pytest.mark.parametrize(
@@ -233,13 +234,14 @@ def test_nonexistent_suite_path(tmp_path: Path, capsys: pytest.CaptureFixture[st
     ],
 )
 def test_bad_run_options_exit_2(
-    argv_tail: list[str], runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    argv_tail: list[str], runs_dir: Path
 ) -> None:
     from tests.conftest import TINY
 
     argv = ["run", str(TINY), "--runs-dir", str(runs_dir), "--no-progress", *argv_tail]
-    assert main(argv) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    err = done.stderr
     assert err.startswith("error: ")
     assert "Traceback" not in err
     flag = argv_tail[0]

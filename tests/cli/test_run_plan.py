@@ -7,23 +7,22 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main
 from evalkit.stats import minimum_detectable_effect, required_cases
-from tests.conftest import DEMO, TINY
+from tests.conftest import DEMO, TINY, evalkit_cli
 
 
-def _plan(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
-    capsys.readouterr()
-    assert main(["run", *argv, "--plan", "--json"]) == 0
-    data: dict[str, object] = json.loads(capsys.readouterr().out)
+def _plan(*argv: str) -> dict[str, object]:
+    done = evalkit_cli("run", *argv, "--plan", "--json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, object] = json.loads(done.stdout)
     return data
 
 
 def test_four_cases_cannot_reach_a_verdict_and_the_plan_says_what_would(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path
 ) -> None:
     runs = tmp_path / "runs"
-    plan = _plan(capsys, str(TINY), "--runs-dir", str(runs))
+    plan = _plan(str(TINY), "--runs-dir", str(runs))
     assert not runs.exists()  # nothing was run
     assert plan["cases"] == 4 and plan["trials"] == 2 and plan["items"] == 4 * 4 * 2
     assert plan["reachable"] is False and plan["min_cases_for_verdict"] == 6
@@ -40,25 +39,23 @@ def test_four_cases_cannot_reach_a_verdict_and_the_plan_says_what_would(
     assert minimum_detectable_effect(fewest - 1, 2, threshold=0.05).effect > 0.5
     assert plan["cases_at_threshold"] == required_cases(0.05, 2, threshold=0.0).n_cases
 
-    assert main(["run", str(TINY), "--runs-dir", str(runs), "--plan"]) == 0
-    done = capsys.readouterr()
-    assert "plan (nothing run): 4 cases" in done.out
-    assert "warning: this design cannot reach a verdict" in done.err and not runs.exists()
+    done = evalkit_cli("run", TINY, "--runs-dir", runs, "--plan")
+    assert done.returncode == 0
+    assert "plan (nothing run): 4 cases" in done.stdout
+    assert "warning: this design cannot reach a verdict" in done.stderr and not runs.exists()
 
 
 def test_a_design_that_can_reach_a_verdict_has_no_warning(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    plan = _plan(capsys, str(DEMO), "--trials", "3")
+    ) -> None:
+    plan = _plan(str(DEMO), "--trials", "3")
     assert plan["reachable"] is True and plan["warnings"] == []
     assert plan["cases"] == plan["compared_cases"] == 39 and plan["items"] == 39 * 4 * 3
     assert plan["mde"] == pytest.approx(minimum_detectable_effect(39, 3, threshold=0.05).effect)
 
 
 def test_an_until_verdict_budget_caps_the_cases_compared(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    plan = _plan(capsys, str(DEMO), "--conditions", "none,stale", "--until-verdict",
+    ) -> None:
+    plan = _plan(str(DEMO), "--conditions", "none,stale", "--until-verdict",
                  "--trials", "3", "--max-items", "24", "--plan-effect", "0.2")
     assert plan["pair"] == ["none", "stale"] and plan["compared_cases"] == 4  # 24 / (2 x 3)
     assert plan["reachable"] is False
@@ -69,6 +66,7 @@ def test_an_until_verdict_budget_caps_the_cases_compared(
     assert f"the planned effect of +20 pp needs {needed} cases" in text
 
 
-def test_from_run_is_only_for_plans(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", str(TINY), "--from-run", "x"]) == 2
-    assert "--from-run: only with --plan" in capsys.readouterr().err
+def test_from_run_is_only_for_plans() -> None:
+    done = evalkit_cli("run", str(TINY), "--from-run", "x")
+    assert done.returncode == 2
+    assert "--from-run: only with --plan" in done.stderr
