@@ -55,7 +55,8 @@ class Registry(Generic[T]):
         builtins: The built-in entries, in the order :meth:`names` lists them: each a
             ``"module:attribute"`` string imported on first use, or the entry itself.
         validate: Checks an imported entry, ``validate(value, spec, name)``, and returns it
-            (raises ``ConfigError`` for a value that is not an entry of this kind).
+            (raises ``ConfigError`` for a value that is not an entry of this kind); by
+            default an entry is a factory: anything callable.
         unknown: The error for a name that no source knows, ``unknown(name)`` (its message
             lists :meth:`names`).
     """
@@ -66,14 +67,14 @@ class Registry(Generic[T]):
         option: str,
         group: str,
         builtins: Mapping[str, T | str],
-        validate: Callable[[Any, str, str], T],
         unknown: Callable[[str], Exception],
+        validate: Callable[[Any, str, str], T] | None = None,
     ) -> None:
         self.option = option
         self.group = group
         self.builtins = builtins
         self.registered: dict[str, T] = {}
-        self._validate = validate
+        self._validate = validate or self._callable
         self._unknown = unknown
         self._plugins: dict[str, str] | None = None
 
@@ -125,6 +126,13 @@ class Registry(Generic[T]):
         if found is None:
             raise self.unknown(name)
         return found
+
+    def _callable(self, found: Any, spec: str, name: str) -> T:
+        """The default check: a factory entry is anything callable."""
+        if not callable(found):
+            raise ConfigError(f"{self.option} {name}: '{spec}' is not callable")
+        entry: T = found
+        return entry
 
     def load(self, spec: str, name: str) -> T:
         """Import the entry ``spec`` (``package.module:attribute``) asked for as ``name``."""

@@ -177,7 +177,7 @@ def evalkit_process(
         env=child_env,
         timeout=timeout,
         check=False,
-        preexec_fn=preexec_fn,  # noqa: PLW1509 - resource limits of the child, no threads
+        preexec_fn=preexec_fn,  # resource limits, set in the child before it execs
     )
     return CliResult(done.returncode, done.stdout, done.stderr)
 

@@ -16,12 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
@@ -39,10 +39,10 @@ from evalkit.stats import (
     Correction,
     Metric,
     ReuseSplit,
-    check_threshold,
     compare,
     reused_note,
     split_reused,
+    threshold_field,
 )
 
 
@@ -79,7 +79,7 @@ class GatePolicy(BaseModel):
 
     metric: Metric = "passed"
     """Compared value: pass rate or score."""
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: Annotated[float, AfterValidator(threshold_field)] = DEFAULT_THRESHOLD
     """Practical threshold (5 pp) used by the verdicts, in [0, 1]."""
     conditions: tuple[str, ...] = ()
     """Conditions to gate on (empty: every condition both runs have)."""
@@ -114,15 +114,6 @@ class GatePolicy(BaseModel):
     """Release even when judged expectations behind the verdict come from a judge with no
     stored calibration, or one whose kappa lower bound is below the suite's ``min_kappa``
     (the decision still reports it)."""
-
-    @field_validator("threshold")
-    @classmethod
-    def _threshold_in_range(cls, value: float) -> float:
-        """The one range rule of the threshold (:func:`evalkit.stats.check_threshold`)."""
-        try:
-            return check_threshold(value)
-        except InputError as exc:
-            raise ValueError(str(exc)) from None
 
 
 def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from evalkit.errors import InputError
 from evalkit.optimize._state import OptimizeTarget
 from evalkit.runner import RunConfig
-from evalkit.stats import DEFAULT_THRESHOLD, check_threshold
+from evalkit.stats import DEFAULT_THRESHOLD, threshold_field
 
 #: Trials per case of every evaluation unless the run settings say otherwise.
 DEFAULT_TRIALS = 3
@@ -94,7 +93,7 @@ class OptimizeConfig(BaseModel):
     """Money to spend at most (evaluations plus optimizer)."""
     parallel: int = Field(default=1, ge=1)
     """Sibling candidates per round (a breadth-first search when > 1)."""
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: Annotated[float, AfterValidator(threshold_field)] = DEFAULT_THRESHOLD
     """Practical threshold of the paired gate, in [0, 1]."""
     alpha: float = Field(default=0.05, gt=0, lt=1)
     """Family-wise chance of accepting at least one noise-only candidate over the whole run:
@@ -138,15 +137,6 @@ class OptimizeConfig(BaseModel):
             )
         data["run"] = {"trials": DEFAULT_TRIALS, **flat}
         return data
-
-    @field_validator("threshold")
-    @classmethod
-    def _threshold_in_range(cls, value: float) -> float:
-        """The one range rule of the threshold (:func:`evalkit.stats.check_threshold`)."""
-        try:
-            return check_threshold(value)
-        except InputError as exc:
-            raise ValueError(str(exc)) from None
 
     def record(self) -> dict[str, Any]:
         """The options as ``optimize.json`` records them: every field flat, in one order.

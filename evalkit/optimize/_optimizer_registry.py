@@ -40,13 +40,6 @@ BUILTIN_OPTIMIZERS: Mapping[str, str] = {
 PYTHON_PREFIX = "python:"
 
 
-def _callable_factory(found: Any, spec: str, name: str) -> OptimizerFactory:
-    if not callable(found):
-        raise ConfigError(f"--optimizer {name}: '{spec}' is not callable")
-    factory: OptimizerFactory = found
-    return factory
-
-
 def _unknown_optimizer(name: str) -> ConfigError:
     return ConfigError(
         f"--optimizer: unknown optimizer '{name}'; available: {', '.join(optimizer_names())} "
@@ -60,7 +53,6 @@ OPTIMIZERS: Registry[OptimizerFactory] = Registry(
     option="--optimizer",
     group=ENTRY_POINT_GROUP,
     builtins=BUILTIN_OPTIMIZERS,
-    validate=_callable_factory,
     unknown=_unknown_optimizer,
 )
 

@@ -42,13 +42,6 @@ BUILTIN_PROVIDERS: Mapping[str, str] = {
 }
 
 
-def _callable_factory(found: Any, spec: str, name: str) -> ProviderFactory:
-    if not callable(found):
-        raise ConfigError(f"--provider {name}: '{spec}' is not callable")
-    factory: ProviderFactory = found
-    return factory
-
-
 def _unknown_provider(name: str) -> ConfigError:
     return ConfigError(
         f"--provider: unknown provider '{name}'; available: {', '.join(provider_names())} "
@@ -62,7 +55,6 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
     option="--provider",
     group=ENTRY_POINT_GROUP,
     builtins=BUILTIN_PROVIDERS,
-    validate=_callable_factory,
     unknown=_unknown_provider,
 )
 

@@ -75,7 +75,7 @@ if TYPE_CHECKING:
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
     from evalkit.stats._sequential_power import SequentialPlan
     from evalkit.stats._sequential_simulation import simulate_adaptive, simulate_sequential
-    from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold
+    from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold, threshold_field
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
@@ -161,5 +161,6 @@ __all__ = [
     "split_reused",
     "stage_two_decisions",
     "stage_two_draw",
+    "threshold_field",
     "verdict",
 ]

@@ -46,3 +46,18 @@ def check_threshold(threshold: float | None) -> float:
             f"but {threshold!r} was passed."
         )
     return value
+
+
+def threshold_field(value: float) -> float:
+    """:func:`check_threshold` as a settings model's field validator (it raises ``ValueError``).
+
+    ``threshold: Annotated[float, AfterValidator(threshold_field)]`` gives a model the one
+    range rule, reported by pydantic under the field's name.
+
+    Raises:
+        ValueError: Not a number in [0, 1].
+    """
+    try:
+        return check_threshold(value)
+    except InputError as exc:
+        raise ValueError(str(exc)) from None
