@@ -20,7 +20,13 @@ import pandas as pd
 
 from evalkit._plain import plain_fields
 from evalkit.errors import InputError
-from evalkit.results import calibration_path, peek_manifest, read_calibration, resolve_run_dir
+from evalkit.results import (
+    MANIFEST_FILE,
+    calibration_path,
+    peek_manifest,
+    read_calibration,
+    resolve_run_dir,
+)
 
 #: ``judge.min_kappa`` when a run does not record one.
 DEFAULT_MIN_KAPPA = 0.6
@@ -163,7 +169,7 @@ def _min_kappa(run_dir: Path | None) -> float:
         return DEFAULT_MIN_KAPPA
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(
-            f"{run_dir / 'manifest.json'}: field 'judge.min_kappa': not a number ({value!r}); "
+            f"{run_dir / MANIFEST_FILE}: field 'judge.min_kappa': not a number ({value!r}); "
             "fix the value or rewrite the run (evalkit run --resume rewrites the manifest)"
         )
     return float(value)
