@@ -20,7 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evalkit.stats import confidence_sequence
+from evalkit.stats import ConfidenceSequence, RunningConfidenceSequence, confidence_sequence
 
 #: Verdict of a component whose sequence lies inside (-threshold, threshold).
 NEGLIGIBLE = "negligible"
@@ -85,7 +85,11 @@ def sequential_look(
     """
     if contributions.size == 0:
         return SequentialLook(component, 0, float("nan"), -1.0, 1.0, "undecided")
-    cs = confidence_sequence(contributions, confidence=1 - alpha / m)
+    return _look(component, confidence_sequence(contributions, confidence=1 - alpha / m), threshold)
+
+
+def _look(component: str, cs: ConfidenceSequence, threshold: float) -> SequentialLook:
+    """The component's verdict from its sequence's latest bounds."""
     low, high, est = float(cs.ci_low[-1]), float(cs.ci_high[-1]), float(cs.estimate[-1])
     if low > 0:
         verdict = "necessary"
@@ -95,7 +99,7 @@ def sequential_look(
         verdict = NEGLIGIBLE
     else:
         verdict = "undecided"
-    return SequentialLook(component, int(contributions.size), est, low, high, verdict)
+    return SequentialLook(component, int(cs.n[-1]), est, low, high, verdict)
 
 
 def simulate_allocation(
@@ -138,7 +142,8 @@ def simulate_allocation(
     full = rng.binomial(trials, p_full) / trials
     m = len(effects)
     looks = {c: SequentialLook(c, 0, float("nan"), -1.0, 1.0, "undecided") for c in effects}
-    contributions: dict[str, list[float]] = {c: [] for c in effects}
+    # each look pays for its new cases only (the same bounds as sequential_look's)
+    sequences = {c: RunningConfidenceSequence(confidence=1 - alpha / m) for c in effects}
     items, done = 0, 0
     while done < n_cases and any(look.verdict == "undecided" for look in looks.values()):
         new = range(done, min(done + batch, n_cases))
@@ -147,13 +152,7 @@ def simulate_allocation(
         for component in undecided:
             p_abl = np.clip(p_full[list(new)] - effects[component], 0.01, 0.99)
             ablated = rng.binomial(trials, p_abl) / trials
-            contributions[component] += list(full[list(new)] - ablated)
-            looks[component] = sequential_look(
-                component,
-                np.asarray(contributions[component]),
-                alpha=alpha,
-                m=m,
-                threshold=threshold,
-            )
+            cs = sequences[component].extend(full[list(new)] - ablated)
+            looks[component] = _look(component, cs, threshold)
         done = new.stop
     return list(looks.values()), items

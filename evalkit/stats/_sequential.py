@@ -30,6 +30,10 @@ from evalkit.stats._verdicts import _TOLERANCE
 GRID = 1000
 #: Cap on a bet (WSR 2023 suggest 1/2 or 3/4): wealth never falls by more than this share.
 BET_CAP = 0.75
+_GRID_POINTS = np.linspace(0.0, 1.0, GRID + 1)[1:-1]
+#: The cap on a bet on "above m" (``BET_CAP / m``) and on "below m" (``BET_CAP / (1 - m)``).
+_CAP_UP = BET_CAP / _GRID_POINTS
+_CAP_DOWN = BET_CAP / (1.0 - _GRID_POINTS)
 SEQUENTIAL_METHOD = "betting-confidence-sequence (Waudby-Smith & Ramdas 2023, hedged capital)"
 #: Default ``beta`` of the planned-effect futility boundary (stop futile when wealth >= 1/beta).
 FUTILITY_BETA = 0.2
@@ -85,28 +89,123 @@ def confidence_sequence(
         >>> bool(cs.ci_low[-1] > 0), bool(cs.ci_low[4] > 0)
         (True, False)
     """
+    sequence, _ = _extend(_Wealth.empty(), _checked(differences), confidence, plan_cases)
+    return sequence
+
+
+class RunningConfidenceSequence:
+    """:func:`confidence_sequence` fed as observations arrive, a look paying for its new ones.
+
+    Looking after every batch with :func:`confidence_sequence` recomputes the whole sequence
+    (``t`` rows of grid wealth at the ``t``-th observation); this keeps the gamblers' wealth
+    and the running bounds between batches instead. The bounds are the same numbers, bit for
+    bit, as :func:`confidence_sequence` of all the observations so far.
+
+    Args:
+        confidence: Level ``1 - alpha`` holding simultaneously at every ``t``.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size).
+
+    Examples:
+        >>> running = RunningConfidenceSequence(confidence=0.95)
+        >>> _ = running.extend(np.full(30, 0.5))
+        >>> latest = running.extend(np.full(30, 0.5))
+        >>> whole = confidence_sequence(np.full(60, 0.5))
+        >>> bool(latest.ci_low[-1] == whole.ci_low[-1]), int(latest.n[-1])
+        (True, 60)
+    """
+
+    def __init__(self, confidence: float = 0.95, plan_cases: int | None = None) -> None:
+        self.confidence = float(confidence)
+        self.plan_cases = plan_cases
+        self._wealth = _Wealth.empty()
+
+    @property
+    def n(self) -> int:
+        """Observations so far."""
+        return self._wealth.n
+
+    def extend(self, differences: np.ndarray) -> ConfidenceSequence:
+        """Add observations (in their order of arrival); the sequence at each of them.
+
+        Raises:
+            ValueError: A value outside [-1, 1] or not finite (nothing is added).
+        """
+        sequence, self._wealth = _extend(
+            self._wealth, _checked(differences), self.confidence, self.plan_cases
+        )
+        return sequence
+
+
+def _checked(differences: np.ndarray) -> np.ndarray:
     d = np.asarray(differences, dtype=float)
     if d.size and (not np.all(np.isfinite(d)) or np.any(np.abs(d) > 1 + 1e-12)):
         raise ValueError("a confidence sequence needs differences in [-1, 1]")
-    x = np.clip((d + 1.0) / 2.0, 0.0, 1.0)
-    t_count = len(x)
+    return d
+
+
+class _Wealth(NamedTuple):
+    """What a confidence sequence carries from one observation to the next (after ``n``)."""
+
+    n: int
+    sum_x: float  # of x = (d + 1) / 2
+    sum_sq: float  # of (x_i - mu_{i-1})^2
+    sum_d: float
+    mu: float  # plug-in mean after n (eq. 27), prior 1/2 of weight 1
+    var: float  # plug-in variance after n, prior 1/4 of weight 1
+    log_up: np.ndarray  # log wealth of the gambler on "above m", per grid point m
+    log_down: np.ndarray
+    low: float  # running intersection, before the final ``high >= low``
+    high: float
+
+    @classmethod
+    def empty(cls) -> _Wealth:
+        zeros = np.zeros(GRID - 1)
+        return cls(0, 0.0, 0.0, 0.0, 0.5, 0.25, zeros, zeros, -math.inf, math.inf)
+
+
+def _running(start: float, values: np.ndarray) -> np.ndarray:
+    """``start + cumsum(values)``, summed in the order one sum over all values would take."""
+    return np.cumsum(np.concatenate([[start], values]))[1:]
+
+
+def _extend(
+    wealth: _Wealth, d: np.ndarray, confidence: float, plan_cases: int | None
+) -> tuple[ConfidenceSequence, _Wealth]:
+    """The sequence at the observations ``d`` that follow ``wealth``, and the wealth after them."""
+    count = len(d)
+    if count == 0:
+        empty = np.zeros(0)
+        return ConfidenceSequence(np.zeros(0, dtype=int), empty, empty, empty, confidence), wealth
     alpha = 1.0 - confidence
-    steps = np.arange(1, t_count + 1, dtype=float)
+    x = np.clip((d + 1.0) / 2.0, 0.0, 1.0)
+    steps = np.arange(wealth.n + 1, wealth.n + count + 1, dtype=float)
     # predictable plug-in mean and variance (eq. 27): estimates from x_1..x_{t-1}
-    mu_hat = (0.5 + np.cumsum(x)) / (steps + 1.0)
-    mu_prev = np.concatenate([[0.5], mu_hat[:-1]])
-    var_hat = (0.25 + np.cumsum((x - mu_prev) ** 2)) / (steps + 1.0)
-    var_prev = np.concatenate([[0.25], var_hat[:-1]])
-    horizon = steps * np.log1p(steps) if plan_cases is None else np.full(t_count, plan_cases)
+    sum_x = _running(wealth.sum_x, x)
+    mu_hat = (0.5 + sum_x) / (steps + 1.0)
+    mu_prev = np.concatenate([[wealth.mu], mu_hat[:-1]])
+    sum_sq = _running(wealth.sum_sq, (x - mu_prev) ** 2)
+    var_hat = (0.25 + sum_sq) / (steps + 1.0)
+    var_prev = np.concatenate([[wealth.var], var_hat[:-1]])
+    horizon = steps * np.log1p(steps) if plan_cases is None else np.full(count, plan_cases)
     bets = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * horizon))
-    grid = np.linspace(0.0, 1.0, GRID + 1)[1:-1]
-    up = np.minimum(bets[:, None], BET_CAP / grid[None, :])
-    down = np.minimum(bets[:, None], BET_CAP / (1.0 - grid[None, :]))
+    grid = _GRID_POINTS
     excess = x[:, None] - grid[None, :]
-    log_up = np.cumsum(np.log1p(up * excess), axis=0)
-    log_down = np.cumsum(np.log1p(-down * excess), axis=0)
+    # log wealth of each gambler, log(1 + bet * excess) summed over t (in place: t x grid
+    # arrays are the whole cost of a sequence)
+    log_up = np.minimum(bets[:, None], _CAP_UP[None, :])
+    log_up *= excess
+    np.log1p(log_up, out=log_up)
+    log_down = np.minimum(bets[:, None], _CAP_DOWN[None, :])
+    np.negative(log_down, out=log_down)
+    log_down *= excess
+    np.log1p(log_down, out=log_down)
+    for log_k, before in ((log_up, wealth.log_up), (log_down, wealth.log_down)):
+        log_k[0] += before
+        for t in range(1, count):  # a cumulative sum over t, row by row: twice numpy's speed
+            np.add(log_k[t - 1], log_k[t], out=log_k[t])
     # hedged wealth max(K+/2, K-/2) compared with 1/alpha
-    log_wealth = np.maximum(log_up, log_down) + math.log(0.5)
+    log_wealth = np.maximum(log_up, log_down, out=excess)
+    log_wealth += math.log(0.5)
     inside = log_wealth < math.log(1.0 / alpha)
     step = 1.0 / GRID
     # at each t, the grid points still inside: the first and the last of them bound the set;
@@ -117,14 +216,21 @@ def confidence_sequence(
     best = grid[np.argmin(log_wealth, axis=1)]
     low = np.where(kept, np.maximum(first - step, 0.0), best - step)
     high = np.where(kept, np.minimum(last + step, 1.0), best + step)
-    low = np.maximum.accumulate(low)
-    high = np.minimum.accumulate(high)
+    low = np.maximum.accumulate(np.concatenate([[wealth.low], low]))[1:]
+    high = np.minimum.accumulate(np.concatenate([[wealth.high], high]))[1:]
+    sum_d = _running(wealth.sum_d, d)
+    after = _Wealth(
+        wealth.n + count, float(sum_x[-1]), float(sum_sq[-1]), float(sum_d[-1]),
+        float(mu_hat[-1]), float(var_hat[-1]), log_up[-1].copy(), log_down[-1].copy(),
+        float(low[-1]), float(high[-1]),
+    )  # fmt: skip
     high = np.maximum(high, low)
     low_d, high_d = 2.0 * low - 1.0, 2.0 * high - 1.0
-    mean = np.cumsum(d) / steps if t_count else np.zeros(0)
-    return ConfidenceSequence(
+    mean = sum_d / steps
+    sequence = ConfidenceSequence(
         steps.astype(int), np.clip(mean, low_d, high_d), low_d, high_d, float(confidence)
     )
+    return sequence, after
 
 
 def futility_log_wealth(differences: np.ndarray, plan_effect: float) -> np.ndarray:

@@ -9,6 +9,7 @@ from scipy import stats as sps
 
 from evalkit.errors import InputError
 from evalkit.stats import (
+    RunningConfidenceSequence,
     compare,
     confidence_sequence,
     proportion_ci,
@@ -119,6 +120,29 @@ def test_confidence_sequence_is_nested_and_contains_its_estimate() -> None:
     assert cs.ci_high[-1] - cs.ci_low[-1] > high - low
     with pytest.raises(ValueError, match=r"\[-1, 1\]"):
         confidence_sequence(np.array([0.5, 1.5]))
+
+
+@pytest.mark.parametrize("plan_cases", [None, 60])
+def test_a_running_sequence_fed_in_batches_gives_the_whole_sequence_bit_for_bit(
+    plan_cases: int | None,
+) -> None:
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        d = rng.choice([-1.0, -0.5, 0.0, 0.5, 1.0], int(rng.integers(1, 150)))
+        whole = confidence_sequence(d, confidence=0.9, plan_cases=plan_cases)
+        running = RunningConfidenceSequence(confidence=0.9, plan_cases=plan_cases)
+        cuts = np.sort(rng.choice(np.arange(1, len(d) + 1), min(len(d), 6), replace=False))
+        pieces, start = [], 0
+        for stop in [*cuts.tolist(), len(d)]:
+            pieces.append(running.extend(d[start:stop]))
+            start = stop
+        assert running.n == len(d)
+        for field in ("n", "estimate", "ci_low", "ci_high"):
+            joined = np.concatenate([getattr(piece, field) for piece in pieces])
+            np.testing.assert_array_equal(joined, getattr(whole, field))
+    with pytest.raises(ValueError, match=r"\[-1, 1\]"):
+        running.extend(np.array([2.0]))
+    assert running.n == len(d), "a refused batch adds nothing"
 
 
 def _run(n_cases: int, effect: float, seed: int) -> pd.DataFrame:
