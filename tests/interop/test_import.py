@@ -10,8 +10,6 @@ wrote with Inspect AI's own ``read_eval_log`` (``.eval`` members are zstd-compre
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,13 +18,12 @@ import pandas as pd
 import pytest
 
 import evalkit
-from evalkit.cli import main
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop import ImportResult, import_results
 from evalkit.interop._import_common import SourceRow
 from evalkit.interop._import_inspect import read_inspect, score_value
 from evalkit.results import load_manifest, read_scores, resolve_run_dir
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli, evalkit_process
 
 FIX = ROOT / "tests" / "fixtures" / "imports"
 INSPECT_DIR = FIX / "inspect"
@@ -46,9 +43,10 @@ def _raw_promptfoo() -> list[dict[str, Any]]:
     return results
 
 
-def _run_json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict[str, Any]:
-    assert main(argv) == 0
-    out = capsys.readouterr().out
+def _run_json(argv: list[str]) -> dict[str, Any]:
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert out.count("\n") == 1, "exactly one JSON object on stdout"
     data: dict[str, Any] = json.loads(out)
     return data
@@ -331,40 +329,40 @@ def test_run_directory_contents(runs_dir: Path) -> None:
     assert manifest["dataset_version"] == evalkit.read_run(run_dir)["dataset_version"].iloc[0]
 
 
-def test_existing_run_id_is_refused(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_existing_run_id_is_refused(runs_dir: Path) -> None:
     import_results(PROMPTFOO, "promptfoo", "once", runs_dir=runs_dir)
     with pytest.raises(ConfigError, match="already exists"):
         import_results(PROMPTFOO, "promptfoo", "once", runs_dir=runs_dir)
     argv = ["import", str(PROMPTFOO), "--format", "promptfoo", "--run-id", "once",
             "--runs-dir", str(runs_dir)]
-    assert main(argv) == 2
-    assert "already exists" in capsys.readouterr().err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    assert "already exists" in done.stderr
 
 
 # ------------------------------------------------------------------------------------ CLI
 
 
-def test_cli_json_shape(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    data = _run_json(capsys, ["import", str(INSPECT_DIR), "--format", "inspect", "--run-id",
-                              "j1", "--runs-dir", str(runs_dir), "--condition-from",
-                              "task_arg:skill", "--json"])
+def test_cli_json_shape(runs_dir: Path) -> None:
+    data = _run_json(["import", str(INSPECT_DIR), "--format", "inspect", "--run-id", "j1",
+                      "--runs-dir", str(runs_dir), "--condition-from", "task_arg:skill", "--json"])
     _check_json_shape(data)
     assert data["format"] == "inspect" and data["source"] == str(INSPECT_DIR)
     assert data["items"] == 36 and data["errors"] == 1
-    data = _run_json(capsys, ["import", str(FIX / "tables" / "results.csv"), "--format", "csv",
-                              "--run-id", "j2", "--runs-dir", str(runs_dir), "--json"])
+    data = _run_json(["import", str(FIX / "tables" / "results.csv"), "--format", "csv",
+                      "--run-id", "j2", "--runs-dir", str(runs_dir), "--json"])
     _check_json_shape(data)
     result = import_results(PROMPTFOO, "promptfoo", "j3", runs_dir=runs_dir)
     assert isinstance(result, ImportResult) and set(result.to_dict()) == JSON_KEYS
 
 
-def test_cli_text_summary_and_warnings(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_text_summary_and_warnings(runs_dir: Path) -> None:
     argv = ["import", str(FIX / "tables" / "results.csv"), "--format", "csv", "--run-id", "t",
             "--runs-dir", str(runs_dir)]
-    assert main(argv) == 0
-    captured = capsys.readouterr()
-    assert "imported 12 items" in captured.out and "warning:" not in captured.out
-    assert "warning: ignored column(s) not in the import format: notes" in captured.err
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0, done.stderr
+    assert "imported 12 items" in done.stdout and "warning:" not in done.stdout
+    assert "warning: ignored column(s) not in the import format: notes" in done.stderr
 
 
 MALFORMED = [
@@ -392,24 +390,25 @@ MALFORMED = [
 
 @pytest.mark.parametrize(("args", "needles"), MALFORMED, ids=lambda v: getattr(v[1], "name", ""))
 def test_malformed_input_exits_2(
-    args: list[object], needles: list[str], runs_dir: Path, capsys: pytest.CaptureFixture[str]
+    args: list[object], needles: list[str], runs_dir: Path
 ) -> None:
     fmt, path = args
     argv = ["import", str(path), "--format", str(fmt), "--run-id", "bad",
             "--runs-dir", str(runs_dir), "--json"]
-    assert main(argv) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "", "nothing on stdout when the import fails"
-    assert captured.err.startswith("error: ")
+    done = evalkit_cli(*argv)
+    assert done.returncode == 2
+    assert done.stdout == "", "nothing on stdout when the import fails"
+    assert done.stderr.startswith("error: ")
     for needle in needles:
-        assert needle in captured.err
+        assert needle in done.stderr
     assert list(runs_dir.iterdir()) == [], "no run (and no temporary directory) is left behind"
 
 
-def test_unknown_format_exits_2(runs_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_format_exits_2(runs_dir: Path) -> None:
     argv = ["import", str(PROMPTFOO), "--format", "xml", "--run-id", "x"]
-    assert main([*argv, "--runs-dir", str(runs_dir)]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*argv, "--runs-dir", runs_dir)
+    assert done.returncode == 2
+    err = done.stderr
     assert "'xml' was passed" in err and "'harbor'" in err and "'skill-creator'" in err
     with pytest.raises(InputError, match=r"`format` must be one of \['csv', 'jsonl'"):
         import_results(PROMPTFOO, "xml", "x", runs_dir=runs_dir)
@@ -430,11 +429,8 @@ def test_options_that_do_not_apply(runs_dir: Path) -> None:
 
 
 def test_malformed_via_real_subprocess_has_no_traceback(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "import", str(BAD / "truncated.eval"), "--format",
-         "inspect", "--run-id", "t", "--runs-dir", str(tmp_path), "--json"],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = evalkit_process("import", BAD / "truncated.eval", "--format", "inspect",
+                           "--run-id", "t", "--runs-dir", tmp_path, "--json", timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert "truncated.eval" in proc.stderr and "not a zip archive" in proc.stderr

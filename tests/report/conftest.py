@@ -6,18 +6,15 @@ both the render tests and the browser tests look at the same pages.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main as cli_main
 from evalkit.report import report
+from tests.conftest import ROOT, evalkit_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "tests" / "fixtures" / "runs"
 BEFORE = RUNS / "before"
 AFTER = RUNS / "after"
@@ -83,14 +80,11 @@ def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Rendered]:
         result = report(output=out / f"{name}.html", **kwargs)  # type: ignore[arg-type]
         pages[name] = Rendered(name, result.kind, result.html_path, result.notebook_path)
     # One kind goes through the command line, to check what it prints.
-    stdout = io.StringIO()
-    argv = ["report", str(AFTER), "--kind", "lift", "-o", str(out / "lift.html"), "--json"]
-    with contextlib.redirect_stdout(stdout):
-        code = cli_main(argv)
-    assert code == 0, "evalkit report --kind lift failed"
-    data = json.loads(stdout.getvalue())
+    done = evalkit_cli("report", AFTER, "--kind", "lift", "-o", out / "lift.html", "--json")
+    assert done.returncode == 0, f"evalkit report --kind lift failed: {done.stderr}"
+    data = json.loads(done.stdout)
     pages["lift"] = Rendered(
-        "lift", "lift", Path(data["html_path"]), Path(data["notebook_path"]), stdout.getvalue()
+        "lift", "lift", Path(data["html_path"]), Path(data["notebook_path"]), done.stdout
     )
     return pages
 

@@ -15,16 +15,14 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from evalkit.cli import main
 from evalkit.optimize import CommandOptimizer, OptimizerContext, load_optimizer
-from tests.conftest import ROOT, evalkit_process
+from tests.conftest import ROOT, evalkit_cli, evalkit_process
 from tests.optimize.probes import write_monotone_suite
 from tests.security.sandbox_probes import loopback_http, pids_with_argument, probe_network
 from tests.security.test_sandbox_opt_out import (  # noqa: F401 - fixtures used below
@@ -210,14 +208,11 @@ def test_optimize_run_with_the_attacks_finishes_and_reports_them(tmp_path: Path)
         f"command:echo '# tampered' >> {imported}; O={tmp_path}; echo bad >> $O/outside.txt; "
         f"setsid sleep {marker} >/dev/null 2>&1 < /dev/null & echo '[X]' >> SKILL.md"
     )
-    env = dict(os.environ, PYTHONPATH=str(tmp_path / "pkg"))
-    env.pop("EVALKIT_SANDBOX", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "optimize", str(suite), "--skill", "probe",
-         "--optimizer", command, "--trials", "1", "--max-iterations", "1",
-         "--backend", "threading", "--runs-dir", str(tmp_path / "runs"), "--run-id", "attack",
-         "--json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    done = evalkit_process(
+        "optimize", suite, "--skill", "probe", "--optimizer", command, "--trials", "1",
+        "--max-iterations", "1", "--backend", "threading", "--runs-dir", tmp_path / "runs",
+        "--run-id", "attack", "--json",
+        cwd=tmp_path, env={"PYTHONPATH": str(tmp_path / "pkg")}, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "honesty violation" not in done.stderr  # nothing protected changed
@@ -290,15 +285,15 @@ def test_no_sandbox_runs_the_optimizer_unconfined_and_says_what_is_lost(
     assert said and said[0]["sandboxed"] is False
 
 
-def test_bad_settings_of_a_command_optimizer_are_named(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_bad_settings_of_a_command_optimizer_are_named(tmp_path: Path) -> None:
     args = _optimize_args(tmp_path, "true")
-    assert main([*args, "--optimizer-opt", "netwrk=true"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*args, "--optimizer-opt", "netwrk=true")
+    assert done.returncode == 2
+    err = done.stderr
     assert "--optimizer-opt netwrk: unknown setting (known: read, network, timeout_s)" in err
-    assert main([*args, "--optimizer-opt", f"read={tmp_path / 'nope'}"]) == 2
-    err = capsys.readouterr().err
+    done = evalkit_cli(*args, "--optimizer-opt", f"read={tmp_path / 'nope'}")
+    assert done.returncode == 2
+    err = done.stderr
     assert f"--optimizer-opt read: Value error, {tmp_path / 'nope'} does not exist" in err
     assert "Traceback" not in err
     assert not (tmp_path / "runs" / "opt").exists()
