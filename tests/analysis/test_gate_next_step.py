@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import NextStep, gate
-from evalkit.cli import build_parser, main
+from evalkit.cli import build_parser
 from evalkit.runner import RunConfig, run
 from evalkit.stats import estimate_variance_components, required_cases, required_trials
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 
 
 def _rows(run_id: str, seed: int, n_cases: int = 12, trials: int = 3) -> pd.DataFrame:
@@ -68,13 +68,11 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs
 
 
-def test_gate_cli_prints_and_returns_the_next_step(
-    tiny_runs: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_gate_cli_prints_and_returns_the_next_step(tiny_runs: Path) -> None:
     argv = ["gate", "--baseline", "base", "--candidate", "cand", "--runs-dir", str(tiny_runs)]
-    code = main([*argv, "--json"])
-    out = json.loads(capsys.readouterr().out)
-    assert code == (0 if out["released"] else 1)
+    done = evalkit_cli(*argv, "--json")
+    out = json.loads(done.stdout)
+    assert done.returncode == (0 if out["released"] else 1)
     assert out["comparison"]["verdict"] == "inconclusive"  # 4 cases: no verdict is possible
     step = out["next_step"]
     assert step == out["comparison"]["next_step"] and step["current_cases"] == 4
@@ -82,6 +80,5 @@ def test_gate_cli_prints_and_returns_the_next_step(
     if step["command"] is not None:  # two runs: a fresh run of the suite with more trials
         args = build_parser().parse_args(shlex.split(step["command"])[1:])
         assert Path(args.suite) == TINY and args.trials == step["trials"] and args.no_cache
-    main(argv)
-    text = capsys.readouterr().out
+    text = evalkit_cli(*argv).stdout
     assert NextStep(**step).text() in text and "next step:" in text

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from evalkit.cli import build_parser, main
+from evalkit.cli import build_parser
 from evalkit.errors import InputError
 from evalkit.stats import estimate_variance_components, required_cases
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 DEMO = ROOT / "cases" / "demo"
 
@@ -22,24 +22,23 @@ def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     runs = tmp_path_factory.mktemp("next") / "runs"
     argv = ["run", str(DEMO), "--runs-dir", str(runs), "--run-id", "a", "--trials", "3",
             "--no-progress", "--lane", "prompt", "--json"]
-    assert main(argv) == 0
+    done = evalkit_cli(*argv)
+    assert done.returncode == 0, done.stderr
     return runs
 
 
-def _compare(runs: Path, conditions: str, capsys: pytest.CaptureFixture[str]) -> dict[str, object]:
-    capsys.readouterr()
-    assert main(["compare", "a", "--conditions", conditions, "--runs-dir", str(runs), "--json",
-                 "--resamples", "500"]) == 0
-    data: dict[str, object] = json.loads(capsys.readouterr().out)
+def _compare(runs: Path, conditions: str) -> dict[str, object]:
+    done = evalkit_cli("compare", "a", "--conditions", conditions, "--runs-dir", runs, "--json",
+                       "--resamples", "500")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, object] = json.loads(done.stdout)
     return data
 
 
-def test_inconclusive_compare_plans_the_next_step(
-    demo_runs: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_inconclusive_compare_plans_the_next_step(demo_runs: Path) -> None:
     found = None
     for pair in ("none,stale", "preloaded,self-load", "stale,self-load", "none,self-load"):
-        data = _compare(demo_runs, pair, capsys)
+        data = _compare(demo_runs, pair)
         if data["verdict"] == "inconclusive":
             found = pair, data
             break
@@ -64,16 +63,15 @@ def test_inconclusive_compare_plans_the_next_step(
     planned = step["cases"] or step["cases_at_threshold"]
     assert args.plan_cases == planned and args.max_items == 2 * planned * 3
 
-    assert main(["compare", "a", "--conditions", pair, "--runs-dir", str(demo_runs),
-                 "--resamples", "500"]) == 0
-    text = capsys.readouterr().out
+    done = evalkit_cli("compare", "a", "--conditions", pair, "--runs-dir", demo_runs,
+                       "--resamples", "500")
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
     assert "next step:" in text and "--until-verdict" in text
 
 
-def test_a_settled_verdict_has_no_next_step(
-    demo_runs: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    data = _compare(demo_runs, "none,preloaded", capsys)
+def test_a_settled_verdict_has_no_next_step(demo_runs: Path) -> None:
+    data = _compare(demo_runs, "none,preloaded")
     assert data["verdict"] in {"improved", "regressed"}
     assert data["next_step"] is None
 

@@ -13,18 +13,16 @@ import pytest
 
 import evalkit
 from evalkit.analysis import NextStep
-from evalkit.cli import build_parser, main
+from evalkit.cli import build_parser
 from evalkit.runner import RunConfig
 from evalkit.sequential import SequentialConfig, run_until_verdict
 from evalkit.stats import estimate_variance_components, required_cases
-from tests.conftest import DEMO
+from tests.conftest import DEMO, evalkit_cli
 
 PAIR = ("stale", "preloaded")  # in the prompt lane: 18 of its 28 cases planned
 
 
-def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     line = shlex.join(["evalkit", "run", str(DEMO), "--conditions", ",".join(PAIR),
                        "--until-verdict", "--lane", "prompt", "--trials", "3",
@@ -55,9 +53,9 @@ def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(
     assert args.until_verdict and args.conditions == ",".join(PAIR) and args.lane == ["prompt"]
     drawn = min(math.ceil(needed / 5) * 5, len(outcome.record.order))
     assert args.max_items == 2 * 3 * drawn and not args.json
-    capsys.readouterr()
-    assert main(argv[1:]) == 0
-    text = capsys.readouterr().out
+    done = evalkit_cli(*argv[1:])
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
     record = json.loads((runs / "seq" / "manifest.json").read_text())["sequential"]
     looks = record["looks"]
     assert len(looks) > 1 and looks[0]["n_cases"] == 5  # continued, not restarted
