@@ -1,6 +1,7 @@
 """The CI examples install the project, not a name from the index, and their offline steps work.
 
-The wheel is built from this checkout and installed into a fresh venv by each example's own
+The wheel is built from this checkout and installed into a new venv (without evalkit; the
+dependencies linked in from this environment, see ``fresh_venv``) by each example's own
 install step (``EVALKIT_WHEEL`` set, as the examples allow); then every ``run:`` step that needs
 neither the network nor root is run as written (GitHub expressions filled with their defaults)
 in a scratch git repository that holds a suite, against a local bare ``origin``.
@@ -13,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -88,9 +90,30 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def fresh_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty venv (no evalkit, no dependencies)."""
-    venv = tmp_path_factory.mktemp("venv") / "venv"
+    """A new venv without evalkit, its dependencies linked in from this test's environment.
+
+    Unpacking the ~100 dependency wheels again took most of this module's two minutes of CPU
+    and tests pip, not the examples: the venv sees this environment's packages, the project's
+    own distribution left out, through a ``.pth`` file (after its own site-packages), so the
+    example's install step checks every requirement of the wheel and installs the wheel itself.
+    """
+    root = tmp_path_factory.mktemp("venv")
+    venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    here = Path(sysconfig.get_paths()["purelib"])
+    overlay = root / "dependencies"
+    overlay.mkdir()
+    for entry in here.iterdir():
+        name = entry.name.lower()
+        if "evalkit" in name or name.endswith(".pth") or name == "__pycache__":
+            continue  # the project is what the example installs
+        (overlay / entry.name).symlink_to(entry)
+    (site_packages,) = venv.glob("lib/python*/site-packages")
+    (site_packages / "dependencies.pth").write_text(f"{overlay}\n", encoding="utf-8")
+    shared = Path(sys.prefix) / "share" / "jupyter"  # kernels and nbconvert's templates
+    if shared.is_dir():
+        (venv / "share").mkdir(exist_ok=True)
+        (venv / "share" / "jupyter").symlink_to(shared)
     return venv
 
 
