@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 from statsmodels.stats.proportion import proportion_confint
@@ -19,8 +16,8 @@ from evalkit.stats import (
     required_cases,
     simulate_sequential,
 )
+from tests.conftest import CliResult, evalkit_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 #: The one model ``power(effect=0.25, trials=3, sequential=True)`` plans both designs under.
 MODEL = headroom_model(0.25, 3)
 
@@ -54,15 +51,8 @@ def test_sequential_needs_an_effect_without_cases() -> None:
         power(cases=50, effect=0.15, sequential=True)
 
 
-def _power_cli(*flags: str) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "evalkit", "power", "--effect", "0.2", "--trials", "3"]
-    return subprocess.run(
-        [*argv, *flags],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-    )
+def _power_cli(*flags: str) -> CliResult:
+    return evalkit_cli("power", "--effect", "0.2", "--trials", "3", *flags)
 
 
 def test_cli_prints_and_returns_the_sequential_plan() -> None:

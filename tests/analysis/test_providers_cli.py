@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -92,11 +90,10 @@ def test_provider_filter_on_the_commands(tmp_path: Path) -> None:
 def test_unknown_provider_is_exit_2_listing_the_providers(tmp_path: Path) -> None:
     base, _ = _runs("gamma")
     base.to_csv(tmp_path / "r.csv", index=False)
-    exe = [sys.executable, "-m", "evalkit"]
-    subprocess.run([*exe, "import", str(tmp_path / "r.csv"), "--format", "csv", "--run-id", "r",
-                    "--runs-dir", str(tmp_path)], check=True, capture_output=True, timeout=120)
-    proc = subprocess.run([*exe, "flips", "r", "--provider", "delta", "--runs-dir",
-                           str(tmp_path)], capture_output=True, text=True, timeout=120)
+    done = evalkit_cli("import", tmp_path / "r.csv", "--format", "csv", "--run-id", "r",
+                       "--runs-dir", tmp_path)
+    assert done.returncode == 0, done.stderr
+    proc = evalkit_cli("flips", "r", "--provider", "delta", "--runs-dir", tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "provider(s) delta not in the results" in proc.stderr
     assert "alpha, beta, gamma" in proc.stderr

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import evalkit_cli
+from tests.conftest import evalkit_cli, evalkit_process
 
 Mutation = Callable[[Path], None]
 
@@ -250,12 +248,7 @@ def test_bad_run_options_exit_2(
 
 def test_real_cli_binary_reports_without_traceback(tiny_suite: Path) -> None:
     (tiny_suite / "cases" / "prompt.yaml").write_text("cases: [")
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "cases", "validate", str(tiny_suite)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = evalkit_process("cases", "validate", tiny_suite, timeout=60)
     assert proc.returncode == 2
     assert "prompt.yaml" in proc.stderr and "YAML syntax error" in proc.stderr
     assert "Traceback" not in proc.stderr

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -39,13 +37,7 @@ def test_unquoted_colon_in_setup_explained_through_the_real_cli(tiny_suite: Path
         "  verifier:\n"
         "    - {kind: file_exists, path: report.txt}\n",
     )
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "cases", "validate", str(tiny_suite)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-    )
+    proc = evalkit_cli("cases", "validate", tiny_suite, cwd=ROOT)
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert "Traceback" not in proc.stderr

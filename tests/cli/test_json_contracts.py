@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY, evalkit_cli
+from tests.conftest import TINY, evalkit_cli, evalkit_process
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +36,8 @@ def _is_number_or_null(value: object) -> bool:
 
 
 def test_run_json_via_real_subprocess(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(TINY), "--runs-dir", str(tmp_path),
-         "--trials", "1", "--json"],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = evalkit_process("run", TINY, "--runs-dir", tmp_path, "--trials", "1", "--json",
+                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) == {"run_id", "run_dir", "items", "ok", "errors", "pass_rate", "status",

@@ -10,8 +10,6 @@ completes; a disk filled by something else still stops the run with exit 75.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -19,7 +17,7 @@ import pytest
 
 import evalkit
 from evalkit.runner import RunConfig, RunOutOfSpace, run
-from tests.conftest import TINY
+from tests.conftest import TINY, evalkit_cli
 from tests.faults.test_disk_full import small_filesystem  # noqa: F401 - the real small disk
 
 #: The hostile agent (tests/faults/hog_provider.py): three files of 3 MB by default.
@@ -27,12 +25,10 @@ HOG = "tests.faults.hog_provider:create"
 
 
 def test_an_item_over_its_quota_is_an_error_row_and_the_run_finishes(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(TINY),
-         "--provider", HOG, "--conditions", "none", "--trials", "2", "--no-progress",
-         "--no-cache", "--runs-dir", str(tmp_path / "runs"), "--run-id", "hog",
-         "--workspace-quota", "4MiB"],
-        capture_output=True, text=True, timeout=600, check=False,
+    done = evalkit_cli(
+        "run", TINY, "--provider", HOG, "--conditions", "none", "--trials", "2", "--no-progress",
+        "--no-cache", "--runs-dir", tmp_path / "runs", "--run-id", "hog",
+        "--workspace-quota", "4MiB",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = evalkit.read_run(tmp_path / "runs" / "hog")
@@ -50,10 +46,7 @@ def test_an_item_over_its_quota_is_an_error_row_and_the_run_finishes(tmp_path: P
 
 
 def test_a_bad_quota_is_refused() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "evalkit", "run", str(TINY), "--workspace-quota", "lots"],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    done = evalkit_cli("run", TINY, "--workspace-quota", "lots")
     assert done.returncode == 2 and "'lots' is not a size" in done.stderr
 
 

@@ -18,7 +18,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -259,11 +258,8 @@ def test_not_a_harbor_result_exits_2_naming_the_file(
 
 
 def test_a_misspelled_format_lists_the_formats(tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "import", str(tmp_path / "missing"), "--format",
-         "harbour", "--run-id", "x", "--runs-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=120,
-    )
+    proc = evalkit_cli("import", tmp_path / "missing", "--format", "harbour", "--run-id", "x",
+                       "--runs-dir", tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "'harbour' was passed" in proc.stderr and "'harbor'" in proc.stderr
 

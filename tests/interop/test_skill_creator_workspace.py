@@ -26,7 +26,7 @@ from evalkit.cases import import_skill_dir
 from evalkit.interop import export_run, import_results
 from evalkit.results import load_manifest, read_transcripts
 from evalkit.runner import RunConfig, run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 SKILLS = ROOT / "tests" / "fixtures" / "skills"
 SKILL_CREATOR = os.environ.get("EVALKIT_SKILL_CREATOR")
@@ -111,11 +111,8 @@ def test_workspace_export_has_skill_creators_layout_and_reads_back(
     run_dir: Path, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "release-notes-workspace"
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "export", str(run_dir), "--format",
-         "skill-creator-workspace", "-o", str(workspace), "--json"],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )
+    proc = evalkit_cli("export", run_dir, "--format", "skill-creator-workspace", "-o", workspace,
+                       "--json", cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     gradings = _layout_is_schemas_md(workspace)
     df = evalkit.read_run(run_dir)
@@ -131,11 +128,8 @@ def test_workspace_export_has_skill_creators_layout_and_reads_back(
     assert (gradings[0].parent / "outputs" / "final_answer.md").read_text() == (
         answer or "(no answer)\n")
     # a second export into the same folder is refused (exit 2, no traceback)
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalkit", "export", str(run_dir), "--format",
-         "skill-creator-workspace", "-o", str(workspace)],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )
+    proc = evalkit_cli("export", run_dir, "--format", "skill-creator-workspace", "-o", workspace,
+                       cwd=ROOT)
     assert proc.returncode == 2 and "not an empty directory" in proc.stderr
     # import reads the workspace back: grading.json and timing.json per run
     back = import_results(workspace, "skill-creator", "ws", runs_dir=tmp_path / "runs")

@@ -10,24 +10,26 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli, evalkit_process
 from tests.optimize.probes import write_monotone_suite
 
 SLOW_MARKER = "command:sleep 0.4; echo '[X]' >> SKILL.md"
 
 
-def _optimize(suite: Path, runs: Path, *extra: str) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-m", "evalkit", "optimize", str(suite), "--skill", "probe",
-            "--optimizer", SLOW_MARKER, "--trials", "1", "--max-iterations", "6", "--stall", "9",
-            "--backend", "threading", "--runs-dir", str(runs), "--run-id", "k", "--json", *extra]
-    return subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+def _optimize_args(suite: Path, runs: Path, *extra: str) -> list[str]:
+    return ["optimize", str(suite), "--skill", "probe", "--optimizer", SLOW_MARKER, "--trials",
+            "1", "--max-iterations", "6", "--stall", "9", "--backend", "threading", "--runs-dir",
+            str(runs), "--run-id", "k", "--json", *extra]
 
 
 def test_killed_optimisation_resumes_without_duplicates(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     runs = tmp_path / "runs"
-    proc = _optimize(suite, runs)
+    # the run killed with SIGKILL is a real child (its own session: killpg takes the optimizer's
+    # shell too); evalkit_process waits for its child's end, so this one is a Popen
+    argv = [sys.executable, "-m", "evalkit", *_optimize_args(suite, runs)]
+    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
     events = runs / "k" / "events.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -38,10 +40,9 @@ def test_killed_optimisation_resumes_without_duplicates(tmp_path: Path) -> None:
     proc.communicate()
     state = json.loads((runs / "k" / "optimize.json").read_text())
     assert state["status"] == "running" and 2 <= state["iterations"] < 6
-    resumed = _optimize(suite, runs, "--resume")
-    out, err = resumed.communicate(timeout=300)
-    assert resumed.returncode == 0, err
-    summary = json.loads(out)
+    resumed = evalkit_cli(*_optimize_args(suite, runs, "--resume"))
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads(resumed.stdout)
     assert summary["status"] == "complete" and summary["iterations"] == 6
     assert summary["accepted"] == [f"cand-{i:04d}" for i in range(1, 7)]
     assert summary["validation"] == 1.0
@@ -55,18 +56,17 @@ def test_killed_optimisation_resumes_without_duplicates(tmp_path: Path) -> None:
 
 def test_cli_bad_input_and_tamper_exit_codes(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
-    base = [sys.executable, "-m", "evalkit", "optimize", str(suite), "--runs-dir",
-            str(tmp_path / "runs"), "--backend", "threading", "--trials", "1"]
-    bad = subprocess.run([*base, "--skill", "nope", "--optimizer", "python:x:y"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+    base = ["optimize", str(suite), "--runs-dir", str(tmp_path / "runs"), "--backend",
+            "threading", "--trials", "1"]
+    bad = evalkit_cli(*base, "--skill", "nope", "--optimizer", "python:x:y", cwd=ROOT)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert "cannot import 'x:y'" in bad.stderr
     cases = suite / "cases" / "cases.yaml"
-    tamper = subprocess.run(
-        [*base, "--skill", "probe", "--optimizer",
-         f"command:echo '[X]' >> SKILL.md; sed -i s/PASS/P/ {cases}", "--max-iterations", "2",
-         "--no-sandbox"],  # the sandbox keeps the cases out of reach; the guard is tested here
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    tamper = evalkit_process(
+        *base, "--skill", "probe", "--optimizer",
+        f"command:echo '[X]' >> SKILL.md; sed -i s/PASS/P/ {cases}", "--max-iterations", "2",
+        "--no-sandbox",  # the sandbox keeps the cases out of reach; the guard is tested here
+        cwd=ROOT, timeout=120,
     )
     assert tamper.returncode == 1
     assert "honesty violation" in tamper.stderr and "cases.yaml" in tamper.stderr

@@ -29,6 +29,7 @@ from evalkit.providers import (
     provider_names,
     register_provider,
 )
+from tests.conftest import evalkit_process
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = ROOT / "tests" / "fixtures" / "plugins" / "evalkit-echo"
@@ -147,7 +148,8 @@ def test_an_installed_plugin_runs_with_mapping_settings_on_loky_workers(
     tmp_path: Path, tiny_suite: Path, runs_dir: Path,
 ) -> None:
     site = _install_plugin(tmp_path)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    pythonpath = {"PYTHONPATH": os.pathsep.join([str(site), str(ROOT)])}
+    env = {**os.environ, **pythonpath}
     names = subprocess.run(
         [sys.executable, "-c",
          "from evalkit.providers import provider_names; print(','.join(provider_names()))"],
@@ -161,11 +163,12 @@ def test_an_installed_plugin_runs_with_mapping_settings_on_loky_workers(
     (tiny_suite / "suite.yaml").write_text(yaml.safe_dump(spec, sort_keys=False))
 
     def run(run_id: str) -> dict[str, Any]:
-        command = [sys.executable, "-m", "evalkit", "run", str(tiny_suite), "--provider",
-                   "echo", "--backend", "loky", "--concurrency", "2", "--trials", "2",
-                   "--no-progress", "--runs-dir", str(runs_dir), "--run-id", run_id, "--json",
-                   "--conditions", "none", "--case", "sum-numbers", "--case", "wait-server"]
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+        args: list[str | Path] = [
+            "run", tiny_suite, "--provider", "echo", "--backend", "loky", "--concurrency", "2",
+            "--trials", "2", "--no-progress", "--runs-dir", runs_dir, "--run-id", run_id, "--json",
+            "--conditions", "none", "--case", "sum-numbers", "--case", "wait-server",
+        ]
+        done = evalkit_process(*args, env=pythonpath, timeout=300)
         assert done.returncode == 0, done.stderr[-3000:]
         result: dict[str, Any] = json.loads(done.stdout)
         return result

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import evalkit
 from evalkit.results import load_manifest
 from evalkit.runner import DescriptionOverride, RunConfig, run
-from tests.conftest import ROOT
+from tests.conftest import ROOT, evalkit_cli
 
 DEMO = ROOT / "cases" / "demo"
 VAGUE = "Helps with tasks."
@@ -64,11 +62,8 @@ def test_cli_description_errors_exit_2(tmp_path: Path) -> None:
         (f"safe-shell=@{tmp_path / 'missing.txt'}", "cannot read"),
         ("safe-shell=  ", "the description is empty"),
     ]:
-        proc = subprocess.run(
-            [sys.executable, "-m", "evalkit", "run", str(DEMO), "--description", option,
-             "--runs-dir", str(tmp_path), "--trials", "1"],
-            capture_output=True, text=True, timeout=300,
-        )
+        proc = evalkit_cli("run", DEMO, "--description", option, "--runs-dir", tmp_path,
+                           "--trials", "1")
         assert proc.returncode == 2, (option, proc.stderr)
         assert message in proc.stderr
         assert "Traceback" not in proc.stderr

@@ -15,6 +15,7 @@ from evalkit.results import artifact_dir, read_evidence, read_run, read_scores
 from evalkit.runner import RunConfig
 from evalkit.runner._collect import collect_artifacts
 from evalkit.scorers import check_evidence
+from tests.conftest import evalkit_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "cases" / "demo"
@@ -153,14 +154,9 @@ def test_lift_reports_the_lane_metrics_with_intervals(evidence_run: Path) -> Non
 
 
 def test_compare_on_a_lane_metric_is_honest_about_two_cases(evidence_run: Path) -> None:
-    import subprocess
-    import sys
-
-    out = subprocess.run(
-        [sys.executable, "-m", "evalkit", "compare", str(evidence_run), "--conditions",
-         "none,preloaded", "--metric", "evidence_completeness", "--json"],
-        capture_output=True, text=True, check=True,
-    )
+    out = evalkit_cli("compare", evidence_run, "--conditions", "none,preloaded", "--metric",
+                      "evidence_completeness", "--json")
+    assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["metric"] == "evidence_completeness"
     assert data["delta"]["estimate"] > 0.5 and data["n_cases"] == 2
@@ -169,17 +165,11 @@ def test_compare_on_a_lane_metric_is_honest_about_two_cases(evidence_run: Path) 
 
 
 def test_compare_on_a_lane_metric_needs_evidence_items(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     config = RunConfig(runs_dir=tmp_path, run_id="prompt-only", conditions=("none", "preloaded"),
                        lanes=("prompt",), trials=1, progress=False, use_cache=False)
     done_run = run(DEMO, config)
-    out = subprocess.run(
-        [sys.executable, "-m", "evalkit", "compare", str(done_run.run_dir), "--conditions",
-         "none,preloaded", "--metric", "report_completeness"],
-        capture_output=True, text=True,
-    )
+    out = evalkit_cli("compare", done_run.run_dir, "--conditions", "none,preloaded", "--metric",
+                      "report_completeness")
     assert out.returncode == 2
     assert "no item that measured 'report_completeness'" in out.stderr
     assert "Traceback" not in out.stderr
