@@ -266,9 +266,8 @@ def compare_main(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         **pick(args, "metric", "threshold", "correction", "seed", "runs_dir", "providers"),
     )
-    data = result.to_dict()
     if args.json:
-        print_json(data)
+        print_json(result.to_dict())
     else:
         console = Console(highlight=False)
         _print_comparison(console, result)
