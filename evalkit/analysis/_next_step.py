@@ -117,9 +117,7 @@ def next_step(
     conditions = result.conditions if candidate is None else None
     try:
         components = estimate_variance_components(
-            _planning_columns(baseline),
-            None if candidate is None else _planning_columns(candidate),
-            conditions=list(conditions) if conditions else None,
+            baseline, candidate, conditions=list(conditions) if conditions else None
         )
     except InputError:
         return None
@@ -158,20 +156,6 @@ def next_step(
                        trials_needed)
     return NextStep(cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
                     trials, NEXT_STEP_POWER, command, "; ".join(notes))
-
-
-#: What :func:`~evalkit.stats.estimate_variance_components` reads of a table (keys, status,
-#: the pass bit).
-_PLANNING_COLUMNS = ("lane", "case_id", "condition", "provider", "trial", "status", "passed")
-
-
-def _planning_columns(rows: pd.DataFrame) -> pd.DataFrame:
-    """The columns of ``rows`` the variance estimate reads, so it validates no copy of the rest.
-
-    A run's table also holds transcripts, tokens and timings, which planning never needs.
-    """
-    wanted = [c for c in _PLANNING_COLUMNS if c in rows.columns]
-    return rows[wanted]
 
 
 def _command(

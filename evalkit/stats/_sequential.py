@@ -150,8 +150,6 @@ class _Wealth(NamedTuple):
     sum_x: float  # of x = (d + 1) / 2
     sum_sq: float  # of (x_i - mu_{i-1})^2
     sum_d: float
-    mu: float  # plug-in mean after n (eq. 27), prior 1/2 of weight 1
-    var: float  # plug-in variance after n, prior 1/4 of weight 1
     log_up: np.ndarray  # log wealth of the gambler on "above m", per grid point m
     log_down: np.ndarray
     low: float  # running intersection, before the final ``high >= low``
@@ -160,7 +158,7 @@ class _Wealth(NamedTuple):
     @classmethod
     def empty(cls) -> _Wealth:
         zeros = np.zeros(GRID - 1)
-        return cls(0, 0.0, 0.0, 0.0, 0.5, 0.25, zeros, zeros, -math.inf, math.inf)
+        return cls(0, 0.0, 0.0, 0.0, zeros, zeros, -math.inf, math.inf)
 
 
 def _running(start: float, values: np.ndarray) -> np.ndarray:
@@ -179,13 +177,13 @@ def _extend(
     alpha = 1.0 - confidence
     x = np.clip((d + 1.0) / 2.0, 0.0, 1.0)
     steps = np.arange(wealth.n + 1, wealth.n + count + 1, dtype=float)
-    # predictable plug-in mean and variance (eq. 27): estimates from x_1..x_{t-1}
+    # predictable plug-in mean and variance (eq. 27): estimates from x_1..x_{t-1}, with the
+    # priors 1/2 and 1/4 of weight 1
     sum_x = _running(wealth.sum_x, x)
-    mu_hat = (0.5 + sum_x) / (steps + 1.0)
-    mu_prev = np.concatenate([[wealth.mu], mu_hat[:-1]])
+    weight = np.arange(wealth.n, wealth.n + count, dtype=float) + 1.0  # before each new one
+    mu_prev = (0.5 + np.concatenate([[wealth.sum_x], sum_x[:-1]])) / weight
     sum_sq = _running(wealth.sum_sq, (x - mu_prev) ** 2)
-    var_hat = (0.25 + sum_sq) / (steps + 1.0)
-    var_prev = np.concatenate([[wealth.var], var_hat[:-1]])
+    var_prev = (0.25 + np.concatenate([[wealth.sum_sq], sum_sq[:-1]])) / weight
     horizon = steps * np.log1p(steps) if plan_cases is None else np.full(count, plan_cases)
     bets = np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * horizon))
     grid = _GRID_POINTS
@@ -221,8 +219,7 @@ def _extend(
     sum_d = _running(wealth.sum_d, d)
     after = _Wealth(
         wealth.n + count, float(sum_x[-1]), float(sum_sq[-1]), float(sum_d[-1]),
-        float(mu_hat[-1]), float(var_hat[-1]), log_up[-1].copy(), log_down[-1].copy(),
-        float(low[-1]), float(high[-1]),
+        log_up[-1].copy(), log_down[-1].copy(), float(low[-1]), float(high[-1]),
     )  # fmt: skip
     high = np.maximum(high, low)
     low_d, high_d = 2.0 * low - 1.0, 2.0 * high - 1.0
