@@ -59,13 +59,6 @@ def build_pairs(
         missing = [c for c in [*on, trial_col, value] if c not in df.columns]
         if missing:
             raise InputError(f"`{side}` is missing column(s) {missing} needed for pairing.")
-        duplicated = df.duplicated([*on, trial_col], keep=False)
-        if duplicated.any():
-            example = df.loc[duplicated, [*on, trial_col]].iloc[0].to_dict()
-            raise InputError(
-                f"`{side}` has several rows per {[*on, trial_col]} (e.g. {example}); "
-                "add the distinguishing column (often 'provider') to `on`."
-            )
     stacked = pd.concat(
         [baseline[[*on, trial_col, value]], candidate[[*on, trial_col, value]]],
         ignore_index=True,
@@ -73,6 +66,9 @@ def build_pairs(
     arm_of_row = np.repeat([0, 1], [len(baseline), len(candidate)])
     codes = stacked.groupby(on, sort=True).ngroup().to_numpy()
     n_units = int(codes.max()) + 1
+    trials = np.unique(stacked[trial_col].to_numpy())
+    columns = np.searchsorted(trials, stacked[trial_col].to_numpy())
+    _refuse_duplicates(stacked, arm_of_row, codes, columns, [*on, trial_col])
     counts = np.zeros((2, n_units), dtype=np.int64)
     np.add.at(counts, (arm_of_row, codes), 1)
     matched = (counts[0] > 0) & (counts[1] > 0)
@@ -86,8 +82,6 @@ def build_pairs(
             "cases (and conditions), or compare two conditions of one run with `conditions=`."
         )
     unit = np.cumsum(matched) - 1
-    trials = np.unique(stacked[trial_col].to_numpy())
-    columns = np.searchsorted(trials, stacked[trial_col].to_numpy())
     values = stacked[value].to_numpy(dtype=float)
     arms = []
     for index in (0, 1):
@@ -96,6 +90,38 @@ def build_pairs(
         out[unit[codes[rows]], columns[rows]] = values[rows]
         arms.append(out)
     return PairedData(keys, arms[0], arms[1], trials, unmatched)
+
+
+def _refuse_duplicates(
+    stacked: pd.DataFrame,
+    arm_of_row: np.ndarray,
+    codes: np.ndarray,
+    columns: np.ndarray,
+    keys: list[str],
+) -> None:
+    """Refuse a side with several rows for one unit and trial (found from the codes).
+
+    Args:
+        stacked: Baseline rows, then candidate rows.
+        arm_of_row: 0 for a baseline row, 1 for a candidate row.
+        codes: Each row's unit number.
+        columns: Each row's trial column.
+        keys: The unit columns and the trial column (for the message).
+
+    Raises:
+        InputError: Naming the side and the first row of a repeated unit and trial.
+    """
+    cell = (arm_of_row * (int(codes.max()) + 1) + codes) * (int(columns.max()) + 1) + columns
+    _, inverse, repeats = np.unique(cell, return_inverse=True, return_counts=True)
+    repeated = repeats[inverse] > 1
+    for index, side in enumerate(("baseline", "candidate")):
+        rows = np.flatnonzero(repeated & (arm_of_row == index))
+        if len(rows):
+            example = stacked[keys].iloc[rows[0]].to_dict()
+            raise InputError(
+                f"`{side}` has several rows per {keys} (e.g. {example}); "
+                "add the distinguishing column (often 'provider') to `on`."
+            )
 
 
 def _unmatched(
