@@ -48,11 +48,12 @@ def _wait_for_items(events: Path, count: int, timeout: float = 120) -> None:
 
 
 def test_second_writer_is_refused_while_the_first_runs(runs_dir: Path) -> None:
-    # long enough (~16 s of agent time) that both second writers, started after its second
-    # item, are refused while it runs: each needs an interpreter start and a lock check (~2 s)
-    first = _start(runs_dir, "busy", "--trials", "10", "--provider-opt", "latency_s=0.2")
+    # The first run is stopped (SIGSTOP) after its second item: alive, lock held, mid-run,
+    # however long the two second writers take to start on a busy machine; then it goes on.
+    first = _start(runs_dir, "busy", "--trials", "10", "--provider-opt", "latency_s=0.02")
     try:
         _wait_for_items(runs_dir / "busy" / "events.jsonl", 2)
+        os.killpg(first.pid, signal.SIGSTOP)
         resume, fresh = (
             subprocess.Popen(
                 _argv(runs_dir, "busy", *extra),
@@ -65,9 +66,13 @@ def test_second_writer_is_refused_while_the_first_runs(runs_dir: Path) -> None:
         _, resume_err = resume.communicate(timeout=120)
         _, fresh_err = fresh.communicate(timeout=120)
         assert first.poll() is None, "the first run was still going when both were refused"
+        finished = (runs_dir / "busy" / "events.jsonl").read_text().count('"item_finished"')
+        assert finished < 160, "the first run was stopped mid-run"
     finally:
         if first.poll() is None and sys.exc_info()[0] is not None:
             os.killpg(first.pid, signal.SIGKILL)
+        else:
+            os.killpg(first.pid, signal.SIGCONT)
     assert resume.returncode == 2, resume_err
     assert f"pid {first.pid}" in resume_err
     assert f"host {socket.gethostname()}" in resume_err
