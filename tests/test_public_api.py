@@ -216,3 +216,16 @@ def test_run_reaches_run_started_without_pandas_pyarrow_or_scipy(tmp_path: Path)
     late = {"pandas", "pyarrow", "scipy", "statsmodels", "matplotlib", "papermill"}
     assert loaded.isdisjoint(late), sorted(loaded & late)
     assert (tmp_path / "runs").is_dir()  # the run went on to finish and write its tables
+
+
+def test_a_whole_run_prints_its_summary_without_scipy_stats_or_statsmodels(
+    tmp_path: Path,
+) -> None:
+    """The summary's Wilson intervals need no ``scipy.stats`` (over a second of imports)."""
+    out, loaded = _modules_of_command(
+        ["run", "cases/demo", "--lane", "prompt", "--trials", "1", "--runs-dir",
+         str(tmp_path / "runs"), "--no-progress"]
+    )  # fmt: skip
+    assert "pass rate by condition" in out and "95% CI" in out
+    assert "scipy.stats" not in loaded
+    assert "statsmodels" not in {name.split(".")[0] for name in loaded}

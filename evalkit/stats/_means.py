@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy import special
 
 from evalkit.errors import InputError
 from evalkit.stats._frame import check_confidence
@@ -57,7 +57,7 @@ def t_interval(values: np.ndarray, confidence: float, method: str = "t") -> Inte
     if n < 2:
         return Interval(mean, float("nan"), float("nan"), confidence, method)
     se = float(np.std(values, ddof=1)) / np.sqrt(n)
-    half = float(stats.t.ppf(0.5 + confidence / 2.0, df=n - 1)) * se
+    half = float(special.stdtrit(n - 1, 0.5 + confidence / 2.0)) * se  # t.ppf, lighter
     low, high = float(min(mean - half, mean)), float(max(mean + half, mean))
     return Interval(mean, low, high, confidence, method)
 

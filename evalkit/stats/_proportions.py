@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
-from statsmodels.stats.proportion import proportion_confint
+from scipy import special
 
 from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, check_choice, check_confidence
@@ -22,6 +22,38 @@ PROPORTION_METHODS = {
     "jeffreys": "jeffreys",
 }
 PASS_RATE_METHODS = ("auto", "wilson", "cluster")
+
+
+def wilson_bounds(count: float, nobs: float, alpha: float) -> tuple[float, float]:
+    """Wilson's two-sided interval, as statsmodels' ``proportion_confint(method="wilson")``.
+
+    The same operations in the same order on the same float64 types (its critical value
+    ``norm.isf(alpha / 2)`` is ``-ndtri(alpha / 2)``), so the bounds are statsmodels' own to the
+    last bit (tests compare them); written out because importing
+    ``statsmodels.stats.proportion`` imports ``scipy.stats``, which would cost every
+    ``evalkit run`` more than a second before its summary table.
+
+    Args:
+        count: Successes (may be fractional, e.g. an effective count).
+        nobs: Trials (> 0).
+        alpha: One minus the confidence level.
+
+    Returns:
+        ``(low, high)``, clipped to [0, 1].
+
+    Examples:
+        >>> [round(b, 3) for b in wilson_bounds(8, 10, 0.05)]
+        [0.49, 0.943]
+    """
+    n = np.asarray(nobs, dtype=np.float64)  # 0-d arrays, as statsmodels holds them
+    q = np.asarray(count, dtype=np.float64) / n
+    crit = -special.ndtri(alpha / 2.0)
+    crit2 = crit**2
+    denom = 1 + crit2 / n
+    center = (q + crit2 / (2 * n)) / denom
+    dist = crit * np.sqrt(q * (1.0 - q) / n + crit2 / (4.0 * n**2))
+    dist /= denom
+    return float(np.clip(center - dist, 0, 1)), float(np.clip(center + dist, 0, 1))
 
 
 def proportion_ci(
@@ -72,7 +104,12 @@ def proportion_ci(
         )
     if m == 0:
         return Interval(float("nan"), 0.0, 1.0, level, label)
-    low, high = proportion_confint(x, m, alpha=1.0 - level, method=PROPORTION_METHODS[method])
+    if method == "wilson":
+        low, high = wilson_bounds(x, m, 1.0 - level)
+    else:  # Clopper-Pearson and Jeffreys: beta quantiles of scipy.stats, imported on use
+        from statsmodels.stats.proportion import proportion_confint
+
+        low, high = proportion_confint(x, m, alpha=1.0 - level, method=PROPORTION_METHODS[method])
     estimate = x / m
     low, high = float(low), float(high)
     if method == "jeffreys":
@@ -125,7 +162,7 @@ def cluster_wilson(
         n_eff = max(n_eff, 1.0)
     if small_sample and units >= 2:
         n_eff *= (units - 1) / units
-    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low, high = wilson_bounds(p * n_eff, n_eff, 1.0 - confidence)
     low = min(max(float(low), 0.0), p)
     high = max(min(float(high), 1.0), p)
     return Interval(p, low, high, confidence, "cluster-wilson")
@@ -180,7 +217,7 @@ def ratio_wilson(
         n_eff = max(n_eff, 1.0)
         if small_sample:
             n_eff *= (units - 1) / units
-    low, high = proportion_confint(p * n_eff, n_eff, alpha=1.0 - confidence, method="wilson")
+    low, high = wilson_bounds(p * n_eff, n_eff, 1.0 - confidence)
     low = min(max(float(low), 0.0), p)
     high = max(min(float(high), 1.0), p)
     return Interval(p, low, high, confidence, "cluster-wilson")

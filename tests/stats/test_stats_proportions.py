@@ -361,3 +361,18 @@ def test_clustered_wilson_covers_rare_pass_rates() -> None:
 def test_clustered_wilson_coverage_other_regimes(mean: float, n_cases: int) -> None:
     coverage = _clustered_coverage(mean, n_cases, 1000, seed=n_cases)
     assert 0.93 <= coverage <= 0.99  # conservative, never liberal, at 5 cases
+
+
+def test_wilson_bounds_are_statsmodels_own_to_the_last_bit() -> None:
+    """The written-out Wilson interval equals ``proportion_confint`` exactly (== on floats)."""
+    from evalkit.stats._proportions import wilson_bounds
+
+    rng = np.random.default_rng(20261202)
+    for _ in range(4000):
+        n = float(rng.integers(1, 500)) if rng.random() < 0.5 else float(rng.uniform(1, 500))
+        count = float(rng.choice([0.0, n, float(rng.integers(0, int(n) + 1)),
+                                  float(rng.uniform(0, n))]))  # fmt: skip
+        count = min(count, n)
+        alpha = float(rng.choice([0.05, 0.1, 0.01, float(rng.uniform(0.001, 0.5))]))
+        low, high = proportion_confint(count, n, alpha=alpha, method="wilson")
+        assert wilson_bounds(count, n, alpha) == (float(low), float(high)), (count, n, alpha)
