@@ -394,8 +394,8 @@ def run_looks(
         ValueError: ``futility_beta`` or ``plan_effect`` (scaled) outside (0, 1), or a
             difference outside the range.
     """
-    scaled = np.asarray(differences, dtype=float) / bound
-    cs = confidence_sequence(scaled, confidence, plan_cases)
+    scaled = _checked(np.asarray(differences, dtype=float) / bound)
+    sequence = _LookedSequence(scaled, confidence, plan_cases, whole=not stop)
     wealth = None
     boundary = math.inf
     if plan_effect is not None:
@@ -406,7 +406,7 @@ def run_looks(
     looks: list[Look] = []
     for n in look_at:
         i = int(n) - 1
-        est, low, high = (bound * float(a[i]) for a in (cs.estimate, cs.ci_low, cs.ci_high))
+        est, low, high = (bound * value for value in sequence.at(i))
         verdict, reason = sequential_verdict(est, low, high, threshold)
         log_wealth = None if wealth is None else float(wealth[i])
         if not reason and log_wealth is not None and log_wealth >= boundary:
@@ -420,6 +420,66 @@ def run_looks(
         if stop and reason:
             break
     return looks
+
+
+#: Fewest new observations a stopping :func:`run_looks` adds to its sequence at once: a batch
+#: has a fixed cost of about 5 observations' grid wealth, so smaller batches spend more on it
+#: than they save of the observations computed past the stop.
+_MIN_BATCH = 24
+#: A batch also adds at least ``1 / _BATCH_GROWTH`` of the observations before it (a long
+#: sequence takes few batches; the rows past the stop stay about a fifth of those read).
+_BATCH_GROWTH = 4
+
+
+class _LookedSequence:
+    """The confidence sequence of some observations, computed only as far as it is read.
+
+    A stopping sequential comparison reads the sequence at its looks up to the first settled
+    one, usually far short of the budget; the grid wealth (``t`` rows of ``GRID`` points, the
+    whole cost of a look) is computed in batches of observations as the looks reach them,
+    each batch at least :data:`_MIN_BATCH` observations and a quarter of those before it
+    (:data:`_BATCH_GROWTH`). The values read are the same numbers, bit for bit, as those of
+    :func:`confidence_sequence` of all the observations (:class:`RunningConfidenceSequence`).
+
+    Args:
+        differences: The checked observations in [-1, 1], in their order of arrival.
+        confidence: Level ``1 - alpha`` of the sequence.
+        plan_cases: Number of cases the bets are tuned for (None: no planned size).
+        whole: Compute the whole sequence at once (every observation will be read).
+    """
+
+    def __init__(
+        self, differences: np.ndarray, confidence: float, plan_cases: int | None, *, whole: bool
+    ) -> None:
+        self._differences = differences
+        self._running = RunningConfidenceSequence(confidence, plan_cases)
+        self._columns: list[np.ndarray] = [np.zeros(0)] * 3  # estimate, ci_low, ci_high so far
+        if whole:
+            self._extend(len(differences))
+
+    def _extend(self, size: int) -> None:
+        computed = self._running.n
+        batch = self._running.extend(self._differences[computed : computed + size])
+        self._columns = [
+            np.concatenate([before, new])
+            for before, new in zip(
+                self._columns, (batch.estimate, batch.ci_low, batch.ci_high), strict=True
+            )
+        ]
+
+    def at(self, index: int) -> tuple[float, float, float]:
+        """``(estimate, ci_low, ci_high)`` after observation ``index`` (indexed as an array).
+
+        A negative index counts from the last of all the observations, as it would in the
+        whole sequence.
+        """
+        computed = self._running.n
+        if index < 0:
+            self._extend(len(self._differences) - computed)
+        elif index >= computed:
+            self._extend(max(index + 1 - computed, _MIN_BATCH, computed // _BATCH_GROWTH))
+        estimate, low, high = self._columns
+        return float(estimate[index]), float(low[index]), float(high[index])
 
 
 def case_order(case_ids: list[str], seed: int | None) -> list[str]:
