@@ -145,14 +145,16 @@ def simulate_allocation(
     # each look pays for its new cases only (the same bounds as sequential_look's)
     sequences = {c: RunningConfidenceSequence(confidence=1 - alpha / m) for c in effects}
     items, done = 0, 0
-    while done < n_cases and any(look.verdict == "undecided" for look in looks.values()):
-        new = range(done, min(done + batch, n_cases))
-        undecided = [c for c, look in looks.items() if look.verdict == "undecided"]
-        items += len(new) * trials * (1 + len(undecided))
+    undecided = list(effects)
+    while done < n_cases and undecided:
+        stop = min(done + batch, n_cases)
+        items += (stop - done) * trials * (1 + len(undecided))
+        p_new, full_new = p_full[done:stop], full[done:stop]
         for component in undecided:
-            p_abl = np.clip(p_full[list(new)] - effects[component], 0.01, 0.99)
+            p_abl = np.clip(p_new - effects[component], 0.01, 0.99)
             ablated = rng.binomial(trials, p_abl) / trials
-            cs = sequences[component].extend(full[list(new)] - ablated)
+            cs = sequences[component].extend(full_new - ablated)
             looks[component] = _look(component, cs, threshold)
-        done = new.stop
+        undecided = [c for c, look in looks.items() if look.verdict == "undecided"]
+        done = stop
     return list(looks.values()), items

@@ -27,6 +27,7 @@ whose judgement flipped with the order is a tie). Statistics:
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -154,6 +155,16 @@ def _check_frame(pairs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _binomial_test_pvalue(successes: int, trials: int) -> float:
+    """Two-sided exact p-value of ``successes`` in ``trials`` against 1/2 (scipy ``binomtest``).
+
+    Cached: the sign test and the per-case tests of a simulation ask again and again for the
+    same few small counts, and each ``binomtest`` costs about half a millisecond.
+    """
+    return float(stats.binomtest(successes, trials, 0.5).pvalue)
+
+
 def sign_test(case_shares: np.ndarray) -> SignTest:
     """Exact two-sided sign test of per-case win shares against 0.5 (scipy ``binomtest``).
 
@@ -165,7 +176,7 @@ def sign_test(case_shares: np.ndarray) -> SignTest:
     negative = int(np.sum(case_shares < 0.5))
     zero = int(case_shares.size - positive - negative)
     n = positive + negative
-    p_value = float(stats.binomtest(positive, n, 0.5).pvalue) if n else 1.0
+    p_value = _binomial_test_pvalue(positive, n) if n else 1.0
     return SignTest(positive, negative, zero, p_value)
 
 
@@ -182,37 +193,52 @@ def case_table(pairs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
         (ties as half a win; descriptive, for the forest plot: the verdicts use the exact
         tests).
     """
-    df = _check_frame(pairs)
-    flags = pd.DataFrame({
-        "case_id": df["case_id"],
-        "n_trials": 1,
-        "wins": (df["outcome"] == 1.0).astype(int),
-        "losses": (df["outcome"] == 0.0).astype(int),
-        "ties": (df["outcome"] == 0.5).astype(int),
-        "win_share": df["outcome"],
-    })
-    grouped = flags.groupby("case_id", sort=True)
-    table = grouped[["n_trials", "wins", "losses", "ties"]].sum()
-    table["win_share"] = grouped["win_share"].mean()
-    table = table.reset_index()
+    return _case_table(_check_frame(pairs), alpha)
+
+
+def _case_table(checked: pd.DataFrame, alpha: float) -> pd.DataFrame:
+    """:func:`case_table` of a frame :func:`_check_frame` has checked already.
+
+    The counts come from one sorted factorisation of the case ids (the order of a sorted
+    ``groupby``); the win share is the sum of a case's outcomes over its trials, exact in
+    floating point since every outcome is 0, 0.5 or 1.
+    """
+    case_codes, case_ids = pd.factorize(checked["case_id"], sort=True)
+    n_cases = len(case_ids)
+    outcome = checked["outcome"].to_numpy(dtype=float)
+    n_trials = np.bincount(case_codes, minlength=n_cases).astype("int64")
+    wins, losses, ties = (
+        np.bincount(case_codes[outcome == value], minlength=n_cases).astype("int64")
+        for value in (1.0, 0.0, 0.5)
+    )
+    win_share = np.bincount(case_codes, weights=outcome, minlength=n_cases) / n_trials
     p_values = [
-        float(stats.binomtest(int(w), int(w + lo), 0.5).pvalue) if w + lo else 1.0
-        for w, lo in zip(table["wins"], table["losses"], strict=True)
+        _binomial_test_pvalue(int(w), int(w + lo)) if w + lo else 1.0
+        for w, lo in zip(wins, losses, strict=True)
     ]
     low, high = proportion_confint(
-        table["win_share"].to_numpy(dtype=float) * table["n_trials"].to_numpy(dtype=float),
-        table["n_trials"].to_numpy(dtype=float), alpha=alpha, method="wilson",
+        win_share * n_trials.astype(float), n_trials.astype(float), alpha=alpha,
+        method="wilson",
     )
-    table["ci_low"], table["ci_high"] = np.asarray(low), np.asarray(high)
-    table["p_value"] = p_values
     adjusted = holm(np.asarray(p_values, dtype=float))  # = statsmodels multipletests holm
     reject = adjusted < alpha
-    table["p_adjusted"] = adjusted
-    table["verdict"] = [
+    verdicts = [
         ("improved" if w > lo else "regressed") if r else "inconclusive"
-        for r, w, lo in zip(reject, table["wins"], table["losses"], strict=True)
+        for r, w, lo in zip(reject, wins, losses, strict=True)
     ]
-    return table
+    return pd.DataFrame({
+        "case_id": case_ids,
+        "n_trials": n_trials,
+        "wins": wins,
+        "losses": losses,
+        "ties": ties,
+        "win_share": win_share,
+        "ci_low": np.asarray(low),
+        "ci_high": np.asarray(high),
+        "p_value": p_values,
+        "p_adjusted": adjusted,
+        "verdict": verdicts,
+    })
 
 
 def position_bias(
@@ -238,17 +264,17 @@ def position_bias(
         The case-weighted share with its case-cluster bootstrap interval (NaN without any
         decisive judgement; NaN bounds with fewer than two cases).
     """
-    values: list[float] = []
-    labels: list[object] = []
-    for wins, n, unit in zip(first_wins, decisive, units, strict=True):
-        values += [1.0] * int(wins) + [0.0] * int(n - wins)
-        labels += [unit] * int(n)
-    if not values:
+    wins = np.asarray(first_wins).astype(int)
+    judged = np.asarray(decisive).astype(int)
+    # per pair, its first-shown wins as 1.0s and then its other decisive orders as 0.0s
+    counts = np.maximum(np.column_stack([wins, judged - wins]), 0).ravel()
+    values = np.repeat(np.tile([1.0, 0.0], len(wins)), counts)
+    labels = np.repeat(np.asarray(units, dtype=object), np.maximum(judged, 0))
+    if not values.size:
         nan = float("nan")
         return Interval(nan, nan, nan, confidence, "cluster-bootstrap")
     return cluster_bootstrap(
-        np.asarray(values), np.asarray(labels, dtype=object),
-        n_resamples=n_resamples, confidence=confidence, seed=seed,
+        values, labels, n_resamples=n_resamples, confidence=confidence, seed=seed,
     )
 
 
@@ -313,15 +339,20 @@ def pairwise_stats(
         empty = Interval(nan, nan, nan, confidence, "cluster-bootstrap")
         return PairwiseStats(
             "inconclusive", empty, SignTest(0, 0, 0, 1.0), empty, nan, 0, 0, 0, 0, 0, 0,
-            threshold, alpha, case_table(df, alpha), [], [], ["no judged pair"],
+            threshold, alpha, _case_table(df, alpha), [], [], ["no judged pair"],
         )
     win = cluster_bootstrap(
         df, units="case_id", value="outcome",
         n_resamples=n_resamples, confidence=confidence, seed=seed,
     )
-    table = case_table(df, alpha)
+    table = _case_table(df, alpha)
     sign = sign_test(table["win_share"].to_numpy(dtype=float))
-    flipped = df["flipped"].astype(bool) if "flipped" in df else pd.Series(False, index=df.index)
+    outcome = df["outcome"].to_numpy(dtype=float)
+    flipped = (
+        df["flipped"].astype(bool).to_numpy(dtype=bool)
+        if "flipped" in df
+        else np.zeros(len(df), dtype=bool)
+    )
     if {"first_wins", "decisive"} <= set(df.columns):
         bias = position_bias(
             df["first_wins"].to_numpy(dtype=int), df["decisive"].to_numpy(dtype=int),
@@ -332,9 +363,11 @@ def pairwise_stats(
         nan = float("nan")
         bias = Interval(nan, nan, nan, confidence, "cluster-bootstrap")
     n_cases = len(table)
+    case_ids = table["case_id"].to_numpy()
+    verdicts = table["verdict"].to_numpy()
     if n_cases < 2:
         notes.append("fewer than two cases: no interval, no verdict")
-    if int(table["n_trials"].max()) < 6:
+    if int(table["n_trials"].to_numpy().max()) < 6:
         notes.append(
             "no case can be named improved or regressed: an exact test on fewer than 6 "
             "decisive trials cannot reach p < 0.05 (run more trials to name cases)"
@@ -354,14 +387,14 @@ def pairwise_stats(
         position_consistency=float(1.0 - flipped.mean()),
         n_cases=n_cases,
         n_pairs=len(df),
-        wins=int((df["outcome"] == 1.0).sum()),
-        losses=int((df["outcome"] == 0.0).sum()),
-        ties=int((df["outcome"] == 0.5).sum()),
+        wins=int((outcome == 1.0).sum()),
+        losses=int((outcome == 0.0).sum()),
+        ties=int((outcome == 0.5).sum()),
         flipped=int(flipped.sum()),
         threshold=float(threshold),
         alpha=float(alpha),
         cases=table,
-        improved_cases=table.loc[table["verdict"] == "improved", "case_id"].tolist(),
-        regressed_cases=table.loc[table["verdict"] == "regressed", "case_id"].tolist(),
+        improved_cases=case_ids[verdicts == "improved"].tolist(),
+        regressed_cases=case_ids[verdicts == "regressed"].tolist(),
         notes=notes,
     )
