@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -48,6 +49,8 @@ from evalkit.stats._means import t_interval
 
 #: Upper bound on the number of cells (resamples x cases x trials) held in memory at once.
 CHUNK_CELLS = 2_000_000
+#: Cells (resamples x cases) gathered and reduced at once within a chunk (fits in cache).
+GATHER_CELLS = 32_768
 STATISTICS = ("mean", "median")
 
 
@@ -60,8 +63,12 @@ def _index_dtype(n: int) -> type[np.integer]:
     return np.int64
 
 
+@lru_cache(maxsize=1024)
 def expanded_levels(n_units: int, confidence: float) -> tuple[float, float]:
     """Quantile levels of Hesterberg's expanded percentile interval.
+
+    Cached: a simulation asks for the same few (cases, level) pairs thousands of times, and
+    each scipy distribution call costs about as much as a bootstrap of a small suite.
 
     Args:
         n_units: Number of resampled units (cases), at least 2.
@@ -128,7 +135,15 @@ def resample_cases(
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         picks = rng.integers(0, n_cases, size=(size, n_cases), dtype=dtype)
-        out[start : start + size] = _reduce(np.take(case_values, picks), statistic)
+        # gather and reduce a few resamples at a time: the gathered values stay in cache
+        # instead of filling (and page-faulting) one chunk-sized array; each resample's
+        # statistic is computed alone, so the numbers do not depend on the block size
+        rows = max(1, GATHER_CELLS // max(n_cases, 1))
+        for first in range(0, size, rows):
+            block = picks[first : first + rows]
+            out[start + first : start + first + len(block)] = _reduce(
+                np.take(case_values, block), statistic
+            )
     return out
 
 

@@ -150,28 +150,19 @@ def heterogeneity(
         >>> result.differs, result.i2 > 0.9
         (True, True)
     """
-    keys = [*clusters, "provider"]
-    diffs = (
-        cases.assign(d=cases["candidate_rate"] - cases["baseline_rate"])
-        .groupby(keys, sort=True)["d"]
-        .mean()
-        .reset_index()
-    )
-    diffs = diffs[np.isfinite(diffs["d"])]
-    case_key = diffs.groupby(list(clusters), sort=False).ngroup()  # one integer per case
-    shared = case_key.map(case_key.value_counts()) >= MIN_PROVIDERS
-    diffs, case_key = diffs[shared], case_key[shared]
-    providers = int(diffs["provider"].nunique())
-    n_cases = int(case_key.nunique())
+    d, provider, case_key = _unit_differences(cases, list(clusters))
+    shared = np.bincount(case_key)[case_key] >= MIN_PROVIDERS
+    d, provider, case_key = d[shared], provider[shared], case_key[shared]
+    providers = len(pd.unique(provider))
+    n_cases = len(np.unique(case_key))
     nan = float("nan")
     f_stat = pvalue = tau2 = i2 = nan
     df_num = max(providers - 1, 0)
-    df_den = len(diffs) - providers - n_cases + 1
+    df_den = len(d) - providers - n_cases + 1
     if providers >= MIN_PROVIDERS and n_cases >= 2 and df_den >= 1:
-        f_stat, pvalue, ms_provider, ms_resid = _provider_f_test(diffs["d"], diffs["provider"],
-                                                                  case_key)
-        per_provider = len(diffs) / providers
-        tau2 = max(0.0, (ms_provider - ms_resid) * providers / len(diffs))
+        f_stat, pvalue, ms_provider, ms_resid = _provider_f_test(d, provider, case_key)
+        per_provider = len(d) / providers
+        tau2 = max(0.0, (ms_provider - ms_resid) * providers / len(d))
         within = ms_resid / per_provider
         i2 = tau2 / (tau2 + within) if tau2 + within > 0 else 0.0
     if np.isfinite(tau2) and np.isfinite(se) and providers >= MIN_PROVIDERS:
@@ -196,28 +187,73 @@ def heterogeneity(
     )
 
 
+def _unit_differences(
+    cases: pd.DataFrame, clusters: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The finite paired differences per (case, provider), in sorted (case, provider) order.
+
+    Args:
+        cases: The per-unit table (``baseline_rate``, ``candidate_rate``, the keys).
+        clusters: The columns that name a case.
+
+    Returns:
+        ``(d, provider, case_key)``: each (case, provider)'s mean difference over its rows,
+        its provider, and its case as an integer numbering the cases in sorted order.
+    """
+    keys = [*clusters, "provider"]
+    diffs = (
+        cases.assign(d=cases["candidate_rate"] - cases["baseline_rate"])
+        .groupby(keys, sort=True)["d"]
+        .mean()
+        .reset_index()
+    )
+    diffs = diffs[np.isfinite(diffs["d"])]
+    case_key = diffs.groupby(clusters, sort=False).ngroup()  # one integer per case
+    return (
+        diffs["d"].to_numpy(dtype=float),
+        diffs["provider"].to_numpy(),
+        case_key.to_numpy(dtype=np.intp),
+    )
+
+
 def _provider_f_test(
-    d: pd.Series, provider: pd.Series, case: pd.Series
+    d: np.ndarray, provider: np.ndarray, case: np.ndarray
 ) -> tuple[float, float, float, float]:
     """Type II F test of the provider term in ``d ~ C(provider) + C(case)`` (statsmodels).
+
+    The design matrix is the one the formula gives (intercept, then treatment-coded provider
+    and case columns, first level of each as the reference, in patsy's column order and
+    memory layout), built directly from the factor codes instead of through patsy; the F test
+    is the one ``anova_lm(fit, typ=2)`` runs for the provider term (no term contains it, so
+    its constraint matrix picks the provider columns), without the case term's test, which
+    is not used. The numbers are those of the formula route, bit for bit.
 
     Returns:
         ``(F, p, MS_provider, MS_residual)``; F and p are NaN when the residual variance is 0.
     """
-    from statsmodels.formula.api import ols
-    from statsmodels.stats.anova import anova_lm
+    from statsmodels.regression.linear_model import OLS
     from statsmodels.tools.sm_exceptions import ValueWarning
 
-    frame = pd.DataFrame(
-        {"d": d.to_numpy(dtype=float), "provider": provider.to_numpy(), "case": case.to_numpy()}
-    )
-    fit = ols("d ~ C(provider) + C(case)", data=frame).fit()
+    provider_codes, provider_levels = pd.factorize(provider, sort=True)
+    case_codes, case_levels = pd.factorize(case, sort=True)
+    n_provider_columns = len(provider_levels) - 1
+    n_rows = len(provider_codes)
+    design = np.zeros((n_rows, 1 + n_provider_columns + len(case_levels) - 1), order="F")
+    design[:, 0] = 1.0
+    rows = np.arange(n_rows)
+    with_provider = provider_codes > 0
+    design[rows[with_provider], provider_codes[with_provider]] = 1.0
+    with_case = case_codes > 0
+    design[rows[with_case], n_provider_columns + case_codes[with_case]] = 1.0
+    fit = OLS(d, design).fit()
     ms_resid = float(fit.mse_resid)
     if not ms_resid > 1e-12:  # every difference explained (e.g. all zero): no test
         return float("nan"), float("nan"), 0.0, max(ms_resid, 0.0)
+    provider_columns = np.eye(design.shape[1])[1 : 1 + n_provider_columns]
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", ValueWarning)
-        table = anova_lm(fit, typ=2)
-    row = table.loc["C(provider)"]
-    ms_provider = float(row["sum_sq"] / row["df"])
-    return float(row["F"]), float(row["PR(>F)"]), ms_provider, ms_resid
+        test = fit.f_test(provider_columns, cov_p=fit.cov_params())
+    f_stat = float(test.fvalue)
+    # anova_lm backs the sum of squares out of the F statistic, in this order
+    sum_sq = f_stat * float(n_provider_columns) * fit.ssr / fit.df_resid
+    return f_stat, float(test.pvalue), float(sum_sq / float(n_provider_columns)), ms_resid
