@@ -145,6 +145,25 @@ def test_a_running_sequence_fed_in_batches_gives_the_whole_sequence_bit_for_bit(
     assert running.n == len(d), "a refused batch adds nothing"
 
 
+
+def test_a_stopping_run_reads_the_same_looks_as_the_whole_sequence_gives() -> None:
+    """Computed only as far as its looks read it, the sequence gives the same looks, bit for bit."""
+    from evalkit.stats._sequential import run_looks
+
+    rng = np.random.default_rng(12)
+    stopped_early = 0
+    for _ in range(60):
+        n = int(rng.integers(2, 400))
+        d = np.clip(rng.normal(float(rng.uniform(-0.4, 0.4)), 0.6, n).round(1), -1.0, 1.0)
+        look_at = np.unique(np.linspace(1, n, int(rng.integers(1, 40))).astype(int))
+        settings = {"threshold": 0.05, "confidence": 0.95, "plan_cases": n}
+        stopping = run_looks(d, look_at, stop=True, **settings)
+        every = run_looks(d, look_at, stop=False, **settings)
+        assert stopping == every[: len(stopping)]
+        stopped_early += len(stopping) < len(every)
+    assert stopped_early > 10, "some runs stopped before their last look"
+
+
 def _run(n_cases: int, effect: float, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     base, cand = simulate_arms(rng, n_cases, 3, effect, 0.5, 4.0)
