@@ -391,18 +391,21 @@ def case_table(
     low = np.minimum(low, estimate)
     high = np.maximum(high, estimate)
     adjusted = adjust_pvalues(pvalues, alpha, correction)
-    table = keys.reset_index(drop=True).copy()
-    table["n_baseline"] = n_b.astype("int64")
-    table["n_candidate"] = n_c.astype("int64")
-    table["baseline_rate"] = rate_b
-    table["candidate_rate"] = rate_c
-    table["estimate"] = estimate
-    table["ci_low"] = low
-    table["ci_high"] = high
-    table["p_value"] = pvalues
-    table["p_adjusted"] = adjusted
-    table["verdict"] = case_verdicts(estimate, adjusted, alpha, threshold)
-    return table
+    figures = pd.DataFrame(
+        {
+            "n_baseline": n_b.astype("int64"),
+            "n_candidate": n_c.astype("int64"),
+            "baseline_rate": rate_b,
+            "candidate_rate": rate_c,
+            "estimate": estimate,
+            "ci_low": low,
+            "ci_high": high,
+            "p_value": pvalues,
+            "p_adjusted": adjusted,
+            "verdict": case_verdicts(estimate, adjusted, alpha, threshold),
+        }
+    )  # one frame, not ten column insertions into a copy of the keys
+    return pd.concat([keys.reset_index(drop=True), figures], axis=1)
 
 
 def compare_matrices(
