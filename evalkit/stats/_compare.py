@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats._frame import KEY_COLUMNS, as_frame, match_columns
+from evalkit.stats._frame import KEY_COLUMNS, as_frame, match_columns, only_columns
 from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._reuse import SAMPLE_COLUMNS
@@ -23,13 +23,6 @@ from evalkit.stats._types import METRICS, Correction, Metric
 #: holds some forty more; they are dropped before any work, so the per-condition loop does
 #: not copy them again and again.
 COMPARED_COLUMNS = frozenset((*KEY_COLUMNS, "status", *METRICS, *SAMPLE_COLUMNS))
-
-
-def _compared_columns(data: object) -> object:
-    """A result table with only :data:`COMPARED_COLUMNS` (anything else as it is)."""
-    if not isinstance(data, pd.DataFrame):
-        return data
-    return data.loc[:, [column in COMPARED_COLUMNS for column in data.columns]]
 
 
 def compare(
@@ -119,7 +112,7 @@ def compare(
         resample_trials=resample_trials,
     )
     metric = settings.metric
-    base = as_frame(_compared_columns(baseline), what="baseline", value=metric)
+    base = as_frame(only_columns(baseline, COMPARED_COLUMNS), what="baseline", value=metric)
     names = labels or ("baseline", "candidate")
     compared: tuple[str, str] | None = None
     if candidate is None:
@@ -142,7 +135,7 @@ def compare(
         base_rows = base[base["condition"] == first].assign(condition=label)
         cand_rows = base[base["condition"] == second].assign(condition=label)
     else:
-        cand = as_frame(_compared_columns(candidate), what="candidate", value=metric)
+        cand = as_frame(only_columns(candidate, COMPARED_COLUMNS), what="candidate", value=metric)
         base_rows, cand_rows = base, cand
         if conditions is not None:
             wanted = [conditions] if isinstance(conditions, str) else [str(c) for c in conditions]

@@ -105,6 +105,25 @@ def check_positive_int(value: int, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
+def only_columns(data: object, columns: Iterable[str]) -> object:
+    """A result table narrowed to ``columns`` before validation (anything else as it is).
+
+    The statistics read a handful of a run's fifty-odd columns; :func:`as_frame` then copies
+    only those. A non-table is passed on untouched for :func:`as_frame` to refuse.
+
+    Args:
+        data: A result table, or anything else.
+        columns: The columns to keep (those the table lacks are skipped).
+
+    Returns:
+        The narrowed table, in its own column order, or ``data`` itself.
+    """
+    if not isinstance(data, pd.DataFrame):
+        return data
+    wanted = set(columns)
+    return data.loc[:, [column in wanted for column in data.columns]]
+
+
 def as_frame(
     data: object,
     *,

@@ -68,7 +68,8 @@ def build_pairs(
     n_units = int(codes.max()) + 1
     trials = np.unique(stacked[trial_col].to_numpy())
     columns = np.searchsorted(trials, stacked[trial_col].to_numpy())
-    _refuse_duplicates(stacked, arm_of_row, codes, columns, [*on, trial_col])
+    cell = (arm_of_row * n_units + codes) * len(trials) + columns  # one per side, unit, trial
+    _refuse_duplicates(stacked, arm_of_row, cell, [*on, trial_col])
     counts = np.zeros((2, n_units), dtype=np.int64)
     np.add.at(counts, (arm_of_row, codes), 1)
     matched = (counts[0] > 0) & (counts[1] > 0)
@@ -93,25 +94,19 @@ def build_pairs(
 
 
 def _refuse_duplicates(
-    stacked: pd.DataFrame,
-    arm_of_row: np.ndarray,
-    codes: np.ndarray,
-    columns: np.ndarray,
-    keys: list[str],
+    stacked: pd.DataFrame, arm_of_row: np.ndarray, cell: np.ndarray, keys: list[str]
 ) -> None:
-    """Refuse a side with several rows for one unit and trial (found from the codes).
+    """Refuse a side with several rows for one unit and trial (found from the cell numbers).
 
     Args:
         stacked: Baseline rows, then candidate rows.
         arm_of_row: 0 for a baseline row, 1 for a candidate row.
-        codes: Each row's unit number.
-        columns: Each row's trial column.
+        cell: Each row's number of (side, unit, trial): equal numbers are repeated rows.
         keys: The unit columns and the trial column (for the message).
 
     Raises:
         InputError: Naming the side and the first row of a repeated unit and trial.
     """
-    cell = (arm_of_row * (int(codes.max()) + 1) + codes) * (int(columns.max()) + 1) + columns
     _, inverse, repeats = np.unique(cell, return_inverse=True, return_counts=True)
     repeated = repeats[inverse] > 1
     for index, side in enumerate(("baseline", "candidate")):

@@ -468,15 +468,9 @@ class _LookedSequence:
         ]
 
     def at(self, index: int) -> tuple[float, float, float]:
-        """``(estimate, ci_low, ci_high)`` after observation ``index`` (indexed as an array).
-
-        A negative index counts from the last of all the observations, as it would in the
-        whole sequence.
-        """
+        """``(estimate, ci_low, ci_high)`` after observation ``index`` (0-based, >= 0)."""
         computed = self._running.n
-        if index < 0:
-            self._extend(len(self._differences) - computed)
-        elif index >= computed:
+        if index >= computed:
             self._extend(max(index + 1 - computed, _MIN_BATCH, computed // _BATCH_GROWTH))
         estimate, low, high = self._columns
         return float(estimate[index]), float(low[index]), float(high[index])

@@ -10,7 +10,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit.errors import InputError
-from evalkit.stats._frame import KEY_COLUMNS, as_frame, json_ready, match_columns
+from evalkit.stats._frame import (
+    KEY_COLUMNS,
+    as_frame,
+    json_ready,
+    match_columns,
+    only_columns,
+)
 from evalkit.stats._matrix import build_pairs
 
 
@@ -61,17 +67,6 @@ def _arm_components(matrix: np.ndarray) -> tuple[float, float, np.ndarray]:
     return max(between, 0.0), within, means
 
 
-def _estimated_columns(data: object, value: str) -> object:
-    """The columns of a table the estimate reads: keys, status and the value.
-
-    Validation then copies no transcripts, tokens or timings; anything not a table is passed
-    on as it is, for ``as_frame`` to refuse.
-    """
-    if not isinstance(data, pd.DataFrame):
-        return data
-    return data[[c for c in (*KEY_COLUMNS, "status", value) if c in data.columns]]
-
-
 def estimate_variance_components(
     data: pd.DataFrame,
     candidate: pd.DataFrame | None = None,
@@ -103,11 +98,12 @@ def estimate_variance_components(
     Raises:
         InputError: Bad input or unknown conditions.
     """
-    base = as_frame(_estimated_columns(data, value), what="data", value=value)
+    read = (*KEY_COLUMNS, "status", value)  # validation copies no transcripts or timings
+    base = as_frame(only_columns(data, read), what="data", value=value)
     arms: list[np.ndarray]
     if candidate is not None or conditions is not None:
         if candidate is not None:
-            cand = as_frame(_estimated_columns(candidate, value), what="candidate", value=value)
+            cand = as_frame(only_columns(candidate, read), what="candidate", value=value)
         else:
             if conditions is None or isinstance(conditions, str) or len(conditions) != 2:
                 raise InputError(
