@@ -148,17 +148,25 @@ def parallel_map(
 def close_quietly(results: Generator[Any, None, None]) -> None:
     """Close a :func:`parallel_map` generator, cancelling the tasks not started yet.
 
-    Cancelling is the point (a run stopped on its first configuration error, or by Ctrl-C), so
-    joblib's warning that tasks were cancelled is silenced for this call only, and so is loky's
-    shut-down race (:func:`manager_thread_race_ignored`).
+    Cancelling is the point (a run stopped on its first configuration error, by Ctrl-C or by a
+    full disk), so joblib's warning that it dropped tasks (finished but not consumed, or still
+    running) is silenced for this call only, and so is loky's shut-down race
+    (:func:`manager_thread_race_ignored`). Closing a closed generator does nothing.
     """
     with warnings.catch_warnings(), manager_thread_race_ignored():
-        warnings.filterwarnings("ignore", message=".*have been cancelled", category=UserWarning)
+        warnings.filterwarnings("ignore", message=_DROPPED_TASKS, category=UserWarning)
         results.close()
+
+
+#: The start of joblib's warning that a closed generator dropped tasks.
+_DROPPED_TASKS = r"\d+ tasks (have been successfully executed|which were still being processed)"
 
 
 #: Name of loky's thread that feeds the workers, and the function of it that can fail.
 _MANAGER_THREAD, _RACY_FUNCTION = "ExecutorManagerThread", "add_call_item_to_queue"
+
+#: The manager thread's method that closes the pool's queues before the thread ends.
+_LAST_STEP = "join_executor_internals"
 
 
 @contextlib.contextmanager
@@ -166,12 +174,15 @@ def manager_thread_race_ignored() -> Iterator[None]:
     """Drop the ``KeyError`` loky's manager thread can die with while the pool is shut down.
 
     Closing joblib's generator shuts loky's pool down with its workers killed: loky empties its
-    table of pending work items while ids of items not yet handed to a worker can still wait
-    in its queue of work ids; the manager thread then looks one up and dies with a
-    ``KeyError`` in ``add_call_item_to_queue``, printing a traceback (seen on a Ctrl-C while
-    the workers start). The pool is going away and those items never ran (a resumed run runs
-    them), so exactly that exception from exactly that thread is dropped for the block; any
-    other goes to the previous :data:`threading.excepthook`.
+    table of pending work items while the id of an item submitted just before (the next one
+    joblib dispatched) can still wait in its queue of work ids; the manager thread then looks
+    it up and dies with a ``KeyError`` in ``add_call_item_to_queue``, printing a traceback
+    (seen on a Ctrl-C while the workers start, and on a full disk). The pool is going away and
+    those items never ran (a resumed run runs them), so exactly that exception from exactly
+    that thread is dropped for the block, and the thread's last step, which the exception
+    skipped, is taken in its place: ``join_executor_internals`` closes the pool's queues (left
+    open, the resource tracker warns of leaked semaphores at exit). Any other exception goes
+    to the previous :data:`threading.excepthook`.
     """
     previous = threading.excepthook
 
@@ -183,6 +194,12 @@ def manager_thread_race_ignored() -> Iterator[None]:
             and args.thread.name == _MANAGER_THREAD
             and any(frame.name == _RACY_FUNCTION for frame in frames)
         ):
+            finish = getattr(args.thread, _LAST_STEP, None)
+            try:
+                if finish is not None:
+                    finish()
+            except Exception:  # the clean-up failed: show what started it
+                previous(args)
             return
         previous(args)
 

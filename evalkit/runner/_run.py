@@ -7,8 +7,7 @@ import secrets
 import shutil
 import signal
 import threading
-import warnings
-from collections.abc import Generator, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -648,15 +647,9 @@ def _execute_all(
             _record(
                 outcome, by_key[outcome.key], prep, config, run_id, run_dir, writer, events, bar
             )
-    except OSError as exc:
-        if is_out_of_space(exc) and isinstance(outcomes, Generator):
-            with warnings.catch_warnings():
-                # joblib counts the items in flight it drops: they are run on resume
-                warnings.simplefilter("ignore", UserWarning)
-                outcomes.close()
-        raise
     finally:
-        close_quietly(outcomes)  # items not started yet never start
+        # items not started yet never start; those in flight are dropped (a resume runs them)
+        close_quietly(outcomes)
         events.close()
     return rejected
 

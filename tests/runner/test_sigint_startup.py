@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -105,3 +106,67 @@ def test_only_lokys_manager_thread_race_is_dropped_and_only_inside_the_block() -
     assert shown[0].startswith("ExecutorManagerThread") and "other_failure" in shown[0]
     assert shown[1].startswith("SomeOtherThread") and "KeyError: 1" in shown[1]
     assert shown[2].startswith("ExecutorManagerThread") and "KeyError: 1" in shown[2]
+
+
+# loky's own race, made certain: an item is submitted and the pool shut down with its workers
+# killed before the manager thread has run again (its wake-up for the submission is held back,
+# as when the main thread keeps the GIL), as when joblib dispatches the next item just before a
+# run stops on a full disk.
+REAL_RACE_SCRIPT = textwrap.dedent(
+    """
+    import contextlib, sys, time
+    from joblib.externals.loky import ProcessPoolExecutor
+    from evalkit.runner._backends import manager_thread_race_ignored
+
+    def item(x):
+        time.sleep(0.5)
+        return x
+
+    def race(hooked):
+        pool = ProcessPoolExecutor(max_workers=2)
+        running = [pool.submit(item, k) for k in range(2)]
+        time.sleep(0.3)  # both workers busy
+        manager = pool._executor_manager_thread
+        wakeup = pool._executor_manager_thread_wakeup
+        with manager_thread_race_ignored() if hooked else contextlib.nullcontext():
+            wakeup.wakeup, held_back = (lambda: None), wakeup.wakeup
+            running.append(pool.submit(item, 9))
+            wakeup.wakeup = held_back
+            pool.shutdown(wait=True, kill_workers=True)
+        print("hooked" if hooked else "unhooked", "queues closed:",
+              manager.result_queue._reader.closed, flush=True)
+
+    if __name__ == "__main__":
+        race(hooked=False)
+        print("---", file=sys.stderr, flush=True)
+        race(hooked=True)
+    """
+)
+
+
+def test_lokys_real_race_is_dropped_and_the_pool_is_still_cleaned_up(tmp_path: Path) -> None:
+    script = tmp_path / "race.py"  # loky's workers import the item function from a file
+    script.write_text(REAL_RACE_SCRIPT)
+    done = _python_file(script)
+    assert done.returncode == 0, done.stderr
+    unhooked, hooked = done.stderr.split("---\n")
+    assert "KeyError" in unhooked and "add_call_item_to_queue" in unhooked, (
+        "the race did not happen, so the test shows nothing"
+    )
+    assert "Traceback" not in hooked and "Exception in thread" not in hooked, hooked
+    assert done.stdout.splitlines() == [
+        "unhooked queues closed: False",  # the thread died before its last step
+        "hooked queues closed: True",  # the hook took that step
+    ]
+
+
+def _python_file(script: Path) -> subprocess.CompletedProcess[str]:
+    """Run the file ``script`` in a fresh interpreter that imports evalkit from this tree."""
+    return subprocess.run(
+        with_default_sigint([sys.executable, str(script)]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
+    )
