@@ -73,7 +73,12 @@ lint: $(VENV)/.installed-dev
 # One BLAS thread per process: workers each starting their own BLAS threads oversubscribe the
 # machine (OpenBLAS threads spin while they wait), which made the linear algebra of the
 # simulations several times slower.
+# Bytecode is written even where the environment says not to (PYTHONDONTWRITEBYTECODE, set in
+# many CI images): otherwise every process the tests start (a CLI, a loky worker, a report
+# kernel) compiles evalkit from source again, and every worker rewrites every test module
+# (BENCHMARKS.md, "The test suite"). __pycache__ is ignored by git and left out of the wheel.
 PYTEST_WORKERS ?= $(shell echo $$(( 2 * $$(nproc 2>/dev/null || echo 1) )))
+test: export PYTHONDONTWRITEBYTECODE =
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
 test: export MKL_NUM_THREADS = 1
