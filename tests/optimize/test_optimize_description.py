@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -158,11 +157,11 @@ def test_description_mode_needs_a_self_load_condition(tmp_path: Path) -> None:
 
 def test_cli_description_mode(tmp_path: Path) -> None:
     suite = write_trigger_suite(tmp_path / "suite", VAGUE)
-    base = [sys.executable, "-m", "evalkit", "optimize", str(suite), "--target", "description",
+    base = ["optimize", str(suite), "--target", "description",
             "--runs-dir", str(tmp_path / "runs"), "--backend", "threading", "--trials", "2",
             "--provider-opt", "description_weight=10", "--max-iterations", "1"]
-    proc = subprocess.run([*base, "--skill", "sheets", "--optimizer", _command(tmp_path),
-                           "--run-id", "c"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = evalkit_cli(*base, "--skill", "sheets", "--optimizer", _command(tmp_path),
+                       "--run-id", "c")
     assert proc.returncode == 0, proc.stderr
     test = read_state(tmp_path / "runs" / "c").test
     assert test is not None and test.champion_trigger is not None
@@ -175,8 +174,7 @@ def test_cli_description_mode(tmp_path: Path) -> None:
         (["--skill", f"sheets={two_lines}"], "must be one line"),
         (["--skill", "sheets", "--condition", "none"], "needs a self-load condition"),
     ):
-        bad = subprocess.run([*base, *extra, "--optimizer", "command:true"], cwd=ROOT,
-                             capture_output=True, text=True, timeout=300)
+        bad = evalkit_cli(*base, *extra, "--optimizer", "command:true")
         assert bad.returncode == 2, bad.stderr
         assert message in bad.stderr and "Traceback" not in bad.stderr
     runs = sorted(p.name for p in (tmp_path / "runs").iterdir() if not p.name.startswith("."))

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._untrusted import MAX_DEPTH, InputBoundError, json_depth, load_json, load_yaml
-from tests.conftest import ROOT, TINY, CliResult, evalkit_process
+from tests.conftest import ROOT, TINY, CliResult, evalkit_cli
 
 DEEP = "[" * 200_000 + "]" * 200_000
 RUN = ["--trials", "1", "--seed", "3", "--no-progress", "--backend", "threading"]
@@ -140,8 +140,8 @@ def test_the_reader_refuses_depth_and_size_before_parsing(
 
 
 def _evalkit(*args: str, cwd: Path | None = None) -> CliResult:
-    """``evalkit ARGS`` in a child: the bound comes from its environment (EVALKIT_MAX_...)."""
-    return evalkit_process(*args, cwd=cwd)
+    """``evalkit ARGS`` as the command runs it (in this process: no bound is changed here)."""
+    return evalkit_cli(*args, cwd=cwd)
 
 
 def _refused(proc: CliResult, file: Path) -> None:

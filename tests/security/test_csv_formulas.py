@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import csv
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from playwright.sync_api import Browser
 from evalkit.judge import write_label_template
 from evalkit.report._labels import read_label_rows
 from evalkit.results import LABEL_COLUMNS, read_labels_csv
+from tests.conftest import evalkit_cli
 from tests.report.test_item_browser import Opened
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,10 +77,9 @@ def test_the_labels_page_shows_and_exports_them_safely(
     shutil.copytree(FIXTURE / "run", work / "run", ignore=shutil.ignore_patterns("calibration"))
     rows = _rows()
     template = write_label_template(rows, work / "hostile.csv")
-    made = subprocess.run(
-        [sys.executable, "-m", "evalkit", "report", "run", "--runs-dir", ".", "--kind", "labels",
-         "--labels", str(template), "-o", "page.html"],
-        cwd=work, capture_output=True, text=True, timeout=600, check=False,
+    made = evalkit_cli(
+        "report", "run", "--runs-dir", ".", "--kind", "labels", "--labels", str(template),
+        "-o", "page.html", cwd=work,
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     opened = Opened(chromium, work / "page.html")

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,20 +10,13 @@ import pytest
 from evalkit.cases import load_suite
 from evalkit.errors import SuiteError
 from evalkit.sandbox import FixtureLinkError, copy_fixture
+from tests.conftest import CliResult, evalkit_cli
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = "fixtures/make-report"
 
 
-def _validate(suite: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "evalkit", "cases", "validate", str(suite)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        timeout=120,
-    )
+def _validate(suite: Path) -> CliResult:
+    return evalkit_cli("cases", "validate", str(suite))
 
 
 @pytest.mark.parametrize(
