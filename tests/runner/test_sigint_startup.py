@@ -45,14 +45,21 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def _python(script: str) -> subprocess.CompletedProcess[str]:
-    """Run ``script`` in a fresh interpreter with SIGINT at its default."""
+def _python(script: str | Path) -> subprocess.CompletedProcess[str]:
+    """Run ``script`` (source, or a file) in a fresh interpreter with SIGINT at its default.
+
+    A file is run with this tree on PYTHONPATH (its own folder, not the working directory,
+    comes first on its path).
+    """
+    source = [str(script)] if isinstance(script, Path) else ["-c", script]
+    argv = [sys.executable, *source]
     return subprocess.run(
-        with_default_sigint([sys.executable, "-c", script]),
+        with_default_sigint(argv),
         capture_output=True,
         text=True,
         timeout=60,
         cwd=ROOT,
+        env=os.environ | {"PYTHONPATH": str(ROOT)},
     )
 
 
@@ -147,7 +154,7 @@ REAL_RACE_SCRIPT = textwrap.dedent(
 def test_lokys_real_race_is_dropped_and_the_pool_is_still_cleaned_up(tmp_path: Path) -> None:
     script = tmp_path / "race.py"  # loky's workers import the item function from a file
     script.write_text(REAL_RACE_SCRIPT)
-    done = _python_file(script)
+    done = _python(script)
     assert done.returncode == 0, done.stderr
     unhooked, hooked = done.stderr.split("---\n")
     assert "KeyError" in unhooked and "add_call_item_to_queue" in unhooked, (
@@ -158,15 +165,3 @@ def test_lokys_real_race_is_dropped_and_the_pool_is_still_cleaned_up(tmp_path: P
         "unhooked queues closed: False",  # the thread died before its last step
         "hooked queues closed: True",  # the hook took that step
     ]
-
-
-def _python_file(script: Path) -> subprocess.CompletedProcess[str]:
-    """Run the file ``script`` in a fresh interpreter that imports evalkit from this tree."""
-    return subprocess.run(
-        with_default_sigint([sys.executable, str(script)]),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        env=os.environ | {"PYTHONPATH": str(ROOT)},
-    )

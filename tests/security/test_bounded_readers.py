@@ -139,11 +139,6 @@ def test_the_reader_refuses_depth_and_size_before_parsing(
         load_json("[" + "1," * 49 + "1]", "x.json")
 
 
-def _evalkit(*args: str, cwd: Path | None = None) -> CliResult:
-    """``evalkit ARGS`` as the command runs it (in this process: no bound is changed here)."""
-    return evalkit_cli(*args, cwd=cwd)
-
-
 def _refused(proc: CliResult, file: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr and "RecursionError" not in proc.stderr
@@ -155,19 +150,19 @@ def test_a_deep_cache_entry_is_a_logged_miss(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     shutil.copytree(TINY, suite)
     runs = tmp_path / "runs"
-    first = _evalkit("run", str(suite), "--runs-dir", str(runs), "--run-id", "a", *RUN)
+    first = evalkit_cli("run", str(suite), "--runs-dir", str(runs), "--run-id", "a", *RUN)
     assert first.returncode == 0, first.stderr
     entries = sorted((runs / ".cache").glob("??/*.json"))
     assert entries
     entries[0].write_text(DEEP)
-    second = _evalkit("run", str(suite), "--runs-dir", str(runs), "--run-id", "b", *RUN)
+    second = evalkit_cli("run", str(suite), "--runs-dir", str(runs), "--run-id", "b", *RUN)
     assert second.returncode == 0, second.stderr
     assert "Traceback" not in second.stderr
     events = [json.loads(line) for line in (runs / "b" / "events.jsonl").read_text().splitlines()]
     rejected = [e for e in events if e["event"] == "cache_rejected"]
     assert len(rejected) == 1 and "nested more than 128" in str(rejected[0]), rejected
     assert json.loads(entries[0].read_text())["version"] == 2  # rewritten as a valid entry
-    third = _evalkit("run", str(suite), "--runs-dir", str(runs), "--run-id", "c", *RUN)
+    third = evalkit_cli("run", str(suite), "--runs-dir", str(runs), "--run-id", "c", *RUN)
     assert third.returncode == 0, third.stderr  # later runs are not aborted either
 
 
@@ -177,11 +172,11 @@ def test_deep_evals_json_and_triggers_are_refused_naming_the_file(tmp_path: Path
     evals = skill / "evals" / "evals.json"
     good = evals.read_text()
     evals.write_text(DEEP)
-    _refused(_evalkit("cases", "import", str(skill), "-o", str(tmp_path / "s1")), evals)
+    _refused(evalkit_cli("cases", "import", str(skill), "-o", str(tmp_path / "s1")), evals)
     evals.write_text(good)
     triggers = tmp_path / "triggers.json"
     triggers.write_text(DEEP)
-    proc = _evalkit(
+    proc = evalkit_cli(
         "cases", "import", str(skill), "-o", str(tmp_path / "s2"), "--triggers", str(triggers)
     )
     _refused(proc, triggers)
@@ -190,7 +185,7 @@ def test_deep_evals_json_and_triggers_are_refused_naming_the_file(tmp_path: Path
 def test_a_deep_benchmark_json_import_is_refused(tmp_path: Path) -> None:
     bench = tmp_path / "benchmark.json"
     bench.write_text('{"runs": ' + DEEP + "}")
-    proc = _evalkit(
+    proc = evalkit_cli(
         "import", str(bench), "--format", "skill-creator", "--run-id", "x",
         "--runs-dir", str(tmp_path / "runs"),
     )  # fmt: skip
@@ -202,13 +197,13 @@ def test_a_deep_manifest_is_refused_by_resume_and_report(tmp_path: Path) -> None
     suite = tmp_path / "suite"
     shutil.copytree(TINY, suite)
     runs = tmp_path / "runs"
-    first = _evalkit("run", str(suite), "--runs-dir", str(runs), "--run-id", "a", *RUN)
+    first = evalkit_cli("run", str(suite), "--runs-dir", str(runs), "--run-id", "a", *RUN)
     assert first.returncode == 0, first.stderr
     manifest = runs / "a" / "manifest.json"
     manifest.write_text('{"version": ' + DEEP + "}")
-    resumed = _evalkit(
+    resumed = evalkit_cli(
         "run", str(suite), "--runs-dir", str(runs), "--run-id", "a", "--resume", *RUN
     )
     _refused(resumed, manifest)
-    report = _evalkit("report", "a", "--runs-dir", str(runs), "-o", str(tmp_path / "r.html"))
+    report = evalkit_cli("report", "a", "--runs-dir", str(runs), "-o", str(tmp_path / "r.html"))
     _refused(report, manifest)

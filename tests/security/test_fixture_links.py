@@ -10,13 +10,9 @@ import pytest
 from evalkit.cases import load_suite
 from evalkit.errors import SuiteError
 from evalkit.sandbox import FixtureLinkError, copy_fixture
-from tests.conftest import CliResult, evalkit_cli
+from tests.conftest import evalkit_cli
 
 FIXTURE = "fixtures/make-report"
-
-
-def _validate(suite: Path) -> CliResult:
-    return evalkit_cli("cases", "validate", str(suite))
 
 
 @pytest.mark.parametrize(
@@ -37,7 +33,7 @@ def test_bad_fixture_links_fail_validation_naming_the_file(
 ) -> None:
     fixture = tiny_suite / FIXTURE
     make_link(fixture)  # type: ignore[operator]
-    result = _validate(tiny_suite)
+    result = evalkit_cli("cases", "validate", str(tiny_suite))
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert str(fixture) in result.stderr and reason in result.stderr
