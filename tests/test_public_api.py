@@ -160,7 +160,10 @@ def _modules_of_command(argv: list[str]) -> tuple[str, set[str]]:
 
 
 def test_compare_of_unjudged_runs_loads_no_pydantic_and_no_power_planner() -> None:
-    """Comparing two runs builds no pydantic model and loads no power planner."""
+    """Comparing two runs builds no pydantic model and loads no power planner or rich.
+
+    Its output goes to a pipe here: rich's styles are for terminals.
+    """
     out, loaded = _modules_of_command(
         ["compare", "before", "after", "--runs-dir", "tests/fixtures/runs"]
     )
@@ -168,6 +171,7 @@ def test_compare_of_unjudged_runs_loads_no_pydantic_and_no_power_planner() -> No
     packages = {name.split(".")[0] for name in loaded}
     assert {"pandas", "pyarrow", "scipy", "statsmodels"} <= packages
     assert "pydantic" not in packages
+    assert "rich" not in packages
     assert "evalkit.results._manifest" not in loaded
     assert "evalkit.analysis._power" not in loaded
 

@@ -9,9 +9,6 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-
 from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.cli._common import (
     add_bootstrap_options,
@@ -24,12 +21,14 @@ from evalkit.cli._common import (
     print_json,
     split_csv,
 )
+from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison
 
 if TYPE_CHECKING:
     import pandas as pd
+    from rich.console import Console
     from rich.table import Table
 
 
@@ -183,7 +182,10 @@ def lift_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
-    console = Console(highlight=False)
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(highlight=False, emoji=False)
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
         console.print(_lift_table(
             f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)", group
@@ -219,6 +221,7 @@ def lift_main(args: argparse.Namespace) -> int:
 
 def _print_evidence(console: Console, evidence: Any, run_id: str) -> None:
     """The evidence lane's metrics: one table per provider/lane, levels then lifts."""
+    from rich.markup import escape
     from rich.table import Table
 
     for (provider, lane), group in evidence.groupby(["provider", "lane"], sort=True):
@@ -269,15 +272,15 @@ def compare_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
     else:
-        console = Console(highlight=False)
-        _print_comparison(console, result)
+        out = Lines()
+        _print_comparison(out, result)
         for label, cases in (
             ("regressed", result.regressed_cases),
             ("improved", result.improved_cases),
         ):
-            console.print(f"{label} cases: {', '.join(cases) if cases else 'none'}")
+            out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
         if not result.unmatched.empty:
-            console.print(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
+            out.line(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
@@ -298,106 +301,96 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     if args.json:
         print_json(result.to_dict())
     else:
-        console = Console(highlight=False)
-        _print_comparison(console, result)
+        out = Lines()
+        _print_comparison(out, result)
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
-            console.print(
+            out.line(
                 f"  look at {look.n_cases} cases: {_pct(look.estimate)} "
-                + escape(f"[{_pct(look.ci_low)}, {_pct(look.ci_high)}]")
-                + f" -> {look.verdict}{reason}",
-                markup=False,
-                soft_wrap=True,
+                f"[{_pct(look.ci_low)}, {_pct(look.ci_high)}] -> {look.verdict}{reason}"
             )
         stopped = "not settled" if result.stopped_at is None else f"{result.stopped_at} cases"
-        console.print(
-            f"stopped at: {stopped}; method: {result.method}", markup=False, soft_wrap=True
-        )
+        out.line(f"stopped at: {stopped}; method: {result.method}")
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
 def _delta_text(result: PairedComparison) -> str:
     d = result.delta
-    return f"delta {_pct(d.estimate)} " + escape(f"[{_pct(d.ci_low)}, {_pct(d.ci_high)}]")
+    return f"delta {_pct(d.estimate)} [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
 
 
-def _print_comparison(console: Console, result: PairedComparison) -> None:
+def _print_comparison(out: Lines, result: PairedComparison) -> None:
     """The verdict, per condition when two runs share several, and the notes."""
     parts = result.by_condition if len(result.by_condition) > 1 else ()
     if parts:
         verdicts: dict[str, list[str]] = {}
         for name, part in parts:
             verdicts.setdefault(part.verdict, []).append(name)
-        console.print(
-            "verdict by condition: "
-            + "; ".join(
-                f"[bold]{v}[/bold] for {', '.join(names)}" for v, names in verdicts.items()
-            ),
-            soft_wrap=True,
-        )
+        said: list[str] = ["verdict by condition: "]
+        for index, (verdict, names) in enumerate(verdicts.items()):
+            said += ["; "] if index else []
+            said += [Bold(verdict), f" for {', '.join(names)}"]
+        out.line(*said)
         width = max(len(name) for name, _ in parts)
         for name, part in parts:
             reused = f"; {part.reused_items} reused pair(s) left out" if part.reused_items else ""
-            console.print(
+            out.line(
                 f"  {name:<{width}}  {part.verdict:<12}  {_delta_text(part)} over "
-                f"{part.n_cases} cases{reused}",
-                soft_wrap=True,
+                f"{part.n_cases} cases{reused}"
             )
-        console.print(f"overall, {escape(result.scope)}:", soft_wrap=True)
-    scope = f" ({escape(result.scope)})" if result.scope and not parts else ""
-    console.print(
-        f"verdict: [bold]{result.verdict}[/bold]  {_delta_text(result)} "
-        f"over {result.n_cases} cases{scope}; "
+        out.line(f"overall, {result.scope}:")
+    scope = f" ({result.scope})" if result.scope and not parts else ""
+    out.line(
+        "verdict: ",
+        Bold(result.verdict),
+        f"  {_delta_text(result)} over {result.n_cases} cases{scope}; "
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
-        soft_wrap=True,
     )
     if result.sign_flip is not None:
-        console.print(
+        out.line(
             f"sign-flip test over {result.sign_flip.n_cases} cases: "
-            f"p = {result.sign_flip.pvalue:.3g}",
-            soft_wrap=True,
+            f"p = {result.sign_flip.pvalue:.3g}"
         )
     if result.by_provider:
-        _print_providers(console, result)
+        _print_providers(out, result)
     if result.verdict_note:
-        console.print(f"note: {escape(result.verdict_note)}", soft_wrap=True)
+        out.line(f"note: {result.verdict_note}")
     if result.next_step is not None:
         from evalkit.analysis import NextStep
 
-        console.print(escape(NextStep(**result.next_step).text()), soft_wrap=True)
+        out.line(NextStep(**result.next_step).text())
     if result.reuse_note and result.reuse_note != result.verdict_note:
-        console.print(f"reused: {escape(result.reuse_note)}", soft_wrap=True)
+        out.line(f"reused: {result.reuse_note}")
     if result.ungraded_note:
-        console.print(f"ungraded: {escape(result.ungraded_note)}", soft_wrap=True)
+        out.line(f"ungraded: {result.ungraded_note}")
     calibration = result.judge_calibration
     if calibration is not None:
-        label = "judge calibrated" if calibration["status"] == "calibrated" else (
-            f"[bold]judge {calibration['status']}[/bold]: this verdict rests on judged "
-            "expectations"
-        )
-        console.print(f"{label}: {escape(calibration['message'])}", soft_wrap=True)
+        if calibration["status"] == "calibrated":
+            out.line(f"judge calibrated: {calibration['message']}")
+        else:
+            out.line(
+                Bold(f"judge {calibration['status']}"),
+                f": this verdict rests on judged expectations: {calibration['message']}",
+            )
 
 
-def _print_providers(console: Console, result: PairedComparison) -> None:
+def _print_providers(out: Lines, result: PairedComparison) -> None:
     """One line per provider (its own verdict; Holm across providers) and the spread line."""
     table = result.provider_table()
     width = max(len(str(name)) for name in table["provider"])
-    console.print(
+    out.line(
         f"by provider ({len(table)}; each verdict over its own cases, p Holm-adjusted across "
-        "providers):",
-        soft_wrap=True,
+        "providers):"
     )
     for row in table.to_dict("records"):
         flag = "  regressed after Holm" if row["regressed"] else ""
-        console.print(
-            f"  {escape(str(row['provider'])):<{width}}  {row['verdict']:<12}  delta "
-            f"{_pct(row['estimate'])} "
-            + escape(f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]")
-            + f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}",
-            soft_wrap=True,
+        out.line(
+            f"  {row['provider']!s:<{width}}  {row['verdict']:<12}  delta "
+            f"{_pct(row['estimate'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
+            f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}"
         )
     if result.heterogeneity is not None:
-        console.print(escape(result.heterogeneity.line()), soft_wrap=True)
+        out.line(result.heterogeneity.line())
 
 
 def flips_main(args: argparse.Namespace) -> int:
@@ -507,6 +500,7 @@ def power_main(args: argparse.Namespace) -> int:
 
 def _lift_table(title: str, group: pd.DataFrame) -> Table:
     """One group of lift metrics as a rich table (rates as numbers, lifts in pp)."""
+    from rich.markup import escape
     from rich.table import Table  # only lift prints a table
 
     table = Table(title=title)

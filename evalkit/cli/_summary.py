@@ -18,7 +18,7 @@ def print_run_summary(result: RunResult) -> None:
     """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
     # the columns the table needs: the whole frame of a 100,000-item run was ~0.1 GB more
     df = read_table(result.run_dir, RESULTS_FILE, RESULT_SCHEMA).select(_COLUMNS).to_pandas()
-    console = Console(highlight=False)
+    console = Console(highlight=False, emoji=False)
     graded = df[df["status"] != "ungraded"]
     rates = (
         pass_rates(graded, by=("condition",)) if len(graded)

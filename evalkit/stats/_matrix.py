@@ -59,31 +59,30 @@ def build_pairs(
         missing = [c for c in [*on, trial_col, value] if c not in df.columns]
         if missing:
             raise InputError(f"`{side}` is missing column(s) {missing} needed for pairing.")
-    stacked = pd.concat(
-        [baseline[[*on, trial_col, value]], candidate[[*on, trial_col, value]]],
-        ignore_index=True,
-    )
+    sides = (baseline, candidate)
     arm_of_row = np.repeat([0, 1], [len(baseline), len(candidate)])
-    codes = stacked.groupby(on, sort=True).ngroup().to_numpy()
-    n_units = int(codes.max()) + 1
-    trials = np.unique(stacked[trial_col].to_numpy())
-    columns = np.searchsorted(trials, stacked[trial_col].to_numpy())
+    codes = unit_codes(sides, on)
+    n_units = int(codes.max()) + 1 if len(codes) else 0
+    trial_values = np.concatenate([df[trial_col].to_numpy() for df in sides])
+    trials = np.unique(trial_values)
+    columns = np.searchsorted(trials, trial_values)
     cell = (arm_of_row * n_units + codes) * len(trials) + columns  # one per side, unit, trial
-    _refuse_duplicates(stacked, arm_of_row, cell, [*on, trial_col])
+    _refuse_duplicates(sides, arm_of_row, cell, [*on, trial_col])
     counts = np.zeros((2, n_units), dtype=np.int64)
     np.add.at(counts, (arm_of_row, codes), 1)
     matched = (counts[0] > 0) & (counts[1] > 0)
     first_row = np.full(n_units, -1, dtype=np.int64)
     first_row[codes[::-1]] = np.arange(len(codes))[::-1]
-    keys = stacked.iloc[first_row[matched]][on].reset_index(drop=True)
-    unmatched = _unmatched(stacked, on, counts, matched, first_row)
+    # a matched unit has baseline rows, and they come first: its first row is the baseline's
+    keys = baseline[on].iloc[first_row[matched]].reset_index(drop=True)
+    unmatched = _unmatched(sides, on, counts, matched, first_row)
     if keys.empty:
         raise InputError(
             f"baseline and candidate share no unit on {on}: check that they hold the same "
             "cases (and conditions), or compare two conditions of one run with `conditions=`."
         )
     unit = np.cumsum(matched) - 1
-    values = stacked[value].to_numpy(dtype=float)
+    values = np.concatenate([df[value].to_numpy(dtype=float) for df in sides])
     arms = []
     for index in (0, 1):
         rows = (arm_of_row == index) & matched[codes]
@@ -93,13 +92,40 @@ def build_pairs(
     return PairedData(keys, arms[0], arms[1], trials, unmatched)
 
 
+def unit_codes(frames: Sequence[pd.DataFrame], on: Sequence[str]) -> np.ndarray:
+    """Each row's unit number, the rows of ``frames`` one after another: ``groupby(on).ngroup()``.
+
+    Units are numbered in the sorted order of their ``on`` values, as a sorted groupby of the
+    stacked frames numbers its groups; each column is factorized with its values sorted and
+    the numbers are combined column by column, without stacking the frames.
+
+    Args:
+        frames: Frames holding the ``on`` columns (each column without missing values).
+        on: Unit columns.
+
+    Returns:
+        ``int64`` numbers ``0 .. n_units - 1``, one per row.
+    """
+    n_rows = sum(len(df) for df in frames)
+    codes = np.zeros(n_rows, dtype=np.int64)
+    for column in on:
+        values = np.concatenate([df[column].to_numpy(dtype=object) for df in frames])
+        column_codes, uniques = pd.factorize(values, sort=True, use_na_sentinel=False)
+        combined = codes * len(uniques) + column_codes
+        codes = np.unique(combined, return_inverse=True)[1].astype(np.int64).reshape(-1)
+    return codes
+
+
 def _refuse_duplicates(
-    stacked: pd.DataFrame, arm_of_row: np.ndarray, cell: np.ndarray, keys: list[str]
+    sides: tuple[pd.DataFrame, pd.DataFrame],
+    arm_of_row: np.ndarray,
+    cell: np.ndarray,
+    keys: list[str],
 ) -> None:
     """Refuse a side with several rows for one unit and trial (found from the cell numbers).
 
     Args:
-        stacked: Baseline rows, then candidate rows.
+        sides: The baseline and the candidate rows.
         arm_of_row: 0 for a baseline row, 1 for a candidate row.
         cell: Each row's number of (side, unit, trial): equal numbers are repeated rows.
         keys: The unit columns and the trial column (for the message).
@@ -112,7 +138,8 @@ def _refuse_duplicates(
     for index, side in enumerate(("baseline", "candidate")):
         rows = np.flatnonzero(repeated & (arm_of_row == index))
         if len(rows):
-            example = stacked[keys].iloc[rows[0]].to_dict()
+            own_row = int(rows[0]) - (len(sides[0]) if index else 0)
+            example = sides[index][keys].iloc[own_row].to_dict()
             raise InputError(
                 f"`{side}` has several rows per {keys} (e.g. {example}); "
                 "add the distinguishing column (often 'provider') to `on`."
@@ -120,7 +147,7 @@ def _refuse_duplicates(
 
 
 def _unmatched(
-    stacked: pd.DataFrame,
+    sides: tuple[pd.DataFrame, pd.DataFrame],
     on: list[str],
     counts: np.ndarray,
     matched: np.ndarray,
@@ -129,20 +156,21 @@ def _unmatched(
     """The units of one side only: ``on`` columns, ``side`` and ``n``, sorted by ``on``.
 
     Args:
-        stacked: Baseline rows, then candidate rows.
+        sides: The baseline and the candidate rows.
         on: Unit columns.
         counts: ``(2, n_units)`` rows per side and unit.
         matched: Units present on both sides.
-        first_row: Each unit's first row in ``stacked``.
+        first_row: Each unit's first row, the rows of ``sides`` one after another.
 
     Returns:
         One row per unmatched unit and side (no rows, same columns, when every unit matched).
     """
     if matched.all():
-        none = stacked.iloc[:0][on].reset_index(drop=True)
+        none = sides[0][on].iloc[:0].reset_index(drop=True)
         none["side"] = "baseline"
         none["n"] = counts[0][:0]
         return none
+    stacked = pd.concat([df[on] for df in sides], ignore_index=True)
     lonely = []
     for label, index in (("baseline", 0), ("candidate", 1)):
         only = ~matched & (counts[index] > 0)
@@ -152,3 +180,33 @@ def _unmatched(
         lonely.append(part)
     unmatched: pd.DataFrame = pd.concat(lonely, ignore_index=True).sort_values(on, kind="stable")
     return unmatched.reset_index(drop=True)
+
+
+def restrict_pairs(pairs: PairedData, column: str, value: str, trials: np.ndarray) -> PairedData:
+    """The pairs of the units whose ``column`` is ``value``: :func:`build_pairs` of their rows.
+
+    A unit column splits the units of ``pairs`` into parts (e.g. one per condition); pairing
+    a part's rows alone gives its units in the same order, the same unmatched units and the
+    matrices of those units over the part's own trial labels, so a part is cut out of the
+    whole instead of paired again.
+
+    Args:
+        pairs: The pairs of every part.
+        column: A unit column of ``pairs`` (one of the ``on`` columns it was built with).
+        value: The part.
+        trials: The trial labels of the part's rows on either side (sorted, a subset of
+            ``pairs.trials``): the columns its own pairing would have.
+
+    Returns:
+        The part's pairs (no units when it has no matched unit).
+    """
+    units = (pairs.keys[column] == value).to_numpy(dtype=bool)
+    lonely = (pairs.unmatched[column] == value).to_numpy(dtype=bool)
+    columns = np.searchsorted(pairs.trials, trials)
+    return PairedData(
+        pairs.keys.loc[units].reset_index(drop=True),
+        pairs.baseline[units][:, columns],
+        pairs.candidate[units][:, columns],
+        pairs.trials[columns],
+        pairs.unmatched.loc[lonely].reset_index(drop=True),
+    )

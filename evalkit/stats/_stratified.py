@@ -16,11 +16,12 @@ import dataclasses
 from collections.abc import Sequence
 from functools import partial
 
+import numpy as np
 import pandas as pd
 
 from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._interval import Interval
-from evalkit.stats._matrix import build_pairs
+from evalkit.stats._matrix import PairedData, build_pairs, restrict_pairs
 from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import (
     CASE_COLUMNS,
@@ -29,7 +30,13 @@ from evalkit.stats._paired import (
     compare_matrices,
     overall_summary,
 )
-from evalkit.stats._reuse import ReuseSplit, reused_note, split_reused, split_reused_by
+from evalkit.stats._reuse import (
+    ReuseSplit,
+    reused_note,
+    split_reused,
+    split_reused_by,
+    split_reused_counting_by,
+)
 
 
 def _share_a_unit(base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str]) -> bool:
@@ -91,6 +98,7 @@ def compare_pair(
     part: bool = False,
     split: ReuseSplit | None = None,
     pooled: bool = False,
+    pairs: PairedData | None = None,
 ) -> PairedComparison:
     """One paired comparison on units ``on``, its reused pairs left out.
 
@@ -104,6 +112,7 @@ def compare_pair(
         split: ``split_reused(base, cand, [*on, "trial"])`` when the caller has it already.
         pooled: The units span several conditions: the overall figures are a pool stratified
             by case (see :func:`stratified_summary`) instead of a pool over units.
+        pairs: ``build_pairs`` of ``split``'s two sides when the caller has it already.
 
     Returns:
         The comparison, with ``reused_items`` and ``reuse_note``.
@@ -122,7 +131,8 @@ def compare_pair(
         return result
     providers = _providers(split, on)
     pooled = pooled or len(providers) > 1
-    pairs = build_pairs(split.baseline, split.candidate, on, options.metric)
+    if pairs is None:
+        pairs = build_pairs(split.baseline, split.candidate, on, options.metric)
     result = compare_matrices(
         pairs.keys,
         pairs.baseline,
@@ -246,8 +256,9 @@ def compare_runs(
     """Two runs compared per condition, with a pool stratified by case when there are several.
 
     The reused pairs are found once for both runs and shared out to the conditions (a pair
-    lies in one condition); the overall figures of several conditions are computed only as
-    the stratified pool.
+    lies in one condition), and with one provider the items are paired once and each
+    condition cut out of the pairs; the overall figures of several conditions are computed
+    only as the stratified pool.
 
     Args:
         base: Validated baseline rows.
@@ -262,23 +273,74 @@ def compare_runs(
         InputError: The runs share no unit.
     """
     shared = tuple(sorted(set(base["condition"]) & set(cand["condition"])))
-    split, parts = split_reused_by(base, cand, [*on, "trial"], "condition", shared)
-    by_condition = tuple(
-        (
-            name,
-            compare_pair(
-                parts[name].baseline,
-                parts[name].candidate,
-                on,
-                options,
-                part=True,
-                split=parts[name],
-            ),
-        )
-        for name in shared
-    )
+    keys = [*on, "trial"]
     pooled = len(shared) > 1
-    overall = compare_pair(base, cand, on, options, split=split, pooled=pooled)
+    if "provider" in on:  # each condition's providers are compared apart: split its rows
+        split, parts = split_reused_by(base, cand, keys, "condition", shared)
+        by_condition = tuple(
+            (
+                name,
+                compare_pair(
+                    parts[name].baseline,
+                    parts[name].candidate,
+                    on,
+                    options,
+                    part=True,
+                    split=parts[name],
+                ),
+            )
+            for name in shared
+        )
+        overall = compare_pair(base, cand, on, options, split=split, pooled=pooled)
+    else:
+        split, counts = split_reused_counting_by(base, cand, keys, "condition", shared)
+        whole = (
+            build_pairs(split.baseline, split.candidate, on, options.metric)
+            if _share_a_unit(split.baseline, split.candidate, on)
+            else None
+        )
+        by_condition = tuple(
+            (name, _condition_comparison(split, whole, name, on, options, *counts[name]))
+            for name in shared
+        )
+        overall = compare_pair(base, cand, on, options, split=split, pooled=pooled, pairs=whole)
     if pooled:
         overall = dataclasses.replace(overall, pooled_conditions=shared)
     return dataclasses.replace(overall, by_condition=by_condition)
+
+
+def _condition_comparison(
+    split: ReuseSplit,
+    whole: PairedData | None,
+    name: str,
+    on: Sequence[str],
+    options: CompareOptions,
+    reused: int,
+    n_pairs: int,
+) -> PairedComparison:
+    """One condition of :func:`compare_runs` (one provider), cut out of the pairs of every one.
+
+    It is what :func:`compare_pair` gives for the condition's rows of ``split`` with
+    ``part=True``.
+    """
+    in_base = (split.baseline["condition"] == name).to_numpy(dtype=bool)
+    in_cand = (split.candidate["condition"] == name).to_numpy(dtype=bool)
+    pairs = None
+    if whole is not None:
+        trials = np.unique(
+            np.concatenate(
+                [
+                    split.baseline["trial"].to_numpy()[in_base],
+                    split.candidate["trial"].to_numpy()[in_cand],
+                ]
+            )
+        )
+        pairs = restrict_pairs(whole, "condition", name, trials)
+    if pairs is None or pairs.keys.empty:
+        result = no_evidence(on, options, reused, n_pairs)
+        if not reused:
+            note = "the two runs share no case in this condition"
+            result = dataclasses.replace(result, verdict_note=note)
+        return result
+    result = compare_matrices(pairs.keys, pairs.baseline, pairs.candidate, pairs.unmatched, options)
+    return dataclasses.replace(result, reused_items=reused, reuse_note=reused_note(reused, n_pairs))

@@ -8,7 +8,11 @@ import pytest
 from scipy import stats as scipy_stats
 
 from evalkit.stats import compare, flip_rate_between, one_sample, split_reused
-from evalkit.stats._reuse import split_reused_by
+from evalkit.stats._frame import as_frame
+from evalkit.stats._matrix import build_pairs, restrict_pairs
+from evalkit.stats._options import CompareOptions
+from evalkit.stats._reuse import split_reused_by, split_reused_counting_by
+from evalkit.stats._stratified import compare_pair, compare_runs
 
 
 def _rows(
@@ -157,6 +161,80 @@ def test_split_reused_by_condition_is_split_reused_of_each_condition(provenance:
         assert all(count == 0 for count, _ in reused.values())
     with pytest.raises(ValueError, match="must be one of the keys"):
         split_reused_by(base, cand, ["case_id", "trial"], "condition", names)
+
+
+def _ragged_runs(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Two runs whose conditions differ in every way pairing cares about.
+
+    none: every pair a cache copy; preloaded: four cases copies, a trial label that only an
+    unmatched case has, and a case on one side only; stale: fresh, cases on either side
+    only and fewer trials; self-load: in the candidate only (compared in no condition).
+    """
+    rng = np.random.default_rng(seed)
+    rates = {c: list(rng.uniform(0.1, 0.9, 9)) for c in ("none", "preloaded", "stale")}
+    base = _rows(rates, run_id="a", seed=seed)
+    fresh = _rows(rates | {"self-load": [0.5] * 9}, run_id="b", seed=seed + 1)
+    copies = _copy_of(base, "b", ["none", "preloaded"])
+    half = [f"c{i:02d}" for i in range(4)]
+    cand = pd.concat(
+        [
+            copies[copies["condition"].eq("none")],
+            copies[copies["condition"].eq("preloaded") & copies["case_id"].isin(half)],
+            fresh[fresh["condition"].eq("preloaded") & ~fresh["case_id"].isin(half)],
+            fresh[fresh["condition"].eq("stale") & fresh["trial"].lt(2)],
+            fresh[fresh["condition"].eq("self-load")],
+        ]
+    )
+    extra = base[base["condition"].eq("preloaded") & base["case_id"].eq("c08")].copy()
+    extra["case_id"], extra["trial"] = "c99", extra["trial"] + 7  # unmatched, trials 7-9
+    base = pd.concat([base, extra])
+    base = base[~(base["condition"].eq("stale") & base["case_id"].eq("c00"))]
+    cand = cand[~(cand["condition"].eq("stale") & cand["case_id"].eq("c01"))]
+    return base, cand.sample(frac=1.0, random_state=seed)
+
+
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_each_condition_cut_out_of_the_pairs_is_the_condition_paired_alone(seed: int) -> None:
+    """Pairing once and cutting each condition out gives what pairing each one alone gives."""
+    raw_base, raw_cand = _ragged_runs(seed)
+    base, cand = as_frame(raw_base, what="baseline"), as_frame(raw_cand, what="candidate")
+    on, keys = ["case_id", "condition"], ["case_id", "condition", "trial"]
+    names = ("none", "preloaded", "self-load", "stale")
+    whole, parts = split_reused_by(base, cand, keys, "condition", names)
+    counted, counts = split_reused_counting_by(base, cand, keys, "condition", names)
+    pd.testing.assert_frame_equal(counted.baseline, whole.baseline)
+    pd.testing.assert_frame_equal(counted.candidate, whole.candidate)
+    assert counts == {name: (len(parts[name].reused), parts[name].n_pairs) for name in names}
+    assert counts["none"] == (27, 27) and counts["preloaded"] == (12, 27)
+    pairs = build_pairs(whole.baseline, whole.candidate, on, "passed")
+    for name in ("preloaded", "stale"):
+        alone = build_pairs(parts[name].baseline, parts[name].candidate, on, "passed")
+        labels = pd.concat([parts[name].baseline["trial"], parts[name].candidate["trial"]])
+        cut = restrict_pairs(pairs, "condition", name, np.unique(labels.to_numpy()))
+        pd.testing.assert_frame_equal(cut.keys, alone.keys)
+        pd.testing.assert_frame_equal(cut.unmatched, alone.unmatched, check_dtype=False)
+        np.testing.assert_array_equal(cut.baseline, alone.baseline)
+        np.testing.assert_array_equal(cut.candidate, alone.candidate)
+        np.testing.assert_array_equal(cut.trials, alone.trials)
+        # preloaded's columns include the trials 7-9 of its unmatched case; stale has 3 trials
+        assert list(cut.trials) == {"preloaded": [0, 1, 2, 7, 8, 9], "stale": [0, 1, 2]}[name]
+    options = CompareOptions(n_resamples=400)
+    result = compare_runs(base, cand, on, options)
+    for name, part in result.by_condition:
+        expected = compare_pair(
+            parts[name].baseline,
+            parts[name].candidate,
+            on,
+            options,
+            part=True,
+            split=parts[name],
+        )
+        assert part.to_dict() == expected.to_dict(), name
+        pd.testing.assert_frame_equal(part.cases, expected.cases)
+    by_name = dict(result.by_condition)
+    assert list(by_name) == ["none", "preloaded", "stale"]  # self-load: the candidate's only
+    assert by_name["none"].n_cases == 0 and by_name["none"].reused_items == 27
+    assert by_name["stale"].n_cases == 7 and by_name["preloaded"].n_cases == 5
 
 
 def test_compare_of_cache_copies_is_inconclusive_with_every_pair_reused() -> None:
