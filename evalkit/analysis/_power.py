@@ -372,7 +372,8 @@ def _with_sequential(
             if fixed.n_cases is not None
             else None
         )
-    power, cases = _equal_power(fixed, model, plan.improved, plan.n_sims)
+    detected = plan.regressed if fixed.effect < 0 else plan.improved  # the planned verdict
+    power, cases = _equal_power(fixed, model, detected, plan.n_sims)
     summary["equal_power"] = power
     summary["equal_power_cases"] = cases
     summary["ratio_to_equal_power"] = None if cases is None else plan.expected_cases / cases
@@ -386,20 +387,21 @@ def _with_sequential(
 def _equal_power(
     fixed: PowerResult,
     model: PlanModel,
-    improved: float,
+    detected: float,
     n_sims: int,
 ) -> tuple[float | None, int | None]:
     """The fixed design at the power the sequential design showed: equal error rates.
 
     The sequential design is credited with the lower 95 % Wilson bound of its simulated power
-    (never more than the simulations show). When that bound is not above the fixed design's
+    (``detected``: its share of the planned verdict, "improved", or "regressed" for a negative
+    effect; never more than the simulations show). When that bound is not above the fixed design's
     own power, the fixed design as planned is the comparison already: ``(None, None)``. The
     fixed design is planned under the same ``model`` as the sequential one.
 
     Returns:
         ``(power, cases)``: the credited power and the fixed design's cases at it.
     """
-    power = proportion_ci(round(improved * n_sims), n_sims).ci_low
+    power = proportion_ci(round(detected * n_sims), n_sims).ci_low
     if fixed.n_cases is None or not power > fixed.power:
         return None, None
     same = _replanned(fixed, model, power)

@@ -444,8 +444,9 @@ def power_main(args: argparse.Namespace) -> int:
     if result.n_cases is None and args.cases is None:
         print(result.note)
         return 0
+    verdict = "regressed" if result.effect is not None and result.effect < 0 else "improved"
     if args.effect is not None and args.cases is None:
-        answer = f"cases needed for the verdict improved: {result.n_cases}"
+        answer = f"cases needed for the verdict {verdict}: {result.n_cases}"
     elif args.cases is not None and args.effect is None:
         answer = f"minimum detectable effect: {_pct(result.effect)}"
     elif args.trials is None:
@@ -462,12 +463,13 @@ def power_main(args: argparse.Namespace) -> int:
     if result.sequential is not None:
         plan = result.sequential
         ratio = plan["ratio_to_fixed"]
+        detected = plan[verdict]
         print(f"model: {result.note}")
         print(
             f"sequential (run --until-verdict --plan-cases {result.n_cases}): expected "
             f"{_num(plan['expected_cases'], 1)} cases to a verdict (median "
             f"{_num(plan['median_cases'], 1)}, 90th percentile {_num(plan['p90_cases'], 1)}, "
-            f"improved in {plan['improved'] * 100:.0f} % of {plan['n_sims']} simulations, budget "
+            f"{verdict} in {detected * 100:.0f} % of {plan['n_sims']} simulations, budget "
             f"{plan['max_cases']} cases)"
             + ("" if ratio is None else f"; {_num(ratio, 2)} x the fixed design")
         )
@@ -475,7 +477,7 @@ def power_main(args: argparse.Namespace) -> int:
             print(
                 f"at equal error rates: a fixed design with the power the sequential one showed "
                 f"({_num(plan['equal_power'], 2)}, the lower 95 % bound of its simulated "
-                f"{plan['improved'] * 100:.0f} %) needs {plan['equal_power_cases']} cases; "
+                f"{detected * 100:.0f} %) needs {plan['equal_power_cases']} cases; "
                 f"{_num(plan['ratio_to_equal_power'], 2)} x that"
             )
         if plan.get("plan_effect") is not None:

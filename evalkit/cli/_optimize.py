@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from evalkit._paths import safe_run_id
@@ -22,6 +23,7 @@ from evalkit.cli._flags import settings_of_flags
 from evalkit.cli._sandbox import add_sandbox_flag
 from evalkit.errors import ConfigError
 from evalkit.optimize import (
+    SEED_ID,
     OptimizeConfig,
     SealError,
     TamperError,
@@ -154,6 +156,9 @@ def main(args: argparse.Namespace) -> int:
             f"{_pct(test.seed_rate)}, delta {_pp(test.delta)} pp "
             f"[{_pp(test.ci_low)}, {_pp(test.ci_high)}] -> {test.verdict}"
         )
+    if test and test.champion == SEED_ID:
+        print("  the champion is the seed (no candidate was accepted): it is compared with "
+              "itself, so there is no difference to report")
     print(f"written to {result.run_dir}")
     return 0
 
@@ -167,8 +172,8 @@ def _trigger(rates: TriggerRates) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
+    return "n/a" if value is None or not math.isfinite(value) else f"{value:.1%}"
 
 
 def _pp(value: float | None) -> str:
-    return "n/a" if value is None else f"{value * 100:+.1f}"
+    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:+.1f}"

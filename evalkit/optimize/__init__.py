@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     )
     from evalkit.optimize._splits import Splits, assign_splits
     from evalkit.optimize._state import (
+        SEED_ID,
         STATE_FILE,
         STATE_VERSION,
         Decision,
@@ -47,6 +48,7 @@ else:
 __all__ = [
     "DESCRIPTION_FILE",
     "MAX_DESCRIPTION_CHARS",
+    "SEED_ID",
     "STATE_FILE",
     "STATE_VERSION",
     "CallableOptimizer",

@@ -140,3 +140,22 @@ def test_a_sequential_design_weaker_than_the_fixed_one_gets_no_equal_power_figur
     assert plan is not None and plan["improved"] < 0.8
     assert plan["equal_power"] is None and plan["equal_power_cases"] is None
     assert plan["ratio_to_equal_power"] is None
+
+
+def test_a_negative_effect_is_planned_and_reported_as_a_regression() -> None:
+    """-25 pp: the verdict planned for is "regressed", and the equal-power figure uses it."""
+    result = power(effect=-0.25, trials=3, sequential=True, n_sims=60, seed=4)
+    plan = result.sequential
+    assert plan is not None and result.n_cases is not None
+    assert plan["improved"] == 0.0 and plan["regressed"] > 0.9
+    wilson_low = proportion_confint(round(plan["regressed"] * 60), 60, alpha=0.05,
+                                    method="wilson")[0]
+    assert plan["equal_power"] == pytest.approx(wilson_low)
+    assert plan["equal_power_cases"] is not None and plan["equal_power_cases"] > result.n_cases
+    done = evalkit_cli("power", "--effect", "-0.2", "--trials", "3", "--sequential")
+    assert done.returncode == 0, done.stderr
+    assert "cases needed for the verdict regressed:" in done.stdout
+    assert "regressed in " in done.stdout and "improved in " not in done.stdout
+    assert "at equal error rates: a fixed design with the power" in done.stdout
+    fixed = evalkit_cli("power", "--effect", "-0.2", "--trials", "3")
+    assert "cases needed for the verdict regressed:" in fixed.stdout

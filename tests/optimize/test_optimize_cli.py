@@ -70,3 +70,17 @@ def test_cli_bad_input_and_tamper_exit_codes(tmp_path: Path) -> None:
     )
     assert tamper.returncode == 1
     assert "honesty violation" in tamper.stderr and "cases.yaml" in tamper.stderr
+
+
+def test_a_run_that_accepts_nothing_says_so_instead_of_printing_nan(tmp_path: Path) -> None:
+    """The seed stays champion: its sealed test compares it with itself (no difference)."""
+    suite = write_monotone_suite(tmp_path / "suite", n_val=8, n_dev=8, n_test=8)
+    done = evalkit_cli(
+        "optimize", suite, "--skill", "probe", "--optimizer", "command:true", "--trials", "1",
+        "--max-iterations", "1", "--backend", "threading", "--runs-dir", tmp_path / "runs",
+    )
+    assert done.returncode == 0, done.stderr
+    assert "champion seed" in done.stdout
+    assert "nan" not in done.stdout
+    assert "delta n/a pp [n/a, n/a]" in done.stdout
+    assert "the champion is the seed (no candidate was accepted)" in done.stdout
