@@ -148,6 +148,43 @@ def compare_pair(
     return result
 
 
+def compare_parts(
+    splits: dict[str, ReuseSplit],
+    names: Sequence[str],
+    on: Sequence[str],
+    options: CompareOptions,
+    *,
+    pooled: bool = False,
+) -> tuple[tuple[str, PairedComparison], ...]:
+    """:func:`compare_pair` of each part of a split (one condition, one provider).
+
+    Args:
+        splits: Each part's :class:`ReuseSplit` (``split_reused_by``).
+        names: The parts, in the order reported.
+        on: Unit columns.
+        options: Comparison options.
+        pooled: Each part spans several conditions (its figures pooled by case).
+
+    Returns:
+        ``(name, comparison)`` per part.
+    """
+    return tuple(
+        (
+            name,
+            compare_pair(
+                splits[name].baseline,
+                splits[name].candidate,
+                on,
+                options,
+                part=True,
+                split=splits[name],
+                pooled=pooled,
+            ),
+        )
+        for name in names
+    )
+
+
 def _providers(split: ReuseSplit, on: Sequence[str]) -> tuple[str, ...]:
     """The providers of a comparison's evidence (empty when ``provider`` is not a unit)."""
     if "provider" not in on:
@@ -183,21 +220,7 @@ def with_providers(
     """
     several_conditions = "condition" in on and result.cases["condition"].nunique() > 1
     _, splits = split_reused_by(base, cand, [*on, "trial"], "provider", providers)
-    parts = [
-        (
-            name,
-            compare_pair(
-                splits[name].baseline,
-                splits[name].candidate,
-                on,
-                options,
-                part=True,
-                split=splits[name],
-                pooled=several_conditions,
-            ),
-        )
-        for name in providers
-    ]
+    parts = compare_parts(splits, providers, on, options, pooled=several_conditions)
     clusters = [c for c in on if c not in ("condition", "provider")]
     spread = heterogeneity(
         result.cases,
@@ -210,7 +233,7 @@ def with_providers(
     return dataclasses.replace(
         result,
         delta=result.delta._replace(method=method),
-        by_provider=tuple(parts),
+        by_provider=parts,
         pooled_providers=providers,
         heterogeneity=spread,
     )
@@ -277,20 +300,7 @@ def compare_runs(
     pooled = len(shared) > 1
     if "provider" in on:  # each condition's providers are compared apart: split its rows
         split, parts = split_reused_by(base, cand, keys, "condition", shared)
-        by_condition = tuple(
-            (
-                name,
-                compare_pair(
-                    parts[name].baseline,
-                    parts[name].candidate,
-                    on,
-                    options,
-                    part=True,
-                    split=parts[name],
-                ),
-            )
-            for name in shared
-        )
+        by_condition = compare_parts(parts, shared, on, options)
         overall = compare_pair(base, cand, on, options, split=split, pooled=pooled)
     else:
         split, counts = split_reused_counting_by(base, cand, keys, "condition", shared)
