@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit._paths import safe_run_id
-from evalkit.cases import Suite, load_suite
+from evalkit.cases import Suite, inspect_suite
 from evalkit.cli._common import (
     EXIT_RUN_FAILED,
     add_common_options,
@@ -28,7 +28,7 @@ from evalkit.cli._common import (
 from evalkit.cli._flags import FLAGS, settings_of_flags
 from evalkit.cli._judge import add_judge_flags
 from evalkit.cli._sandbox import add_sandbox_flag, lanes_the_sandbox_allows
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, SuiteError
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
 from evalkit.stats import DEFAULT_THRESHOLD
 
@@ -237,6 +237,20 @@ def _run_config(args: argparse.Namespace, execution: dict[str, Any]) -> RunConfi
     )
 
 
+def _load_suite(path: str) -> Suite:
+    """The suite, its warnings on stderr (what ``cases validate`` warns of, before items run).
+
+    Raises:
+        SuiteError: The suite has problems.
+    """
+    found = inspect_suite(path)
+    if found.suite is None:
+        raise SuiteError(list(found.problems))
+    for warning in found.warnings:
+        eprint(f"warning: {warning}")
+    return found.suite
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the suite; print the summary (or the JSON object).
 
@@ -247,7 +261,7 @@ def main(args: argparse.Namespace) -> int:
     """
     config = build_config(args)
     lanes = set(args.lane or ())
-    suite = load_suite(args.suite)  # loaded once: the runner takes the loaded suite
+    suite = _load_suite(args.suite)  # loaded once: the runner takes the loaded suite
     cases = suite.cases
     allowed = lanes_the_sandbox_allows(args, [c.lane for c in cases], lanes)
     if allowed is not None:

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from evalkit.cases import inspect_suite
-from tests.conftest import evalkit_cli
+from tests.conftest import TINY, evalkit_cli
 
 _HEADER = re.compile(r"^  (\S+) \((\d+) problems?\):$")
 
@@ -273,3 +273,31 @@ def test_a_suite_yaml_section_of_the_wrong_type_skips_the_reference_checks(
     assert "suite.yaml:10: defaults: Input should be a valid dictionary" in err
     assert "reference checks not run: suite.yaml's defaults or anti_patterns have problems" in err
     assert "reference check failed" not in err
+
+
+def test_run_warns_of_a_reference_that_trips_an_anti_pattern_before_its_items_run(
+    tiny_suite: Path, runs_dir: Path
+) -> None:
+    """The warning of ``cases validate`` is printed by ``run`` too (stderr; the JSON intact)."""
+    fixture = tiny_suite / "fixtures" / "fix-wait"
+    fixture.mkdir()
+    (fixture / "run.sh").write_text("sleep 5\necho up\n")
+    (tiny_suite / "cases" / "fix.yaml").write_text(
+        "- id: fix-wait\n  lane: prompt\n  expected_skill: waiting\n"
+        "  prompt: How do I wait for ready.txt instead of a fixed time?\n"
+        "  reference: run sleep 5, then read ready.txt\n"
+    )
+    done = evalkit_cli(
+        "run", tiny_suite, "--runs-dir", runs_dir, "--trials", "1", "--no-progress", "--json",
+        "--lane", "prompt",
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["run_id"]
+    (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning: ")]
+    assert "(case 'fix-wait')" in warning and "'blind-sleep'" in warning
+    assert "every item of this case" in warning
+    clean = evalkit_cli(
+        "run", TINY, "--runs-dir", runs_dir,
+        "--trials", "1", "--no-progress", "--json", "--lane", "prompt",
+    )
+    assert clean.returncode == 0 and "warning: " not in clean.stderr
