@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from evalkit.errors import InputError
+from evalkit.stats import _matrix
 from evalkit.stats._matrix import build_pairs, unit_codes
 
 #: Case ids whose sorted order differs between code points and a naive byte or case order.
@@ -63,8 +64,16 @@ def _reference(
     )
 
 
+@pytest.fixture(params=["objects", "arrow"])
+def factorized_as(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a key column is factorized: as Python objects (small tables) or natively."""
+    if request.param == "arrow":
+        monkeypatch.setattr(_matrix, "OBJECT_FACTORIZE_ROWS", 0)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_build_pairs_matches_pandas_pivots(seed: int) -> None:
+def test_build_pairs_matches_pandas_pivots(seed: int, factorized_as: str) -> None:
     rng = np.random.default_rng(seed)
     base, cand = _side(rng, 8, drop=0.2), _side(rng, 8, drop=0.2)
     on = ["case_id", "condition"]
@@ -78,7 +87,7 @@ def test_build_pairs_matches_pandas_pivots(seed: int) -> None:
     pd.testing.assert_frame_equal(pairs.unmatched, unmatched, check_dtype=False)
 
 
-def test_unit_codes_number_units_as_a_sorted_groupby_does() -> None:
+def test_unit_codes_number_units_as_a_sorted_groupby_does(factorized_as: str) -> None:
     rng = np.random.default_rng(7)
     frames = [_side(rng, 9, drop=0.3) for _ in range(3)]
     on = ["condition", "case_id", "trial"]
