@@ -54,7 +54,8 @@ cleanly. The problems come grouped by file, `suite.yaml` first, each file with i
 a duplicate case id names both definitions as `file:line`. Exit code 2 on any problem, 1 when
 only reference checks failed, 0 when valid. Warnings do not make a suite invalid: a reference
 answer or solution command that an anti-pattern matches (a `sed` fix that spells out the
-forbidden `sleep 5`) is one, since the rule then fires on every item of that case.
+forbidden `sleep 5`) is one, since the rule then fires on every item of that case;
+`evalkit run` prints the same warnings on stderr before any item runs.
 `--json` prints the same as one object: `valid`, `problems` and `problems_by_file` (each with
 `file`, `line`, `field`, `case_id`, `message`, `text`), `warnings`, `reference_failures`,
 `references_checked` (`cases` and `dataset_version` are null while the suite is invalid).
