@@ -279,9 +279,6 @@ def test_run_warns_of_a_reference_that_trips_an_anti_pattern_before_its_items_ru
     tiny_suite: Path, runs_dir: Path
 ) -> None:
     """The warning of ``cases validate`` is printed by ``run`` too (stderr; the JSON intact)."""
-    fixture = tiny_suite / "fixtures" / "fix-wait"
-    fixture.mkdir()
-    (fixture / "run.sh").write_text("sleep 5\necho up\n")
     (tiny_suite / "cases" / "fix.yaml").write_text(
         "- id: fix-wait\n  lane: prompt\n  expected_skill: waiting\n"
         "  prompt: How do I wait for ready.txt instead of a fixed time?\n"
