@@ -244,6 +244,12 @@ def _strict(df: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def _trials_per_case(df: pd.DataFrame) -> int:
+    """The median number of trials of a case/condition/provider (what ``_strict`` folds)."""
+    keys = [c for c in ("case_id", "condition", "provider") if c in df.columns]
+    return max(1, int(df.groupby(keys, sort=False).size().median()))
+
+
 def _p95(df: pd.DataFrame) -> float:
     if "latency_s" not in df.columns or df["latency_s"].dropna().empty:
         return float("nan")
@@ -406,9 +412,13 @@ def gate(
     if reused is not None and len(reused.reused):
         note = reused_note(len(reused.reused), reused.n_pairs)
         result = dataclasses.replace(result, reused_items=len(reused.reused), reuse_note=note)
-    step = next_step(result, compared_base, compared_cand, suite_path=run_suite_path(
-        candidate, runs_dir
-    ))
+    step = next_step(
+        result,
+        compared_base,
+        compared_cand,
+        suite_path=run_suite_path(candidate, runs_dir),
+        strict_trials=None if reused is None else _trials_per_case(reused.baseline),
+    )
     if step is not None:
         result = dataclasses.replace(result, next_step=step.to_dict())
     comparison = result.to_dict()

@@ -100,6 +100,7 @@ def next_step(
     candidate: pd.DataFrame | None,
     *,
     suite_path: str | None = None,
+    strict_trials: int | None = None,
 ) -> NextStep | None:
     """Plan what would settle ``result`` if it is inconclusive.
 
@@ -108,6 +109,10 @@ def next_step(
         baseline: The baseline rows compared.
         candidate: The candidate rows (None: two conditions of ``baseline``).
         suite_path: The suite the runs came from (for the command).
+        strict_trials: The rows are one strict outcome per case (the gate's strict flake
+            policy: a case passes when all of its trials pass), folded from this many
+            trials per case: the cases are planned for that outcome at these trials, and no
+            number of trials is planned (more trials would change what is measured).
 
     Returns:
         The :class:`NextStep`, or None when the verdict is not inconclusive or no case matched.
@@ -149,13 +154,17 @@ def next_step(
     if candidate is not None and trials_needed is not None:
         notes.append("run the command once with the baseline's skill text and once with the "
                      "candidate's, then compare the two runs")
-    if trials == 1:
+    if strict_trials is not None:
+        notes.append(f"under the strict flake policy a case is one outcome (all of its "
+                     f"{strict_trials} trials pass): cases are planned at {strict_trials} "
+                     "trials, and more trials would change what is measured")
+    elif trials == 1:
         notes.append("one trial per case: trials cannot be planned (within-case variance "
                      "unknown); run at least 2 trials")
     command = _command(result, conditions, suite_path, cases or at_threshold, trials,
                        trials_needed)
     return NextStep(cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
-                    trials, NEXT_STEP_POWER, command, "; ".join(notes))
+                    strict_trials or trials, NEXT_STEP_POWER, command, "; ".join(notes))
 
 
 def _command(

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.analysis import NextStep, gate
+from evalkit.analysis import GatePolicy, NextStep, gate
 from evalkit.cli import build_parser
 from evalkit.runner import RunConfig, run
 from evalkit.stats import estimate_variance_components, required_cases, required_trials
@@ -82,3 +82,16 @@ def test_gate_cli_prints_and_returns_the_next_step(tiny_runs: Path) -> None:
         assert Path(args.suite) == TINY and args.trials == step["trials"] and args.no_cache
     text = evalkit_cli(*argv).stdout
     assert NextStep(**step).text() in text and "next step:" in text
+
+
+def test_a_strict_gate_plans_cases_for_its_one_outcome_per_case() -> None:
+    """Strict flake policy: a case is one outcome folded from 3 trials; the plan says so."""
+    base, cand = _rows("b", 1, n_cases=20), _rows("c", 2, n_cases=20)
+    result = gate(base, cand, policy=GatePolicy(flake_policy="strict"), n_resamples=1000)
+    assert result.comparison["verdict"] == "inconclusive"
+    step = result.next_step
+    assert step is not None
+    assert step["current_trials"] == 3 and step["trials"] is None
+    assert "strict flake policy" in step["note"] and "all of its 3 trials pass" in step["note"]
+    assert "one trial per case" not in step["note"]
+    assert "cases at 3 trials" in NextStep(**step).text()
