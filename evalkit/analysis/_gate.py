@@ -234,9 +234,14 @@ def _split_copies(base: pd.DataFrame, cand: pd.DataFrame) -> ReuseSplit:
     return split_reused(base, cand, keys)
 
 
+def _case_keys(df: pd.DataFrame) -> list[str]:
+    """The columns of ``df`` that name a case/condition/provider (the rows ``_strict`` folds)."""
+    return [c for c in ("case_id", "condition", "provider") if c in df.columns]
+
+
 def _strict(df: pd.DataFrame) -> pd.DataFrame:
     """One row per case/condition/provider: passed only if every trial passed."""
-    keys = [c for c in ("case_id", "condition", "provider") if c in df.columns]
+    keys = _case_keys(df)
     rows = df.groupby(keys, as_index=False, sort=True).agg(
         passed=("passed", "all"), **({"tags": ("tags", "first")} if "tags" in df.columns else {})
     )
@@ -246,8 +251,7 @@ def _strict(df: pd.DataFrame) -> pd.DataFrame:
 
 def _trials_per_case(df: pd.DataFrame) -> int:
     """The median number of trials of a case/condition/provider (what ``_strict`` folds)."""
-    keys = [c for c in ("case_id", "condition", "provider") if c in df.columns]
-    return max(1, int(df.groupby(keys, sort=False).size().median()))
+    return max(1, int(df.groupby(_case_keys(df), sort=False).size().median()))
 
 
 def _p95(df: pd.DataFrame) -> float:

@@ -89,6 +89,26 @@ def no_evidence(
     )
 
 
+def _no_common_case(
+    on: Sequence[str], options: CompareOptions, reused: int, n_pairs: int
+) -> PairedComparison:
+    """A part whose two sides share no unit once reused pairs are out: inconclusive, saying why.
+
+    Args:
+        on: Unit columns.
+        options: Comparison options.
+        reused: Pairs of the part left out as one sample.
+        n_pairs: Pairs of the part matched in all.
+
+    Returns:
+        :func:`no_evidence`, noting that the runs share no case when no pair was reused.
+    """
+    result = no_evidence(on, options, reused, n_pairs)
+    if reused:
+        return result
+    return dataclasses.replace(result, verdict_note="the two runs share no case in this condition")
+
+
 def compare_pair(
     base: pd.DataFrame,
     cand: pd.DataFrame,
@@ -124,11 +144,7 @@ def compare_pair(
         split = split_reused(base, cand, [*on, "trial"])
     reused = len(split.reused)
     if (reused or part) and not _share_a_unit(split.baseline, split.candidate, on):
-        result = no_evidence(on, options, reused, split.n_pairs)
-        if not reused:
-            note = "the two runs share no case in this condition"
-            result = dataclasses.replace(result, verdict_note=note)
-        return result
+        return _no_common_case(on, options, reused, split.n_pairs)
     providers = _providers(split, on)
     pooled = pooled or len(providers) > 1
     if pairs is None:
@@ -333,10 +349,10 @@ def _condition_comparison(
     It is what :func:`compare_pair` gives for the condition's rows of ``split`` with
     ``part=True``.
     """
-    in_base = (split.baseline["condition"] == name).to_numpy(dtype=bool)
-    in_cand = (split.candidate["condition"] == name).to_numpy(dtype=bool)
     pairs = None
     if whole is not None:
+        in_base = (split.baseline["condition"] == name).to_numpy(dtype=bool)
+        in_cand = (split.candidate["condition"] == name).to_numpy(dtype=bool)
         trials = np.unique(
             np.concatenate(
                 [
@@ -347,10 +363,6 @@ def _condition_comparison(
         )
         pairs = restrict_pairs(whole, "condition", name, trials)
     if pairs is None or pairs.keys.empty:
-        result = no_evidence(on, options, reused, n_pairs)
-        if not reused:
-            note = "the two runs share no case in this condition"
-            result = dataclasses.replace(result, verdict_note=note)
-        return result
+        return _no_common_case(on, options, reused, n_pairs)
     result = compare_matrices(pairs.keys, pairs.baseline, pairs.candidate, pairs.unmatched, options)
     return dataclasses.replace(result, reused_items=reused, reuse_note=reused_note(reused, n_pairs))

@@ -12,7 +12,7 @@ from evalkit.stats._frame import as_frame
 from evalkit.stats._matrix import build_pairs, restrict_pairs
 from evalkit.stats._options import CompareOptions
 from evalkit.stats._reuse import split_reused_by, split_reused_counting_by
-from evalkit.stats._stratified import compare_pair, compare_runs
+from evalkit.stats._stratified import compare_parts, compare_runs
 
 
 def _rows(
@@ -220,15 +220,9 @@ def test_each_condition_cut_out_of_the_pairs_is_the_condition_paired_alone(seed:
         assert list(cut.trials) == {"preloaded": [0, 1, 2, 7, 8, 9], "stale": [0, 1, 2]}[name]
     options = CompareOptions(n_resamples=400)
     result = compare_runs(base, cand, on, options)
+    paired_alone = dict(compare_parts(parts, names, on, options))  # each condition's own rows
     for name, part in result.by_condition:
-        expected = compare_pair(
-            parts[name].baseline,
-            parts[name].candidate,
-            on,
-            options,
-            part=True,
-            split=parts[name],
-        )
+        expected = paired_alone[name]
         assert part.to_dict() == expected.to_dict(), name
         pd.testing.assert_frame_equal(part.cases, expected.cases)
     by_name = dict(result.by_condition)
