@@ -82,6 +82,13 @@ if TYPE_CHECKING:
         read_manifest,
         write_manifest,
     )
+    from evalkit.results._reasons import (
+        NO_REASONS,
+        describe_causes,
+        failure_causes,
+        item_reasons,
+        reason_table,
+    )
     from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
     from evalkit.results._summary import RunSummary
     from evalkit.results._transcripts import read_transcript, read_transcripts
@@ -145,6 +152,11 @@ __all__ = [
     "read_parquet",
     "read_run",
     "read_scores",
+    "NO_REASONS",
+    "describe_causes",
+    "failure_causes",
+    "item_reasons",
+    "reason_table",
     "read_table",
     "read_transcript",
     "read_transcripts",

@@ -141,22 +141,33 @@ def infer_skill(response: AgentResponse) -> str:
 def _expected(patterns: Sequence[str], text: str) -> Component:
     missing = [p for p in patterns if compile_pattern(p).search(text) is None]
     found = len(patterns) - len(missing)
-    detail = "missing: " + " | ".join(missing) if missing else ""
+    detail = "missing: " + ", ".join(f"`{p}`" for p in missing) if missing else ""
     return Component("expected_patterns", found, len(patterns), not missing, detail)
 
 
+def _quote(match: re.Match[str], text: str, context: int = 30) -> str:
+    """The matched text with a little context on each side, on one line."""
+    start, end = max(0, match.start() - context), min(len(text), match.end() + context)
+    snippet = " ".join(text[start:end].split())
+    return ("…" if start else "") + snippet + ("…" if end < len(text) else "")
+
+
 def _forbidden(patterns: Sequence[str], text: str) -> Component:
-    hits = [p for p in patterns if find_affirmed(p, text)]
-    detail = "recommended: " + " | ".join(hits) if hits else ""
+    hits = [(p, m[0]) for p in patterns if (m := find_affirmed(p, text))]
+    detail = (
+        "recommended: " + "; ".join(f'`{p}` in "{_quote(m, text)}"' for p, m in hits)
+        if hits
+        else ""
+    )
     return Component(
         "forbidden_patterns", len(patterns) - len(hits), len(patterns), not hits, detail
     )
 
 
 def _anti(rules: Sequence[AntiPatternRule], text: str) -> tuple[Component, bool]:
-    hits = [r for r in rules if find_affirmed(r.pattern, text)]
-    errors = [r for r in hits if r.severity == "error"]
-    detail = ", ".join(f"{r.id} ({r.severity})" for r in hits)
+    hits = [(r, m[0]) for r in rules if (m := find_affirmed(r.pattern, text))]
+    errors = [r for r, _ in hits if r.severity == "error"]
+    detail = "; ".join(f'{r.id} ({r.severity}) in "{_quote(m, text)}"' for r, m in hits)
     return Component("anti_patterns", len(rules) - len(hits), len(rules), not hits, detail), bool(
         errors
     )

@@ -200,7 +200,7 @@ def test_failing_reference_is_never_called_valid(
     out, err = done.stdout, done.stderr
     assert "valid" not in out
     assert f"{path}:21: case 'sum-numbers': reference check failed: the reference scores " in err
-    assert "fails: expected_patterns (missing: 5050)" in err
+    assert "fails: expected_patterns (missing: `5050`)" in err
     assert "suite 'tiny' is not valid: 1 reference check failed;" in err
     done = evalkit_cli("cases", "validate", str(tiny_suite), "--json")
     assert done.returncode == 1
@@ -208,7 +208,7 @@ def test_failing_reference_is_never_called_valid(
     assert report["valid"] is False
     (failure,) = report["reference_failures"]
     assert failure.startswith("sum-numbers: the reference scores ")
-    assert failure.endswith("fails: expected_patterns (missing: 5050)")
+    assert failure.endswith("fails: expected_patterns (missing: `5050`)")
 
 
 def test_reference_failure_shows_the_verifier_regex_as_written(
