@@ -13,8 +13,10 @@ It writes ``OUT_DIR/<job>/`` (one job per condition: ``no-skills`` without skill
 ``result.json`` (``TrialResult``). Some trials end in an agent timeout
 (``AgentTimeoutError``, graded), an environment failure (``EnvironmentStartTimeoutError``,
 never graded), an agent failure the verifier still graded (``NonZeroAgentExitCodeError``) or
-a missing verifier result. ``OUT_DIR/expected.json`` lists what each trial holds (task,
-agent, model, skills, reward, exception, tokens, cost), for tests to check an import against.
+a missing verifier result. A graded trial's ``verifier/test-stdout.txt`` holds its test
+run's output (pytest's summary: which test failed and why). ``OUT_DIR/expected.json`` lists
+what each trial holds (task, agent, model, skills, reward, exception, tokens, cost, the last
+line of the verifier's output), for tests to check an import against.
 """
 
 from __future__ import annotations
@@ -56,6 +58,28 @@ def _failure(rng: random.Random, index: int) -> str | None:
         "no-verifier",
     ]
     return kinds[(index * 7 + rng.randrange(12)) % len(kinds)]
+
+
+def verifier_output(task: str, reward: float) -> str:
+    """What a task's pytest verifier prints: its failure and summary, or the passing summary."""
+    if reward >= 1.0:
+        return (
+            "============================= test session starts ==============================\n"
+            "collected 2 items\n\n"
+            "../tests/test_outputs.py ..                                              [100%]\n\n"
+            "============================== 2 passed in 0.08s ===============================\n"
+        )
+    return (
+        "============================= test session starts ==============================\n"
+        "collected 2 items\n\n"
+        "../tests/test_outputs.py .F                                              [100%]\n\n"
+        "=================================== FAILURES ===================================\n"
+        f"E   AssertionError: {task}: /app/out.txt holds '41', expected '42'\n"
+        "=========================== short test summary info ============================\n"
+        f"FAILED ../tests/test_outputs.py::test_output - AssertionError: {task}: /app/out.txt "
+        "holds '41', expected '42'\n"
+        "========================= 1 failed, 1 passed in 0.11s ==========================\n"
+    )
 
 
 def write_jobs(out: Path, tasks: int, trials: int, agents: int, seed: int) -> list[dict]:
@@ -133,6 +157,10 @@ def write_jobs(out: Path, tasks: int, trials: int, agents: int, seed: int) -> li
                     folder.mkdir()
                     (folder / "config.json").write_text(config.model_dump_json(indent=2))
                     (folder / "result.json").write_text(result.model_dump_json(indent=2))
+                    output = None if reward is None else verifier_output(task, reward)
+                    if output is not None:
+                        (folder / "verifier").mkdir()
+                        (folder / "verifier" / "test-stdout.txt").write_text(output)
                     n_trials += 1
                     expected.append(
                         {
@@ -152,6 +180,9 @@ def write_jobs(out: Path, tasks: int, trials: int, agents: int, seed: int) -> li
                             "input_tokens": None if tokens is None else tokens.n_input_tokens,
                             "output_tokens": None if tokens is None else tokens.n_output_tokens,
                             "cost_usd": None if tokens is None else tokens.cost_usd,
+                            "verifier_last_line": None
+                            if output is None
+                            else output.strip().splitlines()[-1],
                         }
                     )
         summary = JobResult(

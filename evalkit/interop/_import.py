@@ -260,9 +260,11 @@ def import_results(
             list of them (e.g. one Inspect log per model).
         format: ``csv`` or ``jsonl`` (columns ``case_id, condition, passed`` and optionally
             ``trial, provider, model, lane, score, latency_s, cost_usd, input_tokens,
-            output_tokens, split, category, status``), ``inspect`` (Inspect AI ``.eval``/``.json``
-            logs: one row per sample x epoch) or ``promptfoo`` (``promptfoo eval -o
-            results.json``: one row per result, repeats as trials) or ``skill-creator``
+            output_tokens, split, category, status, reason, error_class, error_message``;
+            ``reason`` becomes the score component ``grader``), ``inspect`` (Inspect AI
+            ``.eval``/``.json`` logs: one row per sample x epoch) or ``promptfoo``
+            (``promptfoo eval -o results.json``: one row per result, repeats as trials) or
+            ``skill-creator``
             (a ``benchmark.json``: one row per eval x configuration x run, one score row per
             expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``) or
             ``harbor`` (Harbor job or trial directories: one row per trial ``result.json``;

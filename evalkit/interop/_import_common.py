@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit._redact import clip, clip_tail
 from evalkit._untrusted import load_json
 from evalkit._untrusted import read_text as bounded_read_text
 from evalkit.errors import InputError, Problem
@@ -39,6 +40,14 @@ PASSED_WORDS: dict[str, bool] = {
 }
 
 _JS_STACK = re.compile(r"\n\s+at .*", re.DOTALL)
+#: Terminal escape sequences and control characters (tabs and newlines stay).
+_CONTROL = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]")
+
+#: Rules drawn with punctuation (``==== FAILURES ====``): only their words are worth keeping.
+_RULE = re.compile(r"([=\-_*~#])\1{3,}")
+
+#: Characters kept of a reason a source gives (a scorer's explanation, an assertion's reason).
+DETAIL_LIMIT = 500
 
 
 @dataclass
@@ -255,8 +264,62 @@ def number_trials(rows: list[SourceRow], keys: Sequence[str]) -> None:
 
 
 def short_error(message: str, limit: int = 2000) -> str:
-    """An error message without JavaScript stack frames, truncated to ``limit`` characters."""
-    return _JS_STACK.sub("", message).strip()[:limit]
+    """An error message without JavaScript stack frames, redacted and cut to ``limit``."""
+    return clip(_CONTROL.sub("", _JS_STACK.sub("", message)).strip(), limit)
+
+
+def source_text(value: Any, limit: int = DETAIL_LIMIT) -> str | None:
+    r"""A reason text from the source (untrusted): control characters removed, redacted, cut.
+
+    Args:
+        value: The source's value (any JSON value; non-strings are shown as text).
+        limit: Characters kept.
+
+    Returns:
+        The text, or None when the value is None or blank.
+
+    Examples:
+        >>> source_text("  \x1b[31mFAILED\x1b[0m test_port: 3000 != 8080 ")
+        'FAILED test_port: 3000 != 8080'
+        >>> source_text("") is None
+        True
+    """
+    if value is None:
+        return None
+    text = clip(_CONTROL.sub("", str(value)).strip(), limit)
+    return text or None
+
+
+def file_tail(path: Path, lines: int = 5, limit: int = DETAIL_LIMIT) -> str | None:
+    """The last non-blank lines of a text file another tool wrote (a verifier's output).
+
+    Only the file's last bytes are read, whatever its size; undecodable bytes are replaced.
+    Control characters and terminal escapes are removed, rules drawn with punctuation
+    (``==== FAILURES ====``) keep only their words, runs of spaces become one, and the text
+    is redacted and cut from its start to ``limit`` characters.
+
+    Args:
+        path: The file.
+        lines: How many of its last non-blank lines to keep.
+        limit: Characters kept (the end of the text).
+
+    Returns:
+        The lines joined by ``" | "``, or None when the file is missing, unreadable or blank.
+    """
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            start = max(0, fh.tell() - 16 * limit)
+            fh.seek(start)
+            data = fh.read()
+    except OSError:
+        return None
+    if start:  # the first line read may be the end of a longer one
+        data = data.partition(b"\n")[2]
+    text = _CONTROL.sub("", data.decode("utf-8", errors="replace"))
+    stripped = (" ".join(_RULE.sub(" ", line).split()) for line in text.splitlines())
+    kept = [line for line in stripped if line][-lines:]
+    return clip_tail(" | ".join(kept), limit) or None
 
 
 _EXCEPTION_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_.]*(?:Error|Exception|Timeout|Interrupt))\b")

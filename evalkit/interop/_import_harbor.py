@@ -21,7 +21,12 @@ own files, so none is counted twice). The mapping (``docs/import.md``):
   failure the verifier still graded (non-zero exit, context window exceeded) keeps its
   reward with status ``ok`` and the exception as ``error_class``; a trial without a verifier
   result is an ``error`` row, never a pass;
-- tokens and cost from ``agent_result``; ``latency_s`` from the agent-execution timing.
+- tokens and cost from ``agent_result``; ``latency_s`` from the agent-execution timing;
+- the reason: a ``verifier`` score row for every graded trial (value = reward, passed = reward
+  >= the threshold, detail ``reward 0.00 < 1.0`` with the exception of an agent failure the
+  verifier still graded and the last lines of the verifier's output, ``verifier/test-stdout.txt``
+  else ``verifier/test-stderr.txt`` in the trial directory); the last lines of that output are
+  also added to an error row's message when the verifier ran.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from evalkit.interop._import_common import (
     SourceRow,
     check_score,
     fail,
+    file_tail,
     parse_json,
     read_text,
     short_error,
@@ -49,6 +55,10 @@ from evalkit.interop._import_registry import ImportRequest
 #: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
 DEFAULT_PASS_THRESHOLD = 1.0
 TRIAL_FILE = "result.json"
+#: Where a trial directory keeps its verifier's output (Harbor's ``TrialPaths``), first found.
+VERIFIER_OUTPUTS = ("verifier/test-stdout.txt", "verifier/test-stderr.txt")
+#: Characters kept of the end of the verifier's output in a reason.
+_OUTPUT_LIMIT = 300
 _EXPECTED = (
     "expected a Harbor trial result (TrialResult: task_name, trial_name, config, agent_info, "
     "verifier_result, ...), the result.json of a trial directory"
@@ -308,6 +318,51 @@ def _outcome(
     }
 
 
+def verifier_output(trial_dir: Path) -> str | None:
+    """The last lines of the verifier's output in a trial directory (None when absent)."""
+    for name in VERIFIER_OUTPUTS:
+        tail = file_tail(trial_dir / name, limit=_OUTPUT_LIMIT)
+        if tail is not None:
+            return tail
+    return None
+
+
+def _reasons(
+    trial: HarborTrial, values: dict[str, Any], threshold: float, output: str | None
+) -> list[dict[str, Any]]:
+    """The ``verifier`` score row of a graded trial; an error row gets the output instead.
+
+    Args:
+        trial: The trial result.
+        values: The row's values (``status``, ``score``, ``error_message``); the verifier's
+            output is appended to an error row's message.
+        threshold: The pass threshold.
+        output: The last lines of the verifier's output, if the trial directory holds it.
+
+    Returns:
+        The score rows of the trial (none for an error row).
+    """
+    reward = values["score"]
+    if reward is None or values["status"] == "error":
+        if output is not None and values["error_class"] == "NoVerifierResult":
+            values["error_message"] = f"the verifier recorded no reward; its output: {output}"
+        elif output is not None and values["status"] == "error":
+            values["error_message"] = f"{values['error_message']} · verifier output: {output}"
+        return []
+    passed = reward >= threshold
+    detail = f"reward {reward:.2f} {'>=' if passed else '<'} {threshold:.2f}"
+    exc = trial.exception_info
+    if exc is not None and values["status"] == "ok":
+        message = short_error(exc.exception_message, 200)
+        detail += f" (agent ended with {exc.exception_type}" + (f": {message})" if message else ")")
+    if output is not None:
+        detail += f": {output}"
+    return [
+        {"component": "verifier", "value": reward, "max_value": 1.0, "passed": passed,
+         "detail": detail}
+    ]
+
+
 def read_harbor(request: ImportRequest) -> ParsedSource:
     """Read Harbor trial ``result.json`` files into result rows (see the module docstring).
 
@@ -373,6 +428,7 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
         )
         if outcome["score"] is not None:
             check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
+        row.scores = _reasons(trial, row.values, float(threshold), verifier_output(path.parent))
         if outcome["status"] == "error" and str(outcome["error_message"]).startswith("infra"):
             infra[str(outcome["error_class"])] += 1
         order = (

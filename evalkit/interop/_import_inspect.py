@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import struct
 import zipfile
 import zlib
@@ -30,6 +31,8 @@ from evalkit.interop._import_common import (
     fail,
     parse_json,
     read_text,
+    short_error,
+    source_text,
 )
 
 _ZSTD = 93  # ZIP compression method 93: Zstandard
@@ -37,6 +40,9 @@ _STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, 
 _LOCAL_HEADER = struct.Struct("<IHHHHHIIIHH")
 _LOCAL_SIGNATURE = 0x04034B50
 _TIME_LIMITS = ("time", "working")
+#: The score component recording a limit other than time that a sample hit (tokens, messages).
+LIMIT_COMPONENT = "limit"
+_TARGET_LIMIT = 200
 SUFFIXES = (".eval", ".json")
 
 
@@ -270,6 +276,79 @@ def _scorer_names(log: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(n.rsplit("/", 1)[-1] for n in names))
 
 
+def _target(sample: dict[str, Any]) -> str | None:
+    """The sample's target as short text (None when absent or too long to help a reason)."""
+    target = sample.get("target")
+    if isinstance(target, list) and all(isinstance(t, str) for t in target):
+        target = " | ".join(target)
+    text = source_text(target) if isinstance(target, str) else None
+    return text if text is not None and len(text) <= _TARGET_LIMIT else None
+
+
+def score_detail(score: dict[str, Any], passed: bool, target: str | None) -> str | None:
+    """Why a scorer gave its value: its explanation, its answer, and the target when failed.
+
+    Args:
+        score: The scorer's entry in ``sample.scores`` (``explanation``, ``answer``).
+        passed: Whether the value is a pass.
+        target: The sample's target (shown for a failed score only), or None.
+
+    Returns:
+        The detail (source text, cleaned, redacted and cut), or None when the scorer said
+        nothing.
+
+    Examples:
+        >>> score_detail({"answer": "sydney", "explanation": "Sydney"}, False, "Canberra")
+        'Sydney (target: Canberra)'
+        >>> score_detail({"answer": "B", "explanation": "The grader saw B."}, True, "B")
+        'The grader saw B.'
+        >>> score_detail({"answer": "42", "explanation": "wrong unit"}, False, None)
+        'answer 42: wrong unit'
+    """
+    explanation = source_text(score.get("explanation"))
+    answer = source_text(score.get("answer"), _TARGET_LIMIT)
+    if explanation is None:
+        text = answer
+    elif answer is None or answer.casefold() in explanation.casefold():
+        text = explanation
+    else:
+        text = f"answer {answer}: {explanation}"
+    if not passed and target is not None:
+        text = f"{text} (target: {target})" if text else f"target: {target}"
+    return text
+
+
+def _unwrapped(message: str, name: str) -> str:
+    """``RuntimeError("x")`` -> ``x``: Inspect keeps an error's repr; its class is a column.
+
+    Examples:
+        >>> _unwrapped('RuntimeError("outage at peru")', "RuntimeError")
+        'outage at peru'
+        >>> _unwrapped("TimeoutError: slow", "TimeoutError")
+        'TimeoutError: slow'
+    """
+    match = re.fullmatch(rf"{re.escape(name)}\((['\"])(.*)\1,?\)", message.strip(), re.DOTALL)
+    return match.group(2) if match else message
+
+
+def _limit_row(limit: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A ``limit`` score row for a sample cut off by a limit that is not a time limit."""
+    if limit is None or limit.get("type") in _TIME_LIMITS:
+        return []
+    kind = source_text(limit.get("type"), 40) or "a"
+    size = limit.get("limit")
+    amount = f" ({size:g})" if isinstance(size, int | float) and not isinstance(size, bool) else ""
+    return [
+        {
+            "component": LIMIT_COMPONENT,
+            "value": None,
+            "max_value": None,
+            "passed": False,
+            "detail": f"the sample hit its {kind} limit{amount} before it finished",
+        }
+    ]
+
+
 def _sample_row(
     path: Path,
     log: dict[str, Any],
@@ -315,30 +394,32 @@ def _sample_row(
     if isinstance(sample.get("turn_count"), int):
         values["n_steps"] = sample["turn_count"]
     scores = as_dict(sample.get("scores"))
+    target = _target(sample)
     for name, score in scores.items():
         if not isinstance(score, dict) or "value" not in score:
             raise row.problem(f"scores.{name} has no 'value'")
         if isinstance(score["value"], dict | list):
             continue  # a multi-value scorer: only selectable values enter scores.parquet
         value, passed = score_value(score["value"], name, row)
-        detail = score.get("explanation") or score.get("answer")
         row.scores.append(
             {
                 "component": name.rsplit("/", 1)[-1],
                 "value": value,
                 "max_value": 1.0,
                 "passed": passed,
-                "detail": str(detail)[:500] if detail is not None else None,
+                "detail": score_detail(score, passed, target),
             }
         )
     error = sample.get("error")
     limit = sample.get("limit") if isinstance(sample.get("limit"), dict) else None
+    row.scores += _limit_row(limit)
     if error:
         message = str(error.get("message") if isinstance(error, dict) else error)
+        name = error_class(message, "inspect_error")
         values.update(
             status="error",
-            error_class=error_class(message, "inspect_error"),
-            error_message=message[:2000],
+            error_class=name,
+            error_message=short_error(_unwrapped(message, name)),
             passed=False,
             score=0.0,
         )

@@ -54,6 +54,7 @@ from evalkit.interop._import_common import (
     check_score,
     fail,
     read_text,
+    source_text,
 )
 from evalkit.interop._import_skill_creator_workspace import GRADING_FILE, row_where, workspace_run
 
@@ -132,7 +133,7 @@ def _expectations(run: dict[str, Any], row: SourceRow) -> list[dict[str, Any]]:
                 "value": float(item["passed"]),
                 "max_value": 1.0,
                 "passed": item["passed"],
-                "detail": evidence if isinstance(evidence, str) else None,
+                "detail": source_text(evidence) if isinstance(evidence, str) else None,
             }
         )
     return scores

@@ -1,4 +1,10 @@
-"""``evalkit import --format csv|jsonl``: evalkit's own tidy table, from any harness."""
+"""``evalkit import --format csv|jsonl``: evalkit's own tidy table, from any harness.
+
+Why a row passed or failed comes from its optional ``reason`` column (kept as the row's one
+score component, :data:`REASON_COMPONENT`, so the reports read ``grader failed: REASON``) and,
+for error and timeout rows, ``error_class`` / ``error_message``. A table without them imports
+as before; its items then read "no reasons recorded".
+"""
 
 from __future__ import annotations
 
@@ -19,6 +25,8 @@ from evalkit.interop._import_common import (
     number_trials,
     parse_json,
     read_text,
+    short_error,
+    source_text,
 )
 from evalkit.results import STATUSES
 
@@ -36,7 +44,12 @@ OPTIONAL_COLUMNS = (
     "split",
     "category",
     "status",
+    "reason",
+    "error_class",
+    "error_message",
 )
+#: The score component a table's ``reason`` column becomes (its cause reads "grader failed").
+REASON_COMPONENT = "grader"
 _STRINGS = ("provider", "model", "lane", "split", "category")
 _FLOATS = ("latency_s", "cost_usd")
 _INTS = ("input_tokens", "output_tokens")
@@ -151,6 +164,21 @@ def _row(path: Path, where: str, record: dict[str, Any], lane: str) -> SourceRow
     if status in ("error", "timeout") and values["passed"]:
         raise row.problem(f"a row with status {status!r} cannot pass; set passed to false")
     values["status"] = status
+    error_name = as_str(record.get("error_class"))
+    message = as_str(record.get("error_message"))
+    values["error_class"] = source_text(error_name, 200) if error_name else None
+    values["error_message"] = short_error(message) if message else None
+    reason = source_text(as_str(record.get("reason")))
+    if reason is not None:
+        row.scores.append(
+            {
+                "component": REASON_COMPONENT,
+                "value": values["score"],
+                "max_value": 1.0,
+                "passed": values["passed"],
+                "detail": reason,
+            }
+        )
     return row
 
 

@@ -140,10 +140,10 @@ def _errors(rows: pd.DataFrame) -> pd.DataFrame:
     status = status[chosen.index]
     error_class = _column(chosen, "error_class", None).fillna("").astype(str)
     message = _column(chosen, "error_message", None).fillna("").astype(str)
-    cause = status.where(status != "error", "error: " + error_class.where(error_class != "", "?"))
-    detail = (error_class + ": " + message).str.strip(": ").where(
-        (error_class != "") | (message != ""), status
-    )
+    is_error = status == "error"
+    # an error names its class in the cause, so its detail is the message alone
+    cause = status.where(~is_error, ("error: " + error_class).str.rstrip(": "))
+    detail = message.where(is_error, (error_class + ": " + message).str.strip(": "))
     return pd.DataFrame(
         {
             "item_key": chosen["item_key"].astype(str),
@@ -273,7 +273,7 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
         ...     "value": [1.0], "max_value": [2.0], "passed": [False],
         ...     "detail": ["missing: 8080"]})
         >>> reason_table(rows, scores)[["cause", "detail"]].iloc[0].tolist()
-        ['missing expected pattern', 'missing: 8080']
+        ['missing expected pattern', '8080']
     """
     import pandas as pd
 
@@ -356,11 +356,12 @@ def item_reasons(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
         causes = dict(zip(first["item_key"], first["cause"], strict=True))
         for key in set(first.loc[first["passed"], "item_key"]):
             lines[key] = "passed on " + lines[key]
-    reason = keys.map(lines)
+    # object dtype: with no reason at all the maps are all-NaN floats, which take no text
+    reason = keys.map(lines).astype(object)
     return pd.DataFrame(
         {
             "item_key": keys.to_numpy(),
-            "cause": keys.map(causes).fillna(NO_REASONS).to_numpy(),
+            "cause": keys.map(causes).astype(object).fillna(NO_REASONS).to_numpy(),
             "reason": reason.fillna(NO_REASONS).to_numpy(),
             "reasons_recorded": reason.notna().to_numpy(),
         }

@@ -33,7 +33,7 @@ from evalkit.interop import (
     register_importer,
 )
 from evalkit.interop._import_common import ParsedSource, SourceRow
-from evalkit.results import read_run
+from evalkit.results import item_reasons, read_run, read_scores
 from tests.conftest import evalkit_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -168,6 +168,35 @@ def test_rows_reproduce_every_reward_status_and_token_count(harbor_jobs: Path,
     # model and harness
     assert set(rows["model"]) == {"anthropic/claude-opus-4-5", "openai/gpt-5.5"}
     assert set(rows["provider_version"]) == {"2.1.3", "0.17.2"}
+
+
+def test_every_trial_says_why_from_its_verifier_or_its_exception(harbor_jobs: Path,
+                                                                  tmp_path: Path) -> None:
+    """The reason of a graded trial is its reward against 1.0 and its verifier's last lines."""
+    rows = _imported(harbor_jobs, tmp_path / "runs")
+    reasons = item_reasons(rows, read_scores("hb", tmp_path / "runs"))
+    merged = _merged(harbor_jobs, rows.assign(reason=reasons["reason"].to_numpy(),
+                                              cause=reasons["cause"].to_numpy()))
+    graded = merged["status"] != "error"
+    with_reward = graded & merged["reward"].notna()
+    for _, trial in merged[with_reward].iterrows():
+        last = trial["verifier_last_line"].strip("= ")
+        passed = trial["reward"] >= 1.0
+        head = (f"passed on verifier reward {trial['reward']:.2f} >= 1.00" if passed
+                else f"verifier failed: reward {trial['reward']:.2f} < 1.00")
+        if trial["status"] == "timeout":  # the timeout explains it; a failed verifier follows
+            assert trial["cause"] == "timeout"
+            assert trial["reason"].startswith("timeout: AgentTimeoutError: agent: ")
+            assert (head in trial["reason"]) != passed
+        else:
+            assert trial["reason"].startswith(head), trial["reason"]
+            assert trial["reason"].endswith(last)
+            graded_failure = trial["exception"] == "NonZeroAgentExitCodeError"
+            assert (f"{head} (agent ended with NonZeroAgentExitCodeError: "
+                    in trial["reason"]) == graded_failure
+    errors = merged[~graded]
+    assert (errors["cause"] == "error: " + errors["error_class"]).all()
+    assert errors["reason"].str.contains("infrastructure: |the verifier did not run").all()
 
 
 def test_trials_are_numbered_by_start_time_within_a_cell(harbor_jobs: Path,

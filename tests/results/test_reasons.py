@@ -47,7 +47,7 @@ def test_an_error_or_a_timeout_is_its_own_cause_with_class_and_message() -> None
     ]
     out = item_reasons(pd.DataFrame(rows), None).set_index("item_key")
     assert out.loc["e", "cause"] == "error: RateLimited"
-    assert out.loc["e", "reason"] == "error: RateLimited: RateLimited: 429 slow"
+    assert out.loc["e", "reason"] == "error: RateLimited: 429 slow"
     assert out.loc["t", "cause"] == "timeout"
     assert "after 60 s" in out.loc["t", "reason"]
     assert out["reasons_recorded"].all()
