@@ -221,6 +221,8 @@ def _group_metrics(
     resampler_seed: int | None,
     n_resamples: int,
     confidence: float,
+    *,
+    delta_seed: int | None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
     rates = group.pivot_table(
         index="case_id", columns="condition", values="passed", aggfunc="mean", observed=True
@@ -271,7 +273,8 @@ def _group_metrics(
     for metric, (hi, lo) in LIFT_CONTRASTS.items():
         delta = values[hi] - values[lo]
         mask = ~np.isnan(delta)
-        interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD)
+        # compare's seed, not the group's: the same differences print compare's interval
+        interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD, seed=delta_seed)
         rows.append(_metric_row(metric, interval, int(mask.sum())))
 
     a, b, c = values["A"], values["B"], values["C"]
@@ -558,7 +561,9 @@ def lift(
         frame.groupby(["provider", "lane"], sort=True)
     ):
         group_seed = None if seed is None else seed + index
-        rows, succ, miss = _group_metrics(group, roles, group_seed, n_resamples, confidence)
+        rows, succ, miss = _group_metrics(
+            group, roles, group_seed, n_resamples, confidence, delta_seed=seed
+        )
         errored = {c: r for c, r in errored_conditions(group).items() if c in roles.values()}
         _null_errored(rows, succ, errored, roles)
         keys = {"provider": provider, "lane": lane}
@@ -582,7 +587,9 @@ def lift(
         if group["provider"].nunique() < 2:
             continue
         group_seed = None if seed is None else seed + 10_000 + index
-        rows, _, _ = _group_metrics(group, roles, group_seed, n_resamples, confidence)
+        rows, _, _ = _group_metrics(
+            group, roles, group_seed, n_resamples, confidence, delta_seed=seed
+        )
         pooled += [{"provider": POOLED, "lane": lane} | r for r in rows]
     evidence = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
     if "evidence" in set(frame["lane"]):

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.stats import Interval, mean_ci, percentile_interval, proportion_ci, ratio_wilson
+from evalkit.stats import Interval, case_delta_interval, percentile_interval, ratio_wilson
 
 #: Bound on resamples x cases held in memory at once.
 _CHUNK_CELLS = 4_000_000
+
+
+class _OwnSeed:
+    """Marks "use the resampler's own seed" (``None`` is a seed: unseeded)."""
+
+
+_OWN_SEED = _OwnSeed()
 
 
 class CaseResampler:
@@ -27,6 +34,8 @@ class CaseResampler:
 
     def __init__(self, n_cases: int, n_resamples: int, seed: int | None) -> None:
         self.n_cases = n_cases
+        self.n_resamples = n_resamples
+        self.seed = seed
         rng = np.random.default_rng(seed)
         rows = []
         chunk = max(1, _CHUNK_CELLS // max(n_cases, 1))
@@ -71,42 +80,40 @@ class CaseResampler:
             )
 
     def delta(
-        self, values: np.ndarray, mask: np.ndarray, confidence: float, method: str
+        self,
+        values: np.ndarray,
+        mask: np.ndarray,
+        confidence: float,
+        method: str,
+        *,
+        seed: int | None | _OwnSeed = _OWN_SEED,
     ) -> Interval:
         """Interval of the mean per-case difference of two rates over the cases in ``mask``.
 
-        The expanded percentile bootstrap, widened as compare's is: to contain the Student-t
-        interval of the per-case differences (a percentile bootstrap cannot reach beyond the
-        smallest and largest difference), and, where every case moved by the same amount (no
-        spread, so both are zero-width), to the Wilson interval of the mean difference mapped
-        onto [0, 1] at the number of cases: a difference of rates lies in [-1, 1], and Wilson's
-        interval at ``C`` cases is the widest a bounded mean of ``C`` cases can need. So 2
-        cases that both stayed at 0 get a finite interval, never ``[0, 0]``.
+        The one rule of :func:`evalkit.stats.case_delta_interval`, the same as ``compare``'s
+        delta: the expanded percentile bootstrap over cases, widened to contain the Student-t
+        interval of the per-case differences and, where every case moved by the same amount,
+        the Wilson interval of the mean difference mapped onto [0, 1] at the number of cases.
+        So 2 cases that both stayed at 0 get a finite interval, never ``[0, 0]``. It resamples
+        the differences alone (not this resampler's joint weights), so the same differences
+        and seed give the same interval as ``compare``.
 
         Args:
             values: Per-case differences (any value where ``mask`` is False).
             mask: The cases that count.
             confidence: Confidence level.
             method: Label stored in the interval.
+            seed: Bootstrap seed (default: this resampler's).
 
         Returns:
             The interval (NaN when no case counts; NaN bounds with one case).
         """
-        mask = mask.astype(bool)
-        interval, used = self.ratio(
-            np.where(mask, values, 0.0), mask.astype(float), confidence, method
-        )
-        deltas = values[mask]
-        if used < 2 or not np.isfinite(interval.ci_low):
-            return interval
-        t = mean_ci(deltas, confidence)
-        low, high = min(interval.ci_low, t.ci_low), max(interval.ci_high, t.ci_high)
-        if high - low <= 1e-12:
-            mapped = proportion_ci((interval.estimate + 1.0) / 2.0 * used, used, confidence)
-            low, high = 2.0 * mapped.ci_low - 1.0, 2.0 * mapped.ci_high - 1.0
-        low, high = max(low, -1.0), min(high, 1.0)
-        return interval._replace(
-            ci_low=min(low, interval.ci_low), ci_high=max(high, interval.ci_high)
+        return case_delta_interval(
+            np.asarray(values, dtype=float)[mask.astype(bool)],
+            n_resamples=self.n_resamples,
+            confidence=confidence,
+            seed=self.seed if isinstance(seed, _OwnSeed) else seed,
+            method=method,
         )
 
     def share(self, num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[Interval, int]:

@@ -7,7 +7,9 @@ Results are tidy DataFrames or small result objects with ``ci_low``/``ci_high``.
 explicit (``seed``). See ``docs/architecture.md``, "Metrics and verdicts".
 
 Besides the statistics, other evalkit packages use :func:`as_frame` (validation of a result
-table), :func:`records` (JSON rows of a frame) and :func:`percentile_interval`.
+table), :func:`records` (JSON rows of a frame), :func:`percentile_interval` and
+:func:`case_delta_interval` (the interval of a mean per-case difference, shared by ``compare``
+and ``lift``).
 """
 
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from evalkit.stats._adaptive_power import AdaptivePlan
     from evalkit.stats._agreement import Kappa, cohens_kappa
     from evalkit.stats._bootstrap import (
+        case_delta_interval,
         cluster_bootstrap,
         paired_bootstrap_delta,
         percentile_interval,
@@ -123,6 +126,7 @@ __all__ = [
     "adaptive_case_estimates",
     "as_frame",
     "bradley_terry",
+    "case_delta_interval",
     "case_order",
     "check_threshold",
     "cluster_bootstrap",

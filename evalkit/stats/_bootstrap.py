@@ -21,10 +21,12 @@ Interval: the *expanded* percentile interval (Hesterberg 2015, "What teachers sh
 about the bootstrap", The American Statistician 69(4)): percentiles at the two-sided level
 ``alpha'`` with ``z_{alpha'/2} = sqrt(C/(C-1)) t_{alpha/2, C-1}``, which corrects the
 narrowness of the percentile interval with few cases (C = number of cases). The paired
-interval behind the verdict is then widened, where needed, to contain the Student-t interval of
-the per-case differences (``C - 1`` degrees of freedom): a percentile bootstrap cannot reach
-beyond the smallest and largest per-case difference, which made it zero-width or nearly so
-with 2-5 cases. With fewer than two cases the bounds are NaN.
+interval behind the verdict is then widened by the small-group rule of
+:mod:`evalkit.stats._delta_interval` (the one ``lift`` uses too): to contain the Student-t
+interval of the per-case differences (``C - 1`` degrees of freedom), and, where every case moved
+alike, the Wilson interval of the mean difference at ``C`` cases. A percentile bootstrap cannot
+reach beyond the smallest and largest per-case difference, which made it zero-width or nearly
+so with 2-5 cases. With fewer than two cases the bounds are NaN.
 
 Speed: resamples are drawn in chunks of a few million cells (bounded memory) with small
 integer index dtypes; there is no Python loop over resamples. Results depend only on the seed
@@ -42,10 +44,10 @@ import pandas as pd
 from scipy import stats
 
 from evalkit.errors import InputError
+from evalkit.stats._delta_interval import widen_delta_interval
 from evalkit.stats._frame import as_frame, check_choice, check_confidence, check_positive_int
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
-from evalkit.stats._means import t_interval
 
 #: Upper bound on the number of cells (resamples x cases x trials) held in memory at once.
 CHUNK_CELLS = 2_000_000
@@ -264,15 +266,13 @@ def paired_delta_interval(
     Returns:
         ``Interval`` of ``mean_c(mean(candidate_c) - mean(baseline_c))``.
     """
-    rng = np.random.default_rng(seed)
     delta = np.nanmean(candidate, axis=1) - np.nanmean(baseline, axis=1)
-    estimate = float(delta.mean())
     if not resample_trials:
-        boot = resample_cases(delta, n_resamples, rng)
-        return _at_least_t(
-            percentile_interval(boot, estimate, len(delta), confidence, "paired-cluster-bootstrap"),
-            delta,
+        return case_delta_interval(
+            delta, n_resamples=n_resamples, confidence=confidence, seed=seed
         )
+    rng = np.random.default_rng(seed)
+    estimate = float(delta.mean())
     valid_b, valid_c = np.isfinite(baseline), np.isfinite(candidate)
     aligned = (valid_b == valid_c).all(axis=1)
     joint = np.where(aligned[:, None], candidate - baseline, np.nan)
@@ -282,34 +282,55 @@ def paired_delta_interval(
         first = np.where(aligned[:, None], joint, candidate)
         second = np.where(aligned[:, None], np.where(valid_b, 0.0, np.nan), baseline)
         boot = resample_two_stage(first, second, n_resamples, rng)
-    return _at_least_t(
+    return widen_delta_interval(
         percentile_interval(boot, estimate, len(delta), confidence, "paired-two-stage-bootstrap"),
         delta,
     )
 
 
-def _at_least_t(interval: Interval, case_deltas: np.ndarray) -> Interval:
-    """Widen a bootstrap interval to contain the t interval of the per-case differences.
+def case_delta_interval(
+    case_deltas: np.ndarray,
+    *,
+    n_resamples: int,
+    confidence: float,
+    seed: int | None,
+    method: str = "paired-cluster-bootstrap",
+) -> Interval:
+    """Interval of the mean of per-case differences: the one rule ``compare`` and ``lift`` use.
 
-    A percentile bootstrap cannot reach beyond the smallest and largest per-case difference,
-    so with a handful of cases it is far too narrow; the t interval on ``C - 1`` degrees of
-    freedom is not. Taking the hull keeps the bootstrap's shape where it is wider (skewed
-    differences) and the t interval's width where the bootstrap collapses.
+    Hesterberg's expanded percentile bootstrap over cases, widened by the small-group rule
+    (:func:`~evalkit.stats._delta_interval.widen_delta_interval`: contain the t interval, and
+    where every case moved alike the Wilson interval at ``C`` cases). The interval depends on
+    the differences in case order, the level, the resamples and the seed; ``compare`` and
+    ``lift`` both order a provider's cases by their key and pass the same seed, so the same
+    provider's delta gets the same interval in both. (The order is not canonicalized: the
+    bootstrap draws would then differ between a comparison and its arms swapped, whose
+    interval is now exactly the negated one.)
 
     Args:
-        interval: The bootstrap interval.
-        case_deltas: One difference per case.
+        case_deltas: One difference per case (finite).
+        n_resamples: Bootstrap replicates.
+        confidence: Confidence level.
+        seed: Seed of ``np.random.default_rng``.
+        method: Label stored in the interval.
 
     Returns:
-        The widened interval (same estimate, level and method label).
+        ``Interval`` of ``mean(case_deltas)`` (NaN estimate without cases, NaN bounds with one).
+
+    Examples:
+        >>> ci = case_delta_interval(np.full(7, 0.2), n_resamples=1000, confidence=0.95, seed=0)
+        >>> round(ci.estimate, 2), round(ci.ci_low, 3), round(ci.ci_high, 3)
+        (0.2, -0.458, 0.717)
     """
-    if len(case_deltas) < 2:
-        return interval
-    t = t_interval(case_deltas, interval.confidence)
-    low, high = min(interval.ci_low, t.ci_low), max(interval.ci_high, t.ci_high)
-    if bool(np.all(np.abs(case_deltas) <= 1.0)):  # differences of rates: stay in [-1, 1]
-        low, high = max(low, -1.0), min(high, 1.0)
-    return interval._replace(ci_low=min(low, interval.ci_low), ci_high=max(high, interval.ci_high))
+    values = np.asarray(case_deltas, dtype=float)
+    if values.size == 0:
+        nan = float("nan")
+        return Interval(nan, nan, nan, confidence, method)
+    estimate = float(values.mean())
+    boot = resample_cases(values, n_resamples, np.random.default_rng(seed))
+    return widen_delta_interval(
+        percentile_interval(boot, estimate, len(values), confidence, method), values
+    )
 
 
 def _as_matrix(data: object, name: str) -> np.ndarray:

@@ -567,8 +567,10 @@ def paired_compare(
     2. Per unit, trials are averaged first; the overall effect is the mean over units of
        ``candidate_rate - baseline_rate``, with a paired cluster-bootstrap interval
        (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile, widened to contain
-       the t interval of the per-case differences), the paired standard error and the
-       correlation of the two arms' per-case rates.
+       the t interval of the per-case differences and, where every case moved alike, the
+       Wilson interval of the mean difference at the number of cases: the rule ``lift``'s
+       differences use too, :func:`~evalkit.stats.case_delta_interval`), the paired standard
+       error and the correlation of the two arms' per-case rates.
     3. ``verdict``: improved when the interval excludes 0, the estimate reaches ``threshold``
        (default 0.05); regressed when the upper bound is below 0. Below 20 cases the exact
        sign-flip test over cases must also reject at ``1 - confidence``, so fewer than 6
