@@ -78,7 +78,7 @@ def injected_text(
         One block per skill (empty when nothing is injected).
     """
     blocks = [
-        f'<skill name="{s.name}">\n{_strip_frontmatter(s.text).strip()}\n'
+        f'<skill name="{s.name}">\n{strip_frontmatter(s.text).strip()}\n'
         f"{_files_note(s, None if files_at is None else files_at.get(s.name))}</skill>"
         for s in injected
     ]
@@ -142,7 +142,7 @@ def skills_index(discoverable: Sequence[SkillExposure]) -> str:
         lines.append(f"- {skill.name}: {_one_line(skill.description)}")
         if skill.resource_files():
             lines.append(f"  {_files_note(skill).strip()}")
-        note = _strip_frontmatter(skill.bootstrap).strip()
+        note = strip_frontmatter(skill.bootstrap).strip()
         if note:
             lines += [f"  {line}" for line in note.splitlines() if line.strip()]
     return "\n".join(lines)
@@ -185,7 +185,8 @@ def install_skills(skills: Sequence[SkillExposure], skills_dir: Path) -> list[Pa
     return paths
 
 
-def _strip_frontmatter(text: str) -> str:
+def strip_frontmatter(text: str) -> str:
+    """``text`` without its leading YAML frontmatter block (as preloading injects a skill)."""
     match = _FRONTMATTER.match(text)
     return text[match.end():] if match else text
 

@@ -37,6 +37,7 @@ from evalkit.cases import (
     stable_hash,
 )
 from evalkit.errors import ProviderTimeout, ServerError
+from evalkit.providers._prompting import strip_frontmatter as _strip_frontmatter
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
 from evalkit.providers._settings import OUTCOME, RUNTIME, ProviderSettings, parse_settings
 from evalkit.providers._simulated_evidence import write_evidence
@@ -239,7 +240,11 @@ class SimulatedProvider:
             evidence_rng = np.random.default_rng([request.seed, 2])
             events += write_evidence(case, request.workspace, skill_lines, evidence_rng)
         output_chars = sum(len(e.content) for e in events if e.kind in ("assistant", "tool_call"))
-        input_tokens = (len(prompt_text) + sum(len(t) for t in texts)) // 4 + 50
+        # a preloaded skill reaches the context as real preloading puts it there, without its
+        # frontmatter (the description is not part of it); a loaded one is read whole
+        injected = len(request.injected)
+        context = [_strip_frontmatter(t) for t in texts[:injected]] + texts[injected:]
+        input_tokens = (len(prompt_text) + sum(len(t) for t in context)) // 4 + 50
         output_tokens = output_chars // 4 + 10
         return AgentResponse(
             events=tuple(events),

@@ -85,6 +85,8 @@ def test_cost_beside_effect(study: AblationResult) -> None:
     full = frame.loc[frame["condition"] == "preloaded", "input_tokens"].mean()
     none = frame.loc[frame["condition"] == "none", "input_tokens"].mean()
     assert study.overhead_tokens == pytest.approx(full - none)
+    # preloading injects the skill without its frontmatter, so the description costs nothing
+    assert table.set_index("component").loc["description", "tokens"] == 0
 
 
 def test_result_round_trips_through_ablation_json(study: AblationResult) -> None:
