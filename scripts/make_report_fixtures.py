@@ -12,7 +12,8 @@ section has something to show at a few hundred rows:
 - ``w41`` and ``w42``: two weekly runs (two providers, 2 trials, no transcripts, like an
   imported run); ``w41`` is written with an older schema (no ``cache_hit``/``skill_loaded``
   columns) so the trend query needs DuckDB's ``union_by_name``;
-- ``before`` and ``after``: one provider, 7 trials, full transcripts, errors and timeouts;
+- ``before`` and ``after``: one provider, 7 trials, full transcripts, errors and timeouts, and
+  ``scores.parquet`` (:func:`synthesize_scores`: the reasons the reports show);
   ``after`` changes the dataset version, regresses one case and improves another (strongly
   enough to survive Holm's correction).
 
@@ -37,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from evalkit.results import RESULT_SCHEMA, conform
+from evalkit.results import RESULT_SCHEMA, SCORE_SCHEMA, conform
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = ROOT / "tests" / "fixtures" / "runs"
@@ -403,6 +404,85 @@ def write_run(
     return run_dir
 
 
+#: Expected patterns of the synthetic cases (what a failing answer is told it missed).
+PATTERNS = ("trap .*EXIT", "timeout|deadline", "set -euo pipefail")
+
+
+def synthesize_scores(rows: pd.DataFrame, seed: int) -> pd.DataFrame:
+    """Score rows (``scores.parquet``) consistent with the result rows, vectorised.
+
+    Every answered item gets ``expected_patterns`` (all found when it passed, one to three
+    missing otherwise), ``skill_trigger`` (expected against inferred skill) and ``total``
+    (its score and gate); an execution item also gets ``verifier``, which fails for about half
+    of the failing execution items and then gates them. Errors and timeouts have no scores.
+
+    Args:
+        rows: Result rows (``item_key, lane, passed, status, score, expected_skill,
+            inferred_skill``).
+        seed: Seed of the draws.
+
+    Returns:
+        The score rows, in the columns of the score schema.
+    """
+    rng = np.random.default_rng(seed)
+    answered = rows[rows["status"] == "ok"].reset_index(drop=True)
+    n = len(answered)
+    keys = answered["item_key"].to_numpy()
+    passed = answered["passed"].to_numpy(dtype=bool)
+    execution = (answered["lane"] == "execution").to_numpy()
+    verifier_fails = ~passed & execution & (rng.random(n) < 0.5)
+    # a failing item misses 1-3 patterns unless its verifier alone failed it
+    missing = np.where(passed | verifier_fails, 0, rng.integers(1, 4, n))
+    missing_text = np.array(
+        ["missing: " + ", ".join(f"`{p}`" for p in PATTERNS[:k]) if k else "" for k in range(4)]
+    )
+    expected = pd.DataFrame({
+        "item_key": keys, "component": "expected_patterns", "value": 3.0 - missing,
+        "max_value": 3.0, "passed": missing == 0, "detail": missing_text[missing],
+    })
+    exp_skill = answered["expected_skill"].fillna("none").astype(str)
+    inf_skill = answered["inferred_skill"].fillna("none").astype(str)
+    trigger_ok = (exp_skill == inf_skill).to_numpy()
+    trigger = pd.DataFrame({
+        "item_key": keys, "component": "skill_trigger", "value": trigger_ok.astype(float),
+        "max_value": 1.0, "passed": trigger_ok,
+        "detail": ("expected " + exp_skill + ", inferred " + inf_skill).to_numpy(),
+    })
+    exec_keys = keys[execution]
+    verifier = pd.DataFrame({
+        "item_key": exec_keys, "component": "verifier",
+        "value": (~verifier_fails[execution]).astype(float), "max_value": 1.0,
+        "passed": ~verifier_fails[execution],
+        "detail": np.where(
+            verifier_fails[execution],
+            "command `bash test.sh` exits 0: exit 1: FAIL: server not ready after 30 s",
+            "",
+        ),
+    })
+    total = pd.DataFrame({
+        "item_key": keys, "component": "total", "value": answered["score"].to_numpy(),
+        "max_value": 1.0, "passed": passed,
+        "detail": np.where(verifier_fails, "gate failed: verifier", ""),
+    })
+    scores = pd.concat([expected, trigger, verifier, total], ignore_index=True)
+    scores["expectation"] = None
+    return scores.sort_values(["item_key", "component"], kind="stable").reset_index(drop=True)
+
+
+def write_scores(run_dir: Path, seed: int) -> None:
+    """Write ``scores.parquet`` of a run from its ``results.parquet`` (:func:`synthesize_scores`).
+
+    Args:
+        run_dir: The run directory (its result rows are read back).
+        seed: Seed of the draws.
+    """
+    rows = pd.read_parquet(run_dir / "results.parquet")
+    table = conform(
+        pa.Table.from_pandas(synthesize_scores(rows, seed), preserve_index=False), SCORE_SCHEMA
+    )
+    pq.write_table(table, run_dir / "scores.parquet", compression="zstd")
+
+
 def fixture_specs() -> list[RunSpec]:
     """The four committed runs (see the module docstring)."""
     monday = datetime(2026, 10, 5, 9, 0, tzinfo=UTC)
@@ -484,19 +564,33 @@ def synthesize_large(runs_dir: Path, run_id: str, n_cases: int = 2500, trials: i
         suite="synthetic",
     )
     rows, records = synthesize(spec)
-    return write_run(runs_dir, spec, rows, records)
+    run_dir = write_run(runs_dir, spec, rows, records)
+    write_scores(run_dir, spec.seed)
+    return run_dir
 
 
 def main() -> None:
     """Write the fixture runs (replacing any previous ones) and print their sizes."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="runs directory to write")
+    parser.add_argument(
+        "--scores-only", action="store_true",
+        help="only (re)write scores.parquet of the runs with transcripts, from their results",
+    )
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.scores_only:
+        for spec in fixture_specs():
+            if spec.transcripts:
+                write_scores(args.out / spec.run_id, spec.seed)
+                print(f"{args.out / spec.run_id}/scores.parquet")
+        return
     total = 0
     for spec in fixture_specs():
         rows, records = synthesize(spec)
         run_dir = write_run(args.out, spec, rows, records)
+        if spec.transcripts:
+            write_scores(run_dir, spec.seed)
         size = sum(p.stat().st_size for p in run_dir.rglob("*") if p.is_file())
         total += size
         print(f"{run_dir}: {len(rows)} items, {size / 1024:.1f} KiB")

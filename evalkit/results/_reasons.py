@@ -143,7 +143,9 @@ def _errors(rows: pd.DataFrame) -> pd.DataFrame:
     is_error = status == "error"
     # an error names its class in the cause, so its detail is the message alone
     cause = status.where(~is_error, ("error: " + error_class).str.rstrip(": "))
-    detail = message.where(is_error, (error_class + ": " + message).str.strip(": "))
+    # nor does a timeout repeat a class that only says "timeout"
+    named = error_class.where(error_class != status, "")
+    detail = message.where(is_error, (named + ": " + message).str.strip(": "))
     return pd.DataFrame(
         {
             "item_key": chosen["item_key"].astype(str),
