@@ -68,7 +68,8 @@ def power(
 
     Args:
         cases: Number of cases.
-        trials: Trials per case and arm (default 1, or 3 for the simulation).
+        trials: Trials per case and arm (default: with ``from_run`` the pilot's median
+            trials per case, said in ``note``; else 1, or 3 for the simulation).
         effect: Difference of pass rates to detect (e.g. 0.1 for 10 pp).
         baseline_rate: Baseline pass rate.
         alpha: Two-sided significance level.
@@ -129,6 +130,48 @@ def power(
         if from_run is not None
         else None
     )
+    pilot_note = ""
+    if components is not None and trials is None and (cases is None or effect is None):
+        # plan at the pilot's design: its variance components were measured at its trials
+        trials = max(1, components.n_trials)
+        pilot_note = (
+            f"planned at the pilot's {trials} trial{'s' if trials != 1 else ''} per case (its "
+            "median); --trials plans another number"
+        )
+    result = _plan(
+        components, cases=cases, trials=trials, effect=effect, baseline_rate=baseline_rate,
+        alpha=alpha, target_power=target_power, threshold=threshold, n_sims=n_sims, seed=seed,
+        sequential=sequential, max_cases=max_cases, round_cases=round_cases,
+        adaptive_trials=adaptive_trials, plan_effect=plan_effect, futility_beta=futility_beta,
+        providers=providers, provider_correlation=provider_correlation,
+    )
+    if not pilot_note:
+        return result
+    return replace(result, note=f"{result.note}; {pilot_note}" if result.note else pilot_note)
+
+
+def _plan(
+    components: VarianceComponents | None,
+    *,
+    cases: int | None,
+    trials: int | None,
+    effect: float | None,
+    baseline_rate: float | None,
+    alpha: float,
+    target_power: float,
+    threshold: float | None,
+    n_sims: int,
+    seed: int | None,
+    sequential: bool,
+    max_cases: int | None,
+    round_cases: int,
+    adaptive_trials: bool,
+    plan_effect: float | None,
+    futility_beta: float | None,
+    providers: int,
+    provider_correlation: float,
+) -> PowerResult:
+    """The planning answer of :func:`power` once the variance components are known."""
     if providers != 1 or provider_correlation != 1.0:
         return _shared_cases(
             providers, provider_correlation, components, cases=cases, trials=trials,
