@@ -153,6 +153,11 @@ class PowerDesign:
         alpha: Two-sided significance level, in (0, 1).
         power: Target power, in (0, 1).
         method: ``"t"`` (noncentral t) or ``"normal"`` (Miller's formula as printed).
+        var_difference: A pilot's measured variance of a case's paired difference, used
+            as it is at ``difference_trials`` trials when the pilot could not split it into
+            between- and within-case parts (one trial per case): then no model is needed
+            at the pilot's own design, and none could be fitted (None: the model's).
+        difference_trials: The trials per case ``var_difference`` was measured at.
 
     Examples:
         >>> design = PowerDesign(baseline_rate=0.5)
@@ -167,6 +172,8 @@ class PowerDesign:
     alpha: float = 0.05
     power: float = 0.8
     method: str = "t"
+    var_difference: float | None = None
+    difference_trials: int | None = None
 
     def __post_init__(self) -> None:
         """Check every input (the first bad one raises, named) and resolve the variances."""
@@ -220,7 +227,17 @@ class PowerDesign:
         Raises:
             InputError: An input out of range (named).
         """
+        measured: dict[str, Any] = {}
         if components is not None:
+            split = math.isfinite(components.var_between) and math.isfinite(
+                components.var_within
+            )
+            stated = var_between is not None or var_within is not None or correlation is not None
+            if not split and not stated and math.isfinite(components.var_difference):
+                measured = {
+                    "var_difference": components.var_difference,
+                    "difference_trials": components.n_trials,
+                }
             baseline_rate = components.baseline_rate if baseline_rate is None else baseline_rate
             if var_between is None and math.isfinite(components.var_between):
                 var_between = components.var_between
@@ -236,6 +253,7 @@ class PowerDesign:
             alpha=alpha,
             power=power,
             method=method,
+            **measured,
         )
 
     @property
@@ -250,6 +268,8 @@ class PowerDesign:
 
     def omega2(self, n_trials: float) -> float:
         """Variance of one case's paired difference with ``n_trials`` trials per arm."""
+        if self.var_difference is not None and n_trials == self.difference_trials:
+            return self.var_difference
         return self.between_diff + 2.0 * self.within / n_trials
 
     @property

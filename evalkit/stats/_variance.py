@@ -35,6 +35,10 @@ class VarianceComponents(NamedTuple):
             difference; NaN with a single arm.
         n_cases: Cases (units) used.
         n_trials: Median number of trials per case.
+        var_difference: Variance over cases of the paired difference of the arms' case
+            means, as measured at the pilot's trials (``n_trials``): the variance a plan at
+            those trials needs, whether or not it splits into between and within parts (with
+            one trial per case it does not). NaN with a single arm or fewer than two cases.
     """
 
     baseline_rate: float
@@ -43,6 +47,7 @@ class VarianceComponents(NamedTuple):
     correlation: float
     n_cases: int
     n_trials: int
+    var_difference: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict (NaN → None).
@@ -136,6 +141,12 @@ def estimate_variance_components(
         covariance = float(np.cov(parts[0][2], parts[1][2], ddof=1)[0, 1])
         correlation = float(np.clip(covariance / between, -1.0, 1.0))
     counts = np.isfinite(arms[0]).sum(axis=1)
+    var_difference = float("nan")
+    if len(parts) == 2:
+        differences = parts[1][2] - parts[0][2]
+        differences = differences[np.isfinite(differences)]
+        if len(differences) >= 2:
+            var_difference = float(np.var(differences, ddof=1))
     return VarianceComponents(
         baseline_rate=float(np.mean(parts[0][2])),
         var_between=between,
@@ -143,4 +154,5 @@ def estimate_variance_components(
         correlation=correlation,
         n_cases=len(parts[0][2]),
         n_trials=int(np.median(counts)),
+        var_difference=var_difference,
     )
