@@ -94,7 +94,8 @@ class FlipRate:
         reused_items: Matched item pairs left out because both sides are one sample (between
             runs; see :mod:`evalkit.stats._reuse`).
         message: One line on the left-out pairs ("" when there are none); when every pair is
-            one sample, how to measure noise instead.
+            one sample, how to measure noise instead; within a run of one trial per case,
+            why there is no pair and what would give one.
         by_provider: With several providers, one row per provider: ``provider, n_pairs,
             n_flips, flip_rate, ci_low, ci_high, confidence, method`` (cluster-Wilson, clusters
             = cases); empty with one provider.
@@ -378,14 +379,22 @@ def flip_rate_within(
     n_pairs = int(table["n"].sum())
     n_flips = int(table["flips"].sum())
     per_case = table.groupby("case_id", sort=False)[["flips", "n"]].sum()
+    message = ""
     if n_pairs == 0:
         rate, low, high = float("nan"), 0.0, 1.0
+        if len(table):
+            message = (
+                "one trial per case: a flip within a run needs two trials of the same case "
+                "(evalkit run --trials 2 or more), or compare two runs drawn with different "
+                "seeds (evalkit flips RUN_A RUN_B)"
+            )
     else:
         rate = n_flips / n_pairs
         low, high = _ratio_interval(
             per_case["flips"].to_numpy(dtype=float), per_case["n"].to_numpy(dtype=float), level
         )
     return FlipRate(
+        message=message,
         flip_rate=rate,
         n_pairs=n_pairs,
         n_flips=n_flips,

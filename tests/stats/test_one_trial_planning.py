@@ -81,3 +81,15 @@ def test_the_planned_cases_reach_their_power_on_one_trial_data() -> None:
     # assumes: measured 0.76-0.77 at the oracle's cases over 400 draws (the t-test: 0.80 over
     # 4,000), so the bound allows that shortfall and the Monte Carlo error, no more.
     assert 0.80 - 0.04 - 2 * 0.023 <= improved / draws <= 0.80 + 3 * 0.023
+
+
+def test_a_one_trial_run_says_why_it_has_no_flip_rate() -> None:
+    from evalkit.stats import flip_rate_within
+
+    baseline, _ = _draw(20, np.random.default_rng(3))
+    within = flip_rate_within(baseline)
+    assert within.n_pairs == 0 and np.isnan(within.flip_rate)
+    assert within.message.startswith("one trial per case")
+    assert "--trials 2" in within.message
+    two = pd.concat([baseline.assign(trial=0), baseline.assign(trial=1)])
+    assert flip_rate_within(two).message == ""
