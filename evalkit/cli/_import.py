@@ -34,12 +34,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         metavar="SOURCE",
         help="inspect: model (default), task_arg:NAME or metadata:NAME; "
         "promptfoo: prompt (default) or provider; harbor: skills (default), job or "
-        "task-path:REGEX",
+        "task-path:REGEX; terminal-bench: run (default) or agent-kwarg:NAME",
     )
     p.add_argument(
         "--pass-threshold",
         type=float,
         help="harbor: a verifier reward at or above it passes (default 1.0)",
+    )
+    p.add_argument(
+        "--timeout-policy",
+        choices=("graded", "failed", "error"),
+        help="terminal-bench: an agent timeout the tests still graded keeps its verdict "
+        "(graded, default, as the leaderboard counts it), fails (failed) or is an error",
     )
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
@@ -62,7 +68,10 @@ def _summary(result: ImportResult) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
-    options = pick(args, "runs_dir", "condition_from", "scorer", "lane", "suite", "pass_threshold")
+    options = pick(
+        args, "runs_dir", "condition_from", "scorer", "lane", "suite", "pass_threshold",
+        "timeout_policy",
+    )
     result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:
         eprint(f"warning: {warning}")

@@ -246,6 +246,7 @@ def import_results(
     lane: str = "prompt",
     suite: str | None = None,
     pass_threshold: float | None = None,
+    timeout_policy: str | None = None,
 ) -> ImportResult:
     r"""Create a run directory from results produced by another harness.
 
@@ -268,7 +269,8 @@ def import_results(
             (a ``benchmark.json``: one row per eval x configuration x run, one score row per
             expectation; ``without_skill`` becomes ``none``, ``with_skill`` ``preloaded``) or
             ``harbor`` (Harbor job or trial directories: one row per trial ``result.json``;
-            see ``docs/import.md``), or a format an installed package registers
+            see ``docs/import.md``) or ``terminal-bench`` (Terminal-Bench 1.0 run
+            directories: one row per trial), or a format an installed package registers
             (:func:`~evalkit.interop.importer_names`).
         run_id: Id of the new run; an existing run is never overwritten.
         runs_dir: Where the run directory is created.
@@ -282,6 +284,9 @@ def import_results(
         suite: Suite name recorded in the rows (default: the Inspect task, the promptfoo
             description, or the file name).
         pass_threshold: Harbor only: a verifier reward at or above it passes (default 1.0).
+        timeout_policy: Terminal-Bench only: what an agent timeout its tests still graded
+            becomes: ``graded`` (default: its verdict stands), ``failed`` (a timeout row)
+            or ``error`` (an error row).
 
     Returns:
         An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
@@ -317,6 +322,8 @@ def import_results(
         raise ConfigError("--scorer applies to inspect imports only")
     if pass_threshold is not None and "pass_threshold" not in importer.options:
         raise ConfigError("--pass-threshold applies to harbor imports only")
+    if timeout_policy is not None and "timeout_policy" not in importer.options:
+        raise ConfigError("--timeout-policy applies to terminal-bench imports only")
     run_dir = Path(runs_dir) / run_id
     if run_dir.exists():
         raise ConfigError(f"run '{run_id}' already exists in {runs_dir}; choose another --run-id")
@@ -330,6 +337,7 @@ def import_results(
             condition_from=condition_from,
             scorer=scorer,
             pass_threshold=pass_threshold,
+            timeout_policy=timeout_policy,
         )
     )
     rows, scores = _finalize(parsed, format, run_id, suite)

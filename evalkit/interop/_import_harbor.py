@@ -51,10 +51,13 @@ from evalkit.interop._import_common import (
     short_error,
 )
 from evalkit.interop._import_registry import ImportRequest
+from evalkit.interop._import_terminal_bench import is_terminal_bench
 
 #: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
 DEFAULT_PASS_THRESHOLD = 1.0
 TRIAL_FILE = "result.json"
+#: Terminal-Bench 1.0 names its results ``results.json``; they are recognised to say so.
+TERMINAL_BENCH_FILE = "results.json"
 #: Where a trial directory keeps its verifier's output (Harbor's ``TrialPaths``), first found.
 VERIFIER_OUTPUTS = ("verifier/test-stdout.txt", "verifier/test-stderr.txt")
 #: Characters kept of the end of the verifier's output in a reason.
@@ -363,6 +366,23 @@ def _reasons(
     ]
 
 
+def _refuse_terminal_bench(files: list[Path]) -> None:
+    """Raise an error that names ``--format terminal-bench`` when a file is Terminal-Bench 1.0's.
+
+    Raises:
+        InputError: One of the ``results.json`` files holds Terminal-Bench 1.0 results.
+    """
+    for path in files:
+        if path.name != TERMINAL_BENCH_FILE:
+            continue
+        if is_terminal_bench(parse_json(path, read_text(path))):
+            raise fail(
+                path, "", "this is a Terminal-Bench 1.0 result (a run's BenchmarkResults or a "
+                "trial's TrialResults), not Harbor output: import the run directory with "
+                "--format terminal-bench (docs/import.md)"
+            )
+
+
 def read_harbor(request: ImportRequest) -> ParsedSource:
     """Read Harbor trial ``result.json`` files into result rows (see the module docstring).
 
@@ -381,6 +401,7 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
     threshold = DEFAULT_PASS_THRESHOLD if request.pass_threshold is None else request.pass_threshold
     if not 0.0 <= float(threshold) <= 1.0:
         raise InputError(f"--pass-threshold must lie in [0, 1], got {threshold!r}")
+    _refuse_terminal_bench(request.files)
     files = [f for f in request.files if f not in request.listed or f.name == TRIAL_FILE]
     rows: list[tuple[tuple[Any, ...], SourceRow]] = []
     skipped = 0

@@ -41,6 +41,8 @@ class ImportRequest:
         condition_from: Where the condition comes from (format-specific), or None.
         scorer: The scorer that gives ``passed`` (Inspect), or None.
         pass_threshold: A reward at or above it passes (Harbor), or None for the default.
+        timeout_policy: What a timed-out trial its tests still graded becomes (Terminal-Bench:
+            ``graded``, ``failed`` or ``error``), or None for the default.
     """
 
     files: list[Path]
@@ -49,6 +51,7 @@ class ImportRequest:
     condition_from: str | None = None
     scorer: str | None = None
     pass_threshold: float | None = None
+    timeout_policy: str | None = None
 
 
 Reader = Callable[[ImportRequest], ParsedSource]
@@ -64,7 +67,8 @@ class Importer:
         reader: The reader, or ``"package.module:function"`` imported on first use.
         suffixes: File name endings read from a directory (``.csv``; ``result.json``).
         what: What the files are, for messages (``"CSV files"``).
-        options: The options that apply (``condition_from``, ``scorer``, ``pass_threshold``);
+        options: The options that apply (``condition_from``, ``scorer``, ``pass_threshold``,
+            ``timeout_policy``);
             passing another is an error that says so.
         condition_hint: Why ``--condition-from`` does not apply, when it does not.
     """
@@ -111,9 +115,15 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
         condition_hint="a skill-creator benchmark gives it in 'configuration'",
     ),
     "harbor": Importer(
-        "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json",),
+        "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json", "results.json"),
         "Harbor trial results (result.json in a job or trial directory)",
         frozenset({"condition_from", "pass_threshold"}),
+    ),
+    "terminal-bench": Importer(
+        "terminal-bench", "evalkit.interop._import_terminal_bench:read_terminal_bench",
+        ("results.json",),
+        "Terminal-Bench 1.0 results (a run directory, or its results.json files)",
+        frozenset({"condition_from", "timeout_policy"}),
     ),
 }
 
