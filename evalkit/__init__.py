@@ -9,6 +9,8 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`lift` — skill-lift metrics (``evalkit lift``);
 - :func:`compare` — paired verdict of two runs or two conditions (``evalkit compare``);
 - :func:`flips` — flip rates within or between runs (``evalkit flips``);
+- :func:`explain` — why a case flips: its trials, what separates passes from failures, the
+  first divergence of their transcripts (``evalkit explain``);
 - :func:`power` — cases and trials needed, minimum detectable effect (``evalkit power``);
 - :func:`gate` — the CI delivery gate (``evalkit gate``);
 - :func:`import_results` — results from other harnesses (``evalkit import``);
@@ -22,7 +24,7 @@ from evalkit import _lazy
 from evalkit._version import __version__
 
 if TYPE_CHECKING:
-    from evalkit.analysis import compare, flips, gate, lift, power
+    from evalkit.analysis import compare, explain, flips, gate, lift, power
     from evalkit.interop import import_results
     from evalkit.judge import judge_run
     from evalkit.results import read_run
@@ -35,6 +37,7 @@ __all__ = [
     "RunResult",
     "__version__",
     "compare",
+    "explain",
     "flips",
     "gate",
     "import_results",

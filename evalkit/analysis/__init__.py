@@ -1,4 +1,4 @@
-"""Analysis of runs: compare, lift metrics, flips, power planning and the CI gate.
+"""Analysis of runs: compare, lift metrics, flips and their causes, power planning, the CI gate.
 
 Every function here accepts runs (directories or ids under ``runs_dir``) or tidy DataFrames:
 runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`evalkit.stats`,
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     )
     from evalkit.analysis._compare import compare
     from evalkit.analysis._flips import flips
+    from evalkit.analysis._forensics import CellExplanation, Explanation, explain
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
     from evalkit.analysis._lift import (
         DEFAULT_ROLES,
@@ -62,6 +63,9 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
+    "CellExplanation",
+    "Explanation",
+    "explain",
     "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
     "LIFT_COLUMNS",

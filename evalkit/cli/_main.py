@@ -71,6 +71,10 @@ COMMANDS: dict[str, Command] = {
         "evalkit.cli._analysis:configure_flips",
         "flip rate within a run, or between two runs",
     ),
+    "explain": Command(
+        "evalkit.cli._forensics:configure",
+        "why a case flips: its trials, what separates passes from failures, the divergence",
+    ),
     "power": Command(
         "evalkit.cli._analysis:configure_power",
         "cases/trials needed, or minimum detectable effect",

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     )
     from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
     from evalkit.report._bundles import evidence_bundles
+    from evalkit.report._forensics_view import cell_html, explanation_fragment, explanation_html
     from evalkit.report._html import sanitize_html
     from evalkit.report._judge import (
         agreement_table,
@@ -212,6 +213,9 @@ __all__ = [
     "figure_html",
     "flip_overview",
     "flip_pairs",
+    "cell_html",
+    "explanation_fragment",
+    "explanation_html",
     "flips_html",
     "forest_plot",
     "gate_html",

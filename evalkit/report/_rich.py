@@ -25,9 +25,10 @@ import pandas as pd
 
 from evalkit._display import register_html
 from evalkit.ablation import AblationResult
-from evalkit.analysis import LIFT_METRICS, GateResult, LiftResult
+from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult
 from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
+from evalkit.report._forensics_view import explanation_html
 from evalkit.report._plots import (
     figure_html,
     forest_plot,
@@ -513,6 +514,7 @@ def register_rich_displays() -> None:
     register_html(PairedComparison, comparison_html)
     register_html(LiftResult, lift_html)
     register_html(FlipRate, flips_html)
+    register_html(Explanation, explanation_html)
     register_html(PowerResult, power_html)
     register_html(GateResult, gate_html)
     register_html(SequentialComparison, sequential_html)

@@ -39,12 +39,17 @@ def read_run(
         runs_dir: Where run ids are looked up.
 
     Returns:
-        The result table with the columns of ``RESULT_SCHEMA``, sorted by ``item_key``.
+        The result table with the columns of ``RESULT_SCHEMA``, sorted by ``item_key``;
+        ``attrs["run_dir"]`` is the run directory it was read from.
 
     Raises:
         RunNotFoundError: The run does not exist.
     """
-    return _read_frame(run, runs_dir, RESULTS_FILE, RESULT_SCHEMA)
+    frame = _read_frame(run, runs_dir, RESULTS_FILE, RESULT_SCHEMA)
+    # where the rows came from, so that explain(frame, ...) finds the run's scores and
+    # transcripts (pandas carries attrs through copies and filters)
+    frame.attrs["run_dir"] = str(resolve_run_dir(run, runs_dir))
+    return frame
 
 
 def read_scores(
