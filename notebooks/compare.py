@@ -52,6 +52,7 @@ from evalkit.report import (
     condition_comparisons,
     evidence_bundles,
     expectation_pass_rates,
+    explanation_fragment,
     figure_html,
     forest_plot,
     html_table,
@@ -204,6 +205,28 @@ display(paired_excerpts(
     baseline_rows=view.baseline_rows, candidate_rows=view.candidate_rows,
     labels=labels, max_chars=excerpt_chars,
 ))
+
+# %% [markdown]
+# ### Why they regressed
+#
+# For each regressed case (at most `max_pairs`): its trials in both runs with each one's reason,
+# what separates the failing trials from the passing ones, and a passing and a failing
+# transcript aligned at their first divergence (`evalkit explain CANDIDATE --case ID --baseline
+# BASELINE`). In a comparison of two conditions of one run, the candidate condition's own
+# trials are explained.
+
+# %%
+for case in regressed.head(max_pairs).to_dict("records"):
+    if view.mode == "runs":
+        why = evalkit.explain(
+            view.candidate_run, case["case_id"], baseline=view.baseline_run,
+            condition=case.get("condition"),
+        )
+    else:
+        why = evalkit.explain(view.candidate_run, case["case_id"], condition=view.conditions[1])
+    display(explanation_fragment(why))
+if regressed.empty:
+    display(note("No case regressed beyond noise: nothing to explain."))
 
 # %% [markdown]
 # ## Improved cases

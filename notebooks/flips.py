@@ -29,12 +29,14 @@ top_n: int = 20  # most unstable cases listed
 max_cases: int = 40  # most cases in a heatmap
 max_pairs: int = 5  # flipped cases shown with two transcripts side by side
 excerpt_chars: int = 900  # characters per transcript excerpt
+max_explained: int = 5  # most unstable cases explained (what separates passes from failures)
 
 # %%
 from IPython.display import display
 
 import evalkit
 from evalkit.report import (
+    explanation_fragment,
     figure_html,
     flip_overview,
     flip_pairs,
@@ -114,6 +116,24 @@ display(html_table(
     table_id="unstable",
     empty="No case flipped: every case gave the same outcome on every trial.",
 ))
+
+# %% [markdown]
+# ## Why they flip
+#
+# For the most unstable cases: their trials side by side with each one's reason, what separates
+# the failing trials from the passing ones (a component failing, the skill loaded or not, the
+# status), and a passing and a failing transcript aligned at their first divergence: the first
+# step of another kind (a skill load, a tool call, an answer), or the first answer that differs
+# when the steps are the same (`evalkit.explain`, `evalkit explain RUN --case ID`).
+
+# %%
+explained = unstable_cases(within.by_case, max_explained)
+if explained.empty:
+    display(note("No case flipped within the run: nothing to explain."))
+for group in explained.to_dict("records"):
+    display(explanation_fragment(evalkit.explain(
+        rows, group["case_id"], condition=group.get("condition"), provider=group.get("provider"),
+    )))
 
 # %% [markdown]
 # ## Between runs

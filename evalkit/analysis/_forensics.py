@@ -433,9 +433,13 @@ def _summary(trials: pd.DataFrame) -> str:
         n, passes = len(group), int(group["passed"].fillna(False).astype(bool).sum())
         parts.append(f"{side}: {passes} of {n} trial{'s' if n != 1 else ''} pass")
     passed = trials["passed"].fillna(False).astype(bool)
-    head = "flips" if passed.any() and not passed.all() else (
-        "no flip: every trial passes" if passed.all() else "no flip: every trial fails"
-    )
+    mixed = passed.groupby(trials["side"]).agg(lambda p: bool(p.any() and not p.all()))
+    if mixed.any():
+        head = "flips"
+    elif passed.any() and not passed.all():
+        head = "changed between the runs"
+    else:
+        head = "no flip: every trial passes" if passed.all() else "no flip: every trial fails"
     return f"{head} ({'; '.join(parts)})"
 
 
