@@ -45,6 +45,7 @@ import evalkit
 from evalkit.report import (
     calibration_note,
     case_pairs,
+    cause_changes,
     compare_view,
     comparison_calibration,
     comparison_statements,
@@ -66,6 +67,7 @@ from evalkit.report import (
     pp,
     project_path,
     provider_section,
+    run_scores,
     sequential_plot,
     stat_cards,
     trajectory_facts,
@@ -185,6 +187,19 @@ display(figure_html(
 
 # %%
 display(html_table(wins_by_condition(result.cases), caption="By condition", table_id="wins"))
+
+# %% [markdown]
+# ## What the failures are made of
+#
+# Failing items of each side counted by their primary cause (see the run report), and the
+# change: whether the candidate fails more for routing (the skill not loaded) or for execution
+# (missing patterns, the verifier).
+
+# %%
+display(cause_changes(
+    view.baseline_rows, run_scores(view.baseline_run), view.candidate_rows,
+    run_scores(view.candidate_run), labels=labels,
+))
 
 # %% [markdown]
 # ## Regressed cases

@@ -46,6 +46,7 @@ from evalkit.report import (
     excerpts,
     expectation_pass_rates,
     failing_items,
+    failure_summary,
     figure_html,
     html_table,
     interval_table,
@@ -60,6 +61,7 @@ from evalkit.report import (
     project_path,
     rate_plot,
     run_facts,
+    run_scores,
     seconds,
     status_by,
     summary_cards,
@@ -189,6 +191,19 @@ display(interval_table(
     ["expectation", "condition"], header="pass rate", table_id="expectation-pass-rates",
     empty="no judged statement in this run",
 ))
+
+# %% [markdown]
+# ## What the failures are made of
+#
+# Every failing item counted once, under its primary cause: the error or timeout; else the
+# skill the agent did not load (or loaded wrongly) where loading was up to it; else a gate
+# (verifier, required evidence, an error-severity anti-pattern); else the other failing
+# components (missing expected pattern, forbidden pattern, workflow, judged statement); else a
+# score below the pass threshold. Whether an edit moved routing or execution reads off one
+# line. Each item below (transcripts, browser) carries its whole reason line.
+
+# %%
+display(failure_summary(rows, run_scores(run, runs_dir)))
 
 # %% [markdown]
 # ## Errors and timeouts

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         check_judge_calibration,
         judged_run,
     )
+    from evalkit.analysis._case_reasons import side_line
     from evalkit.analysis._compare import compare
     from evalkit.analysis._flips import flips
     from evalkit.analysis._forensics import CellExplanation, Explanation, explain
@@ -66,6 +67,7 @@ __all__ = [
     "CellExplanation",
     "Explanation",
     "explain",
+    "side_line",
     "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
     "LIFT_COLUMNS",

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Sequence
+from typing import Any
 
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
+from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
 from evalkit.analysis._next_step import next_step, run_suite_path
 from evalkit.analysis._providers import select_providers
@@ -164,10 +166,37 @@ def compare(
     if lane_metric is not None:
         # compared as a score; labelled with the lane metric it is
         result = dataclasses.replace(result, metric=lane_metric)  # type: ignore[arg-type]
+    result = dataclasses.replace(result, case_reasons=_reasons(
+        result, baseline, candidate, base, cand, conditions, runs_dir
+    ))
     check = check_judge_calibration(compared)
     if check is None:
         return result
     return dataclasses.replace(result, judge_calibration=check.to_dict())
+
+
+def _reasons(
+    result: PairedComparison,
+    baseline: pd.DataFrame | str | os.PathLike[str],
+    candidate: pd.DataFrame | str | os.PathLike[str] | None,
+    base: pd.DataFrame,
+    cand: pd.DataFrame | None,
+    conditions: Sequence[str] | None,
+    runs_dir: str | os.PathLike[str],
+) -> tuple[dict[str, Any], ...]:
+    """Why each compared case failed on each side (see :func:`compare_reasons`)."""
+    base_scores = run_scores(baseline, runs_dir)
+    if cand is None:  # two conditions of one run
+        first, second = (conditions or ("", ""))[:2]
+        return compare_reasons(
+            result.cases, base[base["condition"] == first], base_scores,
+            base[base["condition"] == second], base_scores, within_run=True,
+        )
+    assert candidate is not None
+    return compare_reasons(
+        result.cases, _compared(base, conditions), base_scores,
+        _compared(cand, conditions), run_scores(candidate, runs_dir), within_run=False,
+    )
 
 
 def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit.analysis._case_reasons import case_reasons, causes_text, run_scores
 from evalkit.analysis._providers import select_providers
 from evalkit.results import load_results
 from evalkit.stats import FlipRate, flip_rate_between, flip_rate_within
@@ -51,7 +53,39 @@ def flips(
         0.333
     """
     a = select_providers(load_results(run_a, runs_dir, what="run_a"), providers, "run_a")
+    sides = [(a, run_scores(run_a, runs_dir))]
     if run_b is None:
-        return flip_rate_within(a, confidence=confidence)
-    b = select_providers(load_results(run_b, runs_dir, what="run_b"), providers, "run_b")
-    return flip_rate_between(a, b, confidence=confidence)
+        result = flip_rate_within(a, confidence=confidence)
+    else:
+        b = select_providers(load_results(run_b, runs_dir, what="run_b"), providers, "run_b")
+        sides.append((b, run_scores(run_b, runs_dir)))
+        result = flip_rate_between(a, b, confidence=confidence)
+    return dataclasses.replace(result, by_case=_with_causes(result.by_case, sides))
+
+
+def _with_causes(
+    by_case: pd.DataFrame, sides: Sequence[tuple[pd.DataFrame, pd.DataFrame | None]]
+) -> pd.DataFrame:
+    """``by_case`` with why its failing items failed: ``causes`` and one ``example`` reason.
+
+    The failing items of both runs count (between runs, a flipped item fails on one side).
+    """
+    if by_case.empty:
+        return by_case.assign(causes=pd.Series(dtype=object), example=pd.Series(dtype=object))
+    units = [c for c in ("lane", "case_id", "condition", "provider") if c in by_case.columns]
+    counted = [case_reasons(rows, scores, units) for rows, scores in sides]
+    merged: dict[tuple[str, ...], tuple[dict[str, int], str | None]] = {}
+    for frame in counted:
+        for record in frame.to_dict("records"):
+            key = tuple(str(record[u]) for u in units if u in frame.columns)
+            causes, example = merged.get(key, ({}, None))
+            causes = {c: causes.get(c, 0) + record["causes"].get(c, 0)
+                      for c in {*causes, *record["causes"]}}
+            merged[key] = (causes, example or record["example"])
+    keys = [tuple(r) for r in by_case[units].astype(str).itertuples(index=False)]
+    found = [merged.get(k, ({}, None)) for k in keys]
+    return by_case.assign(
+        causes=[causes_text(dict(sorted(c.items(), key=lambda x: (-x[1], x[0]))))
+                for c, _ in found],
+        example=pd.Series([e for _, e in found], index=by_case.index, dtype=object),
+    )

@@ -44,12 +44,13 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
-from evalkit.results import FailureRecord, errored_conditions, load_results
+from evalkit.results import FailureRecord, errored_conditions, failure_causes, load_results
 from evalkit.stats import Interval, as_frame, cluster_wilson, percentile_interval, records
 
 #: The ``provider`` label of metrics pooled over providers.
@@ -99,6 +100,8 @@ EPSILON = 0.01
 METHOD = "case-bootstrap"
 
 #: Columns of :attr:`LiftResult.notes` (conditions with only errors).
+#: Columns of ``LiftResult.failure_causes``.
+FAILURE_CAUSE_COLUMNS = ("provider", "condition", "cause", "failures", "share")
 NOTE_COLUMNS = [
     "provider", "lane", "condition", "roles", "items", "error_class", "count", "message", "note",
 ]
@@ -156,6 +159,9 @@ class LiftResult:
     evidence: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
     )
+    failure_causes: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(FAILURE_CAUSE_COLUMNS))
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -169,7 +175,8 @@ class LiftResult:
         ``success``, ``missing_cases``, ``roles``, ``notes`` (conditions with only errors;
         their metrics are null), ``pooled_metrics`` (the metrics pooled over providers, each
         case once, ``provider`` = ``"pooled"``; empty with one provider) and ``evidence`` (the
-        evidence lane's metrics).
+        evidence lane's metrics). Extended with ``failure_causes`` (what each provider's and
+        condition's failures are made of: failing items by primary cause, each counted once).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -181,6 +188,7 @@ class LiftResult:
             "notes": records(self.notes),
             "pooled_metrics": records(self.pooled[keys]),
             "evidence": records(self.evidence),
+            "failure_causes": records(self.failure_causes),
         }
 
     def metric(
@@ -495,6 +503,19 @@ def _null_errored(
             row.update(estimate=np.nan, ci_low=np.nan, ci_high=np.nan)
 
 
+def _failure_causes(
+    rows: pd.DataFrame,
+    data: pd.DataFrame | str | os.PathLike[str],
+    runs_dir: str | os.PathLike[str],
+) -> pd.DataFrame:
+    """Failing items by primary cause per provider and condition (``LiftResult``)."""
+    if "item_key" not in rows.columns:  # a bare table: no item to read a reason of
+        rows = rows.assign(item_key=[f"row-{i}" for i in range(len(rows))])
+    causes = failure_causes(rows.assign(provider=rows.get("provider", "")),
+                            run_scores(data, runs_dir), by=["provider", "condition"])
+    return causes.reindex(columns=list(FAILURE_CAUSE_COLUMNS))
+
+
 def lift(
     data: pd.DataFrame | str | os.PathLike[str],
     *,
@@ -540,9 +561,8 @@ def lift(
         0.5
     """
     roles = {**DEFAULT_ROLES, **parse_roles(roles)}
-    frame = as_frame(
-        select_providers(load_results(data, runs_dir), providers, "data"), what="data"
-    )
+    selected = select_providers(load_results(data, runs_dir), providers, "data")
+    frame = as_frame(selected, what="data")
     if not set(roles.values()) & set(frame["condition"]):
         raise InputError(
             f"none of the conditions {sorted(roles.values())} is in the data "
@@ -623,4 +643,5 @@ def lift(
         missing=pd.DataFrame(missing, columns=["provider", "lane", "case_id", "missing"]),
         roles=roles,
         notes=pd.DataFrame(notes, columns=NOTE_COLUMNS),
+        failure_causes=_failure_causes(selected, data, runs_dir),
     )

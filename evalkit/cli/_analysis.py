@@ -216,6 +216,15 @@ def lift_main(args: argparse.Namespace) -> int:
         console.print(f"{len(result.missing)} case(s) lack a condition (see --json missing_cases)")
     if not result.evidence.empty:
         _print_evidence(console, result.evidence, result.run_id)
+    if not result.failure_causes.empty:
+        from evalkit.results import describe_causes
+
+        by = ["provider", "condition"] if result.failure_causes["provider"].nunique() > 1 else [
+            "condition"
+        ]
+        console.print("what the failures are made of (failing items by primary cause):")
+        for line in describe_causes(result.failure_causes, by=by):
+            console.print(f"  {line}", markup=False, soft_wrap=True)
     return 0
 
 
@@ -279,9 +288,30 @@ def compare_main(args: argparse.Namespace) -> int:
             ("improved", result.improved_cases),
         ):
             out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
+            for line in _case_reason_lines(result, label):
+                out.line(line)
         if not result.unmatched.empty:
             out.line(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
+    """Why each case of a verdict failed where it did: one line per case and side."""
+    if result.case_reasons is None:
+        return []
+    from evalkit.analysis import side_line
+
+    lines = []
+    for index, row in enumerate(result.cases.to_dict("records")):
+        if row["verdict"] != verdict:
+            continue
+        where = " / ".join(str(row[c]) for c in ("condition", "provider") if c in row)
+        reasons = result.case_reasons[index]
+        lines.append(f"  {row['case_id']} ({where}):")
+        for side, label in (("baseline", result.baseline_label),
+                            ("candidate", result.candidate_label)):
+            lines.append(f"    {side_line(label, reasons[side])}")
+    return lines
 
 
 def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
@@ -420,6 +450,8 @@ def flips_main(args: argparse.Namespace) -> int:
         print(
             f"  {row['case_id']}\t{row.get('condition', '')}{provider}\t{row['estimate']:.2f}"
         )
+        if row.get("causes"):
+            print(f"      failing: {row['causes']} — {row['example']}")
     return 0
 
 

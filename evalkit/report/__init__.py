@@ -80,6 +80,13 @@ if TYPE_CHECKING:
         provider_forest_plot,
         provider_section,
     )
+    from evalkit.report._reasons_view import (
+        cause_changes,
+        failure_summary,
+        reason_line,
+        run_scores,
+        shown_reasons,
+    )
     from evalkit.report._render import (
         KINDS,
         LABELS_MARKER,
@@ -214,6 +221,11 @@ __all__ = [
     "flip_overview",
     "flip_pairs",
     "cell_html",
+    "cause_changes",
+    "failure_summary",
+    "reason_line",
+    "run_scores",
+    "shown_reasons",
     "explanation_fragment",
     "explanation_html",
     "flips_html",

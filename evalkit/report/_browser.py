@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.report._transcripts import event_html
 from evalkit.results import read_transcripts
@@ -39,7 +40,11 @@ BROWSER_COLUMNS: tuple[tuple[str, str], ...] = (
     ("passed", "passed"),
     ("cost_usd", "cost"),
     ("latency_s", "latency"),
+    ("cause", "cause"),
+    ("reason", "reason"),
 )
+#: Characters of an item's reason shown in its table cell (its panel shows the whole line).
+REASON_CELL_CHARS = 120
 _RANKS = ("flipped", "failing", "passing")
 
 
@@ -168,6 +173,9 @@ def _cell(column: str, value: Any) -> str:
         return f"{float(value):.1f} s"
     if column == "score":
         return f"{float(value):.2f}"
+    if column == "reason":
+        text = str(value)
+        return text if len(text) <= REASON_CELL_CHARS else text[: REASON_CELL_CHARS - 1] + "…"
     return str(value)
 
 
@@ -199,6 +207,7 @@ def _panel(
         if text:
             facts.append(f"<span>{esc(column)}: {esc(text)}</span>")
     facts.append(f"<span>passed: {esc(_cell('passed', row.get('passed')))}</span>")
+    why = reason_line(row.get("reason"))
     message = row.get("error_message")
     error = (
         f'<p class="ek-browser-error">{esc(str(message)[:500])}</p>'
@@ -218,7 +227,7 @@ def _panel(
     return (
         f'<details class="ek-browser-item" id="{anchor}">'
         f"<summary>{esc(' · '.join(title_bits))}</summary>"
-        f'<p class="ek-excerpt-facts">{" · ".join(facts)}</p>{error}{body}</details>'
+        f'<p class="ek-excerpt-facts">{" · ".join(facts)}</p>{why}{error}{body}</details>'
     )
 
 
@@ -272,9 +281,15 @@ def item_browser(
     sample = sample_items(offered, max_items=max_items, seed=seed)
     chosen = sample.rows
     records: dict[int, dict[str, dict[str, Any]]] = {}
+    reasons = []
     for index, (_, arm_run, arm_rows) in enumerate(arms):
-        keys = chosen.loc[chosen["_arm"] == index, "item_key"].astype(str)
+        arm_items = chosen[chosen["_arm"] == index]
+        keys = arm_items["item_key"].astype(str)
         records[index] = read_transcripts(arm_run, keys, runs_dir=runs_dir, rows=arm_rows)
+        reasons.append(
+            shown_reasons(arm_run, arm_items, runs_dir=runs_dir).set_index(arm_items.index)
+        )
+    chosen = chosen.join(pd.concat(reasons)[["cause", "reason"]])
     columns = [(c, h) for c, h in BROWSER_COLUMNS if c in chosen]
     if "provider" in chosen and chosen["provider"].nunique() <= 1:
         columns = [(c, h) for c, h in columns if c != "provider"]

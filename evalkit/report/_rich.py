@@ -43,6 +43,7 @@ from evalkit.report._style import styled
 from evalkit.report._tables import (
     Fragment,
     banner,
+    esc,
     html_table,
     interval,
     interval_table,
@@ -56,7 +57,7 @@ from evalkit.report._tables import (
 )
 from evalkit.report._transcripts import paired_excerpts
 from evalkit.report._views import metrics_table, unstable_cases
-from evalkit.results import load_manifest, read_run, resolve_run_dir
+from evalkit.results import describe_causes, load_manifest, read_run, resolve_run_dir
 from evalkit.sequential import SequentialRun
 from evalkit.stats import (
     FlipRate,
@@ -131,7 +132,34 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
         "forest",
         "Per-case change with its interval; dotted lines: the practical threshold.",
     )
-    return table + figure
+    return table + _case_reasons(result, cases.head(COMPACT_ROWS)) + figure
+
+
+def _case_reasons(result: PairedComparison, shown: pd.DataFrame) -> Fragment:
+    """Why the shown cases failed on each side (runs compared by ``evalkit.compare``)."""
+    if result.case_reasons is None or shown.empty:
+        return Fragment("")
+    from evalkit.analysis import side_line
+
+    items = []
+    for position in shown.index:
+        index = int(result.cases.index.get_loc(position))  # type: ignore[arg-type]
+        row, reasons = result.cases.iloc[index], result.case_reasons[index]
+        sides = [side_line(label, reasons[side]) for side, label in (
+            ("baseline", result.baseline_label), ("candidate", result.candidate_label))]
+        if not any(r and r["failing"] for r in reasons.values()):
+            continue
+        where = " / ".join(str(row[c]) for c in ("condition", "provider") if c in row)
+        items.append(
+            f"<li><b>{esc(row['case_id'])}</b> ({esc(where)}): "
+            + "; ".join(esc(s) for s in sides) + "</li>"
+        )
+    if not items:
+        return Fragment("")
+    return Fragment(
+        '<p class="ek-explain-head">Why their trials failed</p>'
+        f'<ul class="ek-causes">{"".join(items)}</ul>'
+    )
 
 
 def comparison_html(result: PairedComparison) -> str:
@@ -207,7 +235,18 @@ def lift_html(result: LiftResult) -> str:
     figure = figure_html(
         lift_plot(result.metrics), "lift", "Lift metrics with case-bootstrap intervals."
     )
-    return styled((head + table + figure).html)
+    causes = Fragment("")
+    if not result.failure_causes.empty:
+        by = ["provider", "condition"] if result.failure_causes["provider"].nunique() > 1 else [
+            "condition"
+        ]
+        lines = "".join(f"<li>{esc(line)}</li>" for line in describe_causes(
+            result.failure_causes, by=by))
+        causes = Fragment(
+            '<p class="ek-explain-head">What the failures are made of</p>'
+            f'<ul class="ek-causes">{lines}</ul>'
+        )
+    return styled((head + table + causes + figure).html)
 
 
 def flips_html(result: FlipRate) -> str:

@@ -29,6 +29,8 @@ padding:.25rem .6rem;text-align:left;vertical-align:top}
 .ek-rich figure.ek-figure img{max-width:100%;height:auto}
 .ek-rich figcaption,.ek-rich .ek-note,.ek-rich .ek-excerpt-facts,.ek-rich .ek-skipped{
 color:var(--ek-muted);font-size:.85rem}
+.ek-rich .ek-reason{margin:.1rem 0 .4rem;padding:.2rem .5rem;border-left:3px solid #b45309;
+background:#fff7ed;font-size:.85rem;overflow-wrap:anywhere}
 .ek-rich .ek-sbs{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.75rem}
 .ek-rich .ek-pair-caption,.ek-rich .ek-excerpt-title{font-weight:600;margin:.3rem 0}
 .ek-rich .ek-excerpt,.ek-rich .ek-browser-item{border:1px solid var(--ek-border);

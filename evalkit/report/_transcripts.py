@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.results import read_transcripts
 
@@ -103,6 +104,7 @@ def transcript_html(
     facts: Mapping[str, Any] | None = None,
     max_chars: int = 1200,
     max_events: int = 6,
+    reason: str | None = None,
 ) -> Fragment:
     """An escaped excerpt of one transcript: the prompt, then the last events.
 
@@ -112,6 +114,8 @@ def transcript_html(
         facts: Small ``{label: value}`` line under the heading (status, error, score...).
         max_chars: Character budget for the whole excerpt.
         max_events: Most events shown (the first, then the last ones).
+        reason: The item's reason line (:func:`evalkit.results.item_reasons`), shown under
+            the facts.
 
     Returns:
         The excerpt as a :class:`Fragment`.
@@ -131,6 +135,7 @@ def transcript_html(
             )
             + "</p>"
         )
+    head += reason_line(reason)
     if not events:
         return Fragment(
             f'<article class="ek-excerpt">{head}<p class="ek-empty">no transcript</p></article>'
@@ -208,8 +213,9 @@ def excerpts(
     records = read_transcripts(
         run, items["item_key"], runs_dir=runs_dir, rows=rows if rows is not None else items
     )
+    reasons = shown_reasons(run, items, runs_dir=runs_dir)["reason"].tolist()
     parts = []
-    for row in rows_of(items):
+    for row, reason in zip(rows_of(items), reasons, strict=True):
         message = row.get("error_message")
         facts = _facts(row)
         if isinstance(message, str) and message:
@@ -220,6 +226,7 @@ def excerpts(
                 title=f"case {row.get('case_id', '')}",
                 facts=facts,
                 max_chars=max_chars,
+                reason=reason,
             ).html
         )
     return Fragment('<div class="ek-excerpts">' + "".join(parts) + "</div>")
@@ -253,10 +260,18 @@ def paired_excerpts(
     cand_keys = [str(c["item_key"]) for _, _, c in pairs if c is not None]
     base = read_transcripts(baseline_run, base_keys, rows=baseline_rows)
     cand = read_transcripts(candidate_run, cand_keys, rows=candidate_rows)
+    why: dict[str, str] = {}
+    for run, side_rows in ((baseline_run, [b for _, b, _ in pairs if b is not None]),
+                           (candidate_run, [c for _, _, c in pairs if c is not None])):
+        if side_rows:
+            found = shown_reasons(run, pd.DataFrame(side_rows))
+            why.update({f"{run}\0{k}": r for k, r in zip(found["item_key"], found["reason"],
+                                                          strict=True)})
     out = []
     for caption, b, c in pairs:
         sides = []
-        for label, row, records in ((labels[0], b, base), (labels[1], c, cand)):
+        for label, row, records, run in ((labels[0], b, base, baseline_run),
+                                         (labels[1], c, cand, candidate_run)):
             if row is None:
                 sides.append(
                     Fragment(
@@ -271,6 +286,7 @@ def paired_excerpts(
                     title=label,
                     facts=_facts(row),
                     max_chars=max_chars,
+                    reason=why.get(f"{run}\0{row['item_key']}"),
                 )
             )
         out.append(side_by_side(sides[0], sides[1], caption=caption).html)

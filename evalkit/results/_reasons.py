@@ -182,9 +182,13 @@ def _component_reasons(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     )
     chosen = scores[scores["item_key"].isin(passed.keys())]
     chosen = chosen[~chosen["component"].isin(CONTEXT_COMPONENTS)]
-    # each required artifact has a row of its own with the reason; "artifacts" only sums them
-    per_artifact = set(chosen.loc[chosen["component"].str.startswith("artifact:"), "item_key"])
-    chosen = chosen[~((chosen["component"] == "artifacts") & chosen["item_key"].isin(per_artifact))]
+    # a failure names each required artifact with its reason ("artifacts" only sums them);
+    # a pass says "artifacts 3/3"
+    artifact = chosen["component"].str.startswith("artifact:")
+    ok = chosen["passed"].astype("boolean").fillna(False).astype(bool)
+    per_artifact = set(chosen.loc[artifact & ~ok, "item_key"])
+    summed = (chosen["component"] == "artifacts") & chosen["item_key"].isin(per_artifact)
+    chosen = chosen[~summed & ~(artifact & ok)]
     if chosen.empty:
         return pd.DataFrame(columns=list(REASON_COLUMNS))
     item_passed = chosen["item_key"].map(passed).astype(bool)
@@ -299,6 +303,37 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     return table.sort_values(["item_key", "rank"], kind="stable").reset_index(drop=True)
 
 
+def _lines(shown: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
+    """Each item's reason line and primary cause from its reasons (in rank order).
+
+    A failure's parts are grouped by cause ("evidence missing or invalid: a missing; b
+    invalid"), each read "cause: detail"; a pass lists "component detail" after "passed on".
+    """
+    parts: dict[str, dict[str, list[str]]] = {}
+    causes: dict[str, str] = {}
+    passing: set[str] = set()
+    for key, cause, component, detail, ok in zip(
+        shown["item_key"], shown["cause"], shown["component"], shown["detail"], shown["passed"],
+        strict=True,
+    ):
+        label = component if ok else cause
+        causes.setdefault(key, cause)
+        if ok:
+            passing.add(key)
+        details = parts.setdefault(key, {}).setdefault(label, [])
+        if detail:
+            details.append(detail)
+    lines = {}
+    for key, groups in parts.items():
+        passed = key in passing
+        text = " · ".join(
+            (f"{label} {'; '.join(d)}" if passed else f"{label}: {'; '.join(d)}").rstrip(": ")
+            for label, d in groups.items()
+        )
+        lines[key] = f"passed on {text}" if passed else text
+    return lines, causes
+
+
 def item_reasons(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFrame:
     """One line per item saying why it passed or failed, and its primary cause.
 
@@ -331,33 +366,7 @@ def item_reasons(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
         # a failing item lists only what failed; a passing one what it passed on
         has_failure = set(table.loc[failing, "item_key"])
         shown = table[failing | ~table["item_key"].isin(has_failure)]
-        # one part per cause of a failure: "evidence missing or invalid: a missing; b invalid"
-        label = shown["cause"].where(~shown["passed"], shown["component"])
-        shown = (
-            shown.assign(label=label)
-            .groupby(["item_key", "label"], sort=False)
-            .agg(
-                rank=("rank", "first"),
-                cause=("cause", "first"),
-                component=("component", "first"),
-                detail=("detail", lambda d: "; ".join(x for x in d if x)),
-                passed=("passed", "first"),
-            )
-            .reset_index()
-        )
-        # "cause: detail" for what failed, "component detail" for what a pass rested on
-        text = (shown["cause"] + ": " + shown["detail"]).where(
-            ~shown["passed"], shown["component"] + " " + shown["detail"]
-        )
-        text = text.str.rstrip(": ")
-        lines = {
-            str(k): str(v)
-            for k, v in text.groupby(shown["item_key"], sort=False).agg(" · ".join).items()
-        }
-        first = shown.drop_duplicates("item_key")
-        causes = dict(zip(first["item_key"], first["cause"], strict=True))
-        for key in set(first.loc[first["passed"], "item_key"]):
-            lines[key] = "passed on " + lines[key]
+        lines, causes = _lines(shown)
     # object dtype: with no reason at all the maps are all-NaN floats, which take no text
     reason = keys.map(lines).astype(object)
     return pd.DataFrame(

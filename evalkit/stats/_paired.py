@@ -95,6 +95,10 @@ class PairedComparison:
             (empty when two conditions of one run are compared).
         judge_calibration: Whether the judged expectations behind the compared rows rest on a
             calibrated judge (``evalkit.analysis`` fills it; None without judged rows).
+        case_reasons: Why each row of ``cases`` failed where it did, in its order
+            (:func:`evalkit.analysis.compare` on runs): ``{"baseline": side, "candidate":
+            side}``, a side ``{"trials", "failing", "causes": {cause: n}, "example"}`` or None;
+            None when nobody attached them.
         next_step: Inconclusive verdicts of :func:`evalkit.analysis.compare`: what would
             settle it (``cases``, ``trials``, ``effect``, ``command``, ...; see
             :class:`evalkit.analysis.NextStep`); None otherwise.
@@ -142,6 +146,7 @@ class PairedComparison:
     ungraded_items: int = 0
     ungraded_note: str = ""
     next_step: dict[str, Any] | None = None
+    case_reasons: tuple[dict[str, Any], ...] | None = None
 
     @property
     def scope(self) -> str:
@@ -259,15 +264,18 @@ class PairedComparison:
             and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`); several providers
             make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
             ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
-            no outcome until a judge grades them). Undefined numbers are None.
+            no outcome until a judge grades them). Each case carries ``"reasons"`` when
+            ``case_reasons`` is set (see the attribute). Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
-        for row in self.cases.to_dict("records"):
+        for index, row in enumerate(self.cases.to_dict("records")):
             item = {column: plain(row[column]) for column in unit_columns}
             item["verdict"] = str(row["verdict"])
             for column in ("estimate", "ci_low", "ci_high"):
                 item[column] = json_float(row[column])
+            if self.case_reasons is not None:
+                item["reasons"] = self.case_reasons[index]
             case_rows.append(item)
         return dict(
             json_ready(

@@ -3,7 +3,7 @@
    It reads text and toggles attributes only: nothing it handles is turned into markup. */
 (function () {
   "use strict";
-  var FILTERED = ["run", "condition", "provider", "status", "passed"];
+  var FILTERED = ["run", "condition", "provider", "status", "passed", "cause"];
 
   function text(node) {
     return (node.textContent || "").trim();

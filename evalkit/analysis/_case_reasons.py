@@ -1,0 +1,181 @@
+"""Why a case's trials failed, per case: the reasons beside compare's and flips' case rows.
+
+A comparison or a flip table names cases; the reasons of their failing trials
+(:func:`evalkit.results.item_reasons`) say why. Each case (or case, condition, provider unit)
+gets its number of trials, how many failed, the failing trials counted by primary cause, and
+one example reason line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from evalkit.results import NO_REASONS, item_reasons, read_scores, resolve_run_dir
+
+#: Most causes named in a one-line summary of a case.
+MAX_CAUSES = 3
+
+
+def run_scores(
+    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+) -> pd.DataFrame | None:
+    """The score rows behind a run argument (None for a frame that names no run directory).
+
+    Args:
+        data: A run directory or run id, or a frame from :func:`evalkit.read_run` (its
+            ``attrs["run_dir"]``).
+        runs_dir: Where run ids are looked up.
+
+    Returns:
+        The run's ``scores.parquet`` rows, or None when there is no run to read them from.
+    """
+    if isinstance(data, pd.DataFrame):
+        run_dir = data.attrs.get("run_dir")
+        if not run_dir:
+            return None
+    else:
+        run_dir = resolve_run_dir(data, runs_dir)
+    return read_scores(run_dir)
+
+
+def case_reasons(
+    rows: pd.DataFrame, scores: pd.DataFrame | None, units: Sequence[str]
+) -> pd.DataFrame:
+    """Each unit's trials, failures, failures by primary cause and one example reason.
+
+    Args:
+        rows: Result rows of one side.
+        scores: Its score rows, or None (every failure then reads "no reasons recorded").
+        units: Columns naming a unit (``case_id`` and, where present, ``condition``,
+            ``provider``, ``lane``).
+
+    Returns:
+        One row per unit: the unit columns, ``trials``, ``failing``, ``causes`` (``{cause:
+        failing trials}``, most frequent first) and ``example`` (the reason line of a
+        failing trial of the most frequent cause, or None when nothing failed).
+    """
+    units = [u for u in units if u in rows.columns]
+    passed = rows["passed"].fillna(False).astype(bool)
+    totals = rows.groupby(units, sort=False, dropna=False).size().rename("trials")
+    failed = rows[~passed]
+    out = totals.reset_index()
+    if failed.empty:
+        out["failing"] = 0
+        out["causes"] = pd.Series([{} for _ in range(len(out))], index=out.index, dtype=object)
+        out["example"] = None
+        return out
+    reasons = item_reasons(failed, scores)
+    frame = failed[units].reset_index(drop=True).assign(
+        cause=reasons["cause"].to_numpy(), reason=reasons["reason"].to_numpy()
+    )
+    summary: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for key, group in frame.groupby(units, sort=False, dropna=False):
+        counts = group["cause"].value_counts(sort=True)
+        causes = {str(c): int(n) for c, n in counts.items()}
+        top = next(iter(causes))
+        example = str(group.loc[group["cause"] == top, "reason"].iloc[0])
+        summary[key if isinstance(key, tuple) else (key,)] = {
+            "failing": len(group), "causes": causes, "example": example,
+        }
+    keys = [tuple(r) for r in out[units].itertuples(index=False)]
+    out["failing"] = [summary.get(k, {}).get("failing", 0) for k in keys]
+    out["causes"] = [summary.get(k, {}).get("causes", {}) for k in keys]
+    out["example"] = [summary.get(k, {}).get("example") for k in keys]
+    return out
+
+
+def causes_text(causes: dict[str, int]) -> str:
+    """``"skill not loaded (2), verifier failed (1)"``: a unit's causes on one line."""
+    if not causes:
+        return ""
+    shown = [f"{c} ({n})" for c, n in list(causes.items())[:MAX_CAUSES]]
+    rest = sum(list(causes.values())[MAX_CAUSES:])
+    return ", ".join(shown) + (f", {rest} other" if rest else "")
+
+
+def side_line(label: str, record: dict[str, Any] | None) -> str:
+    """One side of a case in words: ``"candidate 3/3 failing: verifier failed (3) — ..."``.
+
+    Args:
+        label: The side's name.
+        record: ``{"trials", "failing", "causes", "example"}``, or None when the side has no
+            trial of the case.
+
+    Returns:
+        The line.
+    """
+    if record is None:
+        return f"{label}: no trial"
+    head = f"{label} {record['failing']}/{record['trials']} failing"
+    if not record["failing"]:
+        return head
+    example = record["example"]
+    said = "" if example in (None, NO_REASONS) else f" — {example}"
+    return f"{head}: {causes_text(record['causes'])}{said}"
+
+
+def as_records(
+    frame: pd.DataFrame, units: Sequence[str]
+) -> dict[tuple[str, ...], dict[str, Any]]:
+    """The JSON of each unit's side: ``{unit values as strings: {"trials", "failing", ...}}``.
+
+    Args:
+        frame: The output of :func:`case_reasons`.
+        units: Its unit columns.
+
+    Returns:
+        One ``{"trials", "failing", "causes", "example"}`` per unit.
+    """
+    units = [u for u in units if u in frame.columns]
+    out = {}
+    for record in frame.to_dict("records"):
+        key = tuple(str(record[u]) for u in units)
+        out[key] = {
+            "trials": int(record["trials"]),
+            "failing": int(record["failing"]),
+            "causes": dict(record["causes"]),
+            "example": record["example"],
+        }
+    return out
+
+
+def compare_reasons(
+    cases: pd.DataFrame,
+    baseline: pd.DataFrame,
+    baseline_scores: pd.DataFrame | None,
+    candidate: pd.DataFrame,
+    candidate_scores: pd.DataFrame | None,
+    *,
+    within_run: bool,
+) -> tuple[dict[str, Any], ...]:
+    """The reasons of each row of a comparison's case table, in its order.
+
+    Args:
+        cases: The comparison's ``cases`` table.
+        baseline: The baseline side's rows (one condition of the run when ``within_run``).
+        baseline_scores: Their score rows, or None.
+        candidate: The candidate side's rows.
+        candidate_scores: Their score rows, or None.
+        within_run: Whether the sides are two conditions of one run (the case table's
+            ``condition`` then reads ``"B vs A"`` and is not a unit of either side).
+
+    Returns:
+        One ``{"baseline": side, "candidate": side}`` per case row (a side is None when it has
+        no trial of the case).
+    """
+    units = [c for c in ("lane", "case_id", "condition", "provider") if c in cases.columns]
+    if within_run and "condition" in units:
+        units.remove("condition")
+    sides = [
+        as_records(case_reasons(rows, scores, units), units)
+        for rows, scores in ((baseline, baseline_scores), (candidate, candidate_scores))
+    ]
+    out = []
+    for record in cases[units].astype(str).itertuples(index=False):
+        key = tuple(record)
+        out.append({"baseline": sides[0].get(key), "candidate": sides[1].get(key)})
+    return tuple(out)
