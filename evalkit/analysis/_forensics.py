@@ -20,7 +20,6 @@ aligns a passing and a failing transcript at their first divergence:
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit._skill_load import skill_loaded
 from evalkit.errors import InputError
 from evalkit.results import (
     item_reasons,
@@ -41,8 +41,6 @@ from evalkit.results import (
 STEPS_AROUND = 3
 #: Characters of a step's content shown.
 STEP_CHARS = 300
-#: A tool call reading ``skills/NAME/SKILL.md`` loads skill ``NAME`` (Claude Code, Codex).
-_SKILL_PATH = re.compile(r"skills/([^/\s\"']+)/SKILL\.md")
 _CONTEXT = frozenset(
     {"total", "evidence_completeness", "report_completeness", "taxonomy_usage", "skill_trigger"}
 )
@@ -240,16 +238,6 @@ def _case_rows(side: _Side, case: str) -> pd.DataFrame:
 # -- features -----------------------------------------------------------------------------
 
 
-def _skill_load(event: Mapping[str, Any]) -> str | None:
-    if str(event.get("kind", "")) != "tool_call":
-        return None
-    content = str(event.get("content", "") or "")
-    if str(event.get("name", "") or "") == "load_skill":
-        return content.strip().strip("\"'") or None
-    match = _SKILL_PATH.search(content)
-    return match.group(1) if match else None
-
-
 def _events(record: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
     response = record.get("response") if record else None
     events = response.get("events") if isinstance(response, Mapping) else None
@@ -327,7 +315,7 @@ def _distinguishing(trials: pd.DataFrame, components: pd.DataFrame) -> pd.DataFr
 
 
 def _signature(event: Mapping[str, Any]) -> str:
-    skill = _skill_load(event)
+    skill = skill_loaded(event)
     if skill is not None:
         return f"skill load · {skill}"
     kind = str(event.get("kind", ""))

@@ -509,8 +509,6 @@ def _failure_causes(
     runs_dir: str | os.PathLike[str],
 ) -> pd.DataFrame:
     """Failing items by primary cause per provider and condition (``LiftResult``)."""
-    if "item_key" not in rows.columns:  # a bare table: no item to read a reason of
-        rows = rows.assign(item_key=[f"row-{i}" for i in range(len(rows))])
     causes = failure_causes(rows.assign(provider=rows.get("provider", "")),
                             run_scores(data, runs_dir), by=["provider", "condition"])
     return causes.reindex(columns=list(FAILURE_CAUSE_COLUMNS))

@@ -8,12 +8,12 @@ escapes every string.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
+from evalkit._skill_load import skill_loaded as skill_loaded
 from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.results import read_transcripts
@@ -25,36 +25,6 @@ _KIND_CLASSES = {
     "tool_call": "tool-call",
     "tool_result": "tool-result",
 }
-#: A tool call reading ``skills/NAME/SKILL.md`` loads skill ``NAME`` (Claude Code, Codex).
-_SKILL_PATH = re.compile(r"skills/([^/\s\"']+)/SKILL\.md")
-
-
-def skill_loaded(event: Mapping[str, Any]) -> str | None:
-    """The skill an event loads: a ``load_skill`` call, or a tool call reading a ``SKILL.md``.
-
-    Args:
-        event: One transcript event (``kind``, ``name``, ``content``).
-
-    Returns:
-        The skill's name, or None when the event loads no skill.
-
-    Examples:
-        >>> skill_loaded({"kind": "tool_call", "name": "load_skill", "content": "safe-shell"})
-        'safe-shell'
-        >>> skill_loaded({"kind": "tool_call", "name": "bash", "content": "cat skills/x/SKILL.md"})
-        'x'
-        >>> skill_loaded({"kind": "assistant", "content": "skills/x/SKILL.md"}) is None
-        True
-    """
-    if str(event.get("kind", "")) != "tool_call":
-        return None
-    content = str(event.get("content", "") or "")
-    if str(event.get("name", "") or "") == "load_skill":
-        return content.strip().strip("\"'") or None
-    match = _SKILL_PATH.search(content)
-    return match.group(1) if match else None
-
-
 def event_html(event: Mapping[str, Any], budget: int) -> str:
     """One escaped transcript event, tool calls and skill loads marked by their CSS class.
 

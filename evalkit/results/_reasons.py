@@ -283,7 +283,7 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     """
     import pandas as pd
 
-    rows = rows.reset_index(drop=True)
+    rows = _keyed(rows.reset_index(drop=True))
     parts = [_errors(rows), _routing(rows)]
     if scores is not None and not scores.empty:
         scores = scores[scores["item_key"].isin(set(rows["item_key"].astype(str)))]
@@ -301,6 +301,13 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     unique = {d: _clip(redact_text(d)) for d in table["detail"].fillna("").astype(str).unique()}
     table["detail"] = table["detail"].fillna("").astype(str).map(unique)
     return table.sort_values(["item_key", "rank"], kind="stable").reset_index(drop=True)
+
+
+def _keyed(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with an ``item_key``: a tidy table without one gets ``row-N`` (no scores match)."""
+    if "item_key" in rows.columns:
+        return rows
+    return rows.assign(item_key=[f"row-{i}" for i in range(len(rows))])
 
 
 def _lines(shown: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
@@ -356,6 +363,7 @@ def item_reasons(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     """
     import pandas as pd
 
+    rows = _keyed(rows)
     table = reason_table(rows, scores)
     keys = rows["item_key"].astype(str)
     if table.empty:

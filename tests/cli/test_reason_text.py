@@ -89,7 +89,10 @@ def test_lift_says_what_the_failures_are_made_of(runs: Path) -> None:
     data = json.loads(done.stdout)
     rows = evalkit.read_run("demo-b", runs)
     expected = failure_causes(rows, read_scores("demo-b", runs), by=["provider", "condition"])
-    assert data["failure_causes"] == json.loads(expected.to_json(orient="records"))
+    assert data["failure_causes"] == [
+        {**r, "failures": int(r["failures"]), "share": pytest.approx(r["share"])}
+        for r in expected.to_dict("records")
+    ]
     assert sum(r["failures"] for r in data["failure_causes"]) == int((~rows["passed"]).sum())
     text = evalkit_cli("lift", "demo-b", "--runs-dir", runs, "--resamples", "500")
     assert "what the failures are made of" in text.stdout

@@ -124,3 +124,62 @@ def test_a_bare_import_says_no_reasons_were_recorded(chromium: Browser, tmp_path
         assert NO_REASONS in cells
     finally:
         opened.context.close()
+
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+#: Runs whose report must show each failing item's own reason: a real demo run (every kind of
+#: scoring component fails somewhere in it) and imports carrying their source's reasons.
+SOURCES = {
+    "demo": None,
+    "inspect": ("inspect", FIXTURES / "imports" / "inspect-reasons" / "reasons.eval"),
+    "harbor": ("harbor", FIXTURES / "imports" / "harbor" / "job-no-skills"),
+    "skill-creator": ("skill-creator", FIXTURES / "imports" / "skill-creator-workspace"),
+}
+
+
+@pytest.fixture(scope="module")
+def source_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, Path]]:
+    """``{name: (run directory, its rendered run report)}``."""
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("sources")
+    runs = tmp / "runs"
+    shutil.copytree(FIXTURES / "golden" / "runs" / "demo-b", runs / "demo")
+    pages = {}
+    for name, source in SOURCES.items():
+        if source is not None:
+            fmt, path = source
+            done = evalkit_cli("import", path, "--format", fmt, "--run-id", name,
+                               "--runs-dir", runs)
+            assert done.returncode == 0, done.stderr
+        result = report(runs / name, kind="run", output=tmp / f"{name}.html",
+                        parameters={"n_resamples": 200})
+        pages[name] = (runs / name, result.html_path)
+    return pages
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_each_failing_component_kind_shows_its_reason(
+    name: str, chromium: Browser, source_pages: dict[str, tuple[Path, Path]]
+) -> None:
+    run_dir, page_path = source_pages[name]
+    rows = evalkit.read_run(run_dir)
+    reasons = item_reasons(rows, read_scores(run_dir)).set_index(rows.index)
+    failing = rows.join(reasons[["cause", "reason"]])[~rows["passed"].fillna(False)]
+    assert len(failing) > 0 and not (failing["reason"] == NO_REASONS).any()
+    opened = Opened(chromium, page_path)
+    try:
+        shown = set(opened.page.locator("section.ek-browser .ek-reason").all_text_contents())
+        for _, item in failing.drop_duplicates("cause").iterrows():
+            assert f"why: {item['reason']}" in shown, item["cause"]
+        assert opened.page.evaluate("typeof window.__pwned") == "undefined"
+    finally:
+        opened.context.close()
+    if name == "demo":
+        causes = set(failing["cause"])
+        assert {"missing expected pattern", "verifier failed", "skill not loaded",
+                "anti-pattern matched", "evidence missing or invalid"} <= causes
+        kinds = " ".join(failing["reason"])
+        for fragment in ("forbidden pattern recommended: ", "workflow step missing",
+                         "judged expectation failed: '", "exit "):
+            assert fragment in kinds
