@@ -44,8 +44,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--timeout-policy",
         choices=("graded", "failed", "error"),
-        help="terminal-bench: an agent timeout the tests still graded keeps its verdict "
-        "(graded, default, as the leaderboard counts it), fails (failed) or is an error",
+        help="an agent timeout the tests still graded keeps their verdict (graded), fails "
+        "(failed) or is an error; terminal-bench: default graded, as its leaderboard counts "
+        "it; harbor: default failed, evalkit's rule",
     )
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")

@@ -284,9 +284,9 @@ def import_results(
         suite: Suite name recorded in the rows (default: the Inspect task, the promptfoo
             description, or the file name).
         pass_threshold: Harbor only: a verifier reward at or above it passes (default 1.0).
-        timeout_policy: Terminal-Bench only: what an agent timeout its tests still graded
-            becomes: ``graded`` (default: its verdict stands), ``failed`` (a timeout row)
-            or ``error`` (an error row).
+        timeout_policy: Harbor and Terminal-Bench: what an agent timeout its tests still
+            graded becomes: ``graded`` (its verdict stands; Terminal-Bench's default),
+            ``failed`` (a timeout row; Harbor's default) or ``error`` (an error row).
 
     Returns:
         An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
@@ -323,7 +323,8 @@ def import_results(
     if pass_threshold is not None and "pass_threshold" not in importer.options:
         raise ConfigError("--pass-threshold applies to harbor imports only")
     if timeout_policy is not None and "timeout_policy" not in importer.options:
-        raise ConfigError("--timeout-policy applies to terminal-bench imports only")
+        takers = [n for n, i in BUILTIN_IMPORTERS.items() if "timeout_policy" in i.options]
+        raise ConfigError(f"--timeout-policy applies to {', '.join(takers)} imports")
     run_dir = Path(runs_dir) / run_id
     if run_dir.exists():
         raise ConfigError(f"run '{run_id}' already exists in {runs_dir}; choose another --run-id")

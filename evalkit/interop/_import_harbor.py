@@ -16,11 +16,13 @@ own files, so none is counted twice). The mapping (``docs/import.md``):
 - trials numbered 0, 1, ... within (case, condition, provider) by ``started_at``;
 - ``verifier_result.rewards["reward"]`` -> ``score``; ``passed`` = reward >= the threshold;
 - ``exception_info`` -> ``status`` and ``error_class``: an agent timeout is ``timeout`` (a
-  failure, as everywhere in evalkit); infrastructure failures (environment build, agent
-  setup, model API) are ``error`` rows whose message starts ``infrastructure:``; an agent
-  failure the verifier still graded (non-zero exit, context window exceeded) keeps its
-  reward with status ``ok`` and the exception as ``error_class``; a trial without a verifier
-  result is an ``error`` row, never a pass;
+  failure, as everywhere in evalkit), unless the verifier graded it and ``--timeout-policy``
+  says otherwise (``graded``: the verifier's verdict, status ``ok``; ``error``);
+  infrastructure failures (environment build, agent setup, model API) are ``error`` rows
+  whose message starts ``infrastructure:``; an agent failure the verifier still graded
+  (non-zero exit, context window exceeded) keeps its reward with status ``ok`` and the
+  exception as ``error_class``; a trial without a verifier result is an ``error`` row, never
+  a pass;
 - tokens and cost from ``agent_result``; ``latency_s`` from the agent-execution timing;
 - the reason: a ``verifier`` score row for every graded trial (value = reward, passed = reward
   >= the threshold, detail ``reward 0.00 < 1.0`` with the exception of an agent failure the
@@ -50,11 +52,15 @@ from evalkit.interop._import_common import (
     read_text,
     short_error,
 )
+from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
-from evalkit.interop._import_terminal_bench import is_terminal_bench
+from evalkit.interop._import_terminal_bench import TIMEOUT_POLICIES, is_terminal_bench
 
 #: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
 DEFAULT_PASS_THRESHOLD = 1.0
+#: Default ``--timeout-policy``: an agent timeout is a failure, as in evalkit's own runs, even
+#: when the verifier graded the trial afterwards (``graded`` keeps the verifier's verdict).
+DEFAULT_TIMEOUT_POLICY = "failed"
 TRIAL_FILE = "result.json"
 #: Terminal-Bench 1.0 names its results ``results.json``; they are recognised to say so.
 TERMINAL_BENCH_FILE = "results.json"
@@ -281,17 +287,31 @@ def _reward(trial: HarborTrial, path: Path) -> float | None:
 
 
 def _outcome(
-    trial: HarborTrial, reward: float | None, threshold: float
+    trial: HarborTrial, reward: float | None, threshold: float, policy: str = "failed"
 ) -> dict[str, Any]:
-    """status, passed, score, error_class and error_message of one trial."""
+    """status, passed, score, error_class and error_message of one trial.
+
+    ``policy`` (``--timeout-policy``) decides an agent timeout the verifier still graded:
+    ``failed`` a timeout row, ``graded`` the verifier's verdict, ``error`` an error row.
+    """
     exc = trial.exception_info
     if exc is not None and exc.exception_type in AGENT_TIMEOUTS:
+        message = "agent: " + short_error(exc.exception_message)
+        if reward is not None and policy == "graded":
+            return {
+                "status": "ok", "passed": reward >= threshold, "score": reward,
+                "error_class": exc.exception_type, "error_message": message,
+            }
+        if reward is not None and policy == "error":
+            message += (
+                f" (the verifier then graded it: reward {reward:.2f}; --timeout-policy error)"
+            )
         return {
-            "status": "timeout",
+            "status": "error" if reward is not None and policy == "error" else "timeout",
             "passed": False,
             "score": reward,
             "error_class": exc.exception_type,
-            "error_message": "agent: " + short_error(exc.exception_message),
+            "error_message": message,
         }
     if exc is not None and (exc.exception_type not in GRADED_AGENT_FAILURES or reward is None):
         return {
@@ -383,80 +403,120 @@ def _refuse_terminal_bench(files: list[Path]) -> None:
             )
 
 
+def _row(
+    trial: HarborTrial,
+    path: Path,
+    request: ImportRequest,
+    condition_rule: tuple[str, re.Pattern[str] | None],
+    threshold: float,
+    policy: str,
+    seen: dict[str, Path],
+) -> SourceRow:
+    """The result row of one trial (with its reasons).
+
+    Raises:
+        InputError: The trial was read before (a copied job), its rewards do not say which
+            one decides, its reward lies outside [0, 1] or its task path does not match.
+    """
+    if trial.id is not None:
+        if trial.id in seen:
+            raise fail(
+                path, "id", f"trial {trial.id} is also in {seen[trial.id]}: one trial passed "
+                "twice (a copied job directory?); pass each job once"
+            )
+        seen[trial.id] = path
+    reward = _reward(trial, path)
+    provider, model = _provider(trial)
+    outcome = _outcome(trial, reward, threshold, policy)
+    row = SourceRow(
+        values={
+            "lane": request.lane,
+            "case_id": trial.task_name,
+            "condition": _condition(trial, path, *condition_rule),
+            "provider": provider,
+            "model": model,
+            "provider_version": trial.agent_info.version,
+            "trial": None,
+            "latency_s": _seconds(trial.agent_execution),
+            "input_tokens": None if trial.agent_result is None
+            else trial.agent_result.n_input_tokens,
+            "output_tokens": None if trial.agent_result is None
+            else trial.agent_result.n_output_tokens,
+            "cost_usd": None if trial.agent_result is None else trial.agent_result.cost_usd,
+            "started_at": _utc(trial.started_at),
+            "finished_at": _utc(trial.finished_at),
+            **outcome,
+        },
+        file=str(path),
+        where=f"trial {trial.trial_name}",
+        identity={"trial_name": trial.trial_name, "task_name": trial.task_name,
+                  "started_at": None if trial.started_at is None
+                  else trial.started_at.isoformat()},
+    )
+    if outcome["score"] is not None:
+        check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
+    row.scores = _reasons(trial, row.values, threshold, verifier_output(path.parent))
+    return row
+
+
 def read_harbor(request: ImportRequest) -> ParsedSource:
     """Read Harbor trial ``result.json`` files into result rows (see the module docstring).
 
     Args:
         request: The files (trial ``result.json`` files; a directory is listed for them),
-            ``condition_from`` and ``pass_threshold``.
+            ``condition_from``, ``pass_threshold`` and ``timeout_policy``.
 
     Returns:
         The rows, trials numbered by start time within (case, condition, provider).
 
     Raises:
-        InputError: A file that is not a Harbor trial result (named, with what was expected),
-            a reward outside [0, 1], or a bad ``--condition-from``.
+        InputError: Files that are not Harbor trial results, rewards outside [0, 1] (every
+            bad trial named, up to :data:`~evalkit.interop._import_refusal.MAX_LISTED`, then
+            counted; nothing is imported), a bad ``--condition-from`` or timeout policy.
     """
     rule, pattern = _condition_rule(request.condition_from)
     threshold = DEFAULT_PASS_THRESHOLD if request.pass_threshold is None else request.pass_threshold
     if not 0.0 <= float(threshold) <= 1.0:
         raise InputError(f"--pass-threshold must lie in [0, 1], got {threshold!r}")
+    policy = request.timeout_policy or DEFAULT_TIMEOUT_POLICY
+    if policy not in TIMEOUT_POLICIES:
+        raise InputError(
+            f"--timeout-policy must be one of {', '.join(TIMEOUT_POLICIES)}, got {policy!r}"
+        )
     _refuse_terminal_bench(request.files)
     files = [f for f in request.files if f not in request.listed or f.name == TRIAL_FILE]
     rows: list[tuple[tuple[Any, ...], SourceRow]] = []
+    problems: list[str] = []
     skipped = 0
     infra: Counter[str] = Counter()
+    graded_timeouts = 0
     seen: dict[str, Path] = {}
     for path in files:
-        trial = _load(path, path in request.listed)
-        if trial is None:
-            skipped += 1
+        try:
+            trial = _load(path, path in request.listed)
+            if trial is None:
+                skipped += 1
+                continue
+            row = _row(trial, path, request, (rule, pattern), float(threshold), policy, seen)
+        except InputError as exc:
+            problems.append(str(exc))
             continue
-        if trial.id is not None:
-            if trial.id in seen:
-                raise fail(
-                    path, "id", f"trial {trial.id} is also in {seen[trial.id]}: one trial passed "
-                    "twice (a copied job directory?); pass each job once"
-                )
-            seen[trial.id] = path
-        reward = _reward(trial, path)
-        provider, model = _provider(trial)
-        outcome = _outcome(trial, reward, float(threshold))
-        row = SourceRow(
-            values={
-                "lane": request.lane,
-                "case_id": trial.task_name,
-                "condition": _condition(trial, path, rule, pattern),
-                "provider": provider,
-                "model": model,
-                "provider_version": trial.agent_info.version,
-                "trial": None,
-                "latency_s": _seconds(trial.agent_execution),
-                "input_tokens": None if trial.agent_result is None
-                else trial.agent_result.n_input_tokens,
-                "output_tokens": None if trial.agent_result is None
-                else trial.agent_result.n_output_tokens,
-                "cost_usd": None if trial.agent_result is None else trial.agent_result.cost_usd,
-                "started_at": _utc(trial.started_at),
-                "finished_at": _utc(trial.finished_at),
-                **outcome,
-            },
-            file=str(path),
-            where=f"trial {trial.trial_name}",
-            identity={"trial_name": trial.trial_name, "task_name": trial.task_name,
-                      "started_at": None if trial.started_at is None
-                      else trial.started_at.isoformat()},
-        )
-        if outcome["score"] is not None:
-            check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
-        row.scores = _reasons(trial, row.values, float(threshold), verifier_output(path.parent))
+        outcome = row.values
         if outcome["status"] == "error" and str(outcome["error_message"]).startswith("infra"):
             infra[str(outcome["error_class"])] += 1
+        if outcome["error_class"] in AGENT_TIMEOUTS and outcome["score"] is not None:
+            graded_timeouts += 1
         order = (
-            row.values["case_id"], row.values["condition"], provider,
-            row.values["started_at"] or datetime.max.replace(tzinfo=UTC), trial.trial_name,
+            outcome["case_id"], outcome["condition"], outcome["provider"],
+            outcome["started_at"] or datetime.max.replace(tzinfo=UTC), trial.trial_name,
         )
         rows.append((order, row))
+    if len(problems) == 1:
+        raise InputError(problems[0])
+    if problems:
+        raise refusal(
+            problems, len(rows) + len(problems), "Harbor trial result(s) cannot be imported"
+        )
     if not rows:
         raise InputError(
             f"{request.files[0] if request.files else 'input'}: no Harbor trial result found "
@@ -469,6 +529,16 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
         row.values["trial"] = numbered[group]
         numbered[group] += 1
     warnings = []
+    if graded_timeouts:
+        rule_text = {
+            "failed": "are timeout rows, never a pass, evalkit's rule",
+            "graded": "keep the verifier's verdict (status ok, error_class AgentTimeoutError)",
+            "error": "are error rows, never a pass",
+        }[policy]
+        warnings.append(
+            f"{graded_timeouts} trial(s) timed out and were still graded by the verifier; under "
+            f"--timeout-policy {policy} they {rule_text} (graded, failed or error)"
+        )
     if infra:
         said = ", ".join(f"{name} x{count}" for name, count in infra.most_common())
         warnings.append(

@@ -41,8 +41,9 @@ class ImportRequest:
         condition_from: Where the condition comes from (format-specific), or None.
         scorer: The scorer that gives ``passed`` (Inspect), or None.
         pass_threshold: A reward at or above it passes (Harbor), or None for the default.
-        timeout_policy: What a timed-out trial its tests still graded becomes (Terminal-Bench:
-            ``graded``, ``failed`` or ``error``), or None for the default.
+        timeout_policy: What a timed-out trial its tests still graded becomes (Harbor,
+            Terminal-Bench: ``graded``, ``failed`` or ``error``), or None for the format's
+            default.
     """
 
     files: list[Path]
@@ -117,7 +118,7 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     "harbor": Importer(
         "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json", "results.json"),
         "Harbor trial results (result.json in a job or trial directory)",
-        frozenset({"condition_from", "pass_threshold"}),
+        frozenset({"condition_from", "pass_threshold", "timeout_policy"}),
     ),
     "terminal-bench": Importer(
         "terminal-bench", "evalkit.interop._import_terminal_bench:read_terminal_bench",

@@ -25,7 +25,8 @@ file is read once. The mapping (``docs/import.md``):
   passed = ``is_resolved``, detail ``failed tests: test_a, test_b`` with the failure mode and
   the last lines of ``panes/post-test.txt``); an ungraded trial's message ends with those lines.
 
-Every invalid trial is reported at once (up to :data:`MAX_LISTED`, then a count).
+Every invalid trial is reported at once (up to
+:data:`~evalkit.interop._import_refusal.MAX_LISTED`, then a count).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evalkit._paths import unsafe_component_reason
 from evalkit.errors import InputError
 from evalkit.interop._import_common import (
     ParsedSource,
@@ -49,6 +51,7 @@ from evalkit.interop._import_common import (
     short_error,
     source_text,
 )
+from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
 
 TIMEOUT_POLICIES = ("graded", "failed", "error")
@@ -57,8 +60,6 @@ DEFAULT_TIMEOUT_POLICY = "graded"
 RUN_FILE = "results.json"
 METADATA_FILE = "run_metadata.json"
 POST_TEST_PANE = "panes/post-test.txt"
-#: Invalid trials named in one error before the rest are only counted.
-MAX_LISTED = 20
 _OUTPUT_LIMIT = 300
 _INT64 = 2**63 - 1
 _ATTEMPT = re.compile(r"\.(\d+)-of-(\d+)(?:\.|$)")
@@ -104,6 +105,15 @@ class TerminalBenchTrial(_Model):
     """Agent start."""
     agent_ended_at: datetime | None = None
     """Agent end."""
+
+    @field_validator("task_id", "trial_name")
+    @classmethod
+    def _one_directory_name(cls, value: str) -> str:
+        # both name the trial's directory, <task_id>/<trial_name>, whose panes are read
+        reason = unsafe_component_reason(value)
+        if reason is not None:
+            raise ValueError(f"{value!r} {reason}; Terminal-Bench names a directory with it")
+        return value
 
 
 class _RunMetadata(_Model):
@@ -278,13 +288,7 @@ def _attempt(name: str) -> int | None:
 
 
 def _refuse(problems: list[str], total: int) -> InputError:
-    shown = problems[:MAX_LISTED]
-    more = len(problems) - len(shown)
-    lines = "\n  ".join(shown) + (f"\n  ... and {more} more" if more else "")
-    return InputError(
-        f"{len(problems)} of {total} Terminal-Bench trial(s) are not valid TrialResults; "
-        f"nothing was imported:\n  {lines}"
-    )
+    return refusal(problems, total, "Terminal-Bench trial(s) are not valid TrialResults")
 
 
 def read_terminal_bench(request: ImportRequest) -> ParsedSource:
@@ -300,7 +304,8 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
 
     Raises:
         InputError: A file that is not Terminal-Bench output, invalid trials (all of them
-            named, up to :data:`MAX_LISTED`), a bad ``--condition-from`` or timeout policy.
+            named, up to :data:`~evalkit.interop._import_refusal.MAX_LISTED`), a bad
+            ``--condition-from`` or timeout policy.
     """
     rule, kwarg = _condition_rule(request.condition_from)
     policy = request.timeout_policy or DEFAULT_TIMEOUT_POLICY

@@ -362,3 +362,94 @@ def test_jsonl_on_a_harbor_result_json_points_to_harbor(tmp_path: Path) -> None:
     trial.write_text('{\n  "task_name": "t",\n  "trial_name": "x"\n}\n')
     with pytest.raises(InputError, match="imports with --format harbor"):
         import_results(trial, "jsonl", "x", runs_dir=tmp_path / "runs")
+
+
+# ---- timeouts the verifier graded, and refusals that name every bad trial -----------------
+
+
+def _with_a_passing_timeout(jobs: Path, tmp_path: Path) -> tuple[Path, str]:
+    """A copy of the jobs whose agent-timeout trial the verifier graded with reward 1."""
+    copy = tmp_path / "jobs"
+    shutil.copytree(jobs, copy)
+    timeouts = [
+        path for path in sorted(copy.glob("job-*/*/result.json"))
+        if (json.loads(path.read_text()).get("exception_info") or {}).get("exception_type")
+        == "AgentTimeoutError"
+    ]
+    assert timeouts, "the fixture holds an agent timeout"
+    data = json.loads(timeouts[0].read_text())
+    assert data["verifier_result"]["rewards"], "which the verifier graded"
+    data["verifier_result"]["rewards"] = {"reward": 1.0}
+    timeouts[0].write_text(json.dumps(data))
+    return copy, data["trial_name"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "status", "passed"),
+    [(None, "timeout", False), ("failed", "timeout", False), ("graded", "ok", True),
+     ("error", "error", False)],
+)
+def test_timeout_policy_decides_a_graded_agent_timeout(
+    harbor_jobs: Path, tmp_path: Path, policy: str | None, status: str, passed: bool
+) -> None:
+    jobs, trial_name = _with_a_passing_timeout(harbor_jobs, tmp_path)
+    runs = tmp_path / "runs"
+    result = import_results(
+        [jobs / "job-no-skills", jobs / "job-with-skills"], "harbor", "hb", runs_dir=runs,
+        timeout_policy=policy,
+    )
+    assert result.items == 48
+    rows = read_run(runs / "hb")
+    scores = read_scores("hb", runs)
+    reasons = item_reasons(rows, scores).set_index("item_key")["reason"]
+    row = rows[rows["error_class"] == "AgentTimeoutError"]
+    assert len(row) == 1, f"one agent timeout ({trial_name}) whatever the policy"
+    timeout = row.iloc[0]
+    assert (timeout["status"], bool(timeout["passed"])) == (status, passed)
+    assert timeout["score"] == 1.0, "the verifier's reward is kept whatever the policy"
+    reason = reasons[timeout["item_key"]]
+    if status == "ok":
+        assert reason.startswith("passed on verifier reward 1.00 >= 1.00 (agent ended with "
+                                 "AgentTimeoutError")
+    elif status == "error":
+        assert "the verifier then graded it: reward 1.00; --timeout-policy error" in reason
+    else:
+        assert reason.startswith("timeout: AgentTimeoutError: agent: ")
+    said = [w for w in result.warnings if "timed out and were still graded" in w]
+    assert len(said) == 1 and said[0].startswith("1 trial(s)")
+    assert f"--timeout-policy {policy or 'failed'}" in said[0]
+    # every other trial is what the default makes of it
+    others = rows[rows["item_key"] != timeout["item_key"]]
+    default = _imported(harbor_jobs, tmp_path / "default")
+    default = default[default["item_key"] != timeout["item_key"]]
+    pd.testing.assert_series_equal(
+        others.set_index("item_key")["status"].sort_index(),
+        default.set_index("item_key")["status"].sort_index(),
+    )
+
+
+def test_refusal_names_every_bad_trial_up_to_a_cap(harbor_jobs: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "jobs"
+    shutil.copytree(harbor_jobs, copy)
+    trials = sorted(copy.glob("job-*/*/result.json"))
+    broken = trials[:23]
+    for n, path in enumerate(broken):
+        if n % 2:
+            path.write_text("{not json")
+        else:
+            data = json.loads(path.read_text())
+            del data["agent_info"]
+            path.write_text(json.dumps(data))
+    done = evalkit_cli(
+        "import", copy / "job-no-skills", copy / "job-with-skills", "--format", "harbor",
+        "--run-id", "x", "--runs-dir", tmp_path / "runs",
+    )
+    assert done.returncode == 2
+    err = done.stderr
+    assert "Traceback" not in err
+    assert f"23 of {len(trials)} Harbor trial result(s) cannot be imported; nothing was " \
+        "imported" in err
+    named = [path for path in broken if str(path) in err]
+    assert len(named) == 20 and "... and 3 more" in err
+    assert "not valid JSON" in err and "no agent_info: not a Harbor trial result" in err
+    assert not (tmp_path / "runs" / "x").exists()

@@ -175,6 +175,11 @@ def test_refusal_names_every_bad_trial_up_to_a_cap(tmp_path: Path) -> None:
         ({"trial_started_at": "yesterday at noon"}, "trial_started_at"),
         ({"total_output_tokens": 10**30}, "total_output_tokens"),
         ({"parser_results": ["test_a"]}, "parser_results"),
+        ({"failure_mode": 3}, "failure_mode"),
+        ({"task_id": ""}, "task_id"),
+        ({"trial_name": "../../elsewhere"}, "trial_name"),
+        ({"total_input_tokens": float("nan")}, "total_input_tokens"),
+        ({"agent_ended_at": "99999-01-01T00:00:00"}, "agent_ended_at"),
     ],
 )
 def test_bad_trial_fields_exit_2_naming_file_and_field(
@@ -214,7 +219,7 @@ def test_timeout_policy_applies_to_terminal_bench_only(tmp_path: Path) -> None:
         "--run-id", "x", "--runs-dir", tmp_path, "--timeout-policy", "failed",
     )
     assert result.returncode == 2
-    assert "--timeout-policy applies to terminal-bench imports only" in result.stderr
+    assert "--timeout-policy applies to harbor, terminal-bench imports" in result.stderr
 
 
 def test_graded_timeouts_are_announced(tmp_path: Path) -> None:
