@@ -203,7 +203,9 @@ display(interval_table(
 # line. Each item below (transcripts, browser) carries its whole reason line.
 
 # %%
-display(failure_summary(rows, run_scores(run, runs_dir)))
+display(failure_summary(
+    rows, run_scores(run, runs_dir), causes=lifted.failure_causes if lifted is not None else None,
+))
 
 # %% [markdown]
 # ## Errors and timeouts

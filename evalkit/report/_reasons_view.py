@@ -93,6 +93,7 @@ def failure_summary(
     *,
     by: Sequence[str] = ("provider", "condition"),
     table_id: str = "failure-causes",
+    causes: pd.DataFrame | None = None,
 ) -> Fragment:
     """What a run's failures are made of: one line per group, then the table of counts.
 
@@ -105,12 +106,18 @@ def failure_summary(
         scores: Its score rows (None: every failure reads "no reasons recorded").
         by: Grouping columns.
         table_id: ``id`` of the table.
+        causes: The counts when already computed (``LiftResult.failure_causes``, by provider
+            and condition), instead of counting again.
 
     Returns:
         The summary lines and the table.
     """
     keep = _by(rows, by)
-    causes = failure_causes(rows, scores, by=keep)
+    if causes is None or not set(keep) <= set(causes.columns):
+        causes = failure_causes(rows, scores, by=keep)
+    else:
+        causes = causes.drop(columns=[c for c in causes.columns if c not in {
+            *keep, "cause", "failures", "share"}])
     if causes.empty:
         return Fragment('<p class="ek-empty">No failing item.</p>')
     lines = "".join(f"<li>{esc(line)}</li>" for line in describe_causes(causes, by=keep))
