@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         describe_causes,
         failure_causes,
         item_reasons,
+        primary_causes,
         reason_table,
     )
     from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
@@ -156,6 +157,7 @@ __all__ = [
     "describe_causes",
     "failure_causes",
     "item_reasons",
+    "primary_causes",
     "reason_table",
     "read_table",
     "read_transcript",

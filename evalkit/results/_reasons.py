@@ -439,7 +439,8 @@ def primary_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.Series
     """The primary cause of each item of ``rows`` (fast: no reason text is built).
 
     Args:
-        rows: Result rows (failing ones get a cause; passing ones ``"passed"``).
+        rows: Result rows (failing ones get a cause; passing ones ``"passed"``, or "no
+            reasons recorded" when the run recorded nothing for them).
         scores: The run's score rows, or None.
 
     Returns:
@@ -467,6 +468,7 @@ def primary_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.Series
     causes[below] = "score below the pass threshold"
     causes[causes.isna() & ~passed] = NO_REASONS
     causes[passed & causes.isna()] = "passed"
+    causes[passed & ~_isin(keys, recorded)] = NO_REASONS  # as item_reasons: nothing to say
     return causes.set_axis(rows.index)
 
 

@@ -170,3 +170,14 @@ def test_every_failure_of_a_real_run_has_a_recorded_cause(
     assert len(lines) == summary["condition"].nunique()
     self_load = next(line for line in lines if line.startswith("self-load: "))
     assert f"{per_condition['self-load']} failures: " in self_load
+
+
+def test_the_fast_primary_causes_equal_the_reason_lines_causes(
+    demo_run: tuple[pd.DataFrame, pd.DataFrame],
+) -> None:
+    from evalkit.results import primary_causes
+
+    rows, scores = demo_run
+    fast = primary_causes(rows, scores).tolist()
+    assert fast == item_reasons(rows, scores)["cause"].tolist()
+    assert primary_causes(rows, None).tolist() == item_reasons(rows, None)["cause"].tolist()
