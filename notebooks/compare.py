@@ -238,7 +238,8 @@ for case in regressed.head(max_pairs).to_dict("records"):
             condition=case.get("condition"),
         )
     else:
-        why = evalkit.explain(view.candidate_run, case["case_id"], condition=view.conditions[1])
+        candidate_condition = view.conditions[1] if view.conditions else None
+        why = evalkit.explain(view.candidate_run, case["case_id"], condition=candidate_condition)
     display(explanation_fragment(why))
 if regressed.empty:
     display(note("No case regressed beyond noise: nothing to explain."))
