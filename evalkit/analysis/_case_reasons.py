@@ -14,7 +14,13 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit.results import NO_REASONS, item_reasons, read_scores, resolve_run_dir
+from evalkit.results import (
+    NO_REASONS,
+    item_reasons,
+    primary_causes,
+    read_scores,
+    resolve_run_dir,
+)
 
 #: Most causes named in a one-line summary of a case.
 MAX_CAUSES = 3
@@ -60,31 +66,39 @@ def case_reasons(
     """
     units = [u for u in units if u in rows.columns]
     passed = rows["passed"].fillna(False).astype(bool)
-    totals = rows.groupby(units, sort=False, dropna=False).size().rename("trials")
-    failed = rows[~passed]
-    out = totals.reset_index()
+    out = rows.groupby(units, sort=False, dropna=False).size().rename("trials").reset_index()
+    failed = rows[~passed].reset_index(drop=True)
     if failed.empty:
         out["failing"] = 0
         out["causes"] = pd.Series([{} for _ in range(len(out))], index=out.index, dtype=object)
         out["example"] = None
         return out
-    reasons = item_reasons(failed, scores)
-    frame = failed[units].reset_index(drop=True).assign(
-        cause=reasons["cause"].to_numpy(), reason=reasons["reason"].to_numpy()
+    # counting needs only each failure's primary cause; a line is built for one example each
+    frame = failed[units].assign(cause=primary_causes(failed, scores).to_numpy())
+    sizes = frame.groupby([*units, "cause"], sort=False, dropna=False).size()
+    counts = sizes.rename("n").reset_index().sort_values(
+        [*units, "n", "cause"], ascending=[True] * len(units) + [False, True], kind="stable"
     )
     summary: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for key, group in frame.groupby(units, sort=False, dropna=False):
-        counts = group["cause"].value_counts(sort=True)
-        causes = {str(c): int(n) for c, n in counts.items()}
-        top = next(iter(causes))
-        example = str(group.loc[group["cause"] == top, "reason"].iloc[0])
-        summary[key if isinstance(key, tuple) else (key,)] = {
-            "failing": len(group), "causes": causes, "example": example,
-        }
+    for record in counts.to_dict(orient="records"):
+        key = tuple(record[u] for u in units)
+        entry = summary.setdefault(key, {"failing": 0, "causes": {}, "top": record["cause"]})
+        entry["failing"] += int(record["n"])
+        entry["causes"][str(record["cause"])] = int(record["n"])
+    top = frame.assign(_top=[summary[tuple(r)]["top"] for r in frame[units].itertuples(
+        index=False)])
+    examples = failed[(top["cause"] == top["_top"]).to_numpy()].drop_duplicates(units)
+    lines = item_reasons(examples, scores)["reason"].tolist()
+    for unit, line in zip(examples[units].itertuples(index=False), lines, strict=True):
+        summary[tuple(unit)]["example"] = line
     keys = [tuple(r) for r in out[units].itertuples(index=False)]
     out["failing"] = [summary.get(k, {}).get("failing", 0) for k in keys]
-    out["causes"] = [summary.get(k, {}).get("causes", {}) for k in keys]
-    out["example"] = [summary.get(k, {}).get("example") for k in keys]
+    out["causes"] = pd.Series(
+        [summary.get(k, {}).get("causes", {}) for k in keys], index=out.index, dtype=object
+    )
+    out["example"] = pd.Series(
+        [summary.get(k, {}).get("example") for k in keys], index=out.index, dtype=object
+    )
     return out
 
 
