@@ -240,7 +240,7 @@ def test_a_reference_that_trips_a_suite_anti_pattern_is_a_warning(
     err = done.stderr
     assert "fails every item of this case that solves it this way (severity error)" in err
     assert "case 'fix-wait': reference check failed: " in err
-    assert "anti_patterns (blind-sleep (error))" in err
+    assert "anti_patterns (blind-sleep (error) in \"" in err  # the matched text is quoted
 
 
 def test_a_file_read_for_several_fields_is_one_problem(
