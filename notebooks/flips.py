@@ -121,10 +121,11 @@ display(html_table(
 # ## Why they flip
 #
 # For the most unstable cases: their trials side by side with each one's reason, what separates
-# the failing trials from the passing ones (a component failing, the skill loaded or not, the
-# status), and a passing and a failing transcript aligned at their first divergence: the first
-# step of another kind (a skill load, a tool call, an answer), or the first answer that differs
-# when the steps are the same (`evalkit.explain`, `evalkit explain RUN --case ID`).
+# the failing trials from the passing ones (the skill loaded or not, the status or error, a
+# tool called or not, a component failing), and a passing and a failing transcript aligned at
+# their first divergence: the first step of another kind (a skill load, a tool call, an
+# answer), or the first answer that differs when the steps are the same (`evalkit.explain`,
+# `evalkit explain RUN --case ID`).
 
 # %%
 explained = unstable_cases(within.by_case, max_explained)

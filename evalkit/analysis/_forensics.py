@@ -6,15 +6,20 @@ the trials side by side, finds what separates the passing trials from the failin
 aligns a passing and a failing transcript at their first divergence:
 
 - ``trials``: one row per item (pass/fail, score, status, skill loaded, tool calls, tokens,
-  latency, primary cause and reason line from :func:`evalkit.results.item_reasons`);
+  latency, primary cause and reason line from :func:`evalkit.results.item_reasons`, error
+  class, the tools called);
 - ``components``: each scoring component's pass/fail per item;
-- ``distinguishing``: features of a trial (a component failing, the skill loaded or not, the
-  skill loaded, the status) ranked by how well they separate failing from passing trials, each
+- ``distinguishing``: features of a trial (the skill loaded or not, the skill loaded, the
+  status and error class, a tool called or not, a component failing) ranked by how well they
+  separate failing from passing trials (:mod:`evalkit.analysis._forensics_features`), each
   with a sentence such as "fails exactly when the skill is not loaded: 4 of 4 failing trials,
   none of the 3 passing";
 - ``divergence``: a passing and a failing transcript step by step around the first step where
   they differ in kind (a skill load, a tool call, an answer), or where the answers differ when
-  the steps are the same.
+  the steps are the same (:mod:`evalkit.analysis._forensics_align`).
+
+Between two runs an item key names the same work item on both sides, so every item is told
+apart by ``(side, item_key)``.
 """
 
 from __future__ import annotations
@@ -27,7 +32,17 @@ from typing import Any
 import pandas as pd
 
 from evalkit._display import rich_html
-from evalkit._skill_load import skill_loaded
+from evalkit.analysis._forensics_align import (
+    count_tool_calls,
+    divergence,
+    events_of,
+    tools_called,
+)
+from evalkit.analysis._forensics_features import (
+    distinguishing,
+    feature_table,
+    trial_ids,
+)
 from evalkit.errors import InputError
 from evalkit.results import (
     item_reasons,
@@ -37,10 +52,6 @@ from evalkit.results import (
     resolve_run_dir,
 )
 
-#: Most steps of each transcript shown around the first divergence.
-STEPS_AROUND = 3
-#: Characters of a step's content shown.
-STEP_CHARS = 300
 _CONTEXT = frozenset(
     {"total", "evidence_completeness", "report_completeness", "taxonomy_usage", "skill_trigger"}
 )
@@ -48,12 +59,8 @@ _CONTEXT = frozenset(
 TRIAL_COLUMNS = (
     "side", "item_key", "condition", "provider", "trial", "passed", "score", "status",
     "skill_loaded", "inferred_skill", "tool_calls", "input_tokens", "output_tokens",
-    "latency_s", "cause", "reason",
+    "latency_s", "cause", "reason", "error_class", "tools",
 )
-DISTINGUISHING_COLUMNS = (
-    "feature", "failing_with", "failing", "passing_with", "passing", "separation", "sentence",
-)
-DIVERGENCE_COLUMNS = ("step", "passing_kind", "passing", "failing_kind", "failing")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ class CellExplanation:
         provider: Its provider.
         summary: One line: how many trials pass, on which side.
         trials: One row per item (:data:`TRIAL_COLUMNS`).
-        components: ``item_key, component, passed`` of every scoring component.
+        components: ``side, item_key, component, passed`` of every scoring component.
         distinguishing: Features that separate failing from passing trials, best first
             (:data:`DISTINGUISHING_COLUMNS`); empty when every trial passes or every trial
             fails.
@@ -165,7 +172,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def _plain(value: Any) -> Any:
-    if value is None:
+    if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, float) and value != value:
         return None
@@ -235,158 +242,6 @@ def _case_rows(side: _Side, case: str) -> pd.DataFrame:
     return rows
 
 
-# -- features -----------------------------------------------------------------------------
-
-
-def _events(record: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    response = record.get("response") if record else None
-    events = response.get("events") if isinstance(response, Mapping) else None
-    return [e for e in events if isinstance(e, Mapping)] if isinstance(events, list) else []
-
-
-def _feature_table(trials: pd.DataFrame, components: pd.DataFrame) -> pd.DataFrame:
-    """One boolean column per feature of a trial, indexed like ``trials``."""
-    features: dict[str, pd.Series] = {}
-    index = trials.index
-    if "skill_loaded" in trials and trials["skill_loaded"].notna().any():
-        loaded = trials["skill_loaded"].fillna(False).astype(bool)
-        features["the skill is not loaded"] = ~loaded
-        features["a skill is loaded"] = loaded
-    if "inferred_skill" in trials:
-        for skill in sorted(trials["inferred_skill"].dropna().astype(str).unique()):
-            if skill != "none":
-                features[f"the agent loads {skill}"] = trials["inferred_skill"].astype(str) == skill
-    for status in sorted(trials["status"].dropna().astype(str).unique()):
-        if status != "ok":
-            features[f"the item ends in {status}"] = trials["status"].astype(str) == status
-    if not components.empty:
-        failing = components[~components["passed"].astype("boolean").fillna(False).astype(bool)]
-        for component in sorted(components["component"].unique()):
-            keys = set(failing.loc[failing["component"] == component, "item_key"])
-            features[f"{component} fails"] = trials["item_key"].isin(keys)
-    return pd.DataFrame(features, index=index)
-
-
-def _sentence(
-    feature: str, failing_with: int, failing: int, passing_with: int, passing: int
-) -> str:
-    counts = (
-        f"{failing_with} of {failing} failing trial{'s' if failing != 1 else ''}, "
-        + (f"none of the {passing} passing" if passing_with == 0 else
-           f"{passing_with} of {passing} passing")
-    )
-    if failing_with == failing and passing_with == 0:
-        return f"fails exactly when {feature}: {counts}"
-    return f"fails more often when {feature}: {counts}"
-
-
-def _distinguishing(trials: pd.DataFrame, components: pd.DataFrame) -> pd.DataFrame:
-    passed = trials["passed"].fillna(False).astype(bool)
-    n_fail, n_pass = int((~passed).sum()), int(passed.sum())
-    if n_fail == 0 or n_pass == 0:
-        return pd.DataFrame(columns=list(DISTINGUISHING_COLUMNS))
-    table = _feature_table(trials, components)
-    rows = []
-    for feature in table.columns:
-        values = table[feature].astype(bool)
-        failing_with = int((values & ~passed).sum())
-        passing_with = int((values & passed).sum())
-        separation = failing_with / n_fail - passing_with / n_pass
-        if separation <= 0:
-            continue
-        rows.append((feature, failing_with, n_fail, passing_with, n_pass, separation,
-                     _sentence(feature, failing_with, n_fail, passing_with, n_pass)))
-    out = pd.DataFrame(rows, columns=list(DISTINGUISHING_COLUMNS))
-    # at equal separation what happens first explains more: routing, then the status, then
-    # the scoring components it led to
-    upstream = out["feature"].map(
-        lambda f: 0 if "skill" in f or "loads" in f else 1 if f.startswith("the item") else 2
-    )
-    return (
-        out.assign(_upstream=upstream)
-        .sort_values(["separation", "_upstream", "feature"], ascending=[False, True, True],
-                     kind="stable")
-        .drop(columns="_upstream")
-        .reset_index(drop=True)
-    )
-
-
-# -- divergence ---------------------------------------------------------------------------
-
-
-def _signature(event: Mapping[str, Any]) -> str:
-    skill = skill_loaded(event)
-    if skill is not None:
-        return f"skill load · {skill}"
-    kind = str(event.get("kind", ""))
-    name = str(event.get("name", "") or "")
-    return f"{kind} · {name}" if name and kind in ("tool_call", "tool_result") else kind
-
-
-def _clip(text: str) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= STEP_CHARS else text[: STEP_CHARS - 1] + "…"
-
-
-def _align(passing: list[Mapping[str, Any]], failing: list[Mapping[str, Any]]) -> tuple[
-    int | None, str
-]:
-    """The first step that differs in kind (or, the kinds all equal, in an answer's text)."""
-    for index in range(max(len(passing), len(failing))):
-        kind_a = _signature(passing[index]) if index < len(passing) else None
-        kind_b = _signature(failing[index]) if index < len(failing) else None
-        if kind_a != kind_b:
-            return index, "kind"
-    for index, (a, b) in enumerate(zip(passing, failing, strict=False)):
-        if str(a.get("kind")) == "assistant" and str(a.get("content")) != str(b.get("content")):
-            return index, "answer"
-    return None, ""
-
-
-def _divergence(
-    trials: pd.DataFrame, top: str | None, features: pd.DataFrame, records: Mapping[str, Any]
-) -> tuple[pd.DataFrame, int | None, str]:
-    empty = pd.DataFrame(columns=list(DIVERGENCE_COLUMNS))
-    passed = trials["passed"].fillna(False).astype(bool)
-    if passed.all() or not passed.any():
-        return empty, None, "no flip: nothing to align"
-    with_record = trials["item_key"].isin(records.keys())
-    failing = trials[~passed & with_record]
-    passing = trials[passed & with_record]
-    if failing.empty or passing.empty:
-        return empty, None, "no transcript for a passing and a failing trial"
-    if top is not None and top in features:
-        marked = features.loc[failing.index, top].astype(bool)
-        failing = failing[marked] if marked.any() else failing
-        clean = ~features.loc[passing.index, top].astype(bool)
-        passing = passing[clean] if clean.any() else passing
-    a, b = passing.iloc[0], failing.iloc[0]
-    pass_events = _events(records[str(a["item_key"])])
-    fail_events = _events(records[str(b["item_key"])])
-    label = (f"passing {a['side']} trial {a['trial']} against failing {b['side']} trial "
-             f"{b['trial']}")
-    index, how = _align(pass_events, fail_events)
-    if index is None:
-        return empty, None, f"{label}: the transcripts are the same step by step"
-    start, stop = max(0, index - 1), index + STEPS_AROUND
-    rows = []
-    for step in range(start, stop):
-        p = pass_events[step] if step < len(pass_events) else None
-        f = fail_events[step] if step < len(fail_events) else None
-        if p is None and f is None:
-            break
-        rows.append((
-            step,
-            _signature(p) if p is not None else "(ended)",
-            _clip(p.get("content", "")) if p is not None else "",
-            _signature(f) if f is not None else "(ended)",
-            _clip(f.get("content", "")) if f is not None else "",
-        ))
-    where = "differ in kind" if how == "kind" else "take the same steps; the answers differ"
-    note = f"{label}: they {where} first at step {index}"
-    return pd.DataFrame(rows, columns=list(DIVERGENCE_COLUMNS)), index, note
-
-
 # -- assembly -----------------------------------------------------------------------------
 
 
@@ -395,13 +250,18 @@ def _trials(side: _Side, rows: pd.DataFrame, records: Mapping[str, Any]) -> pd.D
     out = pd.DataFrame({"side": side.name, "item_key": rows["item_key"].astype(str)})
     for column in ("condition", "provider", "trial", "passed", "score", "status",
                    "skill_loaded", "inferred_skill", "input_tokens", "output_tokens",
-                   "latency_s"):
+                   "latency_s", "error_class"):
         out[column] = rows[column].to_numpy() if column in rows else None
-    out["tool_calls"] = [
-        sum(1 for e in _events(records.get(k)) if str(e.get("kind")) == "tool_call")
-        if k in records else None
-        for k in out["item_key"]
-    ]
+    events = {k: events_of(records[k]) for k in out["item_key"] if k in records}
+    out["tool_calls"] = [count_tool_calls(events[k]) if k in events else None
+                         for k in out["item_key"]]
+    out["tools"] = [", ".join(sorted(tools_called(events[k]))) if k in events else None
+                    for k in out["item_key"]]
+    for column in ("tool_calls", "input_tokens", "output_tokens"):
+        # counts stay whole numbers beside an item that has none (an error row)
+        out[column] = pd.Series(
+            [None if pd.isna(v) else int(v) for v in out[column]], index=out.index, dtype=object
+        )
     out["cause"] = reasons.loc[out["item_key"], "cause"].to_numpy()
     out["reason"] = reasons.loc[out["item_key"], "reason"].to_numpy()
     return out[list(TRIAL_COLUMNS)].reset_index(drop=True)
@@ -409,10 +269,12 @@ def _trials(side: _Side, rows: pd.DataFrame, records: Mapping[str, Any]) -> pd.D
 
 def _components(side: _Side, keys: pd.Series) -> pd.DataFrame:
     if side.scores is None or side.scores.empty:
-        return pd.DataFrame(columns=["item_key", "component", "passed"])
+        return pd.DataFrame(columns=["side", "item_key", "component", "passed"])
     chosen = side.scores[side.scores["item_key"].isin(set(keys))]
     chosen = chosen[~chosen["component"].isin(_CONTEXT)]
-    return chosen[["item_key", "component", "passed"]].reset_index(drop=True)
+    return chosen[["item_key", "component", "passed"]].assign(side=side.name)[
+        ["side", "item_key", "component", "passed"]
+    ].reset_index(drop=True)
 
 
 def _summary(trials: pd.DataFrame) -> str:
@@ -478,6 +340,9 @@ def explain(
     if baseline is not None:
         sides.insert(0, _side(baseline, runs_dir, "baseline", "baseline"))
     notes = [
+        f"{s.label}: no run directory (a frame from evalkit.read_run records it in "
+        "attrs['run_dir']): components, reasons and transcripts unavailable"
+        if s.run_dir is None else
         f"{s.label}: no scores recorded (components and reasons unavailable)"
         for s in sides if s.scores is None or s.scores.empty
     ]
@@ -489,7 +354,7 @@ def explain(
         picked.append((side, rows))
     cell_keys = [c for c in ("condition", "provider") if all(c in r for _, r in picked)]
     frames = []
-    records: dict[str, Any] = {}
+    records: dict[tuple[str, str], Any] = {}
     components = []
     for side, rows in picked:
         if side.run_dir is not None:
@@ -498,7 +363,7 @@ def explain(
             found = {}
         if side.run_dir is not None and not found:
             notes.append(f"{side.label}: no transcript for this case")
-        records.update(found)
+        records.update({(side.name, str(key)): record for key, record in found.items()})
         frames.append(_trials(side, rows, found))
         components.append(_components(side, rows["item_key"].astype(str)))
     trials = pd.concat(frames, ignore_index=True)
@@ -509,11 +374,11 @@ def explain(
         key = key if isinstance(key, tuple) else (key,)
         values = dict(zip(cell_keys, key, strict=True))
         group = group.sort_values(["side", "trial"], kind="stable").reset_index(drop=True)
-        comp = every_component[every_component["item_key"].isin(set(group["item_key"]))]
-        distinguishing = _distinguishing(group, comp)
-        features = _feature_table(group, comp)
-        top = str(distinguishing["feature"].iloc[0]) if len(distinguishing) else None
-        divergence, first, note = _divergence(group, top, features, records)
+        comp = every_component[trial_ids(every_component).isin(trial_ids(group))]
+        features = feature_table(group, comp, records)
+        separating = distinguishing(group, features)
+        top = str(separating["feature"].iloc[0]) if len(separating) else None
+        steps, first, note = divergence(group, top, features, records)
         cells.append(
             CellExplanation(
                 case_id=str(case),
@@ -522,8 +387,8 @@ def explain(
                 summary=_summary(group),
                 trials=group,
                 components=comp.reset_index(drop=True),
-                distinguishing=distinguishing,
-                divergence=divergence,
+                distinguishing=separating,
+                divergence=steps,
                 first_divergence=first,
                 divergence_note=note,
             )

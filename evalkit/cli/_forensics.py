@@ -62,11 +62,17 @@ def _cell_lines(cell: CellExplanation, two_runs: bool) -> list[str]:
     lines.append("  trials:")
     for row in cell.trials.to_dict("records"):
         side = f"{row['side']} " if two_runs else ""
+        status = _value(row["status"])
+        error_class, tools = row.get("error_class"), row.get("tools")
+        if isinstance(error_class, str) and error_class and error_class != row["status"]:
+            status += f" ({error_class})"
+        tools = f" ({tools})" if isinstance(tools, str) and tools else ""
         lines.append(
             f"    {side}trial {_value(row['trial'])}: "
             f"{'pass' if row['passed'] else 'FAIL'}  score {_value(row['score'])}  "
-            f"status {_value(row['status'])}  skill loaded {_value(row['skill_loaded'])}"
-            f" ({_value(row['inferred_skill'])})  tool calls {_value(row['tool_calls'])}  "
+            f"status {status}  skill loaded {_value(row['skill_loaded'])}"
+            f" ({_value(row['inferred_skill'])})  tool calls {_value(row['tool_calls'])}"
+            f"{tools}  "
             f"tokens {_value(row['input_tokens'])}/{_value(row['output_tokens'])}  "
             f"latency {_value(row['latency_s'])} s"
         )

@@ -19,6 +19,7 @@ _TRIAL_COLUMNS = {
     "skill_loaded": "skill loaded",
     "inferred_skill": "skill",
     "tool_calls": "tool calls",
+    "tools": "tools",
     "input_tokens": "input tokens",
     "output_tokens": "output tokens",
     "latency_s": "latency s",
@@ -30,6 +31,16 @@ def _yes_no(value: object) -> str:
     if value is None or value != value:  # NaN
         return "–"
     return "yes" if bool(value) else "no"
+
+
+def _count(value: object) -> str:
+    if value is None or value != value:  # NaN
+        return "–"
+    return str(int(value))  # type: ignore[call-overload]
+
+
+def _text(value: object) -> str:
+    return "–" if value is None or value != value else str(value)
 
 
 def cell_html(cell: CellExplanation, *, two_runs: bool = False) -> Fragment:
@@ -52,7 +63,10 @@ def cell_html(cell: CellExplanation, *, two_runs: bool = False) -> Fragment:
         cell.trials,
         columns=columns,
         formats={"passed": _yes_no, "skill_loaded": _yes_no, "score": num,
-                 "latency_s": lambda v: num(v, 2)},
+                 "latency_s": lambda v: num(v, 2), "tool_calls": _count,
+                 "input_tokens": _count, "output_tokens": _count,
+                 "inferred_skill": _text, "tools": _text},
+        numeric=("tool_calls", "input_tokens", "output_tokens"),
         caption="Trials",
         empty="no trial",
     )

@@ -1,7 +1,7 @@
 """Flip forensics recover planted causes from real runs (the replay provider plays them).
 
-Two causes are planted in recorded answers of the ``tiny`` suite and run through the real
-runner and scorers:
+The causes are planted in recorded answers of the ``tiny`` suite and run through the real
+runner and scorers (:mod:`tests.analysis.planted_forensics`):
 
 - ``wait-server`` under ``self-load``: the trials that load the skill answer with what the
   skill teaches and pass; the others answer without it and fail. Forensics must say it fails
@@ -9,6 +9,8 @@ runner and scorers:
 - ``wait-file`` under ``none``: the same steps every trial, but one answer of three leaves
   out the deadline, one of its two expected patterns. Forensics must name
   ``expected_patterns`` and find the divergence in the answer.
+- the same ``wait-file`` where only the failing trial calls no tool, or where one trial ends
+  in a provider error: forensics must name the missing tool call, or the error.
 """
 
 from __future__ import annotations
@@ -22,75 +24,16 @@ import pytest
 
 import evalkit
 from evalkit.errors import InputError
-from evalkit.providers import AgentResponse, Event
-from tests.conftest import TINY, evalkit_cli
-
-SERVER_PROMPT = "How should a CI script wait for a dev server to come up?"
-FILE_PROMPT = "A job writes done.txt when finished. How do I wait for it in bash?"
-GOOD_SERVER = "Poll the health endpoint in a loop, wrapped in timeout 30 so it has a deadline."
-BAD_SERVER = "Just start it and check the page by hand until it answers."
-GOOD_FILE = "Use an until loop that checks for done.txt, under timeout 60."
-BAD_FILE = "Use an until loop that checks for done.txt."
-
-
-def _line(key: str, events: list[Event]) -> str:
-    response = AgentResponse(events=tuple(events), model="recorded", input_tokens=100,
-                             output_tokens=20)
-    return json.dumps({"item_key": key, "provider": "recording", "model": "recorded",
-                       "response": response.to_json()})
-
-
-def _recordings(path: Path, *, plant: bool) -> Path:
-    lines = []
-    for trial in range(4):
-        loads = trial % 2 == 0 or not plant
-        events = [Event("user", SERVER_PROMPT)]
-        if loads:
-            events += [Event("tool_call", "waiting", name="load_skill"),
-                       Event("tool_result", "Wait for conditions ...", name="load_skill")]
-        events.append(Event("assistant", GOOD_SERVER if loads else BAD_SERVER))
-        lines.append(_line(f"prompt:wait-server:self-load:recording:{trial}", events))
-    for trial in range(3):
-        answer = BAD_FILE if plant and trial == 1 else GOOD_FILE
-        events = [Event("user", FILE_PROMPT), Event("assistant", answer)]
-        lines.append(_line(f"prompt:wait-file:none:recording:{trial}", events))
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def _suite(tmp: Path) -> Path:
-    """The tiny suite, where a wait-file answer must hold both of its expected patterns."""
-    suite = tmp / "tiny"
-    if not suite.exists():
-        shutil.copytree(TINY, suite)
-        cases = suite / "cases" / "prompt.yaml"
-        text = cases.read_text(encoding="utf-8")
-        marker = "    split: holdout\n"
-        assert marker in text
-        cases.write_text(text.replace(marker, marker + "    pass_threshold: 0.9\n", 1),
-                         encoding="utf-8")
-    return suite
-
-
-def _run(tmp: Path, runs: Path, run_id: str, *, plant: bool) -> None:
-    recordings = _recordings(tmp / f"{run_id}.jsonl", plant=plant)
-    suite = _suite(tmp)
-    for case, condition, trials in (("wait-server", "self-load", 4), ("wait-file", "none", 3)):
-        done = evalkit_cli(
-            "run", suite, "--provider", "replay", "--provider-opt", f"path={recordings}",
-            "--conditions", condition, "--case", case, "--trials", str(trials),
-            "--runs-dir", runs, "--run-id", f"{run_id}-{case}", "--no-cache",
-        )
-        assert done.returncode == 0, done.stderr
+from tests.analysis.planted_forensics import BAD_FILE, GOOD_FILE, VARIANTS, plant_runs
+from tests.conftest import evalkit_cli
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("explain")
-    runs = tmp / "runs"
-    _run(tmp, runs, "planted", plant=True)
-    _run(tmp, runs, "clean", plant=False)
-    return runs
+    for variant in VARIANTS:
+        found = plant_runs(tmp, variant)
+    return found
 
 
 def test_a_case_that_fails_exactly_when_the_skill_is_not_loaded(runs: Path) -> None:
@@ -136,8 +79,57 @@ def test_between_two_runs_the_candidate_failure_is_explained(runs: Path) -> None
     (cell,) = result.cells
     assert set(cell.trials["side"]) == {"baseline", "candidate"}
     assert "baseline: 3 of 3 trials pass; candidate: 2 of 3 trials pass" in cell.summary
-    assert cell.distinguishing.iloc[0]["feature"] == "expected_patterns fails"
+    # the same item keys on both sides: the baseline's trial 1 passed, the candidate's failed
+    top = cell.distinguishing.iloc[0]
+    assert top["sentence"] == (
+        "fails exactly when expected_patterns fails: 1 of 1 failing trial, none of the 5 passing"
+    )
+    assert set(cell.components["side"]) == {"baseline", "candidate"}
+    # the same work item in each run, each with its own transcript
+    assert cell.divergence_note == (
+        "passing baseline trial 1 against failing candidate trial 1: they take the same "
+        "steps; the answers differ first at step 1"
+    )
+    step = cell.divergence.set_index("step").loc[1]
+    assert step["passing"] == GOOD_FILE and step["failing"] == BAD_FILE
     assert result.to_dict()["baseline"] == "clean-wait-file"
+
+
+def test_a_case_that_fails_exactly_when_a_tool_is_not_called(runs: Path) -> None:
+    (cell,) = evalkit.explain("tooled-wait-file", "wait-file", runs_dir=runs).cells
+    trials = cell.trials.set_index("trial")
+    assert trials["tools"].tolist() == ["bash", "", "bash"]
+    assert trials["tool_calls"].tolist() == [1, 0, 1]
+    assert cell.distinguishing["sentence"].tolist()[:2] == [
+        "fails exactly when the agent does not call bash: 1 of 1 failing trial, "
+        "none of the 2 passing",
+        "fails exactly when expected_patterns fails: 1 of 1 failing trial, none of the 2 passing",
+    ]
+    assert cell.first_divergence == 1
+    step = cell.divergence.set_index("step").loc[1]
+    assert (step["passing_kind"], step["failing_kind"]) == ("tool_call · bash", "assistant")
+
+
+def test_a_trial_that_ends_in_an_error_is_told_apart_by_its_error(runs: Path) -> None:
+    (cell,) = evalkit.explain("errored-wait-file", "wait-file", runs_dir=runs).cells
+    failing = cell.trials.set_index("trial").loc[2]
+    assert (failing["status"], failing["error_class"]) == ("error", "provider_error")
+    assert failing["tool_calls"] is None and failing["input_tokens"] is None
+    assert cell.distinguishing["feature"].tolist() == [
+        "the item ends in error", "the item fails with provider_error",
+    ]
+    assert cell.divergence.empty
+    assert cell.divergence_note == "no transcript for a passing and a failing trial"
+    data = json.loads(json.dumps(cell.to_dict()))
+    assert data["trials"][2]["tool_calls"] is None and data["trials"][0]["input_tokens"] == 100
+
+
+def test_a_case_without_a_flip_says_so_and_still_shows_its_trials(runs: Path) -> None:
+    (cell,) = evalkit.explain("clean-wait-server", "wait-server", runs_dir=runs).cells
+    assert cell.summary == "no flip: every trial passes (run: 4 of 4 trials pass)"
+    assert len(cell.trials) == 4 and not cell.flips
+    assert cell.distinguishing.empty and cell.divergence.empty
+    assert cell.divergence_note == "no flip: nothing to align"
 
 
 def test_a_frame_from_read_run_is_explained_with_its_scores_and_transcripts(
@@ -147,7 +139,11 @@ def test_a_frame_from_read_run_is_explained_with_its_scores_and_transcripts(
     cell = evalkit.explain(rows, "wait-server").cells[0]
     assert cell.first_divergence == 1 and cell.distinguishing.iloc[0]["separation"] == 1.0
     bare = evalkit.explain(pd.DataFrame(rows.to_dict("list")), "wait-server")
-    assert any("no scores recorded" in n for n in bare.notes)
+    assert bare.notes == (
+        "<frame>: no run directory (a frame from evalkit.read_run records it in "
+        "attrs['run_dir']): components, reasons and transcripts unavailable",
+    )
+    assert bare.cells[0].components.empty and bare.cells[0].trials["tool_calls"].isna().all()
     assert bare.cells[0].divergence.empty
 
 
