@@ -103,3 +103,17 @@ def plant_runs(tmp: Path, variant: str) -> Path:
         )
         assert done.returncode == 0, done.stderr
     return runs
+
+
+def plant_every_run(tmp: Path) -> Path:
+    """Every variant's runs (see :data:`VARIANTS`) in ``tmp/runs``.
+
+    Args:
+        tmp: A scratch directory.
+
+    Returns:
+        The runs directory.
+    """
+    for variant in VARIANTS:
+        runs = plant_runs(tmp, variant)
+    return runs

@@ -24,16 +24,13 @@ import pytest
 
 import evalkit
 from evalkit.errors import InputError
-from tests.analysis.planted_forensics import BAD_FILE, GOOD_FILE, VARIANTS, plant_runs
+from tests.analysis.planted_forensics import BAD_FILE, GOOD_FILE, plant_every_run
 from tests.conftest import evalkit_cli
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("explain")
-    for variant in VARIANTS:
-        found = plant_runs(tmp, variant)
-    return found
+    return plant_every_run(tmp_path_factory.mktemp("explain"))
 
 
 def test_a_case_that_fails_exactly_when_the_skill_is_not_loaded(runs: Path) -> None:

@@ -17,16 +17,13 @@ from pathlib import Path
 import pytest
 
 import evalkit
-from tests.analysis.planted_forensics import BAD_FILE, GOOD_FILE, VARIANTS, plant_runs
+from tests.analysis.planted_forensics import BAD_FILE, GOOD_FILE, plant_every_run
 from tests.conftest import ROOT, evalkit_cli, evalkit_process
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    tmp = tmp_path_factory.mktemp("explain-cli")
-    for variant in VARIANTS:
-        found = plant_runs(tmp, variant)
-    return found
+    return plant_every_run(tmp_path_factory.mktemp("explain-cli"))
 
 
 def test_between_two_runs_the_text_lines_up_both_sides(runs: Path) -> None:
