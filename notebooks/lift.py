@@ -33,6 +33,7 @@ from IPython.display import display
 import evalkit
 from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
 from evalkit.report import (
+    failure_summary,
     figure_html,
     html_table,
     interval_table,
@@ -92,6 +93,16 @@ display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics"
                          table_id="trigger-metrics"))
 display(html_table(trigger_confusion(rows), caption="Trigger confusion matrix (self-load)",
                       table_id="trigger-confusion", empty="no self-load item in this run"))
+
+# %% [markdown]
+# ## What the failures are made of
+#
+# Every failing item counted once, under its primary cause (an error or timeout, the skill not
+# loaded where loading was up to the agent, a gate such as the verifier, then the other failing
+# components): does a condition lose for routing or for execution?
+
+# %%
+display(failure_summary(rows, None, causes=lifted.failure_causes))
 
 # %% [markdown]
 # ## Cases missing a condition

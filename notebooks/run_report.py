@@ -200,11 +200,13 @@ display(interval_table(
 # (verifier, required evidence, an error-severity anti-pattern); else the other failing
 # components (missing expected pattern, forbidden pattern, workflow, judged statement); else a
 # score below the pass threshold. Whether an edit moved routing or execution reads off one
-# line. Each item below (transcripts, browser) carries its whole reason line.
+# line: in the bars, blues are routing, warm colours execution, greys errors. Each item below
+# (transcripts, browser) carries its whole reason line.
 
 # %%
 display(failure_summary(
     rows, run_scores(run, runs_dir), causes=lifted.failure_causes if lifted is not None else None,
+    plot=True,
 ))
 
 # %% [markdown]
@@ -247,8 +249,9 @@ display(html_table(
 # %% [markdown]
 # ## Failing transcripts
 #
-# Excerpts of failing items, one per case first (wrong answers before errors and timeouts): the
-# prompt, then the last events of the transcript.
+# Excerpts of failing items, one per case first (wrong answers before errors and timeouts): why
+# the item failed (each failing component with its detail, or the error), the prompt, then the
+# last events of the transcript.
 
 # %%
 display(excerpts(
@@ -270,8 +273,9 @@ display(evidence_bundles(run, rows, runs_dir=runs_dir))
 # %% [markdown]
 # ## Browse items
 #
-# Every work item, searchable and filterable by condition, status and outcome; click a row to
-# read its whole transcript (tool calls and skill loads marked). In a large run the table keeps
+# Every work item, searchable and filterable by condition, status, outcome and primary cause,
+# with why it passed or failed (its reason, clipped in the table); click a row to read its whole
+# reason and transcript (tool calls and skill loads marked). In a large run the table keeps
 # whole cases up to `max_items` items, those with a flip or a failure first.
 
 # %%

@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     )
     from evalkit.report._reasons_view import (
         cause_changes,
+        cause_plot,
         failure_summary,
         reason_line,
         run_scores,
@@ -222,6 +223,7 @@ __all__ = [
     "flip_pairs",
     "cell_html",
     "cause_changes",
+    "cause_plot",
     "failure_summary",
     "reason_line",
     "run_scores",

@@ -311,6 +311,8 @@ def item_browser(
                 cells.append(f'<td><a href="#{anchor}">{text}</a></td>')
             elif column in numeric:
                 cells.append(f'<td class="num">{text}</td>')
+            elif column in ("cause", "reason"):
+                cells.append(f'<td class="ek-cell-{column}">{text}</td>')
             else:
                 cells.append(f"<td>{text}</td>")
         body_rows.append(f'<tr class="ek-browser-row ek-{status}">{"".join(cells)}</tr>')

@@ -15,10 +15,12 @@ import pytest
 from playwright.sync_api import Browser
 
 import evalkit
+from evalkit.providers import AgentResponse, Event
 from evalkit.report import report
+from evalkit.report._browser import REASON_CELL_CHARS
 from evalkit.results import NO_REASONS, failure_causes, item_reasons, read_scores
-from tests.conftest import evalkit_cli
-from tests.report.conftest import AFTER, Rendered
+from tests.conftest import TINY, evalkit_cli
+from tests.report.conftest import AFTER, SCRIPT_PAYLOAD, Rendered
 from tests.report.test_item_browser import Opened
 
 pytestmark = pytest.mark.xdist_group("rendered-reports")
@@ -77,10 +79,27 @@ def test_the_run_report_counts_its_failures_by_cause(run_page: Opened) -> None:
         str(expected.iloc[0]["condition"]), expected.iloc[0]["cause"],
         str(expected.iloc[0]["failures"]),
     ]
+    assert page.locator("figure#fig-failure-causes img").count() == 1  # the stacked bars
     summary = page.locator("ul.ek-causes").first.inner_text()
     assert f"none: {int(expected[expected['condition'] == 'none']['failures'].sum())} failures" in (
         summary
     )
+
+
+def test_the_lift_report_counts_its_failures_by_cause(
+    chromium: Browser, rendered: dict[str, Rendered]
+) -> None:
+    rows = evalkit.read_run(AFTER)
+    expected = failure_causes(rows, read_scores(AFTER), by=["condition"])
+    lift = Opened(chromium, rendered["lift"].html_path)
+    try:
+        body = lift.page.locator("table#failure-causes tbody tr")
+        shown = [body.nth(i).locator("td").all_inner_texts()[:3] for i in range(body.count())]
+        assert shown == [[str(r["condition"]), r["cause"], str(r["failures"])]
+                         for r in expected.to_dict("records")]
+        assert "skill not loaded" in lift.page.locator("ul.ek-causes").inner_text()
+    finally:
+        lift.context.close()
 
 
 def test_the_compare_and_flips_reports_say_why(
@@ -183,3 +202,127 @@ def test_each_failing_component_kind_shows_its_reason(
         for fragment in ("forbidden pattern recommended: ", "workflow step missing",
                          "judged expectation failed: '", "exit "):
             assert fragment in kinds
+
+
+#: A fragment of each kind of reason the demo run holds: every scoring component that fails.
+DEMO_REASON_KINDS = (
+    "missing expected pattern: ",
+    "forbidden pattern recommended: ",
+    "anti-pattern matched: ",
+    "workflow step missing or out of order: ",
+    "exits 0: exit 1",  # a verifier command, with the exit it gave
+    "skill not loaded: expected flaky-test-triage, inferred none",
+    "evidence missing or invalid: ",
+    "judged expectation failed: '",  # the statement, then the judge's evidence
+    "the answer does not show what the statement asks",
+)
+
+
+def test_each_kind_of_reason_reads_whole_in_its_panel_and_clipped_in_its_row(
+    chromium: Browser, source_pages: dict[str, tuple[Path, Path]]
+) -> None:
+    run_dir, page_path = source_pages["demo"]
+    rows = evalkit.read_run(run_dir)
+    reasons = item_reasons(rows, read_scores(run_dir)).set_index(rows.index)
+    opened = Opened(chromium, page_path)
+    try:
+        page = opened.page
+        panels = page.locator("section.ek-browser details.ek-browser-item")
+        assert panels.count() == len(rows)  # the demo run is under the browser's cap
+        for fragment in DEMO_REASON_KINDS:
+            found = reasons[reasons["reason"].str.contains(fragment, regex=False)]
+            assert len(found), fragment
+            whole, cause = found.iloc[0]["reason"], found.iloc[0]["cause"]
+            panel = panels.filter(has=page.locator(".ek-reason", has_text=f"why: {whole}"))
+            assert panel.count() >= 1, fragment  # the whole line, in the item's panel
+            anchor = panel.first.get_attribute("id")
+            row = page.locator(f"section.ek-browser tbody tr:has(a[href='#{anchor}'])")
+            clipped = whole if len(whole) <= REASON_CELL_CHARS else (
+                whole[: REASON_CELL_CHARS - 1] + "…")
+            assert row.locator("td.ek-cell-reason").inner_text() == clipped
+            assert row.locator("td.ek-cell-cause").inner_text() == cause
+            row.click()
+            assert panel.first.is_visible()
+    finally:
+        opened.context.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A real run whose answer carries a script that a forbidden pattern matches.
+
+    ``(run directory, its rendered run report)``: a copy of the ``tiny`` suite whose
+    ``wait-server`` forbids ``<script>...</script>``, answered by the replay provider.
+    """
+    import json
+    import shutil
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    suite = tmp / "tiny"
+    shutil.copytree(TINY, suite)
+    cases = suite / "cases" / "prompt.yaml"
+    text = cases.read_text(encoding="utf-8")
+    forbidden = "    forbidden_patterns: ['\\bsleep\\s+\\d+']\n"
+    assert forbidden in text
+    cases.write_text(text.replace(
+        forbidden, "    forbidden_patterns: ['<script>[^<]*</script>']\n    pass_threshold: 0.95\n"
+    ), encoding="utf-8")
+    answer = f"Poll the health endpoint in a loop under timeout 30, then paste {SCRIPT_PAYLOAD}."
+    response = AgentResponse(
+        events=(Event("user", "How should a CI script wait?"), Event("assistant", answer)),
+        model="recorded", input_tokens=10, output_tokens=5,
+    )
+    recording = tmp / "recording.jsonl"
+    recording.write_text(json.dumps({
+        "item_key": "prompt:wait-server:none:recording:0", "provider": "recording",
+        "model": "recorded", "response": response.to_json(),
+    }) + "\n", encoding="utf-8")
+    runs = tmp / "runs"
+    done = evalkit_cli(
+        "run", suite, "--provider", "replay", "--provider-opt", f"path={recording}",
+        "--conditions", "none", "--case", "wait-server", "--trials", "1",
+        "--runs-dir", runs, "--run-id", "hostile", "--no-cache",
+    )
+    assert done.returncode == 0, done.stderr
+    result = report(runs / "hostile", kind="run", output=tmp / "hostile.html",
+                    parameters={"n_resamples": 200})
+    return runs / "hostile", result.html_path
+
+
+def test_hostile_text_in_a_reason_renders_as_text(
+    chromium: Browser, hostile_page: tuple[Path, Path]
+) -> None:
+    run_dir, page_path = hostile_page
+    rows = evalkit.read_run(run_dir)
+    reason = item_reasons(rows, read_scores(run_dir))["reason"].iloc[0]
+    assert reason.startswith("forbidden pattern recommended: ") and SCRIPT_PAYLOAD in reason
+    opened = Opened(chromium, page_path)
+    try:
+        page = opened.page
+        shown = page.locator("section.ek-browser .ek-reason").all_text_contents()
+        assert shown == [f"why: {reason}"]  # the script is on the page as its text
+        excerpt = page.locator(".ek-excerpts .ek-reason").all_text_contents()
+        assert excerpt == [f"why: {reason}"]
+        assert page.locator("table#failure-causes tbody td").all_inner_texts()[1] == (
+            "forbidden pattern recommended")
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert not opened.errors
+    finally:
+        opened.context.close()
+
+
+def test_counts_of_several_providers_sum_into_the_groups_asked_for() -> None:
+    """``failure_summary`` given lift's per-provider counts shows what counting anew shows."""
+    from evalkit.report import failure_summary
+
+    demo = FIXTURES / "golden" / "runs" / "demo-b"
+    rows, scores = evalkit.read_run(demo), read_scores(demo)
+    rows = pd.concat([rows, rows.assign(provider="other", item_key=rows["item_key"] + "-2")],
+                     ignore_index=True)
+    scores = pd.concat([scores, scores.assign(item_key=scores["item_key"] + "-2")],
+                       ignore_index=True)
+    per_provider = failure_causes(rows, scores, by=["provider", "condition"])
+    given = failure_summary(rows, scores, by=["condition"], causes=per_provider)._repr_html_()
+    counted = failure_summary(rows, scores, by=["condition"])._repr_html_()
+    assert given == counted
+    assert "none: 140 failures" in given  # each condition's failures of both providers

@@ -24,7 +24,7 @@
     var search = document.createElement("input");
     search.type = "search";
     search.className = "ek-browser-search";
-    search.placeholder = "Filter items: case, status, error…";
+    search.placeholder = "Filter items: case, status, reason…";
     search.setAttribute("aria-label", "Filter items");
     bar.appendChild(search);
 
