@@ -426,6 +426,7 @@ def _print_providers(out: Lines, result: PairedComparison) -> None:
 def flips_main(args: argparse.Namespace) -> int:
     """Print the flip rate and the most unstable cases."""
     from evalkit.analysis import flips
+    from evalkit.results import NO_REASONS
 
     result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir, providers=args.providers)
     if args.json:
@@ -445,13 +446,19 @@ def flips_main(args: argparse.Namespace) -> int:
             f"{_num(line['ci_high'])}] over {line['n_pairs']} pairs"
         )
     table = result.by_case.dropna(subset=["estimate"]).sort_values("estimate", ascending=False)
+    unrecorded = 0
     for _, row in table.head(args.top).iterrows():
         provider = f"\t{row['provider']}" if "provider" in row else ""
         print(
             f"  {row['case_id']}\t{row.get('condition', '')}{provider}\t{row['estimate']:.2f}"
         )
-        if row.get("causes"):
+        if row.get("causes") and row.get("example") == NO_REASONS:
+            unrecorded += 1  # nothing to say per case: said once below
+        elif row.get("causes"):
             print(f"      failing: {row['causes']} — {row['example']}")
+    if unrecorded:
+        print(f"why: {NO_REASONS} for the failing trials of {unrecorded} case(s) listed "
+              "(the run has no scores or errors to read them from)")
     return 0
 
 
