@@ -308,7 +308,7 @@ def item_browser(
         for column, _ in columns:
             text = esc(_cell(column, row.get(column)))
             if column == "case_id":
-                cells.append(f'<td><a href="#{anchor}">{text}</a></td>')
+                cells.append(f'<td class="ek-cell-case"><a href="#{anchor}">{text}</a></td>')
             elif column in numeric:
                 cells.append(f'<td class="num">{text}</td>')
             elif column in ("cause", "reason"):

@@ -58,6 +58,18 @@ def test_every_browsed_item_carries_its_reason(run_page: Opened) -> None:
     assert page.evaluate("typeof window.__pwned") == "undefined"
 
 
+def test_the_reason_column_is_in_view_beside_long_case_ids(run_page: Opened) -> None:
+    """The fixture's case ids are long unbroken markup: they wrap instead of pushing the
+    reason column out of the browser's frame."""
+    widths = run_page.page.locator("section.ek-browser .ek-browser-wrap").evaluate(
+        "wrap => [wrap.clientWidth, wrap.querySelector('table').scrollWidth]"
+    )
+    assert widths[1] <= widths[0], widths
+    reason = run_page.page.locator("section.ek-browser td.ek-cell-reason").first
+    assert reason.is_visible()
+    assert reason.bounding_box()["width"] >= 200  # type: ignore[index]
+
+
 def test_the_failing_transcripts_say_why(run_page: Opened) -> None:
     excerpts = run_page.page.locator(".ek-excerpts .ek-excerpt .ek-reason")
     assert excerpts.count() >= 1
