@@ -15,7 +15,6 @@ pairwise ratios (this tree / before), with their range; the goal is at most 1.2x
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import subprocess
@@ -24,18 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_report import _fixtures_module  # noqa: E402  (the same loader of the synthesizer)
+
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_RATIO = 1.2
-
-
-def _fixtures_module():  # type: ignore[no-untyped-def]
-    path = ROOT / "scripts" / "make_report_fixtures.py"
-    spec = importlib.util.spec_from_file_location("_make_report_fixtures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _render(tree: Path, run_dir: Path, kind: str, output: Path) -> float:
