@@ -24,7 +24,7 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
-from evalkit.stats import PairedComparison
+from evalkit.stats import PairedComparison, unmatched_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -290,8 +290,10 @@ def compare_main(args: argparse.Namespace) -> int:
             out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
             for line in _case_reason_lines(result, label):
                 out.line(line)
-        if not result.unmatched.empty:
-            out.line(f"{len(result.unmatched)} unmatched item group(s) (see --json)")
+        if result.case_verdict_note:
+            out.line(f"  ({result.case_verdict_note})")
+        for line in unmatched_lines(result):
+            out.line(line)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
@@ -379,7 +381,9 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
     if result.sign_flip is not None:
         out.line(
             f"sign-flip test over {result.sign_flip.n_cases} cases: "
-            f"p = {result.sign_flip.pvalue:.3g}"
+            f"{result.sign_flip.text()}"
+            + (" (exact: McNemar's test on the cases that moved)"
+               if result.sign_flip.method == "binomial" else "")
         )
     if result.by_provider:
         _print_providers(out, result)
@@ -407,18 +411,22 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
 def _print_providers(out: Lines, result: PairedComparison) -> None:
     """One line per provider (its own verdict; Holm across providers) and the spread line."""
     table = result.provider_table()
+    left_out = result.left_out_reasons
     width = max(len(str(name)) for name in table["provider"])
+    counted = table[~table["provider"].astype(str).isin(left_out)]
     out.line(
-        f"by provider ({len(table)}; each verdict over its own cases, p Holm-adjusted across "
+        f"by provider ({len(counted)}; each verdict over its own cases, p Holm-adjusted across "
         "providers):"
     )
-    for row in table.to_dict("records"):
+    for row in counted.to_dict("records"):
         flag = "  regressed after Holm" if row["regressed"] else ""
         out.line(
             f"  {row['provider']!s:<{width}}  {row['verdict']:<12}  delta "
             f"{_pct(row['estimate'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
             f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}"
         )
+    if left_out:
+        out.line(f"  not compared: {result.left_out_text()}")
     if result.heterogeneity is not None:
         out.line(result.heterogeneity.line())
 

@@ -29,11 +29,18 @@ def provider_comparisons(comparison: PairedComparison) -> pd.DataFrame:
     Returns:
         ``provider, verdict, estimate, ci_low, ci_high, confidence, n_cases, wins, losses,
         ties, p_value, p_adjusted, regressed`` (Holm across providers); empty with one
-        provider.
+        provider. Providers that contributed no case are left out (the section names them).
     """
-    table = comparison.provider_table()
+    table = _compared(comparison)
     table.insert(5, "confidence", comparison.delta.confidence)
     return table
+
+
+def _compared(comparison: PairedComparison) -> pd.DataFrame:
+    """:meth:`~evalkit.stats.PairedComparison.provider_table` without the providers left out."""
+    table = comparison.provider_table()
+    left_out = comparison.left_out_reasons
+    return table[~table["provider"].astype(str).isin(left_out)].reset_index(drop=True)
 
 
 def provider_forest_plot(
@@ -48,7 +55,7 @@ def provider_forest_plot(
     Returns:
         The figure (a message figure with one provider).
     """
-    table = comparison.provider_table()
+    table = _compared(comparison)
     if table.empty:
         return _message_figure("one provider: see the verdict", title)
     table = table.sort_values("estimate", kind="stable", na_position="first")
@@ -69,7 +76,8 @@ def provider_forest_plot(
                 fmt="D", color="#222222", ecolor="#222222", elinewidth=2.0, capsize=3,
                 markersize=6)
     spread = comparison.heterogeneity
-    if spread is not None and np.isfinite(spread.pi_low):
+    band = spread is not None and spread.prediction_shown
+    if spread is not None and band:
         ax.axvspan(spread.pi_low, spread.pi_high, color="#cccccc", alpha=0.35, linewidth=0)
     ax.axvline(0, color="#444444", linewidth=0.9)
     for x in (-comparison.threshold, comparison.threshold):
@@ -77,8 +85,9 @@ def provider_forest_plot(
     ax.set_yticks([0, *y], ["pooled (each case once)", *table["provider"].astype(str)])
     ax.set_ylim(-0.8, n + 0.7)
     ax.set_xlabel(
-        "change in pass rate (whiskers: interval; grey band: prediction interval for a new "
-        "provider)", fontsize=9,
+        "change in pass rate (whiskers: interval"
+        + ("; grey band: prediction interval for a new provider)" if band else ")"),
+        fontsize=9,
     )
     _style(ax)
     ax.set_title(title, loc="left", fontsize=12)
@@ -99,4 +108,6 @@ def provider_section(comparison: PairedComparison) -> Fragment:
         "Each provider's change with its interval; the pooled change counts each case once.",
     )
     line = comparison.heterogeneity.line() if comparison.heterogeneity is not None else ""
+    if comparison.left_out_providers:
+        line = f"Not compared: {comparison.left_out_text()}. {line}"
     return table + figure + Fragment(f"<p>{html.escape(line)}</p>")

@@ -486,7 +486,7 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     ]
     if c.sign_flip is not None:
         details.append(
-            f"sign-flip test over {c.sign_flip.n_cases} cases: p = {c.sign_flip.pvalue:.3g}"
+            f"sign-flip test over {c.sign_flip.n_cases} cases: {c.sign_flip.text()}"
             + (f" ({c.verdict_note})" if c.verdict_note else "")
         )
     if not c.unmatched.empty:

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
         ratio_wilson,
     )
     from evalkit.stats._providers import provider_summary, provider_table
+    from evalkit.stats._unmatched import unmatched_lines, unmatched_summary
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
         FUTILE_PLANNED,
@@ -168,5 +169,7 @@ __all__ = [
     "stage_two_decisions",
     "stage_two_draw",
     "threshold_field",
+    "unmatched_lines",
+    "unmatched_summary",
     "verdict",
 ]

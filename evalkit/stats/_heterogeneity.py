@@ -18,7 +18,9 @@ and
   deltas that is real rather than noise (``(F - 1) / F`` when ``F > 1``);
 - the **prediction interval** for a new provider is the pooled (case-clustered) estimate
   ``+- t(k - 1) * sqrt(tau2 + se_pooled^2)`` (Higgins, Thompson & Spiegelhalter 2009, with
-  the clustered standard error of the pool in place of the meta-analytic one).
+  the clustered standard error of the pool in place of the meta-analytic one). It is shown
+  from :data:`MIN_PREDICTION_PROVIDERS` providers on; below, the JSON keeps it with
+  ``"shown": false`` and a note, and the text says why it is withheld.
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from evalkit.stats._interval import json_float
 
 #: Fewest providers with which a between-provider variance is estimated.
 MIN_PROVIDERS = 2
+
+#: Fewest providers with which the prediction interval for a new provider is shown. Below it
+#: the interval rests on ``t(k - 1)`` (12.7 at two providers, 4.3 at three) and on a ``tau2``
+#: estimated from a handful of deltas: it is kept in the JSON, flagged, and withheld from text.
+MIN_PREDICTION_PROVIDERS = 5
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,25 @@ class Heterogeneity:
     method: str = "two-way OLS d ~ C(provider) + C(case), F test (statsmodels)"
 
     @property
+    def prediction_shown(self) -> bool:
+        """Whether the prediction interval rests on enough providers to be shown."""
+        return bool(
+            self.n_providers >= MIN_PREDICTION_PROVIDERS and np.isfinite(self.pi_low)
+        )
+
+    @property
+    def prediction_note(self) -> str:
+        """Why the prediction interval is withheld ("" when it is shown)."""
+        if self.prediction_shown or not np.isfinite(self.pi_low):
+            return ""
+        return (
+            f"no prediction interval for a new provider from {self.n_providers} providers "
+            f"(it needs at least {MIN_PREDICTION_PROVIDERS}: with fewer, t({self.n_providers - 1})"
+            " and a spread estimated from so few deltas make it wider than anything it could "
+            "rule out)"
+        )
+
+    @property
     def differs(self) -> bool:
         """Whether the interaction test rejects at ``1 - confidence``."""
         return bool(np.isfinite(self.pvalue) and self.pvalue <= 1.0 - self.confidence)
@@ -84,14 +110,19 @@ class Heterogeneity:
                 f"providers: {self.n_providers}; no test of whether the effect differs "
                 "between them (too few shared cases, or no case-to-case variation left)"
             )
-        said = "differs between providers" if self.differs else "no evidence it differs"
+        said = "the effect differs between providers" if self.differs else "no evidence the effect differs"
         level = round(self.confidence * 100)
-        return (
-            f"providers: effect {said} (interaction F({self.df_num}, {self.df_den}) = "
-            f"{self.f_statistic:.2f}, p = {self.pvalue:.3g}); tau = {np.sqrt(self.tau2):.3f}, "
-            f"I2 = {self.i2 * 100:.0f} %; a new provider: {self.pi_low:+.3f} to "
-            f"{self.pi_high:+.3f} ({level} % prediction interval)"
+        text = (
+            f"providers: {said} (interaction F({self.df_num}, {self.df_den}) = "
+            f"{self.f_statistic:.2f}, p = {self.pvalue:.3g}); between-provider sd of the "
+            f"effect tau = {np.sqrt(self.tau2) * 100:.1f} pp, I2 = {self.i2 * 100:.0f} %"
         )
+        if self.prediction_shown:
+            return (
+                f"{text}; a new provider: {self.pi_low * 100:+.1f} to {self.pi_high * 100:+.1f}"
+                f" pp ({level} % prediction interval)"
+            )
+        return f"{text}; {self.prediction_note}" if self.prediction_note else text
 
     def to_dict(self) -> dict[str, Any]:
         """JSON object (undefined numbers are None)."""
@@ -110,6 +141,8 @@ class Heterogeneity:
                 "estimate": json_float(self.estimate),
                 "low": json_float(self.pi_low),
                 "high": json_float(self.pi_high),
+                "shown": self.prediction_shown,
+                "note": self.prediction_note,
             },
             "confidence": float(self.confidence),
             "method": self.method,

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalkit._display import rich_html
 from evalkit.stats._bootstrap import paired_delta_interval
+from evalkit.stats._case_floor import case_verdict_note
 from evalkit.stats._frame import (
     as_frame,
     json_ready,
@@ -25,6 +26,7 @@ from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import Correction, Metric, Verdict
+from evalkit.stats._unmatched import unmatched_summary
 from evalkit.stats._verdicts import (
     adjust_pvalues,
     case_verdicts,
@@ -108,6 +110,10 @@ class PairedComparison:
         by_provider: With several providers, one comparison per provider over its own cases.
         pooled_providers: The providers the overall figures pool (each case one cluster, its
             per-provider differences averaged: a shared case counts once).
+        left_out_providers: Providers with items in the comparison that contributed no case,
+            each with where its items are: ``"baseline"`` or ``"candidate"`` (it ran only
+            that side), ``"reused"`` (its pairs were one sample) or ``"both"`` (both sides,
+            no case in common). Read them in words with :attr:`left_out_reasons`.
         heterogeneity: Interaction test, ``tau2``, ``I2`` and prediction interval, or None.
         ungraded_items: Compared items left out because they have no outcome yet (status
             ``ungraded``: judged statements the run's judge could not grade); missing evidence,
@@ -142,6 +148,7 @@ class PairedComparison:
     judge_calibration: dict[str, Any] | None = None
     by_provider: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_providers: tuple[str, ...] = ()
+    left_out_providers: tuple[tuple[str, str], ...] = ()
     heterogeneity: Heterogeneity | None = None
     ungraded_items: int = 0
     ungraded_note: str = ""
@@ -157,10 +164,15 @@ class PairedComparison:
                 if self.pooled_conditions
                 else ""
             )
-            return (
-                f"pooled over {len(self.pooled_providers)} providers{over}, clustered by case "
+            counted = len(self.pooled_providers)
+            of = f" of {counted + len(self.left_out_providers)}" if self.left_out_providers else ""
+            text = (
+                f"pooled over {counted}{of} providers{over}, clustered by case "
                 "(each case counts once, its per-provider differences averaged)"
             )
+            if self.left_out_providers:
+                text += f"; not compared: {self.left_out_text()}"
+            return text
         if self.pooled_conditions:
             contributing, reused = self.contributing_conditions, self.reused_conditions
             text = (
@@ -177,6 +189,24 @@ class PairedComparison:
         if self.conditions is not None:
             return f"{self.conditions[1]} vs {self.conditions[0]}"
         return ""
+
+    @property
+    def left_out_reasons(self) -> dict[str, str]:
+        """Why each of :attr:`left_out_providers` contributed no case, in words."""
+        said = {
+            "baseline": f"ran only {self.baseline_label}",
+            "candidate": f"ran only {self.candidate_label}",
+            "reused": "every pair was one sample (reused), so no case",
+            "both": "ran both sides but no case on both",
+        }
+        return {name: said[side] for name, side in self.left_out_providers}
+
+    def left_out_text(self) -> str:
+        """The providers that contributed no case, grouped by reason: ``"a, b (ran only X)"``."""
+        groups: dict[str, list[str]] = {}
+        for name, reason in self.left_out_reasons.items():
+            groups.setdefault(reason, []).append(name)
+        return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in groups.items())
 
     @property
     def contributing_conditions(self) -> tuple[str, ...]:
@@ -224,6 +254,11 @@ class PairedComparison:
     def regressed_providers(self) -> list[str]:
         """Providers whose delta is significantly negative after Holm across providers."""
         return [str(p) for p in self.provider_table().query("regressed")["provider"]]
+
+    @property
+    def case_verdict_note(self) -> str:
+        """Why no case can be named regressed or improved ("" when some case could be)."""
+        return case_verdict_note(self.cases, binary=self.metric == "passed", alpha=self.alpha)
 
     @property
     def regressed_cases(self) -> list[str]:
@@ -294,6 +329,7 @@ class PairedComparison:
                     "cases": case_rows,
                     "regressed_cases": self.regressed_cases,
                     "improved_cases": self.improved_cases,
+                    "case_verdict_note": self.case_verdict_note,
                     "threshold": self.threshold,
                     "unmatched": records(self.unmatched),
                     "baseline_label": self.baseline_label,
@@ -304,6 +340,8 @@ class PairedComparison:
                         "pvalue": self.sign_flip.pvalue,
                         "n_cases": self.sign_flip.n_cases,
                         "exact": self.sign_flip.exact,
+                        "method": self.sign_flip.method,
+                        "at_floor": self.sign_flip.at_floor,
                     },
                     "verdict_note": self.verdict_note,
                     "reused_items": int(self.reused_items),
@@ -327,6 +365,11 @@ class PairedComparison:
                     "judge_calibration": self.judge_calibration,
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
+                    "left_out_providers": [
+                        {"provider": name, "reason": reason}
+                        for name, reason in self.left_out_reasons.items()
+                    ],
+                    "unmatched_summary": unmatched_summary(self),
                     "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
                     "ungraded_items": int(self.ungraded_items),
                     "ungraded_note": self.ungraded_note,

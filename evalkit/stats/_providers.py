@@ -79,15 +79,17 @@ def provider_summary(comparison: Compared) -> dict[str, dict[str, Any]]:
     Returns:
         ``{provider: {"verdict", "delta", "ci_low", "ci_high", "n_cases", "wins", "losses",
         "ties", "p_value", "p_adjusted", "regressed", "verdict_note"}}`` (Holm across
-        providers; see :func:`provider_table`).
+        providers; see :func:`provider_table`); a provider that contributed no case says why
+        in ``verdict_note`` (e.g. "ran only model-a").
     """
+    left_out: dict[str, str] = getattr(comparison, "left_out_reasons", {})
     return {
         str(row["provider"]): {
             ("delta" if key == "estimate" else str(key)): row[key]
             for key in row
             if key != "provider"
         }
-        | {"verdict_note": part.verdict_note}
+        | {"verdict_note": left_out.get(str(row["provider"]), part.verdict_note)}
         for row, (_, part) in zip(
             provider_table(comparison).to_dict("records"), comparison.by_provider, strict=True
         )

@@ -7,6 +7,12 @@ every case's sign flipped at random. The p-value is exact: all ``2^C`` sign patt
 enumerated up to :data:`EXACT_UP_TO` cases, and beyond that ``R`` random patterns give
 ``(1 + #{|T*| >= |T|}) / (1 + R)``, which is also a valid p-value (never below its level).
 
+When every non-zero difference has the same size (one trial per case on a pass/fail metric:
+each case moved by -1, 0 or +1), the sign-flip distribution is a binomial one and the exact
+p-value is the two-sided binomial test of the wins among the non-tied cases, which is the
+exact (conditional) McNemar test: :func:`scipy.stats.binomtest` gives it at any case count,
+so such data never meets the resampling floor.
+
 Because the test is exact whatever the case count, the trial count or the shape of the case
 difficulties, requiring it for a verdict bounds the false-verdict rate of an A/A comparison
 by ``alpha`` at every suite size. Its price is a floor on the number of cases: with ``C``
@@ -21,6 +27,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy import stats
 
 #: Up to this many cases every sign pattern is enumerated (2^14 = 16,384 patterns).
 EXACT_UP_TO = 14
@@ -37,13 +44,27 @@ class SignFlipResult(NamedTuple):
         pvalue: Two-sided p-value (1.0 with no case or only zero differences).
         n_cases: Cases tested.
         exact: True when every sign pattern was enumerated.
-        n_patterns: Sign patterns used (``2^C`` when exact).
+        n_patterns: Sign patterns used (``2^C`` when enumerated, 0 for the binomial form).
+        method: ``"enumerated"``, ``"binomial"`` (exact McNemar: every non-zero difference
+            the same size) or ``"resampled"``.
     """
 
     pvalue: float
     n_cases: int
     exact: bool
     n_patterns: int
+    method: str = "enumerated"
+
+    @property
+    def at_floor(self) -> bool:
+        """Whether a resampled p-value is its floor ``1 / (1 + R)``: no pattern reached it."""
+        return self.method == "resampled" and self.pvalue * (1 + self.n_patterns) <= 1.0 + 1e-9
+
+    def text(self) -> str:
+        """``p = 0.0123``, or a bound at the resampling floor: ``p < 0.0001``."""
+        if self.at_floor:
+            return f"p < {1.0 / self.n_patterns:.2g}"
+        return f"p = {self.pvalue:.3g}"
 
 
 def minimum_cases(alpha: float) -> int:
@@ -87,6 +108,11 @@ def sign_flip_test(
     if n_cases == 0 or not np.any(values != 0.0):
         return SignFlipResult(1.0, n_cases, True, 0)
     cutoff = observed - _SLACK * float(np.abs(values).sum())
+    sizes = np.abs(values[values != 0.0])
+    if n_cases > EXACT_UP_TO and np.allclose(sizes, sizes[0], rtol=1e-9, atol=0.0):
+        wins = int(np.count_nonzero(values > 0.0))
+        pvalue = float(stats.binomtest(wins, len(sizes), 0.5).pvalue)
+        return SignFlipResult(min(1.0, pvalue), n_cases, True, 0, "binomial")
     if n_cases <= EXACT_UP_TO:
         patterns = np.array(list(itertools.product((1.0, -1.0), repeat=n_cases)))
         totals = np.abs(patterns @ values)
@@ -99,4 +125,6 @@ def sign_flip_test(
         size = min(chunk, n_resamples - start)
         signs = rng.integers(0, 2, size=(size, n_cases), dtype=np.int8) * 2 - 1
         hits += int(np.count_nonzero(np.abs(signs @ values) >= cutoff))
-    return SignFlipResult((1 + hits) / (1 + n_resamples), n_cases, False, n_resamples)
+    return SignFlipResult(
+        (1 + hits) / (1 + n_resamples), n_cases, False, n_resamples, "resampled"
+    )

@@ -106,7 +106,7 @@ def _no_common_case(
     result = no_evidence(on, options, reused, n_pairs)
     if reused:
         return result
-    return dataclasses.replace(result, verdict_note="the two runs share no case in this condition")
+    return dataclasses.replace(result, verdict_note="the two sides share no case here")
 
 
 def compare_pair(
@@ -246,13 +246,34 @@ def with_providers(
         confidence=options.confidence,
     )
     method = result.delta.method.replace("stratified-by-case", "clustered-by-case")
+    counted = {name for name, part in parts if part.n_cases > 0}
     return dataclasses.replace(
         result,
         delta=result.delta._replace(method=method),
         by_provider=parts,
-        pooled_providers=providers,
+        pooled_providers=tuple(p for p in providers if p in counted),
+        left_out_providers=tuple(
+            (p, _sides_of(p, splits[p])) for p in providers if p not in counted
+        ),
         heterogeneity=spread,
     )
+
+
+def _sides_of(provider: str, split: ReuseSplit) -> str:
+    """Which side of a comparison a provider that contributed no case has items on.
+
+    Returns:
+        ``"baseline"`` or ``"candidate"`` (it ran only that side), ``"reused"`` (its only
+        pairs were one sample), or ``"both"`` (both sides ran, but no case on both).
+    """
+    if len(split.reused):
+        return "reused"
+    on_baseline, on_candidate = len(split.baseline) > 0, len(split.candidate) > 0
+    if on_baseline and not on_candidate:
+        return "baseline"
+    if on_candidate and not on_baseline:
+        return "candidate"
+    return "both"
 
 
 def stratified_summary(

@@ -115,7 +115,7 @@ def test_compare_text_has_the_provider_table_and_heterogeneity_line(
     assert "over 40 cases (pooled over 3 providers, clustered by case" in out
     assert "by provider (3;" in out
     assert "gamma" in out and "regressed after Holm" in out
-    assert "providers: effect differs between providers (interaction F(2, 78)" in out
+    assert "providers: the effect differs between providers (interaction F(2, 78)" in out
 
 
 def test_power_for_providers_that_share_cases() -> None:

@@ -123,7 +123,7 @@ def test_provider_specific_lift_is_detected_and_summarised(
     assert spread.differs and spread.pvalue < 0.001
     assert spread.tau2 > 0 and 0 < spread.i2 < 1
     assert spread.pi_low < compared.delta.ci_low < compared.delta.ci_high < spread.pi_high
-    assert spread.line().startswith("providers: effect differs between providers")
+    assert spread.line().startswith("providers: the effect differs between providers")
 
 
 def test_interaction_f_matches_statsmodels_anova(board: pd.DataFrame,

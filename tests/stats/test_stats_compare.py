@@ -73,6 +73,8 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended |= {"by_provider", "pooled_providers", "heterogeneity"}  # empty/null: 1 provider
     extended |= {"ungraded_items", "ungraded_note"}  # items with no outcome yet, left out
     extended |= {"next_step"}  # null unless the verdict is inconclusive (evalkit.analysis)
+    extended |= {"left_out_providers", "unmatched_summary"}  # why providers/items unpaired
+    extended |= {"case_verdict_note"}  # why no case could be named (too few trials)
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["ungraded_items"], out["ungraded_note"]) == (0, "")
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")

@@ -1,0 +1,82 @@
+"""When no single case can earn a verdict of its own, and what would let one.
+
+A case's own verdict (``regressed_cases``, ``improved_cases``) rests on Fisher's exact test of
+its trials, baseline against candidate. With few trials even the most lopsided case cannot
+reach the level: one trial per side is one outcome each (0/1 against 1/1 gives p = 1), and
+three trials per side at best 0/3 against 3/3, p = 0.1. Saying "regressed cases: none" beside
+144 losses would then read as "no case got worse"; this module says instead that no case
+*could* be named, and how many trials per side would let one.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from evalkit.stats._verdicts import fisher_pvalue
+
+#: Trials per side searched for the fewest that let a case reach the level.
+_SEARCH_UP_TO = 50
+
+
+def smallest_case_pvalue(n_baseline: int, n_candidate: int) -> float:
+    """The smallest Fisher p-value a case with these trial counts can reach (all against none).
+
+    Examples:
+        >>> smallest_case_pvalue(1, 1), smallest_case_pvalue(3, 3)
+        (1.0, 0.1)
+    """
+    return min(
+        fisher_pvalue(n_candidate, n_candidate, 0, n_baseline),
+        fisher_pvalue(0, n_candidate, n_baseline, n_baseline),
+    )
+
+
+def trials_for_a_case_verdict(alpha: float) -> int:
+    """The fewest trials per side with which one case can reach ``alpha`` (Fisher, all vs none).
+
+    Examples:
+        >>> trials_for_a_case_verdict(0.05)
+        4
+    """
+    for n in range(1, _SEARCH_UP_TO + 1):
+        if smallest_case_pvalue(n, n) <= alpha:
+            return n
+    return _SEARCH_UP_TO
+
+
+def case_verdict_note(cases: pd.DataFrame, *, binary: bool, alpha: float) -> str:
+    """Why no case can be named regressed or improved here ("" when some case could be).
+
+    Args:
+        cases: The per-case table of a comparison (``n_baseline``, ``n_candidate``).
+        binary: The metric is pass/fail (Fisher's test per case).
+        alpha: The per-case level (before the correction across cases, which only raises p).
+
+    Returns:
+        One sentence naming the trials there are, the smallest p-value a case could reach,
+        and the trials per side that would let one, or "" when some case could reach alpha.
+    """
+    if not binary or cases.empty:
+        return ""
+    counts = cases[["n_baseline", "n_candidate"]].drop_duplicates()
+    best = min(
+        smallest_case_pvalue(int(b), int(c))
+        for b, c in counts.itertuples(index=False, name=None)
+    )
+    if best <= alpha:
+        return ""
+    needed = trials_for_a_case_verdict(alpha)
+    most = int(cases[["n_baseline", "n_candidate"]].min(axis=1).max())
+    if most <= 1:
+        said = "with one trial per side a case is one outcome each, so none can be judged alone"
+    else:
+        said = (
+            f"with at most {most} trials per side the most lopsided case reaches p = "
+            f"{best:.2g} (Fisher), above alpha = {alpha:g}"
+        )
+    return (
+        f"no single case can be named regressed or improved: {said}; the verdict above is "
+        f"over all cases together. To judge cases one by one, run at least {needed} trials per "
+        "side, more once the correction across cases is counted (8-10 is typical; evalkit run "
+        "--trials N)"
+    )
