@@ -42,8 +42,10 @@ providers: str = ""  # "P,Q": keep only these providers (default: every provider
 from IPython.display import Markdown, display
 
 import evalkit
+from evalkit.stats import unmatched_lines
 from evalkit.report import (
     calibration_note,
+    case_keys,
     case_pairs,
     cause_changes,
     compare_view,
@@ -64,6 +66,7 @@ from evalkit.report import (
     next_step_facts,
     note,
     paired_excerpts,
+    paired_rows,
     pp,
     project_path,
     provider_section,
@@ -74,6 +77,7 @@ from evalkit.report import (
     verdict_banner,
     verdict_lines,
     wins_by_condition,
+    wins_note,
 )
 
 # %%
@@ -187,6 +191,8 @@ display(figure_html(
 
 # %%
 display(html_table(wins_by_condition(result.cases), caption="By condition", table_id="wins"))
+if wins_note(result):
+    display(note(wins_note(result)))
 
 # %% [markdown]
 # ## What the failures are made of
@@ -196,10 +202,18 @@ display(html_table(wins_by_condition(result.cases), caption="By condition", tabl
 # (missing patterns, the verifier).
 
 # %%
+paired_baseline, paired_candidate = paired_rows(view)
 display(cause_changes(
-    view.baseline_rows, run_scores(view.baseline_run), view.candidate_rows,
+    paired_baseline, run_scores(view.baseline_run), paired_candidate,
     run_scores(view.candidate_run), labels=labels,
 ))
+if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len(
+    view.candidate_rows
+):
+    display(note(
+        "Counted over the units both sides ran: the unmatched items (see below) are left out, "
+        "so a provider that ran only one side adds no failures to either column."
+    ))
 
 # %% [markdown]
 # ## Regressed cases
@@ -210,7 +224,7 @@ display(cause_changes(
 # %%
 regressed = result.cases[result.cases["verdict"] == "regressed"]
 display(interval_table(
-    regressed, ["case_id", "condition"], kind="pp", header="change",
+    regressed, case_keys(result.cases), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="regressed",
     empty="No case regressed beyond noise.",
 ))
@@ -250,7 +264,7 @@ if regressed.empty:
 # %%
 improved = result.cases[result.cases["verdict"] == "improved"]
 display(interval_table(
-    improved, ["case_id", "condition"], kind="pp", header="change",
+    improved, case_keys(result.cases), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="improved",
     empty="No case improved beyond noise.",
 ))
@@ -266,7 +280,7 @@ display(paired_excerpts(
 
 # %%
 display(interval_table(
-    result.cases.sort_values("estimate", kind="stable"), ["case_id", "condition"], kind="pp",
+    result.cases.sort_values("estimate", kind="stable"), case_keys(result.cases), kind="pp",
     header="change", extra=["n_baseline", "n_candidate", "p_adjusted", "verdict"],
     table_id="all-cases",
 ))
@@ -275,6 +289,8 @@ display(interval_table(
 # ## Unmatched items
 
 # %%
+for line in unmatched_lines(result):
+    display(note(line.replace("(see --json)", "(listed below)").strip()))
 display(html_table(
     result.unmatched, table_id="unmatched",
     empty="Every case and condition is present on both sides.",
@@ -317,7 +333,8 @@ for label, side_run, side_rows in (
 #
 # The items of both sides in one table (the `run` column tells them apart), searchable and
 # filterable; click a row to read its whole transcript. In a large comparison the table keeps
-# whole cases up to `max_items` items, those with a flip or a failure first.
+# whole cases up to `max_items` items, cases whose items both pass and fail
+# first, then cases that never pass.
 
 # %%
 display(item_browser(

@@ -276,7 +276,8 @@ display(evidence_bundles(run, rows, runs_dir=runs_dir))
 # Every work item, searchable and filterable by condition, status, outcome and primary cause,
 # with why it passed or failed (its reason, clipped in the table); click a row to read its whole
 # reason and transcript (tool calls and skill loads marked). In a large run the table keeps
-# whole cases up to `max_items` items, those with a flip or a failure first.
+# whole cases up to `max_items` items, cases whose items both pass and fail
+# first, then cases that never pass.
 
 # %%
 display(item_browser(run, rows, runs_dir=runs_dir, max_items=max_items, seed=seed))

@@ -144,6 +144,7 @@ if TYPE_CHECKING:
     from evalkit.report._trend import Trend, describe_trend, lift_trend, load_items, trend
     from evalkit.report._views import (
         ComparisonView,
+        case_keys,
         case_pairs,
         compare_view,
         condition_comparisons,
@@ -153,6 +154,7 @@ if TYPE_CHECKING:
         metrics_table,
         missing_cases,
         next_step_facts,
+        paired_rows,
         run_facts,
         status_by,
         summary_cards,
@@ -161,6 +163,7 @@ if TYPE_CHECKING:
         unstable_cases,
         verdict_lines,
         wins_by_condition,
+        wins_note,
         within_flips,
     )
     from evalkit.results import read_transcript, read_transcripts
@@ -199,6 +202,7 @@ __all__ = [
     "calibration_check",
     "calibration_facts",
     "calibration_note",
+    "case_keys",
     "case_pairs",
     "comparison_calibration",
     "comparison_statements",
@@ -265,6 +269,7 @@ __all__ = [
     "optimization_facts",
     "order_conditions",
     "paired_excerpts",
+    "paired_rows",
     "pairs_html",
     "pairwise_banner",
     "pairwise_cards",
@@ -318,5 +323,6 @@ __all__ = [
     "verdict_banner",
     "verdict_lines",
     "wins_by_condition",
+    "wins_note",
     "within_flips",
 ]

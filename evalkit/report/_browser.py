@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,12 +58,14 @@ class ItemSample:
         total: Number of items offered.
         cases: ``{"flipped": n, "failing": n, "passing": n}`` cases among the chosen rows.
         seed: Seed of the sample of the cases beyond the limit.
+        offered: The same counts over every offered case (empty when not counted).
     """
 
     rows: pd.DataFrame
     total: int
     cases: Mapping[str, int]
     seed: int
+    offered: Mapping[str, int] = dataclasses.field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -77,11 +80,15 @@ class ItemSample:
         """
         if self.complete:
             return f"all {self.total:,} items"
-        flipped, failing = self.cases.get("flipped", 0), self.cases.get("failing", 0)
+        shown, offered = self.cases, self.offered or self.cases
         return (
-            f"showing {len(self.rows):,} of {self.total:,} items: whole cases, those with a "
-            f"flip ({flipped}) or a failure ({failing}) first, then a random sample of the "
-            f"others (seed {self.seed})"
+            f"showing {len(self.rows):,} of {self.total:,} items, whole cases "
+            f"({sum(shown.values()):,} of {sum(offered.values()):,}): first cases whose items "
+            f"both pass and fail ({shown.get('flipped', 0):,} of "
+            f"{offered.get('flipped', 0):,}), then cases that never pass "
+            f"({shown.get('failing', 0):,} of {offered.get('failing', 0):,}), then a random "
+            f"sample of the cases that always pass ({shown.get('passing', 0):,} of "
+            f"{offered.get('passing', 0):,}; seed {self.seed})"
         )
 
 
@@ -159,7 +166,8 @@ def sample_items(
         keys.insert(1, "run")
     picked = picked.sort_values(keys, kind="stable") if keys else picked
     counts = {name: int((rank[chosen] == i).sum()) for i, name in enumerate(_RANKS)}
-    return ItemSample(picked, len(rows), counts, seed)
+    offered = {name: int((rank == i).sum()) for i, name in enumerate(_RANKS)}
+    return ItemSample(picked, len(rows), counts, seed, offered)
 
 
 def _cell(column: str, value: Any) -> str:

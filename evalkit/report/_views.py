@@ -39,6 +39,7 @@ from evalkit.stats import (
     compare,
     flip_rate_between,
     flip_rate_within,
+    unmatched_lines,
 )
 
 ITEM_COLUMNS = ("case_id", "lane", "condition", "provider", "trial", "status")
@@ -461,7 +462,9 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     """
     c = view.comparison
     what = "pass rate" if c.metric == "passed" else "score"
-    scope = f", {c.scope}" if c.pooled_conditions or c.by_condition else ""
+    scope = (
+        f", {c.scope}" if c.pooled_conditions or c.by_condition or c.pooled_providers else ""
+    )
     headline = (
         f"{view.candidate_label} vs {view.baseline_label}: change in {what} "
         f"{interval(c.delta.estimate, c.delta.ci_low, c.delta.ci_high, 'pp')} "
@@ -482,7 +485,8 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         f"improved needs the interval above 0 and an effect of at least {pp(c.threshold)}; "
         "regressed needs the upper bound below 0",
         f"per-case verdicts: exact tests, {c.correction} correction at alpha {c.alpha:g}; "
-        f"{len(c.regressed_cases)} regressed, {len(c.improved_cases)} improved",
+        f"{len(c.regressed_cases)} regressed, {len(c.improved_cases)} improved"
+        + (f" ({c.case_verdict_note})" if c.case_verdict_note else ""),
     ]
     if c.sign_flip is not None:
         details.append(
@@ -490,7 +494,10 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
             + (f" ({c.verdict_note})" if c.verdict_note else "")
         )
     if not c.unmatched.empty:
-        details.append(f"{len(c.unmatched)} unit(s) present on one side only (listed below)")
+        details += [
+            line.replace("(see --json)", "(listed below)").strip()
+            for line in unmatched_lines(c)
+        ]
     if c.next_step is not None:
         from evalkit.analysis import NextStep
 
@@ -556,6 +563,60 @@ def condition_comparisons(comparison: PairedComparison) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=[*columns, "n_cases", "reused_items"])
 
 
+def case_keys(cases: pd.DataFrame) -> list[str]:
+    """The columns that name one row of a comparison's per-case table, as they are there.
+
+    With several providers a case has one row per provider, so ``provider`` is among them
+    (a table without it would show one case twice with different numbers).
+
+    Examples:
+        >>> case_keys(pd.DataFrame(columns=["case_id", "condition", "provider", "estimate"]))
+        ['case_id', 'condition', 'provider']
+    """
+    return [c for c in ("lane", "case_id", "condition", "provider") if c in cases.columns]
+
+
+def paired_rows(view: ComparisonView) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each side's rows cut to the units the comparison paired (unmatched units left out).
+
+    A provider that ran only one side has nothing to compare, so its failures belong in
+    neither side's count of a before/after table.
+
+    Returns:
+        ``(baseline rows, candidate rows)``, each only of units present on both sides.
+    """
+    cases = view.comparison.cases
+    keys = [k for k in case_keys(cases) if not (k == "condition" and view.mode == "conditions")]
+    keys = [k for k in keys if k in view.baseline_rows and k in view.candidate_rows]
+    if not keys or cases.empty:
+        return view.baseline_rows, view.candidate_rows
+    paired = cases[keys].astype(str).drop_duplicates()
+
+    def cut(rows: pd.DataFrame) -> pd.DataFrame:
+        marked = rows[keys].astype(str).merge(paired.assign(_paired=True), how="left", on=keys)
+        return rows[marked["_paired"].fillna(False).to_numpy(dtype=bool)]
+
+    return cut(view.baseline_rows), cut(view.candidate_rows)
+
+
+def wins_note(comparison: PairedComparison) -> str:
+    """How the wins/losses/ties table's counts relate to the banner's ("" when they agree).
+
+    With several providers the banner counts each case once (its per-provider differences
+    averaged) while the table counts each (case, provider) unit on its own.
+    """
+    cases = comparison.cases
+    if "provider" not in cases or cases["provider"].nunique() < 2:
+        return ""
+    return (
+        f"This table counts (case, provider) units: {len(cases):,} of them, each provider's "
+        f"change in a case on its own. The verdict's wins {comparison.wins}, losses "
+        f"{comparison.losses} and ties {comparison.ties} count cases ({comparison.n_cases:,}): "
+        "each case once, its per-provider changes averaged, so a case can win for one "
+        "provider and lose for another."
+    )
+
+
 def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
     """Wins, losses and ties per condition, from a comparison's per-case table.
 
@@ -563,7 +624,9 @@ def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
         cases: :attr:`PairedComparison.cases`.
 
     Returns:
-        ``condition, wins, losses, ties, cases, regressed, improved``.
+        ``condition, wins, losses, ties, cases, regressed, improved``; with several
+        providers the count column is ``case x provider units`` (a case counts once per
+        provider, see :func:`wins_note`).
     """
     sign = cases["estimate"].fillna(0.0)
     table = cases.assign(
@@ -578,7 +641,9 @@ def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
         .sum()
         .reset_index()
     )
-    out.insert(4, "cases", out[["wins", "losses", "ties"]].sum(axis=1))
+    units = "provider" in cases and cases["provider"].nunique() > 1
+    out.insert(4, "case x provider units" if units else "cases",
+               out[["wins", "losses", "ties"]].sum(axis=1))
     return out
 
 
