@@ -151,7 +151,8 @@ else:
         "Share of matched work items whose outcome differs between the two runs.",
     ))
     display(interval_table(
-        unstable_cases(between.by_case, top_n), ["case_id", "condition"],
+        unstable_cases(between.by_case, top_n),
+        [c for c in ("lane", "case_id", "condition", "provider") if c in between.by_case],
         header="flip rate", extra=["n", "flips"], table_id="unstable-between",
     ))
 

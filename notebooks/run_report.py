@@ -50,6 +50,7 @@ from evalkit.report import (
     figure_html,
     html_table,
     interval_table,
+    matched_rate_section,
     item_browser,
     judged_statements,
     key_values,
@@ -103,6 +104,7 @@ display(figure_html(
 display(interval_table(
     by_condition, ["condition"], header="pass rate", table_id="rates-condition"
 ))
+display(matched_rate_section(rows, confidence=confidence))
 
 # %% [markdown]
 # ### By provider and condition

@@ -47,6 +47,7 @@ from evalkit._display import rich_html
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
+from evalkit.analysis._lift_scope import PoolScope, pool_cells, records_loading, trigger_absence
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
@@ -142,7 +143,10 @@ class LiftResult:
         pooled: Per lane with several providers, the metrics pooled over providers (the
             ``metrics`` columns, ``provider`` = ``"pooled"``): each case counts once (its
             trials of every provider averaged, so in a balanced run every provider weighs the
-            same) and the interval resamples cases, never (case, provider) units.
+            same) and the interval resamples cases, never (case, provider) units. Only the
+            (provider, case) cells that ran every role condition of the lane are pooled.
+        pooled_scope: Per lane with several providers, what the pool counts and leaves out.
+        trigger_note: Why the trigger metrics are absent ("" when computed or not wanted).
 
     ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
     """
@@ -162,6 +166,8 @@ class LiftResult:
     failure_causes: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(FAILURE_CAUSE_COLUMNS))
     )
+    pooled_scope: tuple[PoolScope, ...] = ()
+    trigger_note: str = ""
 
 
     def _repr_html_(self) -> str | None:
@@ -176,7 +182,11 @@ class LiftResult:
         their metrics are null), ``pooled_metrics`` (the metrics pooled over providers, each
         case once, ``provider`` = ``"pooled"``; empty with one provider) and ``evidence`` (the
         evidence lane's metrics). Extended with ``failure_causes`` (what each provider's and
-        condition's failures are made of: failing items by primary cause, each counted once).
+        condition's failures are made of: failing items by primary cause, each counted once),
+        ``pooled_scope`` (per lane with several providers: the providers and (provider, case)
+        cells the pool counts, those left out and why; see :class:`PoolScope`) and
+        ``trigger_note`` (why the trigger metrics are absent: the data records no skill
+        loading; "" otherwise).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -189,6 +199,8 @@ class LiftResult:
             "pooled_metrics": records(self.pooled[keys]),
             "evidence": records(self.evidence),
             "failure_causes": records(self.failure_causes),
+            "pooled_scope": [scope.to_dict() for scope in self.pooled_scope],
+            "trigger_note": self.trigger_note,
         }
 
     def metric(
@@ -373,7 +385,7 @@ def _trigger_metrics(
     if not {"expected_skill", "inferred_skill"} <= set(group.columns):
         return []
     items = group[group["condition"] == roles["B"]]
-    if items.empty:
+    if items.empty or not records_loading(items):
         return []
     expected = items["expected_skill"].fillna("none").astype(str)
     inferred = items["inferred_skill"].fillna("none").astype(str)
@@ -600,13 +612,17 @@ def lift(
             }
             for condition, record in errored.items()
         ]
-    pooled = []
+    pooled, scopes = [], []
     for index, (lane, group) in enumerate(frame.groupby("lane", sort=True)):
         if group["provider"].nunique() < 2:
             continue
+        cells, scope = pool_cells(group, roles, str(lane))
+        scopes.append(scope)
+        if cells["provider"].nunique() < 2:
+            continue  # one provider left: its own metrics are the pool
         group_seed = None if seed is None else seed + 10_000 + index
         rows, _, _ = _group_metrics(
-            group, roles, group_seed, n_resamples, confidence, delta_seed=seed
+            cells, roles, group_seed, n_resamples, confidence, delta_seed=seed
         )
         pooled += [{"provider": POOLED, "lane": lane} | r for r in rows]
     evidence = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))
@@ -642,4 +658,6 @@ def lift(
         roles=roles,
         notes=pd.DataFrame(notes, columns=NOTE_COLUMNS),
         failure_causes=_failure_causes(selected, data, runs_dir),
+        pooled_scope=tuple(scopes),
+        trigger_note=trigger_absence(frame, roles),
     )

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalkit._lanes import EVIDENCE_METRICS
+from evalkit._percent import percent
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
 
 
 def _pct(value: float) -> str:
-    return "n/a" if value is None or not math.isfinite(value) else f"{value * 100:+.1f} pp"
+    return "n/a" if value is None or not math.isfinite(value) else f"{percent(value):+.1f} pp"
 
 
 def _share(value: float) -> str:
@@ -186,16 +188,33 @@ def lift_main(args: argparse.Namespace) -> int:
     from rich.markup import escape
 
     console = Console(highlight=False, emoji=False)
+    empty: dict[str, list[str]] = {}
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
+        if group["estimate"].isna().all():  # said in one line below, not a table of n/a
+            ran = result.success.query("provider == @provider and lane == @lane")["condition"]
+            empty.setdefault(", ".join(sorted(map(str, ran))) or "no condition", []).append(
+                f"{provider} / {lane}"
+            )
+            continue
         console.print(_lift_table(
             f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)", group
         ))
+    for ran, names in empty.items():
+        console.print(
+            f"no lift metric for {', '.join(names)}: ran only {ran} (every metric compares two "
+            "conditions)", markup=False, soft_wrap=True,
+        )
     for lane, group in result.pooled.groupby("lane", sort=True):
         console.print(_lift_table(
             f"{result.run_id or 'data'} - pooled over providers / {lane!s} (95% CI; each "
             "case once, case bootstrap)",
             group,
         ))
+    for scope in result.pooled_scope:
+        if scope.note():
+            console.print(f"pooled {scope.note()}", markup=False, soft_wrap=True)
+    if result.trigger_note:
+        console.print(result.trigger_note, markup=False, soft_wrap=True)
     for _, row in result.notes.iterrows():
         console.print(
             f"{row['provider']} / {row['lane']}: {row['note']}; the metrics that need it are "
@@ -207,11 +226,19 @@ def lift_main(args: argparse.Namespace) -> int:
         "95% CI from a case bootstrap",
         soft_wrap=True,
     )
-    shown = set(result.metrics["metric"])
+    measured = result.metrics.dropna(subset=["estimate"])
+    shown = set(measured["metric"])
     for name, definition in METRIC_DEFINITIONS.items():
         if name in shown:
             line = f"  {name}: {escape(definition.format(**result.roles))}"
             console.print(line, soft_wrap=True)
+    unmeasured = [m for m in dict.fromkeys(result.metrics["metric"]) if m not in shown]
+    if unmeasured:
+        console.print(
+            f"  n/a everywhere: {', '.join(unmeasured)} (their conditions are not in the data: "
+            f"roles {_role_text(result.roles, result.success)})",
+            markup=False, soft_wrap=True,
+        )
     if not result.missing.empty:
         console.print(f"{len(result.missing)} case(s) lack a condition (see --json missing_cases)")
     if not result.evidence.empty:
@@ -226,6 +253,15 @@ def lift_main(args: argparse.Namespace) -> int:
         for line in describe_causes(result.failure_causes, by=by):
             console.print(f"  {line}", markup=False, soft_wrap=True)
     return 0
+
+
+def _role_text(roles: Mapping[str, str], success: Any) -> str:
+    """``A=none (present), C=preloaded (absent), ...``: which role conditions the data has."""
+    present = set(success["condition"].astype(str))
+    return ", ".join(
+        f"{role}={condition} ({'present' if condition in present else 'absent'})"
+        for role, condition in sorted(roles.items())
+    )
 
 
 def _print_evidence(console: Console, evidence: Any, run_id: str) -> None:
@@ -441,11 +477,15 @@ def flips_main(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
         return 0
     kind = "between runs" if args.run_b else "within run (trial pairs)"
-    print(
-        f"flip rate {kind}: {_num(result.flip_rate)} "
-        f"[{_num(result.ci_low)}, {_num(result.ci_high)}] over {result.n_pairs} pairs"
-        + (f" ({result.reused_items} reused pairs left out)" if result.reused_items else "")
-    )
+    if result.n_pairs == 0:
+        print(f"flip rate {kind}: not measurable here (0 pairs)"
+              + (f"; {result.reused_items} reused pairs left out" if result.reused_items else ""))
+    else:
+        print(
+            f"flip rate {kind}: {_num(result.flip_rate)} "
+            f"[{_num(result.ci_low)}, {_num(result.ci_high)}] over {result.n_pairs} pairs"
+            + (f" ({result.reused_items} reused pairs left out)" if result.reused_items else "")
+        )
     if result.message:
         print(f"note: {result.message}")
     for line in result.by_provider.to_dict("records"):

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         stored_calibrations,
     )
     from evalkit.report._labels import labelling_page, read_label_rows
+    from evalkit.report._matched_view import matched_rate_section
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
         Optimization,
@@ -261,6 +262,7 @@ __all__ = [
     "minimal_summary",
     "ablation_verdict_table",
     "looks_table",
+    "matched_rate_section",
     "metrics_table",
     "missing_cases",
     "next_step_facts",

@@ -15,9 +15,9 @@ note above the table says "showing N of M items" whenever something was left out
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 

@@ -56,7 +56,7 @@ from evalkit.report._tables import (
     usd,
 )
 from evalkit.report._transcripts import paired_excerpts
-from evalkit.report._views import metrics_table, unstable_cases
+from evalkit.report._views import case_keys, metrics_table, unstable_cases
 from evalkit.results import describe_causes, load_manifest, read_run, resolve_run_dir
 from evalkit.sequential import SequentialRun
 from evalkit.stats import (
@@ -66,6 +66,7 @@ from evalkit.stats import (
     SequentialComparison,
     minimum_detectable_effect,
     pass_rates,
+    unmatched_lines,
 )
 
 #: Rows of the compact table of a rich display.
@@ -88,14 +89,21 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
         f"{result.candidate_label} vs {result.baseline_label}: change in {what} "
         f"{interval(d.estimate, d.ci_low, d.ci_high, 'pp')} ({d.confidence:.0%} {d.method} "
         f"interval) over {result.n_cases} matched cases"
+        + (f", {result.scope}" if result.pooled_providers or result.pooled_conditions else "")
     )
     details = [
         *more,
-        f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
+        f"wins {result.wins}, losses {result.losses}, ties {result.ties} (cases)",
         f"{len(result.regressed_cases)} case(s) regressed, {len(result.improved_cases)} improved "
         f"({result.correction} correction, alpha {result.alpha:g}); practical threshold "
         f"{pp(result.threshold)}",
     ]
+    if result.case_verdict_note:
+        details.append(result.case_verdict_note)
+    if result.sign_flip is not None:
+        details.append(f"sign-flip test over {result.sign_flip.n_cases} cases: "
+                       f"{result.sign_flip.text()}")
+    details += [line.replace(" (see --json)", "").strip() for line in unmatched_lines(result)]
     if result.verdict_note:
         details.append(result.verdict_note)
     if result.next_step is not None:
@@ -120,7 +128,7 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
     )
     table = interval_table(
         cases,
-        ["case_id", "condition"],
+        case_keys(cases),
         kind="pp",
         header="change",
         extra=["baseline_rate", "candidate_rate", "verdict"],
@@ -215,8 +223,21 @@ def sequential_run_html(result: SequentialRun) -> str:
 
 def lift_html(result: LiftResult) -> str:
     """Lift metrics: the realized lift in the banner, every metric in the table, the plot."""
+    pooled = result.pooled[result.pooled["metric"] == "realized_lift"]
     realized = result.metrics[result.metrics["metric"] == "realized_lift"]
-    if realized.empty:
+    scope = [scope.note() for scope in result.pooled_scope if scope.note()]
+    scope += [result.trigger_note] if result.trigger_note else []
+    if not pooled.empty and pd.notna(pooled["estimate"]).any():
+        first = pooled.iloc[0]
+        head = banner(
+            _tone(float(first["ci_low"]), float(first["ci_high"])),
+            "skill lift",
+            f"realized lift {interval(first['estimate'], first['ci_low'], first['ci_high'], 'pp')}"
+            f" pooled over providers / {first['lane']} ({int(first['n_cases'])} cases, each "
+            "once)",
+            [f"{len(realized)} provider/lane group(s); the table lists every metric", *scope],
+        )
+    elif realized.empty:
         head = banner("inconclusive", "skill lift", "no realized lift: a condition is missing")
     else:
         # the headline shows the largest group (most cases), and says so
@@ -229,7 +250,8 @@ def lift_html(result: LiftResult) -> str:
             f"realized lift {interval(first['estimate'], first['ci_low'], first['ci_high'], 'pp')}"
             f" for {first['provider']} / {first['lane']} ({int(first['n_cases'])} cases{which})",
             [f"{groups} provider/lane group(s); the table lists every metric"]
-            + ([f"{len(result.missing)} case(s) miss a condition"] if len(result.missing) else []),
+            + ([f"{len(result.missing)} case(s) miss a condition"] if len(result.missing) else [])
+            + scope,
         )
     table = metrics_table(result.metrics, LIFT_METRICS, caption="Lift metrics")
     figure = figure_html(

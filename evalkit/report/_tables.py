@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._percent import percent
+
 Formatter = Callable[[Any], str]
 
 
@@ -77,7 +79,7 @@ def pct(value: Any, digits: int = 1) -> str:
         >>> pct(0.625), pct(float("nan"))
         ('62.5%', 'n/a')
     """
-    return f"{float(value) * 100:.{digits}f}%" if _finite(value) else "n/a"
+    return f"{percent(value):.{digits}f}%" if _finite(value) else "n/a"
 
 
 def pp(value: Any, digits: int = 1) -> str:
@@ -87,7 +89,7 @@ def pp(value: Any, digits: int = 1) -> str:
         >>> pp(-0.125)
         '-12.5 pp'
     """
-    return f"{float(value) * 100:+.{digits}f} pp" if _finite(value) else "n/a"
+    return f"{percent(value):+.{digits}f} pp" if _finite(value) else "n/a"
 
 
 def num(value: Any, digits: int = 3) -> str:
@@ -111,7 +113,7 @@ def interval(estimate: Any, low: Any, high: Any, kind: str = "pct") -> str:
     """
     if kind == "pp":
         inner = (
-            f"[{float(low) * 100:+.1f}, {float(high) * 100:+.1f}]"
+            f"[{percent(low):+.1f}, {percent(high):+.1f}]"
             if _finite(low) and _finite(high)
             else "[n/a]"
         )

@@ -798,3 +798,4 @@ def unstable_cases(by_case: pd.DataFrame, n: int = 20) -> pd.DataFrame:
     table = by_case.dropna(subset=["estimate"])
     table = table[table["flips"] > 0]
     return table.sort_values(["estimate", "n"], ascending=[False, False], kind="stable").head(n)
+

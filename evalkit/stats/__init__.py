@@ -63,7 +63,6 @@ if TYPE_CHECKING:
         ratio_wilson,
     )
     from evalkit.stats._providers import provider_summary, provider_table
-    from evalkit.stats._unmatched import unmatched_lines, unmatched_summary
     from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
     from evalkit.stats._sequential import (
         FUTILE_PLANNED,
@@ -84,6 +83,7 @@ if TYPE_CHECKING:
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
+    from evalkit.stats._unmatched import unmatched_lines, unmatched_summary
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
     from evalkit.stats._verdicts import holm, verdict
 else:

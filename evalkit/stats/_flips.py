@@ -129,7 +129,8 @@ class FlipRate:
             undefined numbers are None (``flip_rate`` is None when no pair is evidence).
             Extended with ``"reused_items"`` (pairs left out as one sample),
             ``"message"`` (why, and how to draw fresh samples) and ``"by_provider"`` (one
-            record per provider when there are several).
+            record per provider when there are several). Extended with ``"ci_low"`` and
+            ``"ci_high"`` (the interval the text prints; None when no pair was measured).
         """
         return {
             "flip_rate": json_float(self.flip_rate),
@@ -138,6 +139,8 @@ class FlipRate:
             "reused_items": int(self.reused_items),
             "message": self.message,
             "by_provider": records(self.by_provider),
+            "ci_low": json_float(self.ci_low),
+            "ci_high": json_float(self.ci_high),
         }
 
 
@@ -380,8 +383,8 @@ def flip_rate_within(
     n_flips = int(table["flips"].sum())
     per_case = table.groupby("case_id", sort=False)[["flips", "n"]].sum()
     message = ""
-    if n_pairs == 0:
-        rate, low, high = float("nan"), 0.0, 1.0
+    if n_pairs == 0:  # nothing measured: no interval rather than [0, 1]
+        rate, low, high = float("nan"), float("nan"), float("nan")
         if len(table):
             message = (
                 "one trial per case: a flip within a run needs two trials of the same case "

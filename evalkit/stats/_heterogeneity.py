@@ -110,7 +110,11 @@ class Heterogeneity:
                 f"providers: {self.n_providers}; no test of whether the effect differs "
                 "between them (too few shared cases, or no case-to-case variation left)"
             )
-        said = "the effect differs between providers" if self.differs else "no evidence the effect differs"
+        said = (
+            "the effect differs between providers"
+            if self.differs
+            else "no evidence the effect differs"
+        )
         level = round(self.confidence * 100)
         text = (
             f"providers: {said} (interaction F({self.df_num}, {self.df_den}) = "

@@ -91,7 +91,7 @@ def test_flips_json(runs: Path) -> None:
         # the contract's keys, extended with the reused pairs left out and why, and the
         # per-provider table (empty: one provider)
         assert set(data) == {"flip_rate", "n_pairs", "by_case", "reused_items", "message",
-                             "by_provider"}
+                             "by_provider", "ci_low", "ci_high"}
         assert data["by_provider"] == []
         assert 0 <= data["flip_rate"] <= 1 and isinstance(data["by_case"], list)  # type: ignore[operator]
         assert data["reused_items"] == 0 and data["message"] == ""  # two seeds: fresh samples

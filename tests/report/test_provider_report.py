@@ -37,7 +37,7 @@ def test_rich_display_has_the_provider_table_and_heterogeneity(run_dir: Path) ->
     result = evalkit.compare(run_dir, conditions=("no-skills", "with-skills"), n_resamples=1000)
     page = comparison_html(result)
     assert 'id="by-provider"' in page and "provider-forest" in page
-    assert "providers: effect" in page
+    assert "providers: " in page and "(interaction F(" in page
     table = provider_comparisons(result)
     assert list(table["provider"]) == [f"model-{i}" for i in range(6)]
     one = evalkit.compare(run_dir, conditions=("no-skills", "with-skills"), n_resamples=1000,
@@ -51,7 +51,7 @@ def test_compare_report_shows_providers(run_dir: Path, tmp_path: Path) -> None:
                  parameters={"conditions": "no-skills,with-skills", "n_resamples": 1000})
     page = Path(out.html_path).read_text()
     assert "By provider" in page and 'id="by-provider"' in page
-    assert "providers: effect" in page
+    assert "providers: " in page and "(interaction F(" in page
     for i in range(6):
         assert f"model-{i}" in page
     two = report(run_dir, kind="compare", output=tmp_path / "two.html",
