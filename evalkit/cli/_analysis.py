@@ -191,17 +191,18 @@ def lift_main(args: argparse.Namespace) -> int:
     empty: dict[str, list[str]] = {}
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
         if group["estimate"].isna().all():  # said in one line below, not a table of n/a
-            ran = result.success.query("provider == @provider and lane == @lane")["condition"]
-            empty.setdefault(", ".join(sorted(map(str, ran))) or "no condition", []).append(
+            ran_in = result.success.query("provider == @provider and lane == @lane")["condition"]
+            empty.setdefault(", ".join(sorted(map(str, ran_in))) or "no condition", []).append(
                 f"{provider} / {lane}"
             )
             continue
         console.print(_lift_table(
             f"{result.run_id or 'data'} - {provider} / {lane} (95% CI)", group
         ))
-    for ran, names in empty.items():
+    for conditions, names in empty.items():
         console.print(
-            f"no lift metric for {', '.join(names)}: ran only {ran} (every metric compares two "
+            f"no lift metric for {', '.join(names)}: ran only {conditions} (every metric "
+            "compares two "
             "conditions)", markup=False, soft_wrap=True,
         )
     for lane, group in result.pooled.groupby("lane", sort=True):

@@ -58,7 +58,7 @@ def matched_rates(
     if conditions is not None:
         rows = rows[rows["condition"].isin(list(conditions))]
     rows = rows[rows["status"] != "skipped"] if "status" in rows else rows
-    cell = rows.groupby(cells, sort=False, observed=True).ngroup()
+    cell = rows.groupby(cells, sort=False, observed=True, dropna=False).ngroup()
     present = pd.crosstab(cell, rows["condition"].astype(str)) > 0  # cells x conditions
     shared = present.index[present.all(axis=1)]
     counts = present.sum(axis=0)
@@ -66,7 +66,9 @@ def matched_rates(
     pooled = pass_rates(rows, by=["condition"], confidence=confidence)
     matched_rows = rows[cell.isin(shared).to_numpy()]
     table = pooled[["condition", "estimate", "ci_low", "ci_high"]].copy()
-    table.insert(1, "cells", table["condition"].astype(str).map(counts).astype("int64"))
+    table.insert(
+        1, "cells", table["condition"].astype(str).map(counts).fillna(0).astype("int64")
+    )
     if matched_rows.empty:
         table["matched_cells"] = 0
         for column in ("matched_estimate", "matched_ci_low", "matched_ci_high"):

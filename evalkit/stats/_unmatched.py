@@ -17,9 +17,17 @@ import pandas as pd
 class Unmatched(Protocol):
     """What :func:`unmatched_summary` reads of a :class:`~evalkit.stats.PairedComparison`."""
 
-    unmatched: pd.DataFrame
-    baseline_label: str
-    candidate_label: str
+    @property
+    def unmatched(self) -> pd.DataFrame:
+        """Units present on one side only (unit columns, ``side``, ``n``)."""
+
+    @property
+    def baseline_label(self) -> str:
+        """What the baseline is."""
+
+    @property
+    def candidate_label(self) -> str:
+        """What the candidate is."""
 
     @property
     def left_out_reasons(self) -> dict[str, str]:

@@ -16,10 +16,15 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
 from evalkit.analysis import compare
-from evalkit.stats._signflip import sign_flip_test
 from evalkit.stats._case_floor import smallest_case_pvalue, trials_for_a_case_verdict
-from tests.analysis.shaped_boards import HARNESSES, MODELS, one_trial_board, unbalanced_board
-from tests.analysis.shaped_boards import write_run
+from evalkit.stats._signflip import sign_flip_test
+from tests.analysis.shaped_boards import (
+    HARNESSES,
+    MODELS,
+    one_trial_board,
+    unbalanced_board,
+    write_run,
+)
 from tests.conftest import evalkit_cli
 
 

@@ -16,8 +16,13 @@ import pytest
 
 import evalkit
 from evalkit.stats._matched import matched_rates
-from tests.analysis.shaped_boards import HARNESSES, MODELS, one_trial_board, unbalanced_board
-from tests.analysis.shaped_boards import write_run
+from tests.analysis.shaped_boards import (
+    HARNESSES,
+    MODELS,
+    one_trial_board,
+    unbalanced_board,
+    write_run,
+)
 from tests.conftest import evalkit_cli
 
 ROLES = f"{MODELS[0]}=A,{MODELS[1]}=B"
