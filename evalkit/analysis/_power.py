@@ -123,12 +123,9 @@ def power(
         >>> result.n_cases is not None and result.n_cases > 10
         True
     """
+    pilot = load_results(from_run, runs_dir, what="from_run") if from_run is not None else None
     components = (
-        estimate_variance_components(
-            load_results(from_run, runs_dir, what="from_run"), conditions=conditions
-        )
-        if from_run is not None
-        else None
+        estimate_variance_components(pilot, conditions=conditions) if pilot is not None else None
     )
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
@@ -145,9 +142,35 @@ def power(
         adaptive_trials=adaptive_trials, plan_effect=plan_effect, futility_beta=futility_beta,
         providers=providers, provider_correlation=provider_correlation,
     )
+    scope = _pilot_scope(pilot, conditions) if pilot is not None else ""
+    pilot_note = "; ".join(part for part in (pilot_note, scope) if part)
     if not pilot_note:
         return result
     return replace(result, note=f"{result.note}; {pilot_note}" if result.note else pilot_note)
+
+
+def _pilot_scope(rows: pd.DataFrame, conditions: Sequence[str] | None) -> str:
+    """Which providers of a pilot the variance components come from ("" when all of them).
+
+    The components pair the two conditions per (case, provider), so a provider that ran only
+    one of them adds nothing: say so rather than let the plan read as the whole run's.
+    """
+    if conditions is None or len(conditions) != 2 or "provider" not in rows:
+        return ""
+    ran = rows[rows["condition"].isin(list(conditions))].groupby("provider")["condition"]
+    sets = ran.agg(lambda s: frozenset(map(str, s)))
+    both = sorted(str(p) for p, c in sets.items() if len(c) == 2)
+    only = {str(p): next(iter(c)) for p, c in sets.items() if len(c) == 1}
+    if not only:
+        return ""
+    groups: dict[str, list[str]] = {}
+    for name, condition in sorted(only.items()):
+        groups.setdefault(condition, []).append(name)
+    left = "; ".join(f"{', '.join(n)} ran only {c}" for c, n in groups.items())
+    return (
+        f"variances from the {len(both)} provider(s) that ran both conditions "
+        f"({', '.join(both) or 'none'}); {left}, so they are not in the plan"
+    )
 
 
 def _plan(

@@ -546,7 +546,7 @@ def power_main(args: argparse.Namespace) -> int:
         f"{_pct(result.effect)}, power {_num(result.power, 2)}, alpha {result.alpha}, "
         f"method {result.method})"
     )
-    if args.providers != 1:
+    if result.note and (args.providers != 1 or result.sequential is None):
         print(f"note: {result.note}")
     if result.sequential is not None:
         plan = result.sequential

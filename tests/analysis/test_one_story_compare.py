@@ -159,3 +159,16 @@ def test_the_case_verdict_floor_matches_fisher() -> None:
         assert smallest_case_pvalue(n, n) == pytest.approx(best)
     assert trials_for_a_case_verdict(0.05) == 4  # 0/4 vs 4/4: p = 0.029; 0/3 vs 3/3: 0.1
     assert smallest_case_pvalue(3, 3) > 0.05 >= smallest_case_pvalue(4, 4)
+
+
+def test_power_from_an_unbalanced_pilot_says_whose_variances_it_planned_with(
+    unbalanced: Path,
+) -> None:
+    done = evalkit_cli("power", "--from-run", unbalanced, "--conditions", ",".join(MODELS),
+                       "--effect", "0.1")
+    assert done.returncode == 0, done.stderr
+    note = next(line for line in done.stdout.splitlines() if line.startswith("note: "))
+    assert "planned at the pilot's 5 trials per case" in note
+    assert ("variances from the 2 provider(s) that ran both conditions (harness-1, harness-2)"
+            in note)
+    assert "harness-3, harness-4, harness-5, harness-6 ran only model-a" in note
