@@ -65,6 +65,13 @@ def _summary(result: ImportResult) -> None:
     for name, info in result.manifest.get("conditions", {}).items():
         rate = info["passed"] / info["items"] if info["items"] else 0.0
         print(f"  {name}: {info['items']} items, {rate:.1%} passed")
+    if len(result.manifest.get("conditions", {})) > 1:
+        from evalkit.results import read_run
+        from evalkit.stats._matched import matched_rates
+
+        guard = matched_rates(read_run(result.run_dir))
+        if not guard.balanced:
+            print(f"note: {guard.warning}")
 
 
 def main(args: argparse.Namespace) -> int:

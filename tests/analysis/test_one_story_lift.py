@@ -127,3 +127,20 @@ def test_the_rich_comparison_names_the_pool_and_the_unmatched(board: pd.DataFram
     assert "harness-3, harness-4, harness-5, harness-6 (ran only model-a)" in html
     assert "320 model-a-only group(s)" in html
     assert "<th>provider</th>" in html or ">provider<" in html
+
+
+def test_the_import_summary_warns_when_conditions_ran_different_cells(
+    board: pd.DataFrame, tmp_path: Path
+) -> None:
+    source = tmp_path / "board.csv"
+    board.to_csv(source, index=False)
+    done = evalkit_cli("import", source, "--format", "csv", "--run-id", "b",
+                       "--runs-dir", tmp_path / "runs")
+    assert done.returncode == 0, done.stderr
+    assert "note: The conditions did not run the same cells" in done.stdout
+    assert "over the 160 cells both ran" in done.stdout
+    balanced = board[board["provider"].isin(HARNESSES[:2])]
+    balanced.to_csv(source, index=False)
+    done = evalkit_cli("import", source, "--format", "csv", "--run-id", "c",
+                       "--runs-dir", tmp_path / "runs")
+    assert done.returncode == 0 and "did not run the same cells" not in done.stdout
