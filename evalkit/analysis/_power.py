@@ -157,10 +157,14 @@ def _pilot_scope(rows: pd.DataFrame, conditions: Sequence[str] | None) -> str:
     """
     if conditions is None or len(conditions) != 2 or "provider" not in rows:
         return ""
-    ran = rows[rows["condition"].isin(list(conditions))].groupby("provider")["condition"]
-    sets = ran.agg(lambda s: frozenset(map(str, s)))
-    both = sorted(str(p) for p, c in sets.items() if len(c) == 2)
-    only = {str(p): next(iter(c)) for p, c in sets.items() if len(c) == 1}
+    kept = rows.loc[rows["condition"].isin(list(conditions)), ["provider", "condition"]]
+    kept = kept.drop_duplicates()
+    sets: dict[str, set[str]] = {}
+    for provider, condition in zip(kept["provider"].astype(str), kept["condition"].astype(str),
+                                   strict=True):
+        sets.setdefault(provider, set()).add(condition)
+    both = sorted(p for p, c in sets.items() if len(c) == 2)
+    only = {p: next(iter(c)) for p, c in sets.items() if len(c) == 1}
     if not only:
         return ""
     groups: dict[str, list[str]] = {}
