@@ -29,6 +29,7 @@ from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult
 from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
 from evalkit.report._forensics_view import explanation_html
+from evalkit.report._matched_view import matched_rate_section
 from evalkit.report._plots import (
     figure_html,
     forest_plot,
@@ -427,7 +428,8 @@ class RunOverview:
         browser = item_browser(
             self.run_dir, rows, max_items=self.max_items, browser_id=self.run_dir.name
         )
-        return styled((head + table + figure + browser).html)
+        guard = matched_rate_section(rows, confidence=self.confidence)
+        return styled((head + table + guard + figure + browser).html)
 
     def __repr__(self) -> str:
         return f"<RunOverview {self.run_dir.name}: {len(self.rows)} items>"

@@ -64,3 +64,10 @@ def test_the_compare_report_names_the_pool_and_counts_what_it_counts(
     assert "harness-3" not in causes and "harness-1" in causes
     assert "cases whose items both pass and fail" in text
     assert "no prediction interval for a new provider from 2 providers" in text
+
+
+def test_the_rich_run_overview_carries_the_rate_guard(board_run: Path) -> None:
+    from evalkit.report import run_overview
+
+    text = _text(run_overview(board_run, runs_dir=board_run.parent)._repr_html_())
+    assert "Simpson's paradox" in text and "rate over the shared cells" in text
