@@ -42,7 +42,6 @@ providers: str = ""  # "P,Q": keep only these providers (default: every provider
 from IPython.display import Markdown, display
 
 import evalkit
-from evalkit.stats import unmatched_lines
 from evalkit.report import (
     calibration_note,
     case_keys,
@@ -79,6 +78,7 @@ from evalkit.report import (
     wins_by_condition,
     wins_note,
 )
+from evalkit.stats import unmatched_lines
 
 # %%
 run, baseline = project_path(run), project_path(baseline)
