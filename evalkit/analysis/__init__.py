@@ -55,11 +55,12 @@ if TYPE_CHECKING:
         lift,
         parse_roles,
     )
-    from evalkit.analysis._next_step import NEXT_STEP_POWER, NextStep, next_step, run_suite_path
+    from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
     from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import agent_cost, sequential_compare
+    from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
@@ -98,6 +99,7 @@ __all__ = [
     "pairwise_gate",
     "parse_roles",
     "power",
+    "run_command_line",
     "run_suite_path",
     "select_providers",
     "sequential_compare",

@@ -13,7 +13,7 @@ from evalkit._lanes import EVIDENCE_METRICS
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
-from evalkit.analysis._next_step import next_step, run_suite_path
+from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
 from evalkit.errors import InputError
 from evalkit.results import (
@@ -158,9 +158,9 @@ def compare(
             "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
             "and compare the judged runs"
         ))
-    step = next_step(result, base, cand, suite_path=run_suite_path(
-        candidate if candidate is not None else baseline, runs_dir
-    ))
+    made_by = candidate if candidate is not None else baseline
+    step = next_step(result, base, cand, suite_path=run_suite_path(made_by, runs_dir),
+                     command_line=run_command_line(made_by, runs_dir))
     if step is not None:
         result = dataclasses.replace(result, next_step=step.to_dict())
     if lane_metric is not None:

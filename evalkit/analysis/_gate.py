@@ -29,7 +29,7 @@ from evalkit._git import git_sha
 from evalkit._plain import plain_fields
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
-from evalkit.analysis._next_step import next_step, run_suite_path
+from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -422,6 +422,7 @@ def gate(
         compared_cand,
         suite_path=run_suite_path(candidate, runs_dir),
         strict_trials=None if reused is None else _trials_per_case(reused.baseline),
+        command_line=run_command_line(candidate, runs_dir),
     )
     if step is not None:
         result = dataclasses.replace(result, next_step=step.to_dict())

@@ -15,83 +15,20 @@ from __future__ import annotations
 
 import math
 import os
-import shlex
-from dataclasses import asdict, dataclass
-from typing import Any
 
 import pandas as pd
 
+from evalkit.analysis._step_plan import feasible_plan
+from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 from evalkit.errors import InputError
 from evalkit.results import peek_manifest, resolve_run_dir
 from evalkit.stats import (
     PairedComparison,
+    equivalence_cases,
     estimate_variance_components,
     required_cases,
     required_trials,
 )
-
-#: Power every next step is planned for.
-NEXT_STEP_POWER = 0.8
-
-
-@dataclass(frozen=True)
-class NextStep:
-    """What would settle an inconclusive verdict.
-
-    Attributes:
-        cases: Cases needed at ``trials`` trials for the observed effect (None: unreachable).
-        trials: Trials per case and arm needed at the compared cases for the observed effect
-            (None: no number of trials suffices, or not plannable).
-        effect: The observed effect planned for.
-        cases_at_threshold: Cases needed at ``current_trials`` to tell an effect of the
-            practical threshold's size from zero.
-        threshold: The practical threshold.
-        current_cases: Matched cases of the comparison.
-        current_trials: Trials per case of the compared runs (median).
-        power: Power the plan is for.
-        command: The command that would run it (None when it cannot be formed).
-        note: What limits the plan, in words ("" when nothing does).
-    """
-
-    cases: int | None
-    trials: int | None
-    effect: float
-    cases_at_threshold: int | None
-    threshold: float
-    current_cases: int
-    current_trials: int
-    power: float
-    command: str | None
-    note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``next_step`` JSON object (every field a plain value).
-
-        Returns:
-            The fields as a dict.
-        """
-        return asdict(self)
-
-    def text(self) -> str:
-        """One line for the text output and the rich displays."""
-        parts = []
-        effect = f"{self.effect * 100:+.1f} pp"
-        if self.cases is not None:
-            parts.append(
-                f"{self.cases} cases at {self.current_trials} trials for the observed {effect}"
-            )
-        if self.trials is not None:
-            parts.append(f"{self.trials} trials at these {self.current_cases} cases")
-        if self.cases_at_threshold is not None:
-            parts.append(
-                f"{self.cases_at_threshold} cases to tell a "
-                f"{self.threshold * 100:g} pp effect from zero"
-            )
-        head = "next step: " + ("; ".join(parts) if parts else "no design settles this")
-        head += f" (power {self.power:.0%}, from these runs' variances)"
-        if self.command:
-            head += f"; run: {self.command}"
-        return head + (f". {self.note}" if self.note else "")
 
 
 def next_step(
@@ -101,6 +38,7 @@ def next_step(
     *,
     suite_path: str | None = None,
     strict_trials: int | None = None,
+    command_line: str = "",
 ) -> NextStep | None:
     """Plan what would settle ``result`` if it is inconclusive.
 
@@ -109,6 +47,8 @@ def next_step(
         baseline: The baseline rows compared.
         candidate: The candidate rows (None: two conditions of ``baseline``).
         suite_path: The suite the runs came from (for the command).
+        command_line: The ``evalkit run`` command of the candidate run (its filters and
+            provider are kept in the command; :func:`run_command_line`).
         strict_trials: The rows are one strict outcome per case (the gate's strict flake
             policy: a case passes when all of its trials pass), folded from this many
             trials per case: the cases are planned for that outcome at these trials, and no
@@ -119,6 +59,8 @@ def next_step(
     """
     if result.verdict != "inconclusive" or result.n_cases < 2:
         return None
+    if result.equivalence["equivalent"]:
+        return None  # settled as "no practical difference": nothing to run
     conditions = result.conditions if candidate is None else None
     try:
         components = estimate_variance_components(
@@ -132,7 +74,8 @@ def next_step(
     threshold = float(result.threshold)
     notes = []
     cases = trials_needed = None
-    if effect != 0 and math.isfinite(effect):
+    inside = math.isfinite(effect) and abs(effect) < threshold
+    if effect != 0 and math.isfinite(effect) and not inside:
         plan = required_cases(effect, trials, components=components, alpha=alpha,
                               power=NEXT_STEP_POWER, threshold=threshold)
         cases = plan.n_cases
@@ -142,18 +85,20 @@ def next_step(
             more = required_trials(effect, result.n_cases, components=components, alpha=alpha,
                                    power=NEXT_STEP_POWER)
             trials_needed = more.n_trials
-    else:
+    elif not inside:
         notes.append("the observed effect is 0: plan for the threshold instead")
     at_threshold = required_cases(threshold, trials, components=components, alpha=alpha,
                                   power=NEXT_STEP_POWER, threshold=0.0).n_cases
-    if abs(effect) < threshold:
+    equivalent_cases = None
+    if inside and threshold > 0:
+        equivalent_cases = equivalence_cases(
+            threshold, trials, components=components, alpha=alpha, power=NEXT_STEP_POWER
+        ).n_cases
         notes.append(
-            f"the observed change is inside the practical threshold of {threshold * 100:g} pp: "
-            "even settled it would not matter in practice"
+            f"the observed change ({effect * 100:+.1f} pp) is inside the practical threshold "
+            f"of {threshold * 100:g} pp: even settled it would not matter in practice, so the "
+            "plan is for showing no practical difference rather than a verdict"
         )
-    if candidate is not None and trials_needed is not None:
-        notes.append("run the command once with the baseline's skill text and once with the "
-                     "candidate's, then compare the two runs")
     if strict_trials is not None:
         notes.append(f"under the strict flake policy a case is one outcome (all of its "
                      f"{strict_trials} trials pass): cases are planned at {strict_trials} "
@@ -161,33 +106,15 @@ def next_step(
     elif trials == 1:
         notes.append("one trial per case: trials cannot be planned (within-case variance "
                      "unknown); run at least 2 trials")
-    command = _command(result, conditions, suite_path, cases or at_threshold, trials,
-                       trials_needed)
-    return NextStep(cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
-                    strict_trials or trials, NEXT_STEP_POWER, command, "; ".join(notes))
-
-
-def _command(
-    result: PairedComparison,
-    conditions: tuple[str, str] | None,
-    suite_path: str | None,
-    cases: int | None,
-    trials: int,
-    trials_needed: int | None,
-) -> str | None:
-    if suite_path is None:
-        return None
-    suite = shlex.quote(suite_path)
-    if conditions is not None and cases is not None:
-        base, cand = conditions
-        return (
-            f"evalkit run {suite} --conditions {shlex.quote(f'{base},{cand}')} --until-verdict "
-            f"--trials {trials} --plan-cases {cases} --max-items {2 * cases * trials} "
-            f"--threshold {result.threshold:g} --no-cache"
-        )
-    if trials_needed is not None:  # run for the baseline's and the candidate's skill texts
-        return f"evalkit run {suite} --trials {trials_needed} --no-cache"
-    return None
+    rows = baseline if candidate is None else pd.concat([baseline, candidate], ignore_index=True)
+    step = NextStep(
+        cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
+        strict_trials or trials, NEXT_STEP_POWER, None, "; ".join(notes),
+        goal="equivalence" if inside else "verdict", equivalence_cases=equivalent_cases,
+    )
+    return feasible_plan(step, result, rows, suite_path=suite_path,
+                         two_runs=candidate is not None, components=components,
+                         command_line=command_line)
 
 
 def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str | None:
@@ -200,11 +127,26 @@ def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> st
     Returns:
         The suite path, or None when the run has no readable manifest naming one.
     """
+    path = _manifest_field(run, runs_dir, "suite_path")
+    return str(path) if path else None
+
+
+def run_command_line(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str:
+    """The ``evalkit run`` command line that made a run ("" when none is recorded).
+
+    A next step's command keeps its filters (``--case``, ``--lane``, ``--tags``, ``--split``)
+    and provider, so it runs the cases that were compared, not the whole suite.
+    """
+    line = _manifest_field(run, runs_dir, "command_line")
+    return str(line) if line else ""
+
+
+def _manifest_field(run: object, runs_dir: str | os.PathLike[str], key: str) -> object:
     if isinstance(run, pd.DataFrame):
         return None
     try:  # plain JSON: compare of unjudged runs loads no pydantic model
         manifest = peek_manifest(resolve_run_dir(str(run), runs_dir))
     except (InputError, OSError, ValueError):
         return None
-    path = manifest.get("suite_path") if isinstance(manifest, dict) else None
-    return str(path) if path else None
+    return manifest.get(key) if isinstance(manifest, dict) else None
+

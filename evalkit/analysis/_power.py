@@ -13,12 +13,15 @@ from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
+    DEFAULT_THRESHOLD,
     FUTILITY_BETA,
     AdaptivePlan,
     AdaptiveTrials,
     PlanModel,
     PowerResult,
     VarianceComponents,
+    check_threshold,
+    equivalence_cases,
     estimate_variance_components,
     headroom_model,
     minimum_detectable_effect,
@@ -52,8 +55,14 @@ def power(
     futility_beta: float | None = None,
     providers: int = 1,
     provider_correlation: float = 1.0,
+    equivalence: bool = False,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
+
+    With ``equivalence=True`` the question is instead how many cases show "no practical
+    difference": the whole interval within +-``threshold`` (default 5 pp) when the true
+    change is ``effect`` (default 0), at ``trials`` trials (:func:`~evalkit.stats.
+    equivalence_cases`).
 
     - ``effect`` (and ``trials``), no ``cases``: how many cases are needed;
     - ``cases`` (and ``trials``), no ``effect``: the minimum detectable effect;
@@ -111,6 +120,7 @@ def power(
             of the difference, ``s2`` within-case variance): more providers average the
             trial noise and the provider-specific part away, never the shared part. Default
             1.0, the cautious assumption (providers add only trials).
+        equivalence: Plan the cases for "no practical difference" instead (see above).
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -127,6 +137,10 @@ def power(
     components = (
         estimate_variance_components(pilot, conditions=conditions) if pilot is not None else None
     )
+    if equivalence:
+        return _equivalence_plan(components, cases=cases, trials=trials, effect=effect,
+                                 alpha=alpha, target_power=target_power, threshold=threshold,
+                                 sequential=sequential)
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
         # plan at the pilot's design: its variance components were measured at its trials
@@ -147,6 +161,30 @@ def power(
     if not pilot_note:
         return result
     return replace(result, note=f"{result.note}; {pilot_note}" if result.note else pilot_note)
+
+
+def _equivalence_plan(
+    components: VarianceComponents | None,
+    *,
+    cases: int | None,
+    trials: int | None,
+    effect: float | None,
+    alpha: float,
+    target_power: float,
+    threshold: float | None,
+    sequential: bool,
+) -> PowerResult:
+    """``power(equivalence=True)``: the cases an equivalence claim needs."""
+    if cases is not None or sequential:
+        raise InputError("--equivalence plans the number of cases: leave out --cases and "
+                         "--sequential (give --effect for a true change other than 0)")
+    if trials is None:
+        trials = max(1, components.n_trials) if components is not None else 1
+    margin = check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD
+    if margin <= 0:
+        raise InputError("--equivalence needs a practical threshold above 0 (--threshold)")
+    return equivalence_cases(margin, trials, true_effect=effect or 0.0, alpha=alpha,
+                             power=target_power, components=components)
 
 
 def _pilot_scope(rows: pd.DataFrame, conditions: Sequence[str] | None) -> str:

@@ -137,6 +137,11 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
     )
+    p.add_argument(
+        "--equivalence", action="store_true",
+        help="plan the cases that show no practical difference (the whole interval within "
+        "+-threshold) when the true change is --effect (default 0)",
+    )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
     p.add_argument(
@@ -415,6 +420,8 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
         f"  {_delta_text(result)} over {result.n_cases} cases{scope}; "
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
     )
+    if result.equivalence["equivalent"]:
+        out.line(result.equivalence["note"])
     if result.sign_flip is not None:
         out.line(
             f"sign-flip test over {result.sign_flip.n_cases} cases: "
@@ -525,9 +532,20 @@ def power_main(args: argparse.Namespace) -> int:
         adaptive_trials=args.adaptive_trials,
         **futility_arguments(args),
         **pick(args, "providers", "provider_correlation"),
+        equivalence=args.equivalence,
     )
     if args.json:
         print_json(result.to_dict())
+        return 0
+    if args.equivalence:
+        margin = f"±{(result.threshold or 0.0) * 100:g} pp"
+        print(
+            f"cases needed to show no practical difference (within {margin}): "
+            f"{'unreachable' if result.n_cases is None else result.n_cases}  (trials "
+            f"{result.n_trials}, true change {_pct(result.effect)}, power "
+            f"{_num(result.power, 2)}, alpha {result.alpha})"
+        )
+        print(f"note: {result.note}")
         return 0
     if result.n_cases is None and args.cases is None:
         print(result.note)

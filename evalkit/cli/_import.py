@@ -67,7 +67,7 @@ def _summary(result: ImportResult) -> None:
         print(f"  {name}: {info['items']} items, {rate:.1%} passed")
     if len(result.manifest.get("conditions", {})) > 1:
         from evalkit.results import read_run
-        from evalkit.stats._matched import matched_rates
+        from evalkit.stats import matched_rates
 
         guard = matched_rates(read_run(result.run_dir))
         if not guard.balanced:

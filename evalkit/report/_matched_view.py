@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from evalkit.report._tables import Fragment, interval_table, note
-from evalkit.stats._matched import matched_rates
+from evalkit.stats import matched_rates
 
 
 def matched_rate_section(rows: pd.DataFrame, confidence: float = 0.95) -> Fragment:

@@ -99,6 +99,8 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
         f"({result.correction} correction, alpha {result.alpha:g}); practical threshold "
         f"{pp(result.threshold)}",
     ]
+    if result.equivalence["equivalent"]:
+        details.insert(0, result.equivalence["note"])
     if result.case_verdict_note:
         details.append(result.case_verdict_note)
     if result.sign_flip is not None:

@@ -437,10 +437,11 @@ def _with_next_step(
     runs_dir: str | os.PathLike[str],
 ) -> PairedComparison:
     """``result`` with what would settle it when inconclusive (as ``evalkit compare`` plans)."""
-    from evalkit.analysis import next_step, run_suite_path
+    from evalkit.analysis import next_step, run_command_line, run_suite_path
 
     step = next_step(result, baseline_rows, candidate_rows,
-                     suite_path=run_suite_path(candidate_dir, runs_dir))
+                     suite_path=run_suite_path(candidate_dir, runs_dir),
+                     command_line=run_command_line(candidate_dir, runs_dir))
     return result if step is None else dataclasses.replace(result, next_step=step.to_dict())
 
 
@@ -480,6 +481,8 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         )
     if c.reuse_note:
         details.append(c.reuse_note)
+    if c.equivalence["equivalent"]:
+        details.append(c.equivalence["note"])
     details += [
         f"wins {c.wins}, losses {c.losses}, ties {c.ties}",
         f"improved needs the interval above 0 and an effect of at least {pp(c.threshold)}; "

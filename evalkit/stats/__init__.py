@@ -33,10 +33,12 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
     from evalkit.stats._compare import compare
+    from evalkit.stats._equivalence import equivalence, equivalence_cases, equivalence_power
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import as_frame, records
     from evalkit.stats._heterogeneity import Heterogeneity, heterogeneity
     from evalkit.stats._interval import Interval
+    from evalkit.stats._matched import MatchedRates, matched_rates
     from evalkit.stats._mcnemar import McNemarResult
     from evalkit.stats._means import clustered_se, mean_ci
     from evalkit.stats._options import CompareOptions
@@ -108,6 +110,7 @@ __all__ = [
     "Kappa",
     "Look",
     "METRICS",
+    "MatchedRates",
     "McNemarResult",
     "Metric",
     "PairedComparison",
@@ -136,6 +139,9 @@ __all__ = [
     "cohens_kappa",
     "compare",
     "confidence_sequence",
+    "equivalence",
+    "equivalence_cases",
+    "equivalence_power",
     "estimate_variance_components",
     "flip_rate_between",
     "flip_rate_within",
@@ -143,6 +149,7 @@ __all__ = [
     "headroom_model",
     "heterogeneity",
     "holm",
+    "matched_rates",
     "mean_ci",
     "minimum_cases",
     "minimum_detectable_effect",

@@ -22,7 +22,7 @@ def smallest_case_pvalue(n_baseline: int, n_candidate: int) -> float:
     """The smallest Fisher p-value a case with these trial counts can reach (all against none).
 
     Examples:
-        >>> smallest_case_pvalue(1, 1), smallest_case_pvalue(3, 3)
+        >>> round(smallest_case_pvalue(1, 1), 6), round(smallest_case_pvalue(3, 3), 6)
         (1.0, 0.1)
     """
     return min(

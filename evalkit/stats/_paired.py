@@ -12,6 +12,7 @@ import pandas as pd
 from evalkit._display import rich_html
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_verdict_note
+from evalkit.stats._equivalence import equivalence
 from evalkit.stats._frame import (
     as_frame,
     json_ready,
@@ -26,7 +27,7 @@ from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._types import Correction, Metric, Verdict
-from evalkit.stats._unmatched import unmatched_summary
+from evalkit.stats._unmatched import left_out_reasons, left_out_text, unmatched_summary
 from evalkit.stats._verdicts import (
     adjust_pvalues,
     case_verdicts,
@@ -193,20 +194,11 @@ class PairedComparison:
     @property
     def left_out_reasons(self) -> dict[str, str]:
         """Why each of :attr:`left_out_providers` contributed no case, in words."""
-        said = {
-            "baseline": f"ran only {self.baseline_label}",
-            "candidate": f"ran only {self.candidate_label}",
-            "reused": "every pair was one sample (reused), so no case",
-            "both": "ran both sides but no case on both",
-        }
-        return {name: said[side] for name, side in self.left_out_providers}
+        return left_out_reasons(self)
 
     def left_out_text(self) -> str:
         """The providers that contributed no case, grouped by reason: ``"a, b (ran only X)"``."""
-        groups: dict[str, list[str]] = {}
-        for name, reason in self.left_out_reasons.items():
-            groups.setdefault(reason, []).append(name)
-        return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in groups.items())
+        return left_out_text(self.left_out_reasons)
 
     @property
     def contributing_conditions(self) -> tuple[str, ...]:
@@ -254,6 +246,15 @@ class PairedComparison:
     def regressed_providers(self) -> list[str]:
         """Providers whose delta is significantly negative after Holm across providers."""
         return [str(p) for p in self.provider_table().query("regressed")["provider"]]
+
+    @property
+    def equivalence(self) -> dict[str, Any]:
+        """Whether the whole interval lies within +-threshold: "no practical difference".
+
+        Returns:
+            ``{"equivalent", "margin", "note"}`` (:func:`~evalkit.stats.equivalence`).
+        """
+        return equivalence(self)
 
     @property
     def case_verdict_note(self) -> str:
@@ -330,6 +331,7 @@ class PairedComparison:
                     "regressed_cases": self.regressed_cases,
                     "improved_cases": self.improved_cases,
                     "case_verdict_note": self.case_verdict_note,
+                    "equivalence": self.equivalence,
                     "threshold": self.threshold,
                     "unmatched": records(self.unmatched),
                     "baseline_label": self.baseline_label,

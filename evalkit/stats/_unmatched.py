@@ -34,6 +34,41 @@ class Unmatched(Protocol):
         """Providers that contributed no case -> why, in words."""
 
 
+class LeftOut(Protocol):
+    """What :func:`left_out_reasons` reads of a comparison."""
+
+    @property
+    def left_out_providers(self) -> tuple[tuple[str, str], ...]:
+        """``(provider, side)`` of the providers that contributed no case."""
+
+    @property
+    def baseline_label(self) -> str:
+        """What the baseline is."""
+
+    @property
+    def candidate_label(self) -> str:
+        """What the candidate is."""
+
+
+def left_out_reasons(comparison: LeftOut) -> dict[str, str]:
+    """Why each provider that contributed no case did not, in words ("ran only model-a")."""
+    said = {
+        "baseline": f"ran only {comparison.baseline_label}",
+        "candidate": f"ran only {comparison.candidate_label}",
+        "reused": "every pair was one sample (reused), so no case",
+        "both": "ran both sides but no case on both",
+    }
+    return {name: said[side] for name, side in comparison.left_out_providers}
+
+
+def left_out_text(reasons: dict[str, str]) -> str:
+    """Providers grouped by reason: ``"a, b (ran only X); c (...)"``."""
+    groups: dict[str, list[str]] = {}
+    for name, reason in reasons.items():
+        groups.setdefault(reason, []).append(name)
+    return "; ".join(f"{', '.join(names)} ({reason})" for reason, names in groups.items())
+
+
 #: Case ids named per entry of the summary.
 EXAMPLES = 3
 

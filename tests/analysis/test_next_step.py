@@ -56,18 +56,39 @@ def test_inconclusive_compare_plans_the_next_step(demo_runs: Path) -> None:
     assert step["cases"] == plan.n_cases
     threshold_plan = required_cases(0.05, 3, components=components, threshold=0.0)
     assert step["cases_at_threshold"] == threshold_plan.n_cases
-    # the command is a real evalkit command that would draw them
-    argv = shlex.split(str(step["command"]))
-    args = build_parser().parse_args(argv[1:])
-    assert args.until_verdict and args.conditions == pair
+    # never more cases than the suite holds: past that, how many to add
+    suite = rows["case_id"].nunique()
+    assert step["suite_cases"] == suite
     planned = step["cases"] or step["cases_at_threshold"]
-    assert args.plan_cases == planned and args.max_items == 2 * planned * 3
+    compared = rows[rows["condition"].isin(pair.split(","))]
+    if planned <= suite:
+        argv = shlex.split(str(step["command"]))  # a real command that would draw them
+        args = build_parser().parse_args(argv[1:])
+        assert args.until_verdict and args.conditions == pair
+        assert args.plan_cases == planned and args.max_items == 2 * planned * 3
+        assert step["items"] == 2 * planned * 3 and step["cases_to_add"] is None
+    else:
+        assert step["cases_to_add"] == planned - suite
+        if step["command"] is not None:  # more trials over every case instead
+            args = build_parser().parse_args(shlex.split(str(step["command"]))[1:])
+            assert not args.until_verdict and args.trials > 3
+            assert step["items"] == 2 * args.trials * suite
+        else:
+            assert step["items"] == 2 * planned * 3
+    # priced from the compared items' own mean cost, against the items compared so far
+    assert step["cost_usd"] == pytest.approx(step["items"] * compared["cost_usd"].mean())
+    assert step["cost_simulated"] is True
+    assert step["ratio"] == pytest.approx(step["items"] / len(compared))
+    assert step["out_of_proportion"] == (step["ratio"] > 10)
 
     done = evalkit_cli("compare", "a", "--conditions", pair, "--runs-dir", demo_runs,
                        "--resamples", "500")
     assert done.returncode == 0, done.stderr
     text = done.stdout
-    assert "next step:" in text and "--until-verdict" in text
+    assert "next step:" in text and f"about {step['items']:,} items" in text
+    assert "if billed (simulated provider)" in text
+    if planned > suite:
+        assert f"add {planned - suite} cases" in text and "--until-verdict" not in text
 
 
 def test_a_settled_verdict_has_no_next_step(demo_runs: Path) -> None:

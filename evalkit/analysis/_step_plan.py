@@ -1,0 +1,195 @@
+"""A next step that can be run as printed: feasible on the suite, priced, in proportion.
+
+:func:`~evalkit.analysis.next_step` plans cases and trials from the compared runs' variances.
+This module turns that plan into a command worth running:
+
+- it runs only the conditions that carried evidence (two conditions of one run: those two;
+  two runs: the conditions whose pairs were evidence, not those left out as reused);
+- it never asks for more cases than the suite holds: past that it says how many cases to add,
+  and offers the trials per case that would do over every case the suite has, if any;
+- it states the items the command runs, their estimated cost (from the runs' own cost per item,
+  marked as simulated where the provider is) and wall time;
+- when that is more than 10x the items compared so far it says the plan is out of proportion
+  and what to do instead (add cases, raise the threshold, or accept the result).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import shlex
+from typing import Any
+
+import pandas as pd
+
+from evalkit._command_line import without_options
+from evalkit.analysis._step_price import OUT_OF_PROPORTION, price
+from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
+from evalkit.stats import PairedComparison, PowerDesign, equivalence_power, required_trials
+
+#: Most trials per case searched for an alternative at the suite's size.
+MAX_TRIALS = 200
+
+
+def feasible_plan(
+    step: NextStep,
+    result: PairedComparison,
+    rows: pd.DataFrame,
+    *,
+    suite_path: str | None,
+    two_runs: bool,
+    components: Any,
+    command_line: str = "",
+) -> NextStep:
+    """``step`` with its command, conditions, feasibility on the suite and price.
+
+    Args:
+        step: The plan (cases, trials, goal) of :func:`~evalkit.analysis.next_step`.
+        result: The comparison it settles.
+        rows: The compared rows (both sides).
+        suite_path: The suite the runs came from (None: no command).
+        two_runs: The comparison is between two runs (the command is then run once per
+            skill text).
+        components: The runs' variance components.
+        command_line: The candidate run's ``evalkit run`` command (filters kept).
+
+    Returns:
+        The step with ``command``, ``conditions``, ``suite_cases``, ``cases_to_add``, the
+        price fields, ``out_of_proportion`` and ``advice`` filled in.
+    """
+    suite_cases = int(rows["case_id"].nunique())
+    conditions = _conditions(result, rows)
+    rows = rows[rows["condition"].astype(str).isin(conditions)]  # the items compared
+    trials = step.current_trials
+    target = step.equivalence_cases if step.goal == "equivalence" else (
+        step.cases if step.cases is not None else step.cases_at_threshold
+    )
+    advice: list[str] = []
+    cases_to_add = None
+    run_trials: int | None = trials
+    if two_runs and step.goal == "verdict":
+        run_trials = step.trials  # a fresh run covers the suite: plan the trials at its size
+    if target is not None and target > suite_cases:
+        cases_to_add = target - suite_cases
+        more = _trials_at(step, components, suite_cases, result.alpha)
+        said = (f"the suite has {suite_cases} cases and the plan needs {target} at {trials} "
+                f"trials: add {cases_to_add} cases")
+        advice.append(said + (f", or run {more} trials per case over all {suite_cases}"
+                              if more else " (more trials per case would not do it)"))
+        run_trials = more
+    elif target is None:
+        run_trials = None
+    command = _command(result, step, _base(command_line, suite_path, two_runs), conditions,
+                       target, run_trials, trials, cases_to_add, two_runs)
+    items = None
+    per_case = len(conditions) * max(_providers(result), 1) * (2 if two_runs else 1)
+    if command is not None and "--until-verdict" in command and target is not None:
+        items = per_case * trials * target
+    elif command is not None and run_trials is not None:
+        items = per_case * run_trials * suite_cases
+    elif target is not None:  # the plan itself, on a suite with the cases it needs
+        items = per_case * trials * target
+    if command is not None and two_runs:
+        advice.append("run the command once with the baseline's skill text and once with the "
+                      "candidate's, then compare the two runs")
+    step = dataclasses.replace(
+        step, command=command, conditions=tuple(conditions), suite_cases=suite_cases,
+        cases_to_add=cases_to_add,
+    )
+    if items is None:
+        return dataclasses.replace(step, advice="; ".join(advice))
+    cost = price(items, rows)
+    if cost.out_of_proportion:
+        advice.append(_instead(step, cost.ratio, len(rows)))
+    return dataclasses.replace(
+        step, items=cost.items, cost_usd=cost.cost_usd, cost_simulated=cost.simulated,
+        wall_s=cost.wall_s, ratio=cost.ratio, out_of_proportion=cost.out_of_proportion,
+        advice="; ".join(advice),
+    )
+
+
+def _conditions(result: PairedComparison, rows: pd.DataFrame) -> list[str]:
+    """The conditions that carried evidence (the command runs only these)."""
+    if result.conditions is not None:
+        return list(result.conditions)
+    if result.by_condition:
+        return [name for name, part in result.by_condition if part.n_cases > 0]
+    return sorted(str(c) for c in rows["condition"].unique())
+
+
+def _providers(result: PairedComparison) -> int:
+    return len(result.pooled_providers) or 1
+
+
+def _trials_at(step: NextStep, components: Any, cases: int, alpha: float) -> int | None:
+    """Trials per case that would do the plan over ``cases`` cases (None: none would)."""
+    if step.current_trials <= 1:
+        return None  # one-trial pilot: the within-case variance is unknown
+    if step.goal == "verdict":
+        return required_trials(step.effect, cases, components=components, alpha=alpha,
+                               power=NEXT_STEP_POWER).n_trials
+    design = PowerDesign.from_components(components, alpha=alpha, power=NEXT_STEP_POWER)
+    for trials in range(1, MAX_TRIALS + 1):
+        omega = math.sqrt(design.omega2(trials))
+        if equivalence_power(0.0, step.threshold, omega, cases, alpha) >= NEXT_STEP_POWER:
+            return trials
+    return None
+
+
+#: Options of the run's own command line that the next step's command sets or drops.
+_SET = ("--run-id", "--runs-dir", "--trials", "--conditions", "--max-items", "--max-usd",
+        "--max-rounds", "--plan-cases", "--round-cases", "--plan-effect", "--futility-beta",
+        "--threshold")
+_FLAGS = ("--resume", "--json", "--until-verdict", "--no-cache", "--adaptive-trials",
+          "--no-progress")
+
+
+def _base(command_line: str, suite_path: str | None, two_runs: bool) -> list[str] | None:
+    """``evalkit run SUITE [its filters and provider]``: what every command starts with."""
+    try:
+        words = shlex.split(command_line)
+    except ValueError:
+        words = []
+    if words[:2] == ["evalkit", "run"] and len(words) > 2:
+        skills = ("--skill", "--description") if two_runs else ()  # each side sets its own
+        return without_options(words, {*_SET, *skills}, set(_FLAGS))
+    return None if suite_path is None else ["evalkit", "run", suite_path]
+
+
+def _command(
+    result: PairedComparison,
+    step: NextStep,
+    base: list[str] | None,
+    conditions: list[str],
+    target: int | None,
+    run_trials: int | None,
+    trials: int,
+    cases_to_add: int | None,
+    two_runs: bool,
+) -> str | None:
+    if base is None or run_trials is None or target is None:
+        return None
+    words = [*base, "--conditions", ",".join(conditions)]
+    sequential = (not two_runs and step.goal == "verdict" and cases_to_add is None
+                  and run_trials == trials)
+    if sequential:
+        words += ["--until-verdict", "--trials", str(trials), "--plan-cases", str(target),
+                  "--max-items", str(len(conditions) * target * trials),
+                  "--threshold", f"{result.threshold:g}"]
+    else:
+        words += ["--trials", str(run_trials)]
+    return shlex.join([*words, "--no-cache"])
+
+
+def _instead(step: NextStep, ratio: float, so_far: int) -> str:
+    """What to do instead of a plan out of proportion."""
+    head = (f"that is {ratio:.1f}x the {so_far:,} items compared so far, out of proportion "
+            f"(more than {OUT_OF_PROPORTION:g}x); instead")
+    if step.goal == "equivalence":
+        return (f"{head}: read this result as 'no change as large as "
+                f"{step.threshold * 100:g} pp was seen' (not a proof of none), add cases "
+                "(a new case carries more than another trial of an old one), or raise the "
+                "threshold (--threshold) if a larger change is what matters")
+    return (f"{head}: add cases, raise the practical threshold (--threshold) if an effect "
+            f"of {abs(step.effect) * 100:.1f} pp does not matter, or accept that this effect "
+            "cannot be settled at a proportionate cost")

@@ -1,0 +1,116 @@
+"""The next step of an inconclusive comparison, as a value (see :mod:`._next_step`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+#: Power every next step is planned for.
+NEXT_STEP_POWER = 0.8
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """What would settle an inconclusive verdict.
+
+    Attributes:
+        cases: Cases needed at ``trials`` trials for the observed effect (None: unreachable).
+        trials: Trials per case and arm needed at the compared cases for the observed effect
+            (None: no number of trials suffices, or not plannable).
+        effect: The observed effect planned for.
+        cases_at_threshold: Cases needed at ``current_trials`` to tell an effect of the
+            practical threshold's size from zero.
+        threshold: The practical threshold.
+        current_cases: Matched cases of the comparison.
+        current_trials: Trials per case of the compared runs (median).
+        power: Power the plan is for.
+        command: The command that would run it (None when it cannot be formed).
+        note: What limits the plan, in words ("" when nothing does).
+        goal: ``"verdict"`` (settle improved/regressed) or ``"equivalence"`` (show "no
+            practical difference": the observed change is inside the threshold, so a verdict
+            is not worth chasing).
+        equivalence_cases: Cases at ``current_trials`` for the whole interval to lie within
+            +-threshold if the edit changes nothing (None: not planned or unreachable).
+        conditions: The conditions the command runs (those that carried evidence).
+        suite_cases: Cases the compared runs hold (the suite as run).
+        cases_to_add: Cases the suite lacks for the plan (None: it has enough).
+        items: Items the command runs.
+        cost_usd: Their estimated agent cost, from the runs' own cost per item.
+        cost_simulated: The cost is a simulated provider's (not billed).
+        wall_s: Their estimated wall time at the default concurrency.
+        ratio: ``items`` over the items compared so far.
+        out_of_proportion: ``ratio`` exceeds the documented bound (10x).
+        advice: What to do instead when the plan is out of proportion or infeasible.
+    """
+
+    cases: int | None
+    trials: int | None
+    effect: float
+    cases_at_threshold: int | None
+    threshold: float
+    current_cases: int
+    current_trials: int
+    power: float
+    command: str | None
+    note: str = ""
+    goal: str = "verdict"
+    equivalence_cases: int | None = None
+    conditions: tuple[str, ...] = ()
+    suite_cases: int | None = None
+    cases_to_add: int | None = None
+    items: int | None = None
+    cost_usd: float | None = None
+    cost_simulated: bool = False
+    wall_s: float | None = None
+    ratio: float | None = None
+    out_of_proportion: bool = False
+    advice: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``next_step`` JSON object (every field a plain value).
+
+        Returns:
+            The fields as a dict.
+        """
+        return asdict(self) | {"conditions": list(self.conditions)}
+
+    def text(self) -> str:
+        """One line for the text output and the rich displays."""
+        parts = []
+        effect = f"{self.effect * 100:+.1f} pp"
+        if self.goal == "equivalence" and self.equivalence_cases is not None:
+            parts.append(
+                f"{self.equivalence_cases} cases at {self.current_trials} trials to show no "
+                f"practical difference (within ±{self.threshold * 100:g} pp) if the edit "
+                "changes nothing"
+            )
+        if self.goal == "verdict" and self.cases is not None:
+            parts.append(
+                f"{self.cases} cases at {self.current_trials} trials for the observed {effect}"
+            )
+        if self.goal == "verdict" and self.trials is not None:
+            parts.append(f"{self.trials} trials at these {self.current_cases} cases")
+        if self.goal == "verdict" and self.cases_at_threshold is not None:
+            parts.append(
+                f"{self.cases_at_threshold} cases to tell a "
+                f"{self.threshold * 100:g} pp effect from zero"
+            )
+        head = "next step: " + ("; ".join(parts) if parts else "no design settles this")
+        head += f" (power {self.power:.0%}, from these runs' variances)"
+        if self.command:
+            head += f"; run: {self.command}"
+            if self.items is not None:
+                head += f" — {self.price_text()}"
+        elif self.items is not None:
+            head += f"; the plan is {self.price_text()}"
+        tail = [part for part in (self.note, self.advice) if part]
+        return head + "".join(f". {part}" for part in tail)
+
+    def price_text(self) -> str:
+        """The command's price in words (items, cost, wall time, ratio)."""
+        from evalkit.analysis._step_price import Price
+
+        if self.items is None:
+            return ""
+        return Price(self.items, self.cost_usd, self.cost_simulated, self.wall_s,
+                     self.ratio or 0.0).text()
