@@ -222,10 +222,12 @@ if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len
 # with a baseline item that passed and a candidate item that failed, side by side.
 
 # %%
-regressed = result.cases[result.cases["verdict"] == "regressed"]
+cases = result.cases.assign(decided_by=result.case_decisions())
+regressed = cases[cases["verdict"] == "regressed"]
 display(interval_table(
     regressed, case_keys(result.cases), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="regressed",
+    extra=["baseline_rate", "candidate_rate", "p_value", "p_adjusted", "decided_by"],
+    table_id="regressed",
     empty="No case regressed beyond noise.",
 ))
 display(paired_excerpts(
@@ -262,10 +264,11 @@ if regressed.empty:
 # ## Improved cases
 
 # %%
-improved = result.cases[result.cases["verdict"] == "improved"]
+improved = cases[cases["verdict"] == "improved"]
 display(interval_table(
     improved, case_keys(result.cases), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "p_adjusted"], table_id="improved",
+    extra=["baseline_rate", "candidate_rate", "p_value", "p_adjusted", "decided_by"],
+    table_id="improved",
     empty="No case improved beyond noise.",
 ))
 display(paired_excerpts(
@@ -279,9 +282,17 @@ display(paired_excerpts(
 # ## All cases
 
 # %%
+display(note(
+    f"Each case's interval is its own ({confidence:.0%}, unadjusted); its verdict needs its "
+    f"p-value after {result.correction} correction across the {len(cases)} case rows to be at "
+    f"most "
+    f"{result.alpha:g}, so a case whose interval excludes 0 can stay inconclusive "
+    "(decided_by says which applied)."
+))
 display(interval_table(
-    result.cases.sort_values("estimate", kind="stable"), case_keys(result.cases), kind="pp",
-    header="change", extra=["n_baseline", "n_candidate", "p_adjusted", "verdict"],
+    cases.sort_values("estimate", kind="stable"), case_keys(result.cases), kind="pp",
+    header="change",
+    extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by"],
     table_id="all-cases",
 ))
 

@@ -80,3 +80,48 @@ def case_verdict_note(cases: pd.DataFrame, *, binary: bool, alpha: float) -> str
         "side, more once the correction across cases is counted (8-10 is typical; evalkit run "
         "--trials N)"
     )
+
+
+def case_decisions(
+    cases: pd.DataFrame, *, correction: str, alpha: float, confidence: float = 0.95
+) -> pd.Series:
+    """Why each case row has its verdict, so a row never looks contradictory.
+
+    A case's interval is its own (unadjusted), while its verdict needs its p-value after the
+    correction across every case. A row whose interval excludes 0 can therefore stay
+    inconclusive; this says so on the row.
+
+    Args:
+        cases: The per-case table (``p_value``, ``p_adjusted``, ``ci_low``, ``ci_high``,
+            ``verdict``).
+        correction: The correction across cases (``holm``, ...).
+        alpha: The level after correction.
+        confidence: Level of the per-case intervals.
+
+    Returns:
+        One sentence per row, e.g. ``"holm across 52 case rows: p 0.1 -> 1 (> 0.05); its own
+        95 % interval excludes 0, but the verdict needs the corrected p"``.
+
+    Examples:
+        >>> rows = pd.DataFrame({"p_value": [0.1], "p_adjusted": [1.0], "ci_low": [0.2],
+        ...                      "ci_high": [1.0], "verdict": ["inconclusive"]})
+        >>> said = case_decisions(rows, correction="holm", alpha=0.05).iloc[0]
+        >>> said[:45], said[-33:]
+        ('holm across 1 case rows: p 0.1 -> 1 (> 0.05);', 'the verdict needs the corrected p')
+    """
+    count = len(cases)
+    level = f"{round(confidence * 100)} %"
+    out = []
+    for row in cases[["p_value", "p_adjusted", "ci_low", "ci_high", "verdict"]].itertuples(
+        index=False
+    ):
+        raw, adjusted = float(row.p_value), float(row.p_adjusted)
+        sign = "<=" if adjusted <= alpha else ">"
+        text = (f"{correction} across {count} case rows: p {raw:.3g} -> {adjusted:.3g} "
+                f"({sign} {alpha:g})")
+        excludes = row.ci_low > 0 or row.ci_high < 0
+        if excludes and row.verdict == "inconclusive":
+            text += (f"; its own {level} interval excludes 0, but the verdict needs the "
+                     "corrected p" if adjusted > alpha else "; below the practical threshold")
+        out.append(text)
+    return pd.Series(out, index=cases.index, dtype=object)

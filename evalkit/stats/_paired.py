@@ -11,7 +11,7 @@ import pandas as pd
 
 from evalkit._display import rich_html
 from evalkit.stats._bootstrap import paired_delta_interval
-from evalkit.stats._case_floor import case_verdict_note
+from evalkit.stats._case_floor import case_decisions, case_verdict_note
 from evalkit.stats._equivalence import equivalence
 from evalkit.stats._frame import (
     as_frame,
@@ -249,12 +249,13 @@ class PairedComparison:
 
     @property
     def equivalence(self) -> dict[str, Any]:
-        """Whether the whole interval lies within +-threshold: "no practical difference".
-
-        Returns:
-            ``{"equivalent", "margin", "note"}`` (:func:`~evalkit.stats.equivalence`).
-        """
+        """"No practical difference"? ``{"equivalent", "margin", "note"}`` (``equivalence``)."""
         return equivalence(self)
+
+    def case_decisions(self) -> pd.Series:
+        """Why each row of :attr:`cases` has its verdict (raw and corrected p, the rule)."""
+        return case_decisions(self.cases, correction=self.correction, alpha=self.alpha,
+                              confidence=self.delta.confidence)
 
     @property
     def case_verdict_note(self) -> str:
@@ -305,11 +306,13 @@ class PairedComparison:
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
+        decided = self.case_decisions()
         for index, row in enumerate(self.cases.to_dict("records")):
             item = {column: plain(row[column]) for column in unit_columns}
             item["verdict"] = str(row["verdict"])
-            for column in ("estimate", "ci_low", "ci_high"):
+            for column in ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted"):
                 item[column] = json_float(row[column])
+            item["decided_by"] = decided.iloc[index]
             if self.case_reasons is not None:
                 item["reasons"] = self.case_reasons[index]
             case_rows.append(item)

@@ -1,0 +1,110 @@
+"""A next step a researcher can run as printed: feasible on the suite, priced, in proportion.
+
+Three shapes from the demo suite, as a new user meets them: a small edit whose effect is inside
+the threshold (two runs), a five-case suite, and the per-condition plan between two runs where
+only some conditions carried evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import build_parser
+from tests.conftest import ROOT, evalkit_cli
+
+DEMO = ROOT / "cases" / "demo"
+FIVE = ("anti-curl-pipe-sudo-sh", "anti-delete-flaky-test", "anti-rm-rf-workdir",
+        "anti-sleep-before-migrate", "anti-tmux-dev-server")
+
+
+def _run(runs: Path, run_id: str, *extra: str) -> None:
+    done = evalkit_cli("run", DEMO, "--runs-dir", runs, "--run-id", run_id, "--no-progress",
+                       "--lane", "prompt", "--json", *extra)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    runs = tmp_path_factory.mktemp("feasible") / "runs"
+    _run(runs, "before")
+    edited = runs.parent / "SKILL.md"
+    edited.write_text((DEMO / "skills" / "safe-shell" / "SKILL.md").read_text()
+                      + "\nPrefer a dry run first.\n")
+    _run(runs, "candidate", "--skill", f"safe-shell={edited}")
+    _run(runs, "small", "--conditions", "none,self-load", *[w for c in FIVE
+                                                           for w in ("--case", c)])
+    return runs
+
+
+def _compare(runs: Path, *argv: str) -> tuple[dict[str, object], str]:
+    data = json.loads(evalkit_cli("compare", *argv, "--runs-dir", runs, "--json").stdout)
+    text = evalkit_cli("compare", *argv, "--runs-dir", runs).stdout
+    return data, text
+
+
+def test_a_small_edit_is_planned_as_no_practical_difference_over_the_changed_conditions(
+    runs: Path,
+) -> None:
+    data, text = _compare(runs, "before", "candidate")
+    step = data["next_step"]
+    assert data["verdict"] == "inconclusive" and isinstance(step, dict)
+    # none and stale did not change (their pairs are reused): the plan leaves them out
+    pooled = data["pooled"]
+    assert isinstance(pooled, dict)
+    assert step["conditions"] == pooled["contributing"]
+    assert "none" not in step["conditions"] and "stale" not in step["conditions"]
+    if abs(data["delta"]["estimate"]) < 0.05:  # type: ignore[index]
+        assert step["goal"] == "equivalence" and step["equivalence_cases"] > 0
+        assert "to show no practical difference (within ±5 pp)" in text
+        assert "even settled it would not matter" in text and "--until-verdict" not in text
+    if step["command"] is not None:
+        args = build_parser().parse_args(shlex.split(step["command"])[1:])
+        assert args.conditions == ",".join(step["conditions"]) and "--skill" not in step[
+            "command"]  # each side sets its own skill text
+        assert "run the command once with the baseline's skill text" in text
+    assert step["items"] > 0 and step["cost_simulated"] is True
+    assert f"about {step['items']:,} items" in text
+
+
+def test_a_five_case_suite_is_never_asked_for_more_cases_than_it_has(runs: Path) -> None:
+    data, text = _compare(runs, "small", "--conditions", "none,self-load")
+    step = data["next_step"]
+    if data["verdict"] != "inconclusive":
+        pytest.skip("this draw settled the five cases")
+    assert isinstance(step, dict) and step["suite_cases"] == 5
+    planned = step["equivalence_cases"] if step["goal"] == "equivalence" else (
+        step["cases"] or step["cases_at_threshold"])
+    assert planned > 5 and step["cases_to_add"] == planned - 5
+    assert f"the suite has 5 cases and the plan needs {planned}" in text
+    assert f"add {planned - 5} cases" in text
+    assert "--until-verdict" not in text  # it would stop after one round, cases exhausted
+    if step["command"] is not None:  # more trials over the same five cases, filters kept
+        words = shlex.split(step["command"])
+        assert [words[i + 1] for i, w in enumerate(words) if w == "--case"] == list(FIVE)
+        args = build_parser().parse_args(words[1:])
+        assert step["items"] == 2 * 5 * args.trials
+
+
+def test_a_plan_out_of_proportion_says_so_and_what_to_do_instead() -> None:
+    import pandas as pd
+
+    from evalkit.analysis._step_price import price
+    from evalkit.analysis._step_types import NextStep
+
+    rows = pd.DataFrame({"cost_usd": [0.02] * 100, "latency_s": [30.0] * 100,
+                         "provider": ["claude_code"] * 100})
+    cost = price(1_200, rows)
+    assert cost.out_of_proportion and cost.ratio == 12.0 and not cost.simulated
+    assert cost.cost_usd == pytest.approx(24.0) and cost.wall_s == pytest.approx(18_000.0)
+    assert cost.text() == ("about 1,200 items, $24.00, 5.0 h at concurrency 2; 12.0x the "
+                           "items compared so far")
+    step = NextStep(None, None, 0.01, None, 0.05, 50, 3, 0.8, None, goal="equivalence")
+    from evalkit.analysis._step_plan import _instead
+
+    said = _instead(step, 12.0, 100)
+    assert "out of proportion (more than 10x)" in said and "add cases" in said
+    assert "raise the threshold" in said
