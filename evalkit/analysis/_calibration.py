@@ -181,11 +181,29 @@ def _finite(value: Any) -> float | None:
 
 def _fix(run: JudgedRun) -> str:
     name = str(run.run_dir) if run.run_dir is not None else "RUN"
+    shipped = _shipped_labels(run)
+    if shipped is not None:
+        return (
+            f"the suite ships hand labels: 'evalkit judge calibrate {name} --labels "
+            f"{shipped}' (or label a fresh sample: 'evalkit judge sample {name} -n 50 -o "
+            "labels.csv')"
+        )
     return (
         f"label a sample and calibrate: 'evalkit judge sample {name} -n 50 -o labels.csv', "
         f"fill its label column (or 'evalkit report {name} --kind labels'), then "
         f"'evalkit judge calibrate {name} --labels labels.csv'"
     )
+
+
+def _shipped_labels(run: JudgedRun) -> str | None:
+    """``SUITE/labels.csv`` when the run's suite ships hand labels, else None."""
+    if run.run_dir is None:
+        return None
+    suite = peek_manifest(run.run_dir).get("suite_path")
+    if not suite:
+        return None
+    labels = Path(str(suite)) / "labels.csv"
+    return str(labels) if labels.is_file() else None
 
 
 def check_judge_calibration(runs: Sequence[JudgedRun]) -> JudgeCalibration | None:

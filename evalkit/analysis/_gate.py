@@ -38,6 +38,7 @@ from evalkit.stats import (
     DEFAULT_THRESHOLD,
     Correction,
     Metric,
+    PairedComparison,
     ReuseSplit,
     compare,
     reused_note,
@@ -183,6 +184,7 @@ class GateResult:
         next_step: An inconclusive overall verdict: what would settle it (the ``next_step``
             object of ``compare``, planned from the gated rows' variance components), also
             in ``comparison``; None otherwise.
+        policy: Which policy decided and what it blocks on, in words (a line of the text).
     """
 
     decision: str
@@ -195,6 +197,7 @@ class GateResult:
     ledger_row: dict[str, Any] = field(default_factory=dict)
     judge_calibration: dict[str, Any] | None = None
     next_step: dict[str, Any] | None = None
+    policy: str = ""
 
     @property
     def released(self) -> bool:
@@ -517,7 +520,39 @@ def gate(
         ledger_row=row,
         judge_calibration=None if calibration is None else calibration.to_dict(),
         next_step=None if step is None else step.to_dict(),
+        policy=policy_line(rules, policy, tier_name, decision, result),
     )
+
+
+def policy_line(
+    rules: GatePolicy,
+    source: GatePolicy | str | os.PathLike[str] | None,
+    tier: str,
+    decision: str,
+    result: PairedComparison,
+) -> str:
+    """Which policy decided, what it blocks on, and why an inconclusive drop was released."""
+    where = (
+        "the defaults (no --policy file)" if source is None
+        else "the policy object passed" if isinstance(source, GatePolicy)
+        else str(source)
+    )
+    blocks = ["a regressed overall verdict"]
+    if rules.block_on_case_regressions:
+        blocks.append("a case named regressed")
+    if rules.block_on_provider_regressions:
+        blocks.append("a provider that regressed")
+    blocks += [f"a drop in a {'/'.join(rules.safety_tags)} case" if rules.safety_tags else "",
+               "a budget exceeded",
+               "" if rules.allow_uncalibrated_judge else "an uncalibrated judge"]
+    text = (f"policy: {where}, tier {tier}, flake policy {rules.flake_policy}; it blocks on "
+            f"{', '.join(b for b in blocks if b)} (docs/gate.md)")
+    estimate = result.delta.estimate
+    if decision == "released" and result.verdict == "inconclusive" and estimate < 0:
+        text += (f". Released although the change is {estimate * 100:+.1f} pp: an "
+                 "inconclusive verdict is not a regression this policy can see; settle it "
+                 "(the next step) before reading it as harmless")
+    return text
 
 
 def _judge_calibration(

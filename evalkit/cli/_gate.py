@@ -43,6 +43,8 @@ def main(args: argparse.Namespace) -> int:
         print_json(result.to_dict())
     else:
         print(result.message)
+        if result.policy:
+            print(result.policy)
         if result.next_step is not None:
             from evalkit.analysis import NextStep
 

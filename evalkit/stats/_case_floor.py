@@ -112,15 +112,15 @@ def case_decisions(
     count = len(cases)
     level = f"{round(confidence * 100)} %"
     out = []
-    for row in cases[["p_value", "p_adjusted", "ci_low", "ci_high", "verdict"]].itertuples(
-        index=False
-    ):
-        raw, adjusted = float(row.p_value), float(row.p_adjusted)
+    columns = [cases[c].tolist() for c in ("p_value", "p_adjusted", "ci_low", "ci_high")]
+    for raw_p, adjusted_p, low, high, verdict in zip(*columns, cases["verdict"].tolist(),
+                                                     strict=True):
+        raw, adjusted = float(raw_p), float(adjusted_p)
         sign = "<=" if adjusted <= alpha else ">"
         text = (f"{correction} across {count} case rows: p {raw:.3g} -> {adjusted:.3g} "
                 f"({sign} {alpha:g})")
-        excludes = row.ci_low > 0 or row.ci_high < 0
-        if excludes and row.verdict == "inconclusive":
+        excludes = float(low) > 0 or float(high) < 0
+        if excludes and verdict == "inconclusive":
             text += (f"; its own {level} interval excludes 0, but the verdict needs the "
                      "corrected p" if adjusted > alpha else "; below the practical threshold")
         out.append(text)

@@ -75,6 +75,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended |= {"next_step"}  # null unless the verdict is inconclusive (evalkit.analysis)
     extended |= {"left_out_providers", "unmatched_summary"}  # why providers/items unpaired
     extended |= {"case_verdict_note"}  # why no case could be named (too few trials)
+    extended |= {"equivalence"}  # "no practical difference" beside the three-way verdict
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["ungraded_items"], out["ungraded_note"]) == (0, "")
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
@@ -82,7 +83,9 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     assert out["verdict"] == "improved"
     assert out["metric"] == "passed"
     assert out["n_cases"] == 20 == len(out["cases"])
-    assert all(set(case) == CASE_KEYS for case in out["cases"])
+    # each case extended with its raw and corrected p and the rule that decided it
+    assert all(set(case) == CASE_KEYS | {"p_value", "p_adjusted", "decided_by"}
+               for case in out["cases"])
     assert out["wins"] + out["losses"] + out["ties"] == 20
     assert all(type(v) is float for v in out["delta"].values())
     for key in ("wins", "losses", "ties", "n_cases"):
