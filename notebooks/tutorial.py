@@ -20,15 +20,17 @@
 # takes a tidy DataFrame (one row per work item), so anything you can filter with pandas you
 # can analyse.
 #
-# The defaults read the small runs committed under `tests/fixtures/runs/`; point `run` and
-# `baseline` at your own runs (a directory or a run id under `runs/`). Relative paths are read
-# from the project root, as on the command line, although Jupyter runs the notebook in
-# `notebooks/`. With `live = True` the last section runs the bundled demo suite twice with the
-# simulated agent (a few seconds).
+# By default the notebook first draws its own data: the bundled demo suite's prompt lane, run
+# twice with the simulated agent (a few seconds), once with the suite's `safe-shell` skill
+# (`baseline`) and once with its stale variant standing in for a careless edit (`run`). Point
+# `run` and `baseline` at your own runs instead (a directory or a run id under `runs/`).
+# Relative paths are read from the project root, as on the command line, although Jupyter runs
+# the notebook in `notebooks/`. With `live = True` the last section shows the same two runs
+# made step by step.
 
 # %% tags=["parameters"]
-run: str = "tests/fixtures/runs/after"  # a run directory or run id
-baseline: str = "tests/fixtures/runs/before"  # the run before the skill edit
+run: str = ""  # a run directory or run id (default: the demo's prompt lane after an edit)
+baseline: str = ""  # the run before the skill edit (default: the demo's prompt lane)
 runs_dir: str = "runs"  # where run ids are looked up
 live: bool = False  # also run the demo suite twice with the simulated agent
 suite: str = "cases/demo"  # suite of the live section
@@ -55,8 +57,16 @@ from evalkit.report import (
 from evalkit.runner import RunConfig, SkillOverride
 from evalkit.stats import pass_rates
 
-run, baseline = project_path(run), project_path(baseline)
 runs_dir, suite = project_path(runs_dir), project_path(suite)
+if not run or not baseline:  # draw the tutorial's own data: two small simulated runs
+    drawn = scratch or tempfile.mkdtemp(prefix="evalkit-tutorial-")
+    demo = RunConfig(run_id="before", runs_dir=drawn, lanes=("prompt",), trials=3,
+                     progress=False, concurrency=4)
+    stale = SkillOverride(skill="safe-shell", path=Path(suite) / "skills/safe-shell/stale.md")
+    baseline = str(evalkit.run(suite, demo).run_dir)
+    run = str(evalkit.run(suite, demo.model_copy(update={"run_id": "after",
+                                                         "skills": (stale,)})).run_dir)
+run, baseline = project_path(run), project_path(baseline)
 
 # %% [markdown]
 # ## 1. Load a run

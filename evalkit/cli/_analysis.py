@@ -502,6 +502,14 @@ def flips_main(args: argparse.Namespace) -> int:
             f"{_num(line['ci_high'])}] over {line['n_pairs']} pairs"
         )
     table = result.by_case.dropna(subset=["estimate"]).sort_values("estimate", ascending=False)
+    table = table[table["estimate"] > 0]  # a case that never flipped is not "unstable"
+    if not table.empty:
+        header = "case\tcondition" + ("\tprovider" if "provider" in table else "")
+        print(f"most unstable cases ({min(args.top, len(table))} of {len(table)} that flipped;"
+              " flip rate):")
+        print(f"  {header}\tflip rate")
+    elif result.n_pairs:
+        print("no case flipped: every case gave the same outcome every time")
     unrecorded = 0
     for _, row in table.head(args.top).iterrows():
         provider = f"\t{row['provider']}" if "provider" in row else ""

@@ -126,7 +126,11 @@ def summary_cards(rows: pd.DataFrame, overall: pd.DataFrame) -> Fragment:
         ),
     ]
     if "cost_usd" in rows and rows["cost_usd"].notna().any():
-        cards.append(("total cost", usd(rows["cost_usd"].sum()), "sum over items"))
+        simulated = "provider" in rows and bool((rows["provider"].astype(str) == "simulated").all())
+        cards.append((
+            "total cost", usd(rows["cost_usd"].sum()),
+            "simulated provider: not billed" if simulated else "sum over items",
+        ))
     if "latency_s" in rows and rows["latency_s"].notna().any():
         cards.append(
             ("median latency", seconds(rows["latency_s"].median()), "per item (wall clock)")

@@ -573,7 +573,7 @@ def required_cases(
             se=float("nan"),
             threshold=limit,
             note=(
-                f"no number of cases will show 'improved' for an effect of {size * 100:g} pp: "
+                f"no number of cases will show 'improved' for an effect of {size * 100:.1f} pp: "
                 f"the verdict needs the estimate to reach the practical threshold of "
                 f"{limit * 100:g} pp, and an estimate centred at or below it reaches it at most "
                 "half the time; plan for a larger effect or lower the threshold"
