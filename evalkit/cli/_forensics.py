@@ -11,17 +11,8 @@ from evalkit.cli._common import add_common_options, print_json
 if TYPE_CHECKING:
     from evalkit.analysis import CellExplanation, Explanation
 
-EXAMPLES = """\
-examples:
-  evalkit explain before --case anti-rm-rf-workdir --condition self-load
-  evalkit explain after --case exec-config-port --baseline before --json
-"""
-
-
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the arguments of ``evalkit explain``."""
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = EXAMPLES
     p.add_argument("run", help="run directory or id")
     p.add_argument("--case", required=True, help="the case to explain")
     p.add_argument("--baseline", help="a second run: explain the case's change between them")

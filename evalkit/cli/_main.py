@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 
 from evalkit._version import __version__
 from evalkit.cli._common import eprint
+from evalkit.cli._examples import ExamplesFormatter, examples_epilog
 from evalkit.errors import (
     EXIT_NO_SPACE,
     EvalkitError,
@@ -171,6 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
             help=command.help,
             description=command.description or command.help,
             configure=command.configure,
+            epilog=examples_epilog(name),
+            formatter_class=ExamplesFormatter,
         )
     return parser
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from evalkit.cli._common import (
     add_common_options,
@@ -94,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
             **pick(args, "baseline", "kind", "output", "runs_dir"),
             parameters=parameters,
             timeout=args.timeout if args.timeout > 0 else None,
+            progress=sys.stderr.isatty(),  # stages and a cell bar on a terminal only
         )
     except ReportError as exc:
         eprint(f"error: {exc}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import sys
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -164,7 +165,12 @@ def _cell_error(notebook: Path, executed: Path, exc: Any) -> ReportError:
 
 
 def execute(
-    notebook: Path, executed: Path, parameters: Mapping[str, Any], *, timeout: float | None
+    notebook: Path,
+    executed: Path,
+    parameters: Mapping[str, Any],
+    *,
+    timeout: float | None,
+    progress: bool = False,
 ) -> None:
     """Execute a notebook with papermill into ``executed`` (saved after every cell).
 
@@ -176,6 +182,7 @@ def execute(
         executed: Where the executed notebook goes.
         parameters: Validated parameters.
         timeout: Per-cell timeout in seconds (None: no limit).
+        progress: Show papermill's cell progress bar on stderr.
 
     Raises:
         ReportError: A cell failed, timed out, or the kernel died.
@@ -190,7 +197,8 @@ def execute(
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
-            progress_bar=False,
+            progress_bar={"desc": f"executing {notebook.name}", "unit": "cell"}
+            if progress else False,
             log_output=False,
             request_save_on_cell_execute=True,
             cwd=str(executed.parent),
@@ -349,6 +357,7 @@ def report(
     runs_dir: str | os.PathLike[str] = "runs",
     parameters: Mapping[str, Any] | None = None,
     timeout: float | None = CELL_TIMEOUT_S,
+    progress: bool = False,
 ) -> ReportResult:
     """Render a reviewer-facing HTML report of a run (``evalkit report``).
 
@@ -369,6 +378,8 @@ def report(
         parameters: More notebook parameters, checked against the notebook's parameters
             cell (``papermill.inspect_notebook``); unknown names are an error.
         timeout: Per-cell timeout in seconds (None: none).
+        progress: Say each stage (execute, render) on stderr, with the cells executed so far
+            (``evalkit report`` on a terminal).
 
     Returns:
         A :class:`ReportResult` with the HTML and executed-notebook paths.
@@ -438,8 +449,13 @@ def report(
     html_path.parent.mkdir(parents=True, exist_ok=True)
     executed = html_path.with_suffix(".ipynb")
     start = time.perf_counter()
-    execute(notebook, executed.resolve(), checked, timeout=timeout)
+    if progress:
+        print(f"executing {notebook.name} ({kind} report)", file=sys.stderr, flush=True)
+    execute(notebook, executed.resolve(), checked, timeout=timeout, progress=progress)
     middle = time.perf_counter()
+    if progress:
+        print(f"rendering {html_path.name} (executed in {middle - start:.1f} s)",
+              file=sys.stderr, flush=True)
     render_html(executed, html_path, title=title, kind=kind, notebook=notebook)
     end = time.perf_counter()
     return ReportResult(
