@@ -79,7 +79,8 @@ display(html_table(history.runs, table_id="runs"))
 display(figure_html(
     trend_plot(history.overall, series="provider", facet="suite",
                   title=f"Pass rate per {period}, all conditions", ylabel="pass rate",
-                  changes=history.changes(), period=period),
+                  changes=history.changes(), period=period,
+                  change_label=history.change_label()),
     "trend-overall",
     f"Pass rate per {period} and provider (all conditions pooled), with confidence bands.",
 ))
@@ -88,7 +89,8 @@ for number, name in enumerate(suites, start=1):
     display(figure_html(
         trend_plot(part, series="condition", facet="provider",
                       title=f"Pass rate per {period} by condition — suite {name}",
-                      ylabel="pass rate", changes=history.changes(name), period=period),
+                      ylabel="pass rate", changes=history.changes(name), period=period,
+                      change_label=history.change_label(name)),
         f"trend-pass-rate-{number}",
         f"Suite {name}: pass rate per {period}, condition and provider, with confidence bands.",
     ))
@@ -102,7 +104,8 @@ for number, name in enumerate(suites, start=1):
     display(figure_html(
         trend_plot(part, series="metric", facet="provider", percent_points=True,
                       title=f"Lift per {period} — suite {name}", ylabel="difference",
-                      changes=history.changes(name), period=period),
+                      changes=history.changes(name), period=period,
+                      change_label=history.change_label(name)),
         f"trend-lift-{number}",
         f"Suite {name}: realized and oracle lift, routing gap and stale harm per {period}.",
     ))

@@ -590,6 +590,15 @@ def _period_label(stamp: pd.Timestamp, period: str) -> str:
     return stamp.strftime("%m-%d %H:%M")
 
 
+def _distinct_labels(ticks: Sequence[pd.Timestamp], period: str) -> list[str]:
+    """Tick labels at ``period``, finer where two ticks would read the same (runs in a week)."""
+    for grain in (period, "day", "run"):
+        labels = [_period_label(t, grain) for t in ticks]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
+
+
 def trend_plot(
     table: pd.DataFrame,
     *,
@@ -601,6 +610,7 @@ def trend_plot(
     percent_points: bool = False,
     period: str = "week",
     max_facets: int = 6,
+    change_label: str = "dataset version changed",
 ) -> Figure:
     """Estimates over time with interval bands, one line per ``series``, one panel per facet.
 
@@ -615,6 +625,7 @@ def trend_plot(
         percent_points: Values are differences (axis in percentage points, line at 0).
         period: ``week``, ``day``, ``month`` or ``run``: how the time axis is labelled.
         max_facets: Most panels drawn.
+        change_label: What the dashed lines mark (the legend's words).
 
     Returns:
         The figure.
@@ -681,13 +692,13 @@ def trend_plot(
         ax.spines["right"].set_visible(False)
         ax.tick_params(labelsize=9)
     if len(ticks) <= 16:
-        axes[-1].set_xticks(ticks, [_period_label(t, period) for t in ticks])
+        axes[-1].set_xticks(ticks, _distinct_labels(ticks, period))
     if len(ticks) == 1:
         axes[-1].set_xlim(ticks[0] - pd.Timedelta(days=3), ticks[0] + pd.Timedelta(days=3))
     handles, labels = axes[0].get_legend_handles_labels()
     if marks:
         handles.append(Line2D([0], [0], color="#8c564b", linestyle="--", linewidth=1))
-        labels.append("dataset version changed")
+        labels.append(change_label)
     axes[0].legend(
         handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False
     )

@@ -129,6 +129,14 @@ class Trend:
     partial: list[str] = field(default_factory=list)
     split: list[pd.Timestamp] = field(default_factory=list)
 
+    def change_label(self, suite: str | None = None) -> str:
+        """What the change lines of :meth:`changes` mark, in words, for a plot's legend."""
+        rows = self.versions if suite is None else self.versions[self.versions["suite"] == suite]
+        kinds = [name for name, column in (("dataset version", "changed"),
+                                           ("skill text", "skill_changed"))
+                 if bool(rows[column].any())]
+        return " and ".join(kinds) + " changed" if kinds else "changed"
+
     def changes(self, suite: str | None = None) -> list[pd.Timestamp]:
         """Periods where the dataset version or a skill text changed (optionally one suite).
 
