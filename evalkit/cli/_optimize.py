@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections import Counter
 from pathlib import Path
 
 from evalkit._paths import safe_run_id
@@ -159,6 +160,18 @@ def main(args: argparse.Namespace) -> int:
     if test and test.champion == SEED_ID:
         print("  the champion is the seed (no candidate was accepted): it is compared with "
               "itself, so there is no difference to report")
+    failed = [d for d in s.history if d.reason.startswith("failed proposal")]
+    if s.history and len(failed) == len(s.history):
+        reasons = Counter(d.reason.removeprefix("failed proposal: ") for d in failed)
+        said = "; ".join(f"{reason} ({n} of {len(failed)})" for reason, n in
+                         reasons.most_common(3))
+        eprint(f"error: every proposal failed, so no candidate was evaluated: {said}. See the "
+               f"optimizer's output in {result.run_dir}/events.jsonl")
+        print(f"written to {result.run_dir}")
+        return 1
+    if failed:
+        print(f"  {len(failed)} of {len(s.history)} proposals failed (their reasons are in "
+              "the run's events and decisions)")
     print(f"written to {result.run_dir}")
     return 0
 

@@ -84,3 +84,17 @@ def test_a_run_that_accepts_nothing_says_so_instead_of_printing_nan(tmp_path: Pa
     assert "nan" not in done.stdout
     assert "delta n/a pp [n/a, n/a]" in done.stdout
     assert "the champion is the seed (no candidate was accepted)" in done.stdout
+
+
+def test_a_run_whose_every_proposal_failed_says_why_and_exits_1(tmp_path: Path) -> None:
+    """An optimizer that fails every time (here: exits 1) evaluates nothing: said, exit 1."""
+    suite = write_monotone_suite(tmp_path / "suite", n_val=8, n_dev=8, n_test=8)
+    done = evalkit_cli(
+        "optimize", suite, "--skill", "probe", "--optimizer", "command:false", "--trials", "1",
+        "--max-iterations", "2", "--backend", "threading", "--runs-dir", tmp_path / "runs",
+        "--run-id", "failing",
+    )
+    assert done.returncode == 1, done.stderr
+    assert "every proposal failed, so no candidate was evaluated" in done.stderr
+    assert "(2 of 2)" in done.stderr and "events.jsonl" in done.stderr
+    assert "Traceback" not in done.stderr
