@@ -372,7 +372,8 @@ def _print_sequential(outcome: SequentialRun) -> None:
         estimate = "-" if look.estimate is None else f"{look.estimate * 100:+.1f}"
         print(
             f"  look {look.round}: {look.n_cases} cases, {estimate} pp [{low}, {high}] "
-            f"-> {look.verdict}{f' ({look.reason})' if look.reason else ''}"
+            f"-> {look.verdict}"
+            + (f" ({look.reason})" if look.reason and look.reason != look.verdict else "")
         )
     print(
         f"verdict: {comparison.verdict} ({comparison.candidate_label} vs "

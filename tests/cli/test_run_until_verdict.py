@@ -265,3 +265,13 @@ def test_bad_futility_settings_are_refused(
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_text_of_a_settled_look_does_not_repeat_its_verdict(tmp_path: Path) -> None:
+    done = evalkit_cli(*until_verdict_args(tmp_path, "said"))
+    assert done.returncode == 0, done.stderr
+    looks = [line for line in done.stdout.splitlines() if line.startswith("  look ")]
+    assert looks, done.stdout
+    last = looks[-1]
+    verdict = last.rsplit("-> ", 1)[1].split(" ")[0]
+    assert f"{verdict} ({verdict})" not in last
