@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._command_line import without_options
-from evalkit.analysis._step_price import OUT_OF_PROPORTION, price
+from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, OUT_OF_PROPORTION, price
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 from evalkit.stats import PairedComparison, PowerDesign, equivalence_power, required_trials
 
@@ -98,12 +98,13 @@ def feasible_plan(
     )
     if items is None:
         return dataclasses.replace(step, advice="; ".join(advice))
-    cost = price(items, rows)
+    cost = price(items, rows, _concurrency(command_line))
     if cost.out_of_proportion:
         advice.append(_instead(step, cost.ratio, len(rows)))
     return dataclasses.replace(
         step, items=cost.items, cost_usd=cost.cost_usd, cost_simulated=cost.simulated,
         wall_s=cost.wall_s, ratio=cost.ratio, out_of_proportion=cost.out_of_proportion,
+        concurrency=cost.concurrency,
         advice="; ".join(advice),
     )
 
@@ -179,6 +180,20 @@ def _command(
     else:
         words += ["--trials", str(run_trials)]
     return shlex.join([*words, "--no-cache"])
+
+
+def _concurrency(command_line: str) -> int:
+    """The run's ``--concurrency`` (``evalkit run``'s default when its line does not set it)."""
+    try:
+        words = shlex.split(command_line)
+    except ValueError:
+        return DEFAULT_CONCURRENCY
+    for index, word in enumerate(words):
+        value = word.partition("=")[2] if word.startswith("--concurrency=") else (
+            words[index + 1] if word == "--concurrency" and index + 1 < len(words) else "")
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return DEFAULT_CONCURRENCY
 
 
 def _instead(step: NextStep, ratio: float, so_far: int) -> str:

@@ -3,7 +3,8 @@
 A plan that says "run 212,000 items" without a price is advice nobody should follow. The
 price is read from the runs themselves: the mean agent cost per item (``cost_usd``; a
 simulated provider's costs are marked as simulated, since nothing is billed), and the mean
-latency per item divided by the concurrency the command would run at. A plan is *out of
+latency per item divided by the concurrency the command would run at (the run's own, from its
+command line; ``evalkit run``'s default otherwise). A plan is *out of
 proportion* when it would run more than :data:`OUT_OF_PROPORTION` times the items compared
 so far; the next step then says so and recommends the alternative.
 """
@@ -29,8 +30,9 @@ class Price:
         items: Items the command runs.
         cost_usd: Estimated agent cost (None: the runs record no cost).
         simulated: The runs' provider is the simulated one (its cost is not billed).
-        wall_s: Estimated wall time at :data:`DEFAULT_CONCURRENCY` (None: no latency).
+        wall_s: Estimated wall time at ``concurrency`` (None: no latency).
         ratio: ``items`` over the items compared so far.
+        concurrency: Items in flight the wall time assumes (the run's own).
     """
 
     items: int
@@ -38,6 +40,7 @@ class Price:
     simulated: bool
     wall_s: float | None
     ratio: float
+    concurrency: int = DEFAULT_CONCURRENCY
 
     @property
     def out_of_proportion(self) -> bool:
@@ -51,11 +54,11 @@ class Price:
             cost = f"${self.cost_usd:,.2f}"
             parts.append(f"{cost} if billed (simulated provider)" if self.simulated else cost)
         if self.wall_s is not None:
-            parts.append(f"{_duration(self.wall_s)} at concurrency {DEFAULT_CONCURRENCY}")
+            parts.append(f"{_duration(self.wall_s)} at concurrency {self.concurrency}")
         return ", ".join(parts) + f"; {self.ratio:.1f}x the items compared so far"
 
 
-def price(items: int, rows: pd.DataFrame) -> Price:
+def price(items: int, rows: pd.DataFrame, concurrency: int = DEFAULT_CONCURRENCY) -> Price:
     """The price of ``items`` more items like ``rows`` (the compared runs' rows).
 
     Examples:
@@ -74,8 +77,9 @@ def price(items: int, rows: pd.DataFrame) -> Price:
         items=int(items),
         cost_usd=None if cost is None else cost * items,
         simulated=simulated,
-        wall_s=None if latency is None else latency * items / DEFAULT_CONCURRENCY,
+        wall_s=None if latency is None else latency * items / max(concurrency, 1),
         ratio=items / max(len(rows), 1),
+        concurrency=max(concurrency, 1),
     )
 
 

@@ -41,6 +41,7 @@ class NextStep:
         ratio: ``items`` over the items compared so far.
         out_of_proportion: ``ratio`` exceeds the documented bound (10x).
         advice: What to do instead when the plan is out of proportion or infeasible.
+        concurrency: Items in flight ``wall_s`` assumes (the run's own).
     """
 
     cases: int | None
@@ -65,6 +66,7 @@ class NextStep:
     ratio: float | None = None
     out_of_proportion: bool = False
     advice: str = ""
+    concurrency: int = 2
 
     def to_dict(self) -> dict[str, Any]:
         """The ``next_step`` JSON object (every field a plain value).
@@ -113,4 +115,4 @@ class NextStep:
         if self.items is None:
             return ""
         return Price(self.items, self.cost_usd, self.cost_simulated, self.wall_s,
-                     self.ratio or 0.0).text()
+                     self.ratio or 0.0, self.concurrency).text()

@@ -108,3 +108,17 @@ def test_a_plan_out_of_proportion_says_so_and_what_to_do_instead() -> None:
     said = _instead(step, 12.0, 100)
     assert "out of proportion (more than 10x)" in said and "add cases" in said
     assert "raise the threshold" in said
+
+
+def test_the_wall_time_is_at_the_runs_own_concurrency() -> None:
+    import pandas as pd
+
+    from evalkit.analysis._step_plan import _concurrency
+    from evalkit.analysis._step_price import price
+
+    assert _concurrency("evalkit run cases/demo --concurrency 8 --run-id a") == 8
+    assert _concurrency("evalkit run cases/demo --concurrency=6") == 6
+    assert _concurrency("evalkit run cases/demo") == 2  # evalkit run's default
+    rows = pd.DataFrame({"cost_usd": [0.0] * 10, "latency_s": [8.0] * 10})
+    assert price(100, rows, 8).wall_s == price(100, rows, 2).wall_s / 4 == 100.0
+    assert "at concurrency 8" in price(100, rows, 8).text()
