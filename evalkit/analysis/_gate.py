@@ -466,7 +466,9 @@ def gate(
     if reasons:
         parts.append("; ".join(reasons) + ";")
     else:
-        parts.append(f"{result.verdict} ({delta_text}); no case regressed;")
+        same = (f"; no practical difference (within ±{result.threshold * 100:g} pp)"
+                if result.equivalence["equivalent"] else "")
+        parts.append(f"{result.verdict} ({delta_text}{same}); no case regressed;")
         if rules.block_on_provider_regressions and result.by_provider:
             parts.append(f"no provider regressed ({len(result.by_provider)} providers);")
     if not safety:
@@ -548,7 +550,10 @@ def policy_line(
     text = (f"policy: {where}, tier {tier}, flake policy {rules.flake_policy}; it blocks on "
             f"{', '.join(b for b in blocks if b)} (docs/gate.md)")
     estimate = result.delta.estimate
-    if decision == "released" and result.verdict == "inconclusive" and estimate < 0:
+    settled = result.equivalence["equivalent"]  # within the threshold: nothing to settle
+    if decision == "released" and result.verdict == "inconclusive" and estimate < 0 and (
+        not settled
+    ):
         text += (f". Released although the change is {estimate * 100:+.1f} pp: an "
                  "inconclusive verdict is not a regression this policy can see; settle it "
                  "(the next step) before reading it as harmless")

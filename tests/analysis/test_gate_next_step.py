@@ -95,3 +95,32 @@ def test_a_strict_gate_plans_cases_for_its_one_outcome_per_case() -> None:
     assert "strict flake policy" in step["note"] and "all of its 3 trials pass" in step["note"]
     assert "one trial per case" not in step["note"]
     assert "cases at 3 trials" in NextStep(**step).text()
+
+
+def test_the_gate_says_which_policy_decided_and_names_an_equivalent_change() -> None:
+    import numpy as np
+    import pandas as pd
+
+    from evalkit.analysis import gate
+
+    rng = np.random.default_rng(0)
+    chance = np.repeat(1 / (1 + np.exp(-rng.normal(0, 1.5, 600))), 3)
+
+    def side(shift: float = 0.0) -> pd.DataFrame:
+        return pd.DataFrame({"case_id": np.repeat([f"c{i}" for i in range(600)], 3),
+                             "condition": "c", "trial": np.tile(range(3), 600),
+                             "passed": rng.random(1800) < np.clip(chance + shift, 0, 1)})
+
+    same = gate(side(), side())
+    assert same.released and same.comparison["equivalence"]["equivalent"]
+    assert "no practical difference (within ±5 pp)" in same.message
+    assert same.policy.startswith("policy: the defaults (no --policy file), tier release")
+    assert "Released although" not in same.policy
+    # 12 cases, three lose one trial of three: -8.3 pp, inconclusive, released, and said so
+    cases = [f"k{i:02d}" for i in range(12)]
+    before = pd.DataFrame([{"case_id": c, "condition": "c", "trial": t, "passed": True}
+                           for c in cases for t in range(3)])
+    after = before.assign(passed=[not (i < 9 and i % 3 == 2) for i in range(36)])
+    drop = gate(before, after)
+    assert drop.released and drop.comparison["verdict"] == "inconclusive"
+    assert "Released although the change is -8.3 pp" in drop.policy
