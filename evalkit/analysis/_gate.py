@@ -26,6 +26,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
 from evalkit._git import git_sha
+from evalkit._percent import percent
 from evalkit._plain import plain_fields
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
@@ -432,7 +433,8 @@ def gate(
     comparison = result.to_dict()
     reasons: list[str] = []
     d = result.delta
-    delta_text = f"delta {d.estimate * 100:+.1f} pp [{d.ci_low * 100:+.1f}, {d.ci_high * 100:+.1f}]"
+    delta_text = (f"delta {percent(d.estimate):+.1f} pp [{percent(d.ci_low):+.1f}, "
+                  f"{percent(d.ci_high):+.1f}]")
     if not np.isfinite(d.estimate):
         delta_text = "no delta: no pair is evidence"
     if result.verdict == "regressed":
@@ -554,7 +556,7 @@ def policy_line(
     if decision == "released" and result.verdict == "inconclusive" and estimate < 0 and (
         not settled
     ):
-        text += (f". Released although the change is {estimate * 100:+.1f} pp: an "
+        text += (f". Released although the change is {percent(estimate):+.1f} pp: an "
                  "inconclusive verdict is not a regression this policy can see; settle it "
                  "(the next step) before reading it as harmless")
     return text

@@ -18,6 +18,7 @@ import os
 
 import pandas as pd
 
+from evalkit._percent import percent
 from evalkit.analysis._step_plan import feasible_plan
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 from evalkit.errors import InputError
@@ -95,7 +96,7 @@ def next_step(
             threshold, trials, components=components, alpha=alpha, power=NEXT_STEP_POWER
         ).n_cases
         notes.append(
-            f"the observed change ({effect * 100:+.1f} pp) is inside the practical threshold "
+            f"the observed change ({percent(effect):+.1f} pp) is inside the practical threshold "
             f"of {threshold * 100:g} pp: even settled it would not matter in practice, so the "
             "plan is for showing no practical difference rather than a verdict"
         )

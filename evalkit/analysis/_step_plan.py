@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._command_line import without_options
+from evalkit._percent import percent
 from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, OUT_OF_PROPORTION, price
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 from evalkit.stats import PairedComparison, PowerDesign, equivalence_power, required_trials
@@ -206,5 +207,5 @@ def _instead(step: NextStep, ratio: float, so_far: int) -> str:
                 "(a new case carries more than another trial of an old one), or raise the "
                 "threshold (--threshold) if a larger change is what matters")
     return (f"{head}: add cases, raise the practical threshold (--threshold) if an effect "
-            f"of {abs(step.effect) * 100:.1f} pp does not matter, or accept that this effect "
+            f"of {percent(abs(step.effect)):.1f} pp does not matter, or accept that this effect "
             "cannot be settled at a proportionate cost")

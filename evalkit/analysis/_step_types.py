@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evalkit._percent import percent
+
 #: Power every next step is planned for.
 NEXT_STEP_POWER = 0.8
 
@@ -79,7 +81,7 @@ class NextStep:
     def text(self) -> str:
         """One line for the text output and the rich displays."""
         parts = []
-        effect = f"{self.effect * 100:+.1f} pp"
+        effect = f"{percent(self.effect):+.1f} pp"
         if self.goal == "equivalence" and self.equivalence_cases is not None:
             parts.append(
                 f"{self.equivalence_cases} cases at {self.current_trials} trials to show no "

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from scipy import stats
 
+from evalkit._percent import percent
 from evalkit.stats._interval import Interval
 from evalkit.stats._power import PowerDesign, PowerResult
 from evalkit.stats._variance import VarianceComponents
@@ -68,7 +69,7 @@ def equivalence(comparison: Compared) -> dict[str, Any]:
     if not (math.isfinite(low) and math.isfinite(high)) or margin <= 0:
         return {"equivalent": False, "margin": margin, "note": ""}
     level = round(float(d.confidence) * 100)
-    span = f"[{low * 100:+.1f}, {high * 100:+.1f}] pp"
+    span = f"[{percent(low):+.1f}, {percent(high):+.1f}] pp"
     if -margin < low and high < margin:
         return {
             "equivalent": True,

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._percent import percent
 from evalkit.stats._interval import json_float
 
 #: Fewest providers with which a between-provider variance is estimated.
@@ -123,7 +124,8 @@ class Heterogeneity:
         )
         if self.prediction_shown:
             return (
-                f"{text}; a new provider: {self.pi_low * 100:+.1f} to {self.pi_high * 100:+.1f}"
+                f"{text}; a new provider: {percent(self.pi_low):+.1f} to "
+                f"{percent(self.pi_high):+.1f}"
                 f" pp ({level} % prediction interval)"
             )
         return f"{text}; {self.prediction_note}" if self.prediction_note else text

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from evalkit._percent import percent
 from evalkit.stats._proportions import pass_rates
 
 #: Columns that, with ``case_id``, make one cell of a run when present.
@@ -107,8 +108,8 @@ def _warning(rows: pd.DataFrame, table: pd.DataFrame, counts: pd.Series, shared:
     )
     if len(table) == 2 and shared:
         first, second = table.iloc[0], table.iloc[1]
-        pooled_gap = (second["estimate"] - first["estimate"]) * 100
-        matched_gap = (second["matched_estimate"] - first["matched_estimate"]) * 100
+        pooled_gap = percent(second["estimate"] - first["estimate"])
+        matched_gap = percent(second["matched_estimate"] - first["matched_estimate"])
         text += (
             f": {second['condition']} minus {first['condition']} is {pooled_gap:+.1f} pp "
             f"pooled but {matched_gap:+.1f} pp over the {shared:,} cells both ran"

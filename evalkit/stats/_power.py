@@ -47,6 +47,7 @@ from typing import Any, cast
 from scipy import optimize, stats
 
 from evalkit._display import rich_html
+from evalkit._percent import percent
 from evalkit.errors import InputError
 from evalkit.stats._frame import (
     check_choice,
@@ -573,7 +574,7 @@ def required_cases(
             se=float("nan"),
             threshold=limit,
             note=(
-                f"no number of cases will show 'improved' for an effect of {size * 100:.1f} pp: "
+                f"no number of cases will show 'improved' for an effect of {percent(size):.1f} pp: "
                 f"the verdict needs the estimate to reach the practical threshold of "
                 f"{limit * 100:g} pp, and an estimate centred at or below it reaches it at most "
                 "half the time; plan for a larger effect or lower the threshold"

@@ -15,6 +15,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar
 
+from evalkit._percent import percent
 from evalkit.analysis import compare
 from evalkit.stats._case_floor import smallest_case_pvalue, trials_for_a_case_verdict
 from evalkit.stats._signflip import sign_flip_test
@@ -97,7 +98,7 @@ def test_a_prediction_interval_from_enough_providers_is_shown_in_pp(tmp_path: Pa
     result = compare(board, conditions=LB.CONDITIONS, n_resamples=2000)
     spread = result.heterogeneity
     assert spread is not None and spread.prediction_shown
-    assert (f"a new provider: {spread.pi_low * 100:+.1f} to {spread.pi_high * 100:+.1f} pp"
+    assert (f"a new provider: {percent(spread.pi_low):+.1f} to {percent(spread.pi_high):+.1f} pp"
             in spread.line())
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 import evalkit
+from evalkit._percent import percent
 from evalkit.stats._matched import matched_rates
 from tests.analysis.shaped_boards import (
     HARNESSES,
@@ -102,7 +103,7 @@ def test_matched_rates_set_the_pooled_rate_beside_the_shared_cells_rate(
     by_hand = shared.groupby(["condition", "case_id"])["passed"].mean().groupby("condition").mean()
     for model in MODELS:
         assert table.loc[model, "matched_estimate"] == pytest.approx(by_hand[model])
-    gap = (by_hand[MODELS[1]] - by_hand[MODELS[0]]) * 100
+    gap = percent(by_hand[MODELS[1]] - by_hand[MODELS[0]])
     assert f"{gap:+.1f} pp over the 160 cells both ran" in guard.warning
     assert "model-a 6 provider(s); model-b 2 provider(s) (harness-1, harness-2)" in guard.warning
     balanced = board[board["provider"].isin(HARNESSES[:2])]

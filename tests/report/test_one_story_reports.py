@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import evalkit
+from evalkit._percent import percent
 from evalkit.report import report
 from tests.analysis.shaped_boards import MODELS, unbalanced_board, write_run
 
@@ -36,7 +37,7 @@ def test_the_run_report_warns_that_unbalanced_pooled_rates_mislead(
     text = _text(Path(out.html_path).read_text())
     paired = evalkit.compare(board_run, conditions=MODELS, n_resamples=1000).delta.estimate
     assert "Simpson's paradox" in text
-    assert f"{paired * 100:+.1f} pp over the 160 cells both ran" in text
+    assert f"{percent(paired):+.1f} pp over the 160 cells both ran" in text
     assert "rate over the shared cells" in text
 
 
