@@ -10,7 +10,12 @@ already starts with ``'`` before such a character gets one more, so restoring is
 
 from __future__ import annotations
 
+import csv
 import re
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from evalkit.errors import InputError
 
 #: A value a spreadsheet would read as a formula, after any quotes added before.
 _FORMULA = re.compile(r"'*[=+\-@\t\r]")
@@ -50,3 +55,35 @@ def restore_cell(value: str) -> str:
     if value.startswith("'") and _FORMULA.match(value[1:]):
         return value[1:]
     return value
+
+
+def write_sheet(
+    target: Path, rows: Iterable[Mapping[str, object]], columns: Sequence[str], *, what: str
+) -> Path:
+    """Write a CSV that people open in a spreadsheet: the one CSV writer of evalkit.
+
+    Every cell goes through :func:`neutralize_cell`; columns a row lacks stay empty and keys
+    outside ``columns`` are left out. Read the file back with
+    :func:`evalkit.results.read_labels_csv`, which restores the cells.
+
+    Args:
+        target: The file to write (its directory is created).
+        rows: The rows.
+        columns: The header, in order.
+        what: What the file is, for the error message ("the labelling sheet").
+
+    Returns:
+        ``target``.
+
+    Raises:
+        InputError: The file cannot be written (named, with the reason).
+    """
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(columns), extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows({k: neutralize_cell(v) for k, v in row.items()} for row in rows)
+    except OSError as exc:
+        raise InputError(f"-o {target}: cannot write {what} ({exc.strerror})") from None
+    return target

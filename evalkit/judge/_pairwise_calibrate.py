@@ -17,7 +17,6 @@ prompt hash) in ``RUN/calibration/``, where ``compare --pairwise`` and ``gate --
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._spreadsheet import write_sheet
 from evalkit._untrusted import read_json
 from evalkit.cases import stable_hash
 from evalkit.errors import InputError
@@ -138,17 +138,7 @@ def sample_pairs(
                      "trial": row["trial"], "task": row["task"],
                      "response_1": answers[0][-MAX_SHEET_ANSWER_CHARS:],
                      "response_2": answers[1][-MAX_SHEET_ANSWER_CHARS:], "label": ""})
-    target = Path(output)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(PAIR_LABEL_COLUMNS))
-            writer.writeheader()
-            writer.writerows(rows)
-    except OSError as exc:
-        raise InputError(
-            f"-o {target}: cannot write the labelling sheet ({exc.strerror})"
-        ) from None
+    target = write_sheet(Path(output), rows, PAIR_LABEL_COLUMNS, what="the labelling sheet")
     return PairSample(run_dir.name, len(rows), len(pairs), strata, seed, str(target))
 
 

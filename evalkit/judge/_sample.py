@@ -11,7 +11,6 @@ out on purpose: a labeller who sees them agrees with them more often than the an
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._spreadsheet import neutralize_cell
+from evalkit._spreadsheet import write_sheet
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
 from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
@@ -188,15 +187,4 @@ def write_label_template(rows: list[dict[str, Any]], output: str | os.PathLike[s
     Raises:
         InputError: The file cannot be written (named, with the reason).
     """
-    target = Path(output)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with target.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(LABEL_COLUMNS), extrasaction="ignore")
-            writer.writeheader()
-            writer.writerows({k: neutralize_cell(v) for k, v in row.items()} for row in rows)
-    except OSError as exc:
-        raise InputError(
-            f"-o {target}: cannot write the labels template ({exc.strerror})"
-        ) from None
-    return target
+    return write_sheet(Path(output), rows, LABEL_COLUMNS, what="the labels template")

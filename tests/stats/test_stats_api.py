@@ -19,6 +19,7 @@ ALLOWED_EVALKIT_IMPORTS = (
     "evalkit.stats",
     "evalkit._display",
     "evalkit._lazy",
+    "evalkit._percent",  # a leaf: how every surface rounds a percentage (no imports)
 )
 
 
