@@ -69,7 +69,7 @@ def test_a_formula_answer_on_the_pairwise_sheet_is_text(judged: Path, tmp_path: 
     assert done.returncode == 0, done.stderr
     with sheet.open(newline="", encoding="utf-8") as fh:
         cells = [cell for row in csv.reader(fh) for cell in row]
-    assert not [c for c in cells if c[:1] in "=+-@"], "a live formula on the sheet"
+    assert not [c for c in cells if c and c[0] in "=+-@"], "a live formula on the sheet"
     assert f"'{FORMULA}" in cells
     back = read_labels_csv(sheet)  # evalkit reads the answer back unchanged
     assert FORMULA in set(back["response_1"]) | set(back["response_2"])
