@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import shutil
@@ -109,6 +110,7 @@ def _finalize(
     seen: dict[str, SourceRow] = {}
     rows: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
+    dropped: dict[str, list[str]] = {}
     for row in parsed.rows:
         values = dict(row.values)
         provider = values.get("provider")
@@ -123,6 +125,7 @@ def _finalize(
                 f"{provider!r}, trial {values['trial']}); {parsed.duplicate_hint}"
             )
         seen[key] = row
+        _sane_figures(values, row, dropped)
         if values.get("status", "ok") not in STATUSES:
             raise row.problem(f"status must be one of {', '.join(STATUSES)}")
         passed = bool(values["passed"])
@@ -142,7 +145,34 @@ def _finalize(
         scores += [{**s, "item_key": key} for s in row.scores]
     rows.sort(key=lambda r: str(r["item_key"]))
     scores.sort(key=lambda s: (str(s["item_key"]), str(s["component"])))
+    for field_name, where in dropped.items():
+        parsed.warnings.append(
+            f"{len(where)} row(s) had an impossible {field_name} (not finite, negative, or past "
+            f"a 64-bit integer), stored as null: first {where[0]}"
+        )
     return rows, scores
+
+
+#: Figures an import stores only when they are possible: finite, non-negative, within int64.
+_FIGURES = {"cost_usd": float, "latency_s": float, "input_tokens": int, "output_tokens": int}
+_INT64_MAX = 2**63 - 1
+
+
+def _sane_figures(values: dict[str, Any], row: SourceRow, dropped: dict[str, list[str]]) -> None:
+    """Null the cost, latency and token figures no agent can have, noting where (a warning)."""
+    for name, kind in _FIGURES.items():
+        value = values.get(name)
+        if value is None:
+            continue
+        try:
+            number = float(value)
+            bad = not math.isfinite(number) or number < 0 or (
+                kind is int and (int(value) != number or int(value) > _INT64_MAX))
+        except (TypeError, ValueError, OverflowError):
+            bad = True
+        if bad:
+            dropped.setdefault(name, []).append(f"{row.file}: {row.where}: {value!r}")
+            values[name] = None
 
 
 def _counts(rows: list[dict[str, Any]]) -> dict[str, int]:

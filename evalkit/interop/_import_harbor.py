@@ -234,16 +234,29 @@ def _load(path: Path, listed: bool) -> HarborTrial | None:
         raise fail(path, where, f"{err['msg']}; {_EXPECTED}") from None
 
 
-def _seconds(timing: _Timing | None) -> float | None:
+def _seconds(timing: _Timing | None, path: Path, where: str) -> float | None:
+    """A phase's duration; a naive time is read as UTC, so mixed zones still subtract."""
     if timing is None or timing.started_at is None or timing.finished_at is None:
         return None
-    return max(0.0, (timing.finished_at - timing.started_at).total_seconds())
+    start = _utc(timing.started_at, path, f"{where}.started_at")
+    end = _utc(timing.finished_at, path, f"{where}.finished_at")
+    assert start is not None and end is not None
+    return max(0.0, (end - start).total_seconds())
 
 
-def _utc(moment: datetime | None) -> datetime | None:
+def _utc(moment: datetime | None, path: Path, where: str) -> datetime | None:
+    """``moment`` in UTC (a naive time is taken as UTC).
+
+    Raises:
+        InputError: The time is out of range in UTC (e.g. year 1 at +05:00), naming the field.
+    """
     if moment is None:
         return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    try:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise fail(path, where, f"time {moment.isoformat()} is out of range in UTC; fix the "
+                   "timestamp (or leave it out)") from None
 
 
 def _provider(trial: HarborTrial) -> tuple[str, str | None]:
@@ -410,21 +423,13 @@ def _row(
     condition_rule: tuple[str, re.Pattern[str] | None],
     threshold: float,
     policy: str,
-    seen: dict[str, Path],
 ) -> SourceRow:
     """The result row of one trial (with its reasons).
 
     Raises:
-        InputError: The trial was read before (a copied job), its rewards do not say which
-            one decides, its reward lies outside [0, 1] or its task path does not match.
+        InputError: Its rewards do not say which one decides, its reward lies outside [0, 1],
+            its task path does not match, or a time is out of range.
     """
-    if trial.id is not None:
-        if trial.id in seen:
-            raise fail(
-                path, "id", f"trial {trial.id} is also in {seen[trial.id]}: one trial passed "
-                "twice (a copied job directory?); pass each job once"
-            )
-        seen[trial.id] = path
     reward = _reward(trial, path)
     provider, model = _provider(trial)
     outcome = _outcome(trial, reward, threshold, policy)
@@ -437,14 +442,14 @@ def _row(
             "model": model,
             "provider_version": trial.agent_info.version,
             "trial": None,
-            "latency_s": _seconds(trial.agent_execution),
+            "latency_s": _seconds(trial.agent_execution, path, "agent_execution"),
             "input_tokens": None if trial.agent_result is None
             else trial.agent_result.n_input_tokens,
             "output_tokens": None if trial.agent_result is None
             else trial.agent_result.n_output_tokens,
             "cost_usd": None if trial.agent_result is None else trial.agent_result.cost_usd,
-            "started_at": _utc(trial.started_at),
-            "finished_at": _utc(trial.finished_at),
+            "started_at": _utc(trial.started_at, path, "started_at"),
+            "finished_at": _utc(trial.finished_at, path, "finished_at"),
             **outcome,
         },
         file=str(path),
@@ -490,14 +495,22 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
     skipped = 0
     infra: Counter[str] = Counter()
     graded_timeouts = 0
-    seen: dict[str, Path] = {}
+    seen: dict[tuple[str, ...], Path] = {}
+    twice: list[str] = []
     for path in files:
         try:
             trial = _load(path, path in request.listed)
             if trial is None:
                 skipped += 1
                 continue
-            row = _row(trial, path, request, (rule, pattern), float(threshold), policy, seen)
+            # one trial seen twice (a copied trial or job folder) counts once
+            key = ("id", trial.id) if trial.id is not None else (
+                "name", str(path.parent.parent.resolve()), trial.trial_name)
+            if key in seen:
+                twice.append(f"{path} (the same trial as {seen[key]})")
+                continue
+            seen[key] = path
+            row = _row(trial, path, request, (rule, pattern), float(threshold), policy)
         except InputError as exc:
             problems.append(str(exc))
             continue
@@ -529,6 +542,11 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
         row.values["trial"] = numbered[group]
         numbered[group] += 1
     warnings = []
+    if twice:
+        warnings.append(
+            f"{len(twice)} trial result(s) repeat a trial already read (by id, or by trial name "
+            f"within a job) and count once: first {twice[0]}"
+        )
     if graded_timeouts:
         rule_text = {
             "failed": "are timeout rows, never a pass, evalkit's rule",

@@ -254,8 +254,11 @@ def test_a_trial_directory_can_be_passed_directly(harbor_jobs: Path, tmp_path: P
 def test_a_copied_trial_is_not_counted_twice(harbor_jobs: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     shutil.copytree(harbor_jobs / "job-no-skills", copy)
-    with pytest.raises(InputError, match="one trial passed twice"):
-        import_results([harbor_jobs / "job-no-skills", copy], "harbor", "x", runs_dir=tmp_path)
+    once = import_results(harbor_jobs / "job-no-skills", "harbor", "once", runs_dir=tmp_path)
+    both = import_results([harbor_jobs / "job-no-skills", copy], "harbor", "x",
+                          runs_dir=tmp_path)
+    assert both.items == once.items  # the copy's trials count once, with a warning
+    assert any("repeat a trial already read" in w for w in both.warnings)
 
 
 # ---- errors that need no Harbor -----------------------------------------------------------
