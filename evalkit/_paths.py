@@ -53,6 +53,38 @@ def unsafe_component_reason(name: object) -> str | None:
     return None
 
 
+def unsafe_relative_reason(rel: object) -> str | None:
+    r"""Why ``rel`` cannot be a path relative to a root, or None when it can.
+
+    The one check for paths read from files an agent or another tool wrote (a bundle's
+    manifest, an artifact requirement): rejected are non-strings, empty paths, absolute paths,
+    ``..`` components, backslashes, and NUL or any other control or format character (a NUL
+    makes the operating system's calls raise instead of answering).
+
+    Examples:
+        >>> unsafe_relative_reason("proof/notes.md") is None
+        True
+        >>> unsafe_relative_reason("proof/a\x00b")
+        'contains the control character U+0000'
+        >>> unsafe_relative_reason("../etc/passwd")
+        'escapes its root (..)'
+    """
+    if not isinstance(rel, str):
+        return f"must be a string, got {type(rel).__name__}"
+    if not rel.strip():
+        return "is empty"
+    for char in rel:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"contains the control character U+{ord(char):04X}"
+    if "\\" in rel:
+        return "contains a backslash (use '/')"
+    if os.path.isabs(rel):
+        return "is an absolute path"
+    if ".." in Path(rel).parts:
+        return "escapes its root (..)"
+    return None
+
+
 def safe_component(name: object, what: str, fix: str) -> str:
     """Return ``name`` if it is safe as one path component, else raise.
 

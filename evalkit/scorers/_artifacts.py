@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from evalkit._paths import unsafe_relative_reason
 from evalkit._untrusted import InputBoundError, load_json
 from evalkit.cases import ArtifactRequirement, find_affirmed
 
@@ -92,9 +93,11 @@ def safe_file(workspace: Path, rel: str) -> tuple[Path | None, str]:
         ``(path, "")``, or ``(None, reason)`` when the path escapes the workspace or a
         component of it is a symlink; ``(path, "missing")`` when nothing is there.
     """
+    reason = unsafe_relative_reason(rel)
+    if reason is not None:
+        return None, ("path escapes the workspace" if "escapes" in reason or "absolute" in reason
+                      else f"path {reason}")
     parts = Path(rel).parts
-    if Path(rel).is_absolute() or ".." in parts:
-        return None, "path escapes the workspace"
     current = workspace
     for part in parts:
         current = current / part

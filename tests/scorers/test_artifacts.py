@@ -451,3 +451,19 @@ def test_plain_path_takes_its_kind_from_the_extension(tmp_path: Path) -> None:
     write(tmp_path / "screenshot.png", b"")  # exists, so the verifier passes; but empty
     result = score_item(case, done(), tmp_path, pass_threshold=0.0)
     assert not result.passed and result.gate_failures == ("artifacts",)
+
+
+@pytest.mark.parametrize("hostile", ["proof/a\u0000b", "proof/\u202enotes.md", "proof\\notes.md",
+                                     "proof/../../etc/passwd"])
+def test_a_hostile_manifest_path_is_the_agents_failure_not_a_crash(
+    tmp_path: Path, hostile: str
+) -> None:
+    files = bundle_workspace(tmp_path)
+    manifest = {"artifacts": [{"path": f, "sha256": sha(tmp_path / f)} for f in files]
+                + [{"path": hostile, "sha256": "0" * 64}]}
+    write(tmp_path / "proof" / "manifest.json", json.dumps(manifest))
+    result = check_bundle(tmp_path, SPEC, files)  # a NUL used to raise ValueError here
+    assert not result.passed
+    bad = [e for e in result.entries if not e.passed]
+    assert [e.path for e in bad] == [hostile]
+    assert bad[0].reason.startswith(("path contains", "path escapes"))
