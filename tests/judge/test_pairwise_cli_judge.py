@@ -19,12 +19,14 @@ from tests.judge.conftest import SKILL_MARKER
 from tests.providers.agent_harness import ANTHROPIC_SECRET, agent_binary
 from tests.providers.loopback_server import LoopbackModelServer, Recorded, Reply, Text
 
-_RESPONSE = re.compile(r"<response_(\d)>\\n(.*?)\\n</response_\1>", re.S)  # JSON-escaped
+_RESPONSE = re.compile(  # JSON-escaped: the fenced tags' quotes arrive as \"
+    r'<response_(\d) id=\\"([0-9a-f]+)\\">\\n(.*?)\\n</response_\1 id=\\"\2\\">', re.S
+)
 RUBRIC = "The better response polls the real condition in a loop rather than guessing."
 
 
 def prefer_the_loop(request: Recorded) -> Reply:
-    answers = dict(_RESPONSE.findall(request.text))
+    answers = {number: body for number, _, body in _RESPONSE.findall(request.text)}
     loops = [k for k in ("1", "2") if "until" in answers.get(k, "")]
     better = loops[0] if len(loops) == 1 else "tie"
     return Text(json.dumps({"better": better, "reason": f"loop in {better}"}), 200, 20)
@@ -51,7 +53,7 @@ def test_claude_code_compares_pairs_through_the_real_cli(
     asked = loopback.model_requests()
     assert asked, "the CLI called the model"
     for request in asked:
-        assert "Response 1" in request.text or "<response_1>" in request.text
+        assert "<response_1 id=" in request.text and "<response_2 id=" in request.text
         assert RUBRIC in request.text
         assert "cond-okapi" not in request.text and SKILL_MARKER not in request.text
     judged = result.pairs[~result.pairs["identical"]]
