@@ -58,6 +58,9 @@ class AblationConfig(BaseModel):
     """Where the study directory is created."""
     run_id: str | None = None
     """Study id (default: ``ablate-`` plus a timestamp)."""
+    copies_quota_bytes: int = Field(default=2 << 30, ge=1)
+    """Disk space the study's skill copies (the full skill and one without each component)
+    may take; the study refuses to start, before writing any, when they would need more."""
     concurrency: int = Field(default=2, ge=1)
     """Work items in flight."""
     backend: Backend = "loky"

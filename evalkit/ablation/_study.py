@@ -84,6 +84,36 @@ def _with_copy(suite: Suite, skill: str, variant: str, copy: AblatedCopy) -> Sui
     return suite.with_variant(skill, variant, copy.text, files)
 
 
+def check_copies_size(loaded: Suite, config: AblationConfig, picked: list[Component]) -> int:
+    """The bytes the study's skill copies need; refuse before writing when past the quota.
+
+    Each copy holds the skill's resource files (links are never followed) but the one removed
+    and its ``SKILL.md``: the full copy and one per picked component.
+
+    Raises:
+        ConfigError: The copies would need more than ``config.copies_quota_bytes``.
+    """
+    texts = loaded.skills[config.skill]
+    sizes: dict[str, int] = {}
+    if texts.resources is not None:
+        for path in texts.resources.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                sizes[path.relative_to(texts.resources).as_posix()] = path.stat().st_size
+    skill_text = len(texts.texts.get("canonical", "").encode("utf-8"))
+    full = sum(size for name, size in sizes.items() if name != "SKILL.md") + skill_text
+    needed = full + sum(
+        full - (sizes.get(c.title, 0) if c.kind == "file" else 0) for c in picked
+    )
+    if needed > config.copies_quota_bytes:
+        raise ConfigError(
+            f"ablating skill '{config.skill}' writes {len(picked) + 1} copies of it needing "
+            f"{needed:,} bytes, more than the {config.copies_quota_bytes:,} allowed "
+            "(--copies-quota, AblationConfig.copies_quota_bytes); ablate fewer components "
+            "(--component ID ...), move large references out of the skill, or raise the quota"
+        )
+    return needed
+
+
 def _plan(loaded: Suite, config: AblationConfig, study_dir: Path) -> _Plan:
     components = skill_components(loaded, config.skill)
     if len(components) < 2:
@@ -93,6 +123,7 @@ def _plan(loaded: Suite, config: AblationConfig, study_dir: Path) -> _Plan:
             "SKILL.md into sections with Markdown headings, or add references/ files"
         )
     picked = pick_components(components, config.components)
+    check_copies_size(loaded, config, picked)
     skills_dir = study_dir / SKILLS_DIR
     full_copy = write_ablated_copy(loaded, config.skill, [], skills_dir / "full")
     suite, copies, conditions = loaded, {}, {}

@@ -11,6 +11,7 @@ from evalkit.ablation import AblationConfig, AblationResult, ablate, list_compon
 from evalkit.cli._common import (
     add_common_options,
     add_provider_options,
+    byte_size,
     pick,
     print_json,
     provider_settings,
@@ -62,6 +63,11 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resamples", type=int, default=2000, dest="n_resamples")
+    p.add_argument(
+        "--copies-quota", type=byte_size, default=2 << 30, dest="copies_quota_bytes",
+        metavar="SIZE", help="disk space the skill copies may take, e.g. 500MiB (default 2GiB); "
+        "the study refuses to start past it",
+    )
     p.add_argument("--concurrency", type=int, default=2)
     p.add_argument(
         "--backend", default="loky", choices=("loky", "threading", "dask", "ray")
@@ -139,7 +145,7 @@ def main(args: argparse.Namespace) -> int:
             **provider_settings(args),
             **pick(args, "mode", "trials", "model", "alpha", "threshold", "sequential"),
             **pick(args, "batch", "minimal", "seed", "n_resamples", "concurrency", "backend"),
-            **pick(args, "runs_dir", "run_id"),
+            **pick(args, "runs_dir", "run_id", "copies_quota_bytes"),
         )
     except ValidationError as exc:
         problems = "; ".join(

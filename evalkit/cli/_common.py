@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -203,3 +204,19 @@ def futility_arguments(args: argparse.Namespace) -> dict[str, Any]:
     if args.futility_beta is not None and args.plan_effect is None:
         raise ConfigError("--futility-beta: only with --plan-effect E (e.g. --plan-effect 0.1)")
     return {"plan_effect": args.plan_effect, "futility_beta": args.futility_beta}
+
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 10**6, "mb": 10**6,
+          "mib": 1 << 20, "g": 10**9, "gb": 10**9, "gib": 1 << 30, "t": 10**12, "tb": 10**12,
+          "tib": 1 << 40}  # fmt: skip
+
+
+def byte_size(text: str) -> int:
+    """A size such as ``2GiB``, ``500MB`` or ``1048576`` in bytes (an argparse type)."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
+    unit = match.group(2).lower() if match else ""
+    if match is None or unit not in _UNITS or float(match.group(1)) * _UNITS[unit] < 1:
+        raise argparse.ArgumentTypeError(
+            f"'{text}' is not a size; give bytes or a number with a unit (500MiB, 2GiB, 1GB)"
+        )
+    return int(float(match.group(1)) * _UNITS[unit])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import shlex
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from evalkit.cli._common import (
     add_execution_options,
     add_futility_options,
     add_provider_options,
+    byte_size,
     eprint,
     execution_settings,
     futility_arguments,
@@ -52,22 +52,6 @@ SEQUENTIAL_OPTIONS = (
 )
 
 
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 10**6, "mb": 10**6,
-          "mib": 1 << 20, "g": 10**9, "gb": 10**9, "gib": 1 << 30, "t": 10**12, "tb": 10**12,
-          "tib": 1 << 40}  # fmt: skip
-
-
-def _byte_size(text: str) -> int:
-    """A size such as ``2GiB``, ``500MB`` or ``1048576`` in bytes (an argparse type)."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*", text)
-    unit = match.group(2).lower() if match else ""
-    if match is None or unit not in _UNITS or float(match.group(1)) * _UNITS[unit] < 1:
-        raise argparse.ArgumentTypeError(
-            f"'{text}' is not a size; give bytes or a number with a unit (500MiB, 2GiB, 1GB)"
-        )
-    return int(float(match.group(1)) * _UNITS[unit])
-
-
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the arguments of ``evalkit run``."""
     p.add_argument("suite", help="suite directory (holding suite.yaml)")
@@ -99,7 +83,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
     p.add_argument(
         "--workspace-quota",
-        type=_byte_size,
+        type=byte_size,
         default=None,
         metavar="SIZE",
         help="disk space one item's workspace may use, e.g. 500MiB, 2GiB (default 2GiB); an item "

@@ -161,3 +161,21 @@ def test_damaged_ablation_json_is_an_input_error_naming_the_file(
     assert done.returncode == 2
     err = done.stderr
     assert "damaged ablation record" in err and "Traceback" not in err
+
+
+def test_copies_past_the_quota_are_refused_before_any_is_written(tmp_path: Path) -> None:
+    """The attack: a big reference times many components. Here a 2 MB reference and a
+    quota of 5 MB: the full copy and one per component would need about 12 MB."""
+    suite = tmp_path / "suite"
+    import shutil
+
+    shutil.copytree(SUITE, suite)
+    reference = suite / "skills" / "shell" / "references" / "big.md"
+    reference.write_bytes(b"x" * 2_000_000)
+    runs = tmp_path / "runs"
+    done = evalkit_cli("ablate", str(suite), "--skill", "shell", "--copies-quota", "5MB",
+                       "--runs-dir", str(runs))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "writes" in done.stderr and "more than the 5,000,000 allowed" in done.stderr
+    assert "--copies-quota" in done.stderr
+    assert not runs.exists() or not any(runs.rglob("SKILL.md"))  # no copy was written
