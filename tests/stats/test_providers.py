@@ -11,9 +11,7 @@ disagreeing trial pairs for the flip rate.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pandas as pd
@@ -27,22 +25,13 @@ from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._paired import overall_summary
 from evalkit.stats._signflip import sign_flip_test
 from evalkit.stats._verdicts import adjust_pvalues
+from tests.analysis.shaped_boards import LB  # scripts/make_leaderboard_fixture.py
 
 ROOT = Path(__file__).resolve().parents[2]
 CONDITIONS = ("no-skills", "with-skills")
 
 
-def _load_fixture_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "make_leaderboard_fixture", ROOT / "scripts" / "make_leaderboard_fixture.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
-
-LB = _load_fixture_script()
 
 
 @pytest.fixture(scope="module")
