@@ -154,7 +154,8 @@ def _finalize(
 
 
 #: Figures an import stores only when they are possible: finite, non-negative, within int64.
-_FIGURES = {"cost_usd": float, "latency_s": float, "input_tokens": int, "output_tokens": int}
+_FIGURES = {"cost_usd": float, "latency_s": float, "input_tokens": int, "output_tokens": int,
+            "n_steps": int}
 _INT64_MAX = 2**63 - 1
 
 

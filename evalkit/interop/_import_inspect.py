@@ -238,10 +238,19 @@ def _usage(sample: dict[str, Any]) -> tuple[int | None, int | None, float | None
     records = [u for u in usage.values() if isinstance(u, dict)]
     costs = [u["total_cost"] for u in records if isinstance(u.get("total_cost"), int | float)]
     return (
-        sum(int(u.get("input_tokens") or 0) for u in records),
-        sum(int(u.get("output_tokens") or 0) for u in records),
+        _token_sum(records, "input_tokens"),
+        _token_sum(records, "output_tokens"),
         float(sum(costs)) if costs else None,
     )
+
+
+def _token_sum(records: list[dict[str, Any]], key: str) -> int | None:
+    """The summed token count, None when a record's count is not a whole number (or absent)."""
+    values = [u.get(key) for u in records if u.get(key) is not None]
+    counts = [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+    if len(counts) < len(values):
+        return None  # an impossible count is no count (the import warns of null figures)
+    return sum(counts)
 
 
 def _condition(

@@ -14,6 +14,7 @@ saved), so evalkit numbers trials 0, 1, ... within each (test, prompt, provider)
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,11 @@ def _label(value: Any, *keys: str) -> str | None:
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float: no count anyone can have
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _tokens(result: dict[str, Any]) -> tuple[int | None, int | None]:

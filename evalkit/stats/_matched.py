@@ -91,7 +91,7 @@ def _warning(rows: pd.DataFrame, table: pd.DataFrame, counts: pd.Series, shared:
     differs = []
     if "provider" in rows:
         providers = rows.groupby(rows["condition"].astype(str))["provider"].agg(
-            lambda s: sorted(set(s.astype(str)))
+            lambda s: sorted({str(v) for v in s if pd.notna(v)})
         )
         if len({tuple(p) for p in providers}) > 1:
             differs.append("; ".join(
