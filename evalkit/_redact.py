@@ -305,7 +305,8 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
         The text with every secret, its transformations and credential header values
         replaced by ``[REDACTED]``.
     """
-    return _redact(text, _matcher(_known(secrets)))
+    known = _known(secrets)
+    return _redact(text, _matcher(known), known)
 
 
 #: A quoted string of JSON or Python repr inside a text; group 3 is set for a key (``:`` after).
@@ -362,13 +363,64 @@ def _redact_split_values(text: str, matcher: _SecretMatcher) -> str:
     return _marked(text, absolute) if absolute else text
 
 
-def _redact(text: str, matcher: _SecretMatcher | None) -> str:
+#: A secret at least this long is redacted in pieces too: any run of :data:`FRAGMENT`
+#: characters of it (a key echoed as ``sk-test- + SECRET456...`` leaves no usable half).
+FRAGMENT_SECRETS = 16
+#: Characters of a secret that count as a piece of it.
+FRAGMENT = 8
+
+
+@functools.lru_cache(maxsize=64)
+def _fragments(secrets: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern[str]] | None:
+    """The long secrets, and a pattern of every :data:`FRAGMENT`-character piece of them."""
+    long = tuple(s for s in secrets if len(s) >= FRAGMENT_SECRETS)
+    pieces = sorted({s[i : i + FRAGMENT] for s in long for i in range(len(s) - FRAGMENT + 1)})
+    if not pieces:
+        return None
+    return long, re.compile("|".join(re.escape(p) for p in pieces))
+
+
+def _redact_fragments(text: str, found: tuple[tuple[str, ...], re.Pattern[str]]) -> str:
+    """Replace every run of text that is a piece (>= FRAGMENT characters) of a long secret."""
+    long, pattern = found
+    if not any(s[i : i + FRAGMENT] in text for s in long for i in range(len(s) - FRAGMENT + 1)):
+        return text  # plain substring searches first: most texts hold no piece at all
+    spans: list[tuple[int, int]] = []
+    for match in pattern.finditer(text):
+        begin, end = match.span()
+        for secret in long:  # grow the piece to the longest run it is part of
+            at = secret.find(match.group())
+            while at != -1:
+                left, inside = begin, at
+                while left > 0 and inside > 0 and text[left - 1] == secret[inside - 1]:
+                    left, inside = left - 1, inside - 1
+                right, inside = end, at + FRAGMENT
+                while right < len(text) and inside < len(secret) and (
+                    text[right] == secret[inside]
+                ):
+                    right, inside = right + 1, inside + 1
+                begin, end = min(begin, left), max(end, right)
+                at = secret.find(match.group(), at + 1)
+        spans.append((begin, end))
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((begin, end))
+    return _marked(text, merged)
+
+
+def _redact(text: str, matcher: _SecretMatcher | None, secrets: tuple[str, ...] = ()) -> str:
     if len(text) < MIN_LITERAL:  # shorter than anything a pattern matches
         return text
     if matcher is not None and ('"' in text or "'" in text):
         text = _redact_split_values(text, matcher)
     if matcher is not None and matcher.may_match(text):
         text = matcher.pattern.sub(MARK, text)
+    pieces = _fragments(secrets) if secrets else None
+    if pieces is not None:
+        text = _redact_fragments(text, pieces)
     folded = text.casefold()
     if _TRIGGERS.search(folded) is None:
         return text
@@ -393,7 +445,8 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
         A copy with redacted strings (dict keys included), other values as they are; the
         value itself when no string in it needs redacting.
     """
-    matcher = _matcher(_known(secrets))
+    known = _known(secrets)
+    matcher = _matcher(known)
     if matcher is not None and not isinstance(value, str):
         # a secret split over adjacent fields of the record: scan the fields joined, too
         values = list(_value_strings(value))
@@ -402,11 +455,14 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
             value = _replace_values(value, iter(spans))
     # one pre-check over all strings at once (NUL-separated, so no match spans two of them)
     joined = "\0".join(_strings(value))
-    if (matcher is None or not matcher.may_match(joined)) and not _TRIGGERS.search(
-        joined.casefold()
+    pieces = _fragments(known)
+    if (
+        (matcher is None or not matcher.may_match(joined))
+        and not _TRIGGERS.search(joined.casefold())
+        and (pieces is None or _redact_fragments(joined, pieces) == joined)
     ):
         return value
-    return _redact_nested(value, matcher)
+    return _redact_nested(value, matcher, known)
 
 
 def _value_strings(value: Any) -> Iterator[str]:
@@ -445,15 +501,18 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _redact_nested(value: Any, matcher: _SecretMatcher | None) -> Any:
+def _redact_nested(
+    value: Any, matcher: _SecretMatcher | None, secrets: tuple[str, ...] = ()
+) -> Any:
     if isinstance(value, str):
-        return _redact(value, matcher)
+        return _redact(value, matcher, secrets)
     if isinstance(value, dict):
         return {
-            _redact_nested(k, matcher): _redact_nested(v, matcher) for k, v in value.items()
+            _redact_nested(k, matcher, secrets): _redact_nested(v, matcher, secrets)
+            for k, v in value.items()
         }
     if isinstance(value, list | tuple):
-        return type(value)(_redact_nested(v, matcher) for v in value)
+        return type(value)(_redact_nested(v, matcher, secrets) for v in value)
     return value
 
 

@@ -63,6 +63,7 @@ def transformations(key: str) -> dict[str, str]:
     for char in ZERO_WIDTH:
         forms[f"zero-width-{ord(char):04X}"] = char.join(key)
     forms["zero-width-mixed-case"] = "\u200b".join(key.swapcase())
+    forms["split-plus"] = f"{key[:12]} + {key[12:]}"  # two pieces, neither the key
     return forms
 
 
@@ -143,6 +144,8 @@ def leaks(files: list[Path], key: str) -> list[str]:
     for path in files:
         for text in texts_of(path):
             found += [f"{path}: {name}" for name, form in exact.items() if form in text]
+            found += [f"{path}: a piece of it ({key[i:i + 8]!r})"  # any 8 characters of it
+                      for i in range(len(key) - 8 + 1) if key[i : i + 8] in text]
             if any(w in view for view in _decoded_views(text) for w in wanted):
                 found.append(f"{path}: decodes to the key")
     return sorted(set(found))

@@ -84,7 +84,21 @@ def test_prose_and_short_or_unknown_values_are_left_alone() -> None:
     prose = "The Authorization header was missing; use an API key. Poll in a loop (sleep 1)."
     assert redact_text(prose, KEYS) == prose
     assert redact_text("key=abc is short", secrets=("abc",)) == "key=abc is short"
-    assert redact_text(OPENAI_KEY[:20], KEYS) == OPENAI_KEY[:20], "a fragment is not the key"
+    short = OPENAI_KEY[:7]  # shorter than a fragment: no key can be rebuilt from it
+    assert redact_text(f"x {short} y", KEYS) == f"x {short} y"
+
+
+def test_any_piece_of_eight_characters_of_a_long_key_is_redacted() -> None:
+    """The key echoed in pieces (``sk-... + ...``) leaves no usable part behind."""
+    key = OPENAI_KEY
+    assert redact_text(key[:20], KEYS) == MARK
+    split = f"your key: {key[:12]} + {key[12:]} (check it)"
+    said = redact_text(split, KEYS)
+    assert said == f"your key: {MARK} + {MARK} (check it)"
+    for start in range(len(key) - 8 + 1):
+        assert key[start : start + 8] not in redact_text(f"<{key[start:]}>", KEYS)
+    assert redact_value({"a": f"x {key[:9]}", "b": f"{key[9:]} y"}, KEYS) == {
+        "a": f"x {MARK}", "b": f"{MARK} y"}
 
 
 def test_registered_variables_and_secret_suffixes_are_secrets(
