@@ -136,8 +136,13 @@ def is_inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> boo
         root: The directory it must stay in.
 
     Returns:
-        True when the resolved path is ``root`` or below it.
+        True when the resolved path is ``root`` or below it; False for a path holding a
+        control or format character (:func:`unsafe_relative_reason`).
     """
+    if isinstance(path, str) and unsafe_relative_reason(path) not in (
+        None, "is an absolute path", "escapes its root (..)"
+    ):
+        return False  # a NUL or other control character names no file (resolve would raise)
     base = Path(root).resolve()
     target = (base / path).resolve()
     return target == base or base in target.parents

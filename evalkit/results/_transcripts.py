@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._paths import unsafe_relative_reason
 from evalkit._untrusted import load_json
 from evalkit.results._io import read_run
 from evalkit.results._layout import resolve_run_dir
@@ -65,6 +66,8 @@ def read_transcripts(
     root = run_dir.resolve()
     found: dict[str, dict[str, Any]] = {}
     for shard, keys in sorted(by_shard.items()):
+        if unsafe_relative_reason(shard) is not None:
+            continue  # a transcript_path with a NUL, a control character or '..' names no shard
         path = (run_dir / shard).resolve()
         if root not in path.parents or not path.is_file():
             continue  # a transcript_path pointing outside the run is ignored
