@@ -364,26 +364,52 @@ def _redact_split_values(text: str, matcher: _SecretMatcher) -> str:
 
 
 #: A secret at least this long is redacted in pieces too: any run of :data:`FRAGMENT`
-#: characters of it (a key echoed as ``sk-test- + SECRET456...`` leaves no usable half).
+#: characters of it that looks random (a digit, or both cases), so a key echoed as
+#: ``sk-test- + SECRET456...`` leaves no usable half.
 FRAGMENT_SECRETS = 16
 #: Characters of a secret that count as a piece of it.
 FRAGMENT = 8
 
 
+def _random_looking(piece: str) -> bool:
+    """A piece holding a digit, or both cases: key material, not a word (``loopback``).
+
+    A key often carries readable parts (``sk-ant-``, a product name); a piece made only of
+    one-case letters and punctuation is such a part, and redacting it would black out the
+    same word wherever it appears (a model named ``loopback-1``).
+    """
+    return any(c.isdigit() for c in piece) or (
+        any(c.isupper() for c in piece) and any(c.islower() for c in piece)
+    )
+
+
 @functools.lru_cache(maxsize=64)
 def _fragments(secrets: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern[str]] | None:
-    """The long secrets, and a pattern of every :data:`FRAGMENT`-character piece of them."""
+    """The long secrets, and a pattern of every random-looking piece of them."""
     long = tuple(s for s in secrets if len(s) >= FRAGMENT_SECRETS)
-    pieces = sorted({s[i : i + FRAGMENT] for s in long for i in range(len(s) - FRAGMENT + 1)})
+    pieces = sorted({
+        piece for s in long for i in range(len(s) - FRAGMENT + 1)
+        if _random_looking(piece := s[i : i + FRAGMENT])
+    })
     if not pieces:
         return None
     return long, re.compile("|".join(re.escape(p) for p in pieces))
 
 
+@functools.lru_cache(maxsize=64)
+def _pieces(found: tuple[tuple[str, ...], re.Pattern[str]]) -> tuple[str, ...]:
+    """The pieces a fragment pattern matches, for the plain substring pre-check."""
+    long, _ = found
+    return tuple(sorted({
+        piece for s in long for i in range(len(s) - FRAGMENT + 1)
+        if _random_looking(piece := s[i : i + FRAGMENT])
+    }))
+
+
 def _redact_fragments(text: str, found: tuple[tuple[str, ...], re.Pattern[str]]) -> str:
     """Replace every run of text that is a piece (>= FRAGMENT characters) of a long secret."""
     long, pattern = found
-    if not any(s[i : i + FRAGMENT] in text for s in long for i in range(len(s) - FRAGMENT + 1)):
+    if not any(piece in text for piece in _pieces(found)):
         return text  # plain substring searches first: most texts hold no piece at all
     spans: list[tuple[int, int]] = []
     for match in pattern.finditer(text):

@@ -136,6 +136,12 @@ def _views(text: str) -> Iterator[str]:
                     pass
 
 
+def _random_looking(piece: str) -> bool:
+    """A digit, or both cases: key material rather than a readable part (``sk-ant-``)."""
+    return any(c.isdigit() for c in piece) or (
+        any(c.isupper() for c in piece) and any(c.islower() for c in piece))
+
+
 def leaks(files: list[Path], key: str) -> list[str]:
     """Where ``key`` or a transformation of it occurs in ``files`` (empty: nowhere)."""
     found = []
@@ -144,8 +150,9 @@ def leaks(files: list[Path], key: str) -> list[str]:
     for path in files:
         for text in texts_of(path):
             found += [f"{path}: {name}" for name, form in exact.items() if form in text]
-            found += [f"{path}: a piece of it ({key[i:i + 8]!r})"  # any 8 characters of it
-                      for i in range(len(key) - 8 + 1) if key[i : i + 8] in text]
+            found += [f"{path}: a piece of it ({piece!r})"  # any random-looking 8 of it
+                      for i in range(len(key) - 8 + 1)
+                      if _random_looking(piece := key[i : i + 8]) and piece in text]
             if any(w in view for view in _decoded_views(text) for w in wanted):
                 found.append(f"{path}: decodes to the key")
     return sorted(set(found))
