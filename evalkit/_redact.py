@@ -45,7 +45,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from html import unescape
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import unquote
 
 MARK = "[REDACTED]"
@@ -383,38 +383,39 @@ def _random_looking(piece: str) -> bool:
     )
 
 
+class _Pieces(NamedTuple):
+    """The long secrets, their random-looking pieces, and one pattern matching any piece."""
+
+    secrets: tuple[str, ...]
+    pieces: tuple[str, ...]
+    pattern: re.Pattern[str]
+
+    def found_in(self, text: str) -> bool:
+        """Plain substring searches: whether ``text`` holds a piece at all (most do not)."""
+        return any(piece in text for piece in self.pieces)
+
+
 @functools.lru_cache(maxsize=64)
-def _fragments(secrets: tuple[str, ...]) -> tuple[tuple[str, ...], re.Pattern[str]] | None:
-    """The long secrets, and a pattern of every random-looking piece of them."""
+def _fragments(secrets: tuple[str, ...]) -> _Pieces | None:
+    """The pieces of the long ``secrets`` (None when no secret is long enough)."""
     long = tuple(s for s in secrets if len(s) >= FRAGMENT_SECRETS)
-    pieces = sorted({
-        piece for s in long for i in range(len(s) - FRAGMENT + 1)
-        if _random_looking(piece := s[i : i + FRAGMENT])
-    })
-    if not pieces:
-        return None
-    return long, re.compile("|".join(re.escape(p) for p in pieces))
-
-
-@functools.lru_cache(maxsize=64)
-def _pieces(found: tuple[tuple[str, ...], re.Pattern[str]]) -> tuple[str, ...]:
-    """The pieces a fragment pattern matches, for the plain substring pre-check."""
-    long, _ = found
-    return tuple(sorted({
+    pieces = tuple(sorted({
         piece for s in long for i in range(len(s) - FRAGMENT + 1)
         if _random_looking(piece := s[i : i + FRAGMENT])
     }))
+    if not pieces:
+        return None
+    return _Pieces(long, pieces, re.compile("|".join(re.escape(p) for p in pieces)))
 
 
-def _redact_fragments(text: str, found: tuple[tuple[str, ...], re.Pattern[str]]) -> str:
+def _redact_fragments(text: str, found: _Pieces) -> str:
     """Replace every run of text that is a piece (>= FRAGMENT characters) of a long secret."""
-    long, pattern = found
-    if not any(piece in text for piece in _pieces(found)):
-        return text  # plain substring searches first: most texts hold no piece at all
+    if not found.found_in(text):
+        return text
     spans: list[tuple[int, int]] = []
-    for match in pattern.finditer(text):
+    for match in found.pattern.finditer(text):
         begin, end = match.span()
-        for secret in long:  # grow the piece to the longest run it is part of
+        for secret in found.secrets:  # grow the piece to the longest run it is part of
             at = secret.find(match.group())
             while at != -1:
                 left, inside = begin, at
@@ -485,7 +486,7 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     if (
         (matcher is None or not matcher.may_match(joined))
         and not _TRIGGERS.search(joined.casefold())
-        and (pieces is None or _redact_fragments(joined, pieces) == joined)
+        and (pieces is None or not pieces.found_in(joined))
     ):
         return value
     return _redact_nested(value, matcher, known)

@@ -300,8 +300,8 @@ display(interval_table(
 # ## Unmatched items
 
 # %%
-for line in unmatched_lines(result):
-    display(note(line.replace("(see --json)", "(listed below)").strip()))
+for line in unmatched_lines(result, listed=" (listed below)"):
+    display(note(line.strip()))
 display(html_table(
     result.unmatched, table_id="unmatched",
     empty="Every case and condition is present on both sides.",

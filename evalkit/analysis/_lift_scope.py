@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit.stats import left_out_text
+
 
 @dataclass(frozen=True)
 class PoolScope:
@@ -43,11 +45,7 @@ class PoolScope:
         """One sentence on what the pool left out ("" when it kept everything)."""
         if not self.left_out and not self.dropped_cells:
             return ""
-        parts = []
-        groups: dict[str, list[str]] = {}
-        for name, reason in self.left_out.items():
-            groups.setdefault(reason, []).append(name)
-        parts += [f"{', '.join(names)} ({reason})" for reason, names in groups.items()]
+        parts = [left_out_text(dict(self.left_out))] if self.left_out else []
         if self.dropped_cells:
             parts.append(f"{self.dropped_cells} other (provider, case) cell(s) missing a condition")
         return (

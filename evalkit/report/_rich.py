@@ -106,7 +106,7 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
     if result.sign_flip is not None:
         details.append(f"sign-flip test over {result.sign_flip.n_cases} cases: "
                        f"{result.sign_flip.text()}")
-    details += [line.replace(" (see --json)", "").strip() for line in unmatched_lines(result)]
+    details += [line.strip() for line in unmatched_lines(result, listed="")]
     if result.verdict_note:
         details.append(result.verdict_note)
     if result.next_step is not None:

@@ -502,8 +502,7 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         )
     if not c.unmatched.empty:
         details += [
-            line.replace("(see --json)", "(listed below)").strip()
-            for line in unmatched_lines(c)
+            line.strip() for line in unmatched_lines(c, listed=" (listed below)")
         ]
     if c.next_step is not None:
         from evalkit.analysis import NextStep

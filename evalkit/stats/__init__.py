@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
-    from evalkit.stats._unmatched import unmatched_lines, unmatched_summary
+    from evalkit.stats._unmatched import left_out_text, unmatched_lines, unmatched_summary
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
     from evalkit.stats._verdicts import holm, verdict
 else:
@@ -149,6 +149,7 @@ __all__ = [
     "headroom_model",
     "heterogeneity",
     "holm",
+    "left_out_text",
     "matched_rates",
     "mean_ci",
     "minimum_cases",

@@ -130,14 +130,20 @@ def _entry(side: str, rows: pd.DataFrame, providers: list[str], reason: str) -> 
     }
 
 
-def unmatched_lines(comparison: Unmatched) -> list[str]:
-    """The unmatched groups in words, one line per side and reason (empty when none)."""
+def unmatched_lines(comparison: Unmatched, listed: str = " (see --json)") -> list[str]:
+    """The unmatched groups in words, one line per side and reason (empty when none).
+
+    Args:
+        comparison: The comparison.
+        listed: Where the groups are listed, appended to the head line (``" (listed
+            below)"`` in a report, ``""`` where they are not listed).
+    """
     summary = unmatched_summary(comparison)
     if not summary:
         return []
     labels = {"baseline": comparison.baseline_label, "candidate": comparison.candidate_label}
     total = sum(entry["groups"] for entry in summary)
-    lines = [f"{total} unmatched item group(s), left out of every figure above (see --json):"]
+    lines = [f"{total} unmatched item group(s), left out of every figure above{listed}:"]
     for entry in summary:
         who = f" of {', '.join(entry['providers'])}" if entry["providers"] else ""
         examples = (
