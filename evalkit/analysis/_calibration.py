@@ -20,6 +20,7 @@ import pandas as pd
 
 from evalkit._plain import plain_fields
 from evalkit.errors import InputError
+from evalkit.results import DEFAULT_MIN_KAPPA as DEFAULT_MIN_KAPPA  # where runs lack one
 from evalkit.results import (
     MANIFEST_FILE,
     calibration_path,
@@ -27,9 +28,6 @@ from evalkit.results import (
     read_calibration,
     resolve_run_dir,
 )
-
-#: ``judge.min_kappa`` when a run does not record one.
-DEFAULT_MIN_KAPPA = 0.6
 
 CalibrationStatus = Literal["calibrated", "uncalibrated", "below_threshold"]
 _ORDER: dict[str, int] = {"calibrated": 0, "below_threshold": 1, "uncalibrated": 2}

@@ -2,13 +2,14 @@
 
 The comparison is the one ``evalkit compare BASELINE CANDIDATE --pairwise`` stored under
 ``CANDIDATE/pairwise/``. The judge's calibration is looked up again (a calibration stored after
-the comparison counts): its kappa lower bound must reach the judge's ``min_kappa``.
+the comparison counts): its kappa lower bound must reach the judge's ``min_kappa``, and its
+robustness probe's follow rate (how often it obeyed an instruction planted in the worse
+answer) must stay within ``max_follow_rate``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,12 @@ from typing import Any
 
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError
-from evalkit.results import read_calibration, resolve_run_dir
+from evalkit.results import (
+    DEFAULT_MAX_FOLLOW_RATE,
+    DEFAULT_MIN_KAPPA,
+    pairwise_calibration,
+    resolve_run_dir,
+)
 
 
 @dataclass(frozen=True)
@@ -27,7 +33,8 @@ class PairwiseGateResult:
         decision: ``released`` or ``blocked``.
         reasons: Why it was blocked (empty when released).
         verdict: The stored pairwise verdict.
-        calibration: ``status``, ``kappa_low``, ``min_kappa``, ``calibration_file``.
+        calibration: ``status``, ``kappa_low``, ``min_kappa``, ``follow_rate_high``,
+            ``max_follow_rate``, ``calibration_file``, ``message``.
         comparison: The stored comparison file.
         message: One line for the terminal.
     """
@@ -58,9 +65,9 @@ def pairwise_gate(
 ) -> PairwiseGateResult:
     """Release or block a candidate on its stored pairwise verdict against ``baseline``.
 
-    Blocks when the verdict is *regressed*, or when the pairwise judge has no stored
-    calibration whose kappa lower bound reaches its ``min_kappa`` (unless
-    ``allow_uncalibrated_judge``).
+    Blocks when the verdict is *regressed*, or when the pairwise judge is not calibrated
+    (:func:`evalkit.results.pairwise_calibration`: kappa and the robustness probe), unless
+    ``allow_uncalibrated_judge``.
 
     Raises:
         InputError: No stored comparison of these two runs (with the command that makes one).
@@ -80,39 +87,28 @@ def pairwise_gate(
                          "--pairwise again") from None
     judge = data.get("judge") or {}
     identity = {k: judge.get(k) for k in ("provider", "model", "prompt_hash")}
-    recorded = judge.get("min_kappa")
-    min_kappa = float(recorded) if isinstance(recorded, int | float) else 0.6
-    stored: dict[str, Any] | None = None
-    where = ""
-    for run_dir in (cand_dir, base_dir):
-        stored = read_calibration(run_dir, identity)
-        if stored is not None:
-            where = str(run_dir / "calibration")
-            break
-    low = (stored or {}).get("kappa", {}).get("ci_low")
-    calibrated = isinstance(low, int | float) and math.isfinite(low) and low >= min_kappa
-    status = "calibrated" if calibrated else ("uncalibrated" if stored is None else
-                                              "below_threshold")
+    limits = {k: float(judge[k]) if isinstance(judge.get(k), int | float) else default
+              for k, default in (("min_kappa", DEFAULT_MIN_KAPPA),
+                                 ("max_follow_rate", DEFAULT_MAX_FOLLOW_RATE))}
+    found = pairwise_calibration(identity, [cand_dir, base_dir], limits["min_kappa"],
+                                 limits["max_follow_rate"])
+    status = found["status"]
     reasons = []
     verdict = str(data.get("verdict"))
     if verdict == "regressed":
         win = data.get("win_probability") or {}
         reasons.append(f"pairwise verdict regressed (P(candidate wins) {win.get('estimate')} "
                        f"[{win.get('ci_low')}, {win.get('ci_high')}])")
-    if not calibrated and not allow_uncalibrated_judge:
-        bound = "none stored" if stored is None else f"kappa lower bound {low}"
-        reasons.append(
-            f"pairwise judge {status} ({bound}, min_kappa {min_kappa}): calibrate it with "
-            f"'evalkit judge sample {cand_dir.name} --pairwise -n 50 -o pairs.csv' and "
-            f"'evalkit judge calibrate {cand_dir.name} --labels pairs.csv --pairwise' (or set "
-            "allow_uncalibrated_judge)"
-        )
+    if status != "calibrated" and not allow_uncalibrated_judge:
+        reasons.append(f"{found['message']}; {found['fix']} (or set allow_uncalibrated_judge)")
     decision = "blocked" if reasons else "released"
     message = f"{decision}: " + ("; ".join(reasons) if reasons else
                                  f"pairwise {verdict}; judge {status}")
-    return PairwiseGateResult(
-        decision, reasons, verdict,
-        {"status": status, "kappa_low": low, "min_kappa": min_kappa,
-         "calibration_file": where},
-        str(Path(path)), message,
-    )
+    calibration = {
+        "status": status, "kappa_low": found["ci_low"], "min_kappa": limits["min_kappa"],
+        "follow_rate_high": found["follow_rate_high"],
+        "max_follow_rate": limits["max_follow_rate"],
+        "calibration_file": found["calibration_file"] if status != "uncalibrated" else "",
+        "message": found["message"],
+    }
+    return PairwiseGateResult(decision, reasons, verdict, calibration, str(Path(path)), message)

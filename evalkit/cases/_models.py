@@ -324,6 +324,10 @@ class JudgeSpec(_Frozen):
     """Smallest lower confidence bound of Cohen's kappa (judge vs human labels, from
     ``evalkit judge calibrate``) at which the judge's verdicts may decide a gate; below it, or
     without a calibration, ``compare`` and the reports flag the verdict and ``gate`` blocks."""
+    max_follow_rate: float = Field(default=0.2, ge=0, le=1)
+    """Pairwise judges: largest upper confidence bound of the share of labelled pairs in which
+    the judge obeys an instruction planted in the worse answer (the robustness probe of
+    ``evalkit judge calibrate --pairwise``) at which its verdicts may decide a gate."""
 
 
 class PairwiseSpec(_Frozen):

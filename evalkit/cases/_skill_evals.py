@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit._paths import is_inside
+from evalkit._paths import is_inside, unsafe_relative_reason
 from evalkit._untrusted import read_json as read_untrusted_json
 from evalkit.cases._models import NO_SKILL
 from evalkit.errors import InputError
@@ -158,7 +158,11 @@ def read_evals(path: Path, skill_root: Path, warnings: list[str]) -> EvalSet:
             case["lane"] = "execution"
             case["fixture"] = f"fixtures/{case_id}"
             for rel in files:
-                if Path(rel).is_absolute() or not is_inside(rel, skill_root):
+                reason = unsafe_relative_reason(rel)
+                if reason is not None:
+                    raise InputError(f"{where}: file {rel!r} {reason}; name a file inside the "
+                                     "skill directory by its relative path")
+                if not is_inside(rel, skill_root):
                     raise InputError(f"{where}: file '{rel}' lies outside the skill directory")
                 if not (skill_root / rel).is_file():
                     raise InputError(f"{where}: file '{rel}' does not exist in {skill_root}")

@@ -52,6 +52,9 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pairwise", action="store_true",
                    help="sample/calibrate: the pairwise judge of the run's stored "
                    "compare --pairwise comparisons (labels 1, 2 or tie)")
+    p.add_argument("--no-probe", action="store_true",
+                   help="calibrate --pairwise: skip the robustness probe (planted instructions "
+                   "in the worse answers; the judge then cannot decide a gate)")
     add_judge_flags(p)
     p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
     p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from evalkit.cli._common import print_json
+from evalkit.cli._common import parse_key_values, print_json
 
 
 def sample_main(args: argparse.Namespace) -> int:
@@ -29,13 +29,22 @@ def sample_main(args: argparse.Namespace) -> int:
 
 
 def calibrate_main(args: argparse.Namespace) -> int:
-    """``evalkit judge calibrate RUN --labels pairs.csv --pairwise``."""
-    from evalkit.judge import calibrate_pairwise
+    """``evalkit judge calibrate RUN --labels pairs.csv --pairwise`` (then the probe)."""
+    from evalkit.judge import calibrate_pairwise, probe_pairwise
 
     result = calibrate_pairwise(args.calibrate_run, args.labels, runs_dir=args.runs_dir,
                                 confidence=args.confidence)
+    probe = None
+    if not args.no_probe:
+        probe = probe_pairwise(
+            args.calibrate_run, args.labels, runs_dir=args.runs_dir,
+            provider=args.judge_provider, model=args.judge_model,
+            options=parse_key_values(args.judge_opt, "--judge-opt"),
+            use_cache=not args.no_cache, concurrency=args.concurrency, retries=args.retries,
+            confidence=args.confidence,
+        )
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "probe": None if probe is None else probe.to_dict()})
         return 0
     k = result.kappa
     bounds = "" if not math.isfinite(k.ci_low) else f" [{k.ci_low:.3f}, {k.ci_high:.3f}]"
@@ -48,5 +57,19 @@ def calibrate_main(args: argparse.Namespace) -> int:
           f"{result.position_consistency:.1%}")
     if k.note:
         print(f"note: {k.note}")
-    print(f"disagreements: {len(result.disagreements)}; report written to {result.path}")
+    print(f"disagreements: {len(result.disagreements)}")
+    if probe is None:
+        print("robustness probe skipped (--no-probe): the judge cannot decide a gate until it "
+              "is probed")
+    else:
+        print(probe.text())
+        left = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in probe.left_out.items() if v)
+        if left:
+            print(f"  labelled pairs not probed: {left}")
+        for pair in probe.followed_pairs[:3]:
+            print(f"  followed: case {pair['case_id']} trial {pair['trial']}: "
+                  f"{pair['reason_baseline_first']}")
+        print(f"  judge calls {int(probe.usage['calls'])}, from cache "
+              f"{int(probe.usage['cache_hits'])}, cost ${probe.usage['cost_usd']:.4f}")
+    print(f"report written to {result.path}")
     return 0

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
         PAIRWISE_DIR,
         PairwiseComparison,
         compare_pairwise,
-        pairwise_calibration,
     )
     from evalkit.judge._pairwise_calibrate import (
         PAIR_LABEL_COLUMNS,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:
         decide,
         make_pairwise_judge,
     )
+    from evalkit.judge._pairwise_probe import InjectionProbe, probe_pairwise
     from evalkit.judge._pairwise_prompt import (
         DEFAULT_RUBRIC,
         PAIRWISE_PROMPT_HASH,
@@ -87,6 +87,7 @@ if TYPE_CHECKING:
         write_label_template,
     )
     from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
+    from evalkit.results import pairwise_calibration  # where compare --pairwise reads it
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -106,6 +107,7 @@ __all__ = [
     "Combined",
     "Graded",
     "Grader",
+    "InjectionProbe",
     "ItemJudgement",
     "Judge",
     "JudgeCache",
@@ -147,6 +149,7 @@ __all__ = [
     "pairwise_calibration",
     "parse_pair_verdict",
     "parse_verdict",
+    "probe_pairwise",
     "read_labels",
     "resolve_judge_spec",
     "sample_labels",

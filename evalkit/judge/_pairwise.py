@@ -34,7 +34,7 @@ from evalkit.judge._setup import resolve_judge_spec
 from evalkit.results import (
     Manifest,
     load_manifest,
-    read_calibration,
+    pairwise_calibration,
     read_run,
     read_transcripts,
     resolve_run_dir,
@@ -51,8 +51,6 @@ from evalkit.stats import (
 
 #: Directory of stored pairwise comparisons inside the candidate run.
 PAIRWISE_DIR = "pairwise"
-#: Default smallest lower bound of kappa for a calibrated pairwise judge.
-DEFAULT_MIN_KAPPA = 0.6
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -103,6 +101,8 @@ class PairwiseComparison:
     skipped: dict[str, int]
     notes: list[str] = field(default_factory=list)
     path: Path | None = None
+    variant_runs: dict[str, str] = field(default_factory=dict)
+    transcripts: bool = False
 
     @property
     def verdict(self) -> str:
@@ -128,6 +128,8 @@ class PairwiseComparison:
             "notes": list(self.stats.notes) + list(self.notes),
             "pairs": records(self.pairs),
             "path": None if self.path is None else str(self.path),
+            "variant_runs": dict(self.variant_runs),
+            "transcripts": self.transcripts,
         }
 
 
@@ -156,63 +158,6 @@ def _read_rubric(rubric: str | os.PathLike[str] | None, spec: PairwiseSpec | Non
         raise InputError(f"--rubric {path}: the rubric file is empty; say what makes one "
                          "answer better")
     return text.strip()
-
-
-def pairwise_calibration(
-    judge: Mapping[str, Any], run_dirs: Sequence[Path], min_kappa: float
-) -> dict[str, Any]:
-    """Whether a stored calibration lets the pairwise judge's verdict decide a gate.
-
-    The judge is identified by provider, model and the pairwise prompt hash; a calibration of
-    that identity (``evalkit judge calibrate RUN --labels FILE --pairwise``) stored under one
-    of ``run_dirs`` is looked up, and its kappa's lower bound compared with ``min_kappa``.
-
-    Returns:
-        ``status`` (``calibrated`` / ``uncalibrated`` / ``below_threshold``), ``kappa``,
-        ``ci_low``, ``min_kappa``, ``position_consistency`` (of the calibration sample),
-        ``judge``, ``calibration_file``, ``message`` and ``fix``.
-    """
-    identity = {k: judge[k] for k in ("provider", "model", "prompt_hash")}
-    found: dict[str, Any] | None = None
-    path: Path | None = None
-    for run_dir in run_dirs:
-        found = read_calibration(run_dir, identity)
-        if found is not None:
-            from evalkit.results import calibration_path
-
-            path = calibration_path(run_dir, identity)
-            break
-    run = run_dirs[-1]
-    fix = (
-        f"label a sample and calibrate: 'evalkit judge sample {run} --pairwise -n 50 -o "
-        f"pairs.csv', fill its 'label' column with better/worse/tie (or 'evalkit report {run} "
-        f"--kind labels --labels pairs.csv'), then 'evalkit judge calibrate {run} --labels "
-        "pairs.csv --pairwise'"
-    )
-    if found is None:
-        from evalkit.results import calibration_path
-
-        return {
-            "status": "uncalibrated", "kappa": None, "ci_low": None, "min_kappa": min_kappa,
-            "position_consistency": None, "judge": identity,
-            "calibration_file": str(calibration_path(run, identity)), "fix": fix,
-            "message": f"the pairwise judge {identity['provider']}/{identity['model']} is not "
-            "calibrated against human labels: its verdict cannot decide a gate",
-        }
-    kappa = found.get("kappa") or {}
-    low, est = kappa.get("ci_low"), kappa.get("estimate")
-    ok = isinstance(low, int | float) and math.isfinite(low) and low >= min_kappa
-    bound = "undefined" if not isinstance(low, int | float) else f"{low:.3f}"
-    return {
-        "status": "calibrated" if ok else "below_threshold",
-        "kappa": est, "ci_low": low, "min_kappa": min_kappa,
-        "position_consistency": found.get("position_consistency"), "judge": identity,
-        "calibration_file": str(path), "fix": "" if ok else fix,
-        "message": (
-            f"pairwise judge calibrated: kappa lower bound {bound} >= {min_kappa:.2f}" if ok
-            else f"pairwise judge below threshold: kappa lower bound {bound} < {min_kappa:.2f}"
-        ),
-    }
 
 
 def _variants(
@@ -394,7 +339,7 @@ def compare_pairwise(
                      "verdict after retries (see the pairs' error column)")
     identity = judge.record()
     run_dirs = list(dict.fromkeys([variants[-1].run_dir, variants[0].run_dir]))
-    calibration = pairwise_calibration(identity, run_dirs, spec.min_kappa)
+    calibration = pairwise_calibration(identity, run_dirs, spec.min_kappa, spec.max_follow_rate)
     usage = {
         "calls": int(all_rows["calls"].sum()),
         "cache_hits": int(all_rows["cache_hits"].sum()),
@@ -408,6 +353,7 @@ def compare_pairwise(
         stats=per_pair[head], comparisons=comparisons, bradley_terry=fit,
         pairs=judged, judge=identity, rubric=text, calibration=calibration,
         usage=usage, skipped=skipped, notes=notes,
+        variant_runs={v.label: v.run_dir.name for v in variants}, transcripts=show,
     )
     if write:
         result.path = _store(result, variants)

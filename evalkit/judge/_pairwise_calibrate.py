@@ -53,7 +53,8 @@ def baseline_first(pid: str) -> bool:
     return int(pid, 16) % 2 == 0
 
 
-def _stored_pairs(run_dir: Path) -> pd.DataFrame:
+def stored_pairs(run_dir: Path) -> pd.DataFrame:
+    """Every judged, non-identical pair of the run's stored comparisons, with its ``pair_id``."""
     folder = run_dir / "pairwise"
     frames = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
@@ -116,7 +117,7 @@ def sample_pairs(
     if n < 1:
         raise InputError(f"-n must be at least 1, got {n}")
     run_dir = resolve_run_dir(run, runs_dir)
-    pairs = _stored_pairs(run_dir)
+    pairs = stored_pairs(run_dir)
     pairs["stratum"] = pairs["outcome"].map(_OUTCOME)
     sizes = {(str(s), ""): int(c) for s, c in pairs["stratum"].value_counts().items()}
     counts = _allocate(sizes, n)
@@ -174,6 +175,62 @@ def _human(value: str, path: Path, line: int) -> str | None:
                      "(which response is better, or a tie; empty = not labelled yet)")
 
 
+def judge_identity(run_dir: Path, stored: pd.DataFrame) -> dict[str, str]:
+    """The one pairwise judge (provider, model, prompt hash) of the stored comparisons.
+
+    Raises:
+        InputError: Comparisons of more than one judge are stored.
+    """
+    identities = stored[["judge_provider", "judge_model", "judge_prompt_hash"]].drop_duplicates()
+    if len(identities) != 1:
+        raise InputError(f"{run_dir}: pairs of {len(identities)} pairwise judges are stored; "
+                         "calibrate one at a time (remove the other comparisons)")
+    provider, model, prompt_hash = (str(v) for v in identities.iloc[0])
+    return {"provider": provider, "model": model, "prompt_hash": prompt_hash}
+
+
+def labelled_pairs(
+    run_dir: Path, labels: str | os.PathLike[str], stored: pd.DataFrame
+) -> tuple[list[tuple[str, dict[Any, Any], str]], int]:
+    """The labelled rows of a blind sheet matched to stored judged pairs.
+
+    Returns:
+        ``(pair_id, pair row, the labeller's verdict for the candidate)`` per labelled row
+        that matches a pair (``better`` / ``worse`` / ``tie``), and the count of labelled rows
+        that match none.
+
+    Raises:
+        InputError: Missing columns, a label other than 1, 2 or tie, or no match at all.
+    """
+    path = Path(labels)
+    frame = read_labels_csv(path)
+    missing = [c for c in ("pair_id", "label") if c not in frame.columns]
+    if missing:
+        raise InputError(f"--labels {path}: column(s) {missing} missing; label the sheet of "
+                         f"'evalkit judge sample {run_dir.name} --pairwise -n 50 -o FILE'")
+    pairs: dict[str, dict[Any, Any]] = {str(r["pair_id"]): r for r in stored.to_dict("records")}
+    matched = []
+    unmatched = 0
+    for line, row in enumerate(frame.to_dict("records"), start=1):
+        said = _human(str(row["label"]), path, line)
+        if said is None:
+            continue
+        pid = str(row["pair_id"]).strip()
+        if pid not in pairs:
+            unmatched += 1
+            continue
+        if said == "tie":
+            verdict = "tie"
+        else:
+            candidate_is_1 = not baseline_first(pid)
+            verdict = "better" if (said == "1") == candidate_is_1 else "worse"
+        matched.append((pid, pairs[pid], verdict))
+    if not matched:
+        raise InputError(f"--labels {path}: no labelled row matches a judged pair of run "
+                         f"'{run_dir.name}' (check the pair_id column and the label values)")
+    return matched, unmatched
+
+
 def calibrate_pairwise(
     run: str | os.PathLike[str],
     labels: str | os.PathLike[str],
@@ -188,35 +245,11 @@ def calibrate_pairwise(
     """
     run_dir = resolve_run_dir(run, runs_dir)
     path = Path(labels)
-    frame = read_labels_csv(path)
-    missing = [c for c in ("pair_id", "label") if c not in frame.columns]
-    if missing:
-        raise InputError(f"--labels {path}: column(s) {missing} missing; label the sheet of "
-                         f"'evalkit judge sample {run_dir.name} --pairwise -n 50 -o FILE'")
-    stored = _stored_pairs(run_dir)
-    pairs: dict[str, dict[Any, Any]] = {str(r["pair_id"]): r for r in stored.to_dict("records")}
-    identities = stored[["judge_provider", "judge_model", "judge_prompt_hash"]].drop_duplicates()
-    if len(identities) != 1:
-        raise InputError(f"{run_dir}: pairs of {len(identities)} pairwise judges are stored; "
-                         "calibrate one at a time (remove the other comparisons)")
-    provider, model, prompt_hash = (str(v) for v in identities.iloc[0])
-    judge = {"provider": provider, "model": model, "prompt_hash": prompt_hash}
+    stored = stored_pairs(run_dir)
+    judge = judge_identity(run_dir, stored)
+    matched, unmatched = labelled_pairs(run_dir, path, stored)
     judged, human, flipped, disagreements = [], [], [], []
-    unmatched = 0
-    for line, row in enumerate(frame.to_dict("records"), start=1):
-        said = _human(str(row["label"]), path, line)
-        if said is None:
-            continue
-        pid = str(row["pair_id"]).strip()
-        if pid not in pairs:
-            unmatched += 1
-            continue
-        pair = pairs[pid]
-        if said == "tie":
-            verdict = "tie"
-        else:
-            candidate_is_1 = not baseline_first(pid)
-            verdict = "better" if (said == "1") == candidate_is_1 else "worse"
+    for pid, pair, verdict in matched:
         mine = _OUTCOME[float(pair["outcome"])]
         judged.append(mine)
         human.append(verdict)
@@ -228,9 +261,6 @@ def calibrate_pairwise(
                 "reason_baseline_first": str(pair["reason_baseline_first"]),
                 "reason_candidate_first": str(pair["reason_candidate_first"]),
             })
-    if not judged:
-        raise InputError(f"--labels {path}: no labelled row matches a judged pair of run "
-                         f"'{run_dir.name}' (check the pair_id column and the label values)")
     kappa = cohens_kappa(judged, human, confidence=confidence)
     labels_set = ("better", "worse", "tie")
     confusion = {f"{j}_{h}": sum(1 for a, b in zip(judged, human, strict=True)

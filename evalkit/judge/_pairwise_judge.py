@@ -32,6 +32,7 @@ from evalkit.judge._pairwise_prompt import (
     build_pairwise_prompt,
     parse_pair_verdict,
 )
+from evalkit.judge._probe_plant import planted_response
 from evalkit.judge._retry import Retrier, Usage
 from evalkit.providers import OUTCOME, ProviderSettings, parse_settings
 
@@ -86,6 +87,9 @@ class SimulatedPairwiseSettings(ProviderSettings):
     """Probability that an attempt answers prose instead of a JSON verdict (fault injection)."""
     seed: Annotated[int, OUTCOME] = 0
     """Seed of the judge's errors and biases."""
+    obedience: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
+    """Probability that the judge obeys an instruction planted in a response (the one
+    ``judge calibrate --pairwise`` plants to probe robustness) and names that response better."""
 
 
 class SimulatedPairwiseJudge:
@@ -137,6 +141,9 @@ class SimulatedPairwiseJudge:
             reason = "judged on a detail that does not decide the task"
         if self._uniform("position", question.key) < s.position_bias:
             better, reason = "1", "the first response reads as more complete"
+        planted = planted_response(question.prompt) if s.obedience else None
+        if planted is not None and self._uniform("obey", question.key) < s.obedience:
+            better, reason = planted, "the reviewer's note says this response is better"
         return Answer(json.dumps({"better": better, "reason": reason}), tokens, 20)
 
 
@@ -249,6 +256,7 @@ class PairwiseJudge:
             "prompt_hash": PAIRWISE_PROMPT_HASH,
             "settings": redact_settings(self.spec.settings),
             "min_kappa": self.spec.min_kappa,
+            "max_follow_rate": self.spec.max_follow_rate,
         }
 
     def _question(

@@ -44,6 +44,7 @@ def resolve_judge_spec(
         settings=settings,
         timeout_s=spec.timeout_s,
         min_kappa=spec.min_kappa,
+        max_follow_rate=spec.max_follow_rate,
     )
 
 

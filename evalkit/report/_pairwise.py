@@ -79,8 +79,11 @@ def pairwise_banner(data: Mapping[str, Any]) -> Fragment:
     )
     verdict = str(data["verdict"])
     if cal.get("status") != "calibrated":
-        details.insert(0, f"UNCALIBRATED JUDGE ({cal.get('status', 'unknown')}): this verdict "
-                       "cannot decide a gate until the judge is calibrated")
+        status = str(cal.get("status", "unknown"))
+        what = {"unprobed": "NOT PROBED JUDGE",
+                "follows_planted_instructions": "JUDGE OBEYS PLANTED INSTRUCTIONS"}
+        details.insert(0, f"{what.get(status, 'UNCALIBRATED JUDGE')} ({status}): this verdict "
+                       "cannot decide a gate until the judge is calibrated and probed")
     return banner(verdict, f"{verdict} (pairwise)", headline, details)
 
 

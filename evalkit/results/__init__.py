@@ -82,6 +82,11 @@ if TYPE_CHECKING:
         read_manifest,
         write_manifest,
     )
+    from evalkit.results._pairwise_status import (
+        DEFAULT_MAX_FOLLOW_RATE,
+        DEFAULT_MIN_KAPPA,
+        pairwise_calibration,
+    )
     from evalkit.results._reasons import (
         NO_REASONS,
         describe_causes,
@@ -97,6 +102,9 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "DEFAULT_MAX_FOLLOW_RATE",
+    "DEFAULT_MIN_KAPPA",
+    "pairwise_calibration",
     "ARTIFACTS_DIR",
     "EVIDENCE_FILE",
     "artifact_dir",

@@ -121,7 +121,10 @@ def test_stale_from_a_git_revision_and_a_bootstrap(tmp_path: Path) -> None:
     [
         (lambda d: d["evals"][0].pop("prompt"), "evals[0]: needs a 'prompt'"),
         (lambda d: d["evals"][2].update(files=["evals/files/missing.pdf"]), "does not exist"),
-        (lambda d: d["evals"][2].update(files=["../../etc/passwd"]), "outside the skill"),
+        (lambda d: d["evals"][2].update(files=["../../etc/passwd"]), "escapes its root (..)"),
+        (lambda d: d["evals"][2].update(files=["evals/files/a\x00b"]),
+         "contains the control character U+0000"),
+        (lambda d: d["evals"][2].update(files=["/etc/passwd"]), "is an absolute path"),
         (lambda d: d["evals"][1].pop("expected"), "nothing to grade"),
         (lambda d: d["evals"].append(dict(d["evals"][0])), "repeats"),
     ],
