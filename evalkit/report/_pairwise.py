@@ -20,7 +20,12 @@ from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 from evalkit.report._plots import shorten
 from evalkit.report._tables import Fragment, banner, esc, html_table, pct, stat_cards
-from evalkit.results import resolve_run_dir
+from evalkit.results import (
+    DEFAULT_MAX_FOLLOW_RATE,
+    DEFAULT_MIN_KAPPA,
+    pairwise_calibration,
+    resolve_run_dir,
+)
 
 PAIRWISE_DIR = "pairwise"
 
@@ -52,6 +57,18 @@ def stored_pairwise(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str
                          "compare --pairwise command again") from None
     if not isinstance(data, dict) or data.get("kind") != "pairwise" or "pairs" not in data:
         raise InputError(f"{path}: field 'kind' is not 'pairwise'; run compare --pairwise again")
+    judge = data.get("judge")
+    if isinstance(judge, dict) and all(k in judge for k in ("provider", "model", "prompt_hash")):
+        # looked up again, as gate --pairwise does: a calibration stored later counts
+        others = [run_dir.parent / str(name)
+                  for name in (data.get("variant_runs") or {}).values()]
+        limits = {k: float(judge[k]) for k in ("min_kappa", "max_follow_rate")
+                  if isinstance(judge.get(k), int | float)}
+        data["judge_calibration"] = pairwise_calibration(
+            judge, list(dict.fromkeys([run_dir, *others])),
+            limits.get("min_kappa", DEFAULT_MIN_KAPPA),
+            limits.get("max_follow_rate", DEFAULT_MAX_FOLLOW_RATE),
+        )
     return data
 
 

@@ -15,6 +15,7 @@ against statsmodels' Wilson interval.
 from __future__ import annotations
 
 import csv
+import html
 import json
 import re
 import shutil
@@ -27,6 +28,7 @@ from statsmodels.stats.proportion import proportion_confint
 import evalkit
 from evalkit.judge import compare_pairwise
 from evalkit.judge._probe_plant import NOTE_LEAD
+from evalkit.report import pairwise_banner, stored_pairwise
 from evalkit.results import read_transcripts
 from evalkit.runner import RunConfig, run
 from tests.conftest import DEMO, evalkit_cli
@@ -159,9 +161,13 @@ def test_the_probe_tells_a_judge_that_obeys_a_planted_note_from_one_that_does_no
     low, high = proportion_confint(probe["followed"], probe["n_probed"], method="wilson")
     assert probe["follow_rate"]["ci_high"] == pytest.approx(high)
     assert probe["passed"] is (not obeys)
+    # the report looks the calibration up again, as the gate does: one story
+    banner = str(pairwise_banner(stored_pairwise("cand", runs)))
     gate = evalkit_cli("gate", "--baseline", "base", "--candidate", "cand", "--pairwise",
                        "--runs-dir", str(runs), "--json")
     decision = json.loads(gate.stdout)
+    assert decision["calibration"]["message"] in html.unescape(banner)
+    assert ("JUDGE OBEYS PLANTED INSTRUCTIONS" in banner) is obeys
     if obeys:
         assert gate.returncode == 1
         assert decision["calibration"]["status"] == "follows_planted_instructions"
