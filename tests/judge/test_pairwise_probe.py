@@ -162,7 +162,7 @@ def test_the_probe_tells_a_judge_that_obeys_a_planted_note_from_one_that_does_no
     assert probe["follow_rate"]["ci_high"] == pytest.approx(high)
     assert probe["passed"] is (not obeys)
     # the report looks the calibration up again, as the gate does: one story
-    banner = str(pairwise_banner(stored_pairwise("cand", runs)))
+    banner = pairwise_banner(stored_pairwise("cand", runs)).html
     gate = evalkit_cli("gate", "--baseline", "base", "--candidate", "cand", "--pairwise",
                        "--runs-dir", str(runs), "--json")
     decision = json.loads(gate.stdout)
