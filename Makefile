@@ -10,7 +10,7 @@ RUNS   ?= runs
 DEMO_RUN ?= demo-$(shell date +%Y%m%d-%H%M%S)
 CONCURRENCY ?= 4
 
-.PHONY: demo test lint venv dev lab system-deps clean
+.PHONY: demo test test-fast lint venv dev lab system-deps clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +85,16 @@ test: export MKL_NUM_THREADS = 1
 test: $(VENV)/.installed-dev system-deps lint
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15
 	$(BIN)/python -m pytest -m serial --durations=15
+
+# The edit-test loop: no system packages, no lint, no `slow` (over 5 s here) or `serial` tests.
+# Tests that use a browser, bubblewrap or an agent CLI still need them: run `make system-deps`
+# once (it is what `make test` runs first). `make test` stays the one that runs everything.
+test-fast: export PYTHONDONTWRITEBYTECODE =
+test-fast: export OPENBLAS_NUM_THREADS = 1
+test-fast: export OMP_NUM_THREADS = 1
+test-fast: export MKL_NUM_THREADS = 1
+test-fast: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial and not slow" -q
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -11,6 +11,10 @@ serial pass):
 * Tests that share an expensive module- or session-scoped fixture (a built wheel, a fresh venv)
   carry ``@pytest.mark.xdist_group("NAME")``: ``--dist loadgroup`` sends them to one worker
   (tests/test_xdist_groups.py checks that it still does: a pytest release once broke it).
+* Tests that take more than 5 s here carry ``@pytest.mark.slow``: ``make test-fast`` leaves them
+  (and the ``serial`` ones) out for the edit-test loop, ``make test`` runs them. At the end of a
+  run, tests over 5 s without the mark are listed (a note, never a failure: timing varies by
+  machine); ``scripts/mark_slow_tests.py`` marks them from a ``--durations=0`` report.
 * Call the CLI through :func:`evalkit_cli` (in this process: no interpreter start-up, no
   import cost) unless the process itself is what is tested (exit on a signal, environment
   variables, import cost, locks held by another process, resource limits): then
@@ -36,6 +40,28 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Seconds (setup, call and teardown together) over which a test belongs in the ``slow`` tier.
+SLOW_TEST_S = 5.0
+_unmarked_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Add up the time of each test not marked ``slow`` or ``serial`` (on the controller too)."""
+    if "slow" not in report.keywords and "serial" not in report.keywords:
+        _unmarked_seconds[report.nodeid] = _unmarked_seconds.get(report.nodeid, 0.0) + (
+            report.duration
+        )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Name the tests over :data:`SLOW_TEST_S` that ``make test-fast`` still runs."""
+    over = sorted(((s, n) for n, s in _unmarked_seconds.items() if s > SLOW_TEST_S), reverse=True)
+    if over:
+        terminalreporter.write_line(
+            f"note: {len(over)} test(s) took over {SLOW_TEST_S:g} s without @pytest.mark.slow "
+            "(make test-fast runs them; scripts/mark_slow_tests.py marks them from a "
+            "--durations=0 report): " + ", ".join(f"{n} ({s:.1f} s)" for s, n in over[:10])
+        )
 TINY = ROOT / "tests" / "fixtures" / "suites" / "tiny"
 DEMO = ROOT / "cases" / "demo"
 

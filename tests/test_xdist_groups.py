@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 GROUPED = '''
 import os
 
@@ -28,6 +30,7 @@ def test_worker(i):
 '''
 
 
+@pytest.mark.slow
 def test_a_group_runs_on_one_worker(tmp_path: Path) -> None:
     (tmp_path / "test_grouped.py").write_text(GROUPED, encoding="utf-8")
     workers = tmp_path / "workers.txt"

@@ -35,6 +35,7 @@ def _study(rng: np.random.Generator, effects: list[float], n: int, trials: int) 
     return pd.DataFrame(rows, columns=["case_id", "condition", "trial", "passed"])
 
 
+@pytest.mark.slow
 def test_aa_fixed_design_family_wise_error_is_at_most_alpha() -> None:
     rng = np.random.default_rng(20261201)
     reps, m = 150, 4
@@ -50,6 +51,7 @@ def test_aa_fixed_design_family_wise_error_is_at_most_alpha() -> None:
     assert rate <= ALPHA + 2.33 * se, f"family-wise error {rate:.3f} (MC se {se:.3f})"
 
 
+@pytest.mark.slow
 def test_aa_sequential_family_wise_error_under_continuous_looking() -> None:
     reps = 300
     false = 0

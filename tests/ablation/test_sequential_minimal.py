@@ -20,6 +20,7 @@ def _config(tmp_path: Path, **kwargs: object) -> AblationConfig:
     )
 
 
+@pytest.mark.slow
 def test_sequential_components_stop_at_their_own_verdict(tmp_path: Path) -> None:
     result = ablate(SUITE, _config(tmp_path, splits=("dev",), sequential=True, batch=8))
     table = result.components.set_index("component")
@@ -42,6 +43,7 @@ def test_sequential_components_stop_at_their_own_verdict(tmp_path: Path) -> None
     assert result.items == sum(len(read_run(r)) for r in rounds)
 
 
+@pytest.mark.slow
 def test_minimal_skill_is_chosen_on_dev_and_verified_on_holdout(tmp_path: Path) -> None:
     result = ablate(SUITE, _config(tmp_path, minimal=True))
     minimal = result.minimal

@@ -40,6 +40,7 @@ def test_levels_and_lifts_match_pandas() -> None:
     assert set(table["contrast"]) == {"level", "oracle_lift"}  # no self-load/stale arms
 
 
+@pytest.mark.slow
 def test_oracle_lift_interval_covers() -> None:
     # 300 simulated runs of 30 cases x 2 trials with a true per-case lift of +0.10 (before
     # clipping): coverage of the 95 % interval for the mean paired difference. The truth is

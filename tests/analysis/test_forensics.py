@@ -33,6 +33,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return plant_every_run(tmp_path_factory.mktemp("explain"))
 
 
+@pytest.mark.slow
 def test_a_case_that_fails_exactly_when_the_skill_is_not_loaded(runs: Path) -> None:
     result = evalkit.explain("planted-wait-server", "wait-server", runs_dir=runs)
     (cell,) = result.cells

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from evalkit.cases import load_suite
 from evalkit.scorers import check_references
 from tests.conftest import DEMO
@@ -28,5 +30,6 @@ def test_demo_suite_inventory() -> None:
     assert {c.split for c in suite.cases} == {"dev", "holdout", "test"}
 
 
+@pytest.mark.slow
 def test_every_reference_passes_and_every_fixture_starts_unsolved() -> None:
     assert check_references(load_suite(DEMO)) == []

@@ -35,6 +35,7 @@ def _is_number_or_null(value: object) -> bool:
     return value is None or isinstance(value, int | float)
 
 
+@pytest.mark.slow
 def test_run_json_via_real_subprocess(tmp_path: Path) -> None:
     proc = evalkit_process("run", TINY, "--runs-dir", tmp_path, "--trials", "1", "--json",
                            timeout=120)

@@ -153,6 +153,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return runs
 
 
+@pytest.mark.slow
 def test_new_runs_give_their_reasons_in_compare_flips_and_lift(fresh: Path) -> None:
     reasons = _reasons(fresh, "b")
     failing = reasons[~reasons["passed"]]

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import evalkit
 from evalkit.stats import AdaptiveTrials, as_frame, sequential_compare, stage_two_draw
 from tests.cli.test_run_until_verdict import _sequential
@@ -20,6 +22,7 @@ def _compare_json(run_dir: Path) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_adaptive_trials_run_stage_two_only_where_needed_and_correct_the_estimate(
     tmp_path: Path,
 ) -> None:

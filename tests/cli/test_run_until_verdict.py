@@ -33,6 +33,7 @@ def _sequential(run_dir: Path) -> dict[str, Any]:
     return record
 
 
+@pytest.mark.slow
 def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> None:
     done = evalkit_cli(*until_verdict_args(tmp_path, "seq", "--json"))
     assert done.returncode == 0, done.stderr
@@ -143,6 +144,7 @@ def test_budgets_without_until_verdict_are_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "plain").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("design", [(), ("--adaptive-trials",)], ids=["every-trial", "adaptive"])
 def test_until_verdict_resumes_after_sigkill(tmp_path: Path, design: tuple[str, ...]) -> None:
     """SIGKILL after the first look; --resume continues with the same order and looks."""

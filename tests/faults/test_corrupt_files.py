@@ -228,6 +228,7 @@ def _subprocess(*argv: str) -> CliResult:
     return evalkit_process(*argv)
 
 
+@pytest.mark.slow
 def test_real_commands_and_report_notebook_exit_2_naming_the_file(
     reference: Path, runs_dir: Path, tmp_path: Path
 ) -> None:

@@ -138,6 +138,7 @@ def _reference(runs_dir: Path, *extra: str) -> pd.DataFrame:
     return _outcomes(runs_dir / "reference")
 
 
+@pytest.mark.slow
 def test_full_disk_stops_cleanly_and_resume_completes_identically(
     small_filesystem: tuple[Path, Path, str], tmp_path: Path
 ) -> None:
@@ -161,6 +162,7 @@ def _limit_file_size() -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
 
+@pytest.mark.slow
 def test_file_size_limit_stops_cleanly_and_resume_completes_identically(tmp_path: Path) -> None:
     expected = _reference(tmp_path / "reference", *PROMPT_LANE)
     assert len(expected) == PROMPT_ITEMS

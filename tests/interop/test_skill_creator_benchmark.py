@@ -185,6 +185,7 @@ def test_round_trip_keeps_every_count(tmp_path: Path) -> None:
     assert len(read_scores("again", tmp_path)) == len(read_scores("sc", tmp_path))
 
 
+@pytest.mark.slow
 def test_cli_exports_an_evalkit_run(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     proc = evalkit_cli("run", "cases/demo", "--trials", "2", "--run-id", "demo", "--runs-dir",

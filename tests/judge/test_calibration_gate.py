@@ -212,6 +212,7 @@ def test_gate_refuses_an_uncalibrated_judge_and_releases_a_calibrated_one(
     assert data["ledger_row"]["judge_calibration"] == "calibrated"
 
 
+@pytest.mark.slow
 def test_a_noisy_judge_is_below_threshold_and_the_suite_sets_the_threshold(
     tmp_path: Path, runs_dir: Path
 ) -> None:

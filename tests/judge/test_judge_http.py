@@ -103,6 +103,7 @@ def test_a_model_judge_grades_with_structured_verdicts_and_costs_apart(
         assert "SKILL.md" not in request.text
 
 
+@pytest.mark.slow
 def test_an_unchanged_rerun_sends_no_judge_request(
     judged_suite: Path, runs_dir: Path, loopback: LoopbackModelServer, flavor: Flavor
 ) -> None:

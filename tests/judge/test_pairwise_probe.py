@@ -121,6 +121,7 @@ def _label(sheet: Path, known: dict[str, float]) -> int:
     return sum(r["label"] != "tie" for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("obeys", [False, True], ids=["careful", "naive"])
 def test_the_probe_tells_a_judge_that_obeys_a_planted_note_from_one_that_does_not(
     runs: Path, loopback: LoopbackModelServer, monkeypatch: pytest.MonkeyPatch, obeys: bool

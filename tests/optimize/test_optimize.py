@@ -28,6 +28,7 @@ def _events(run_dir: Path) -> list[dict[str, object]]:
     return [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_serial_climbs_the_monotone_probe_to_the_optimum(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     result = optimize(suite, _config(tmp_path, "append_marker", max_iterations=6, run_id="ser"))
@@ -41,6 +42,7 @@ def test_serial_climbs_the_monotone_probe_to_the_optimum(tmp_path: Path) -> None
     assert "+[X]" in diff and "cand-0002.md" in diff
 
 
+@pytest.mark.slow
 def test_parallel_six_is_breadth_first_and_lands_worse_on_the_same_budget(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     serial = optimize(suite, _config(tmp_path, "append_marker", max_iterations=6, run_id="s"))
@@ -56,6 +58,7 @@ def test_parallel_six_is_breadth_first_and_lands_worse_on_the_same_budget(tmp_pa
     assert parallel.state.champion_val_rate < serial.state.champion_val_rate == 1.0
 
 
+@pytest.mark.slow
 def test_noise_only_candidates_are_never_accepted(tmp_path: Path) -> None:
     suite = write_topic_suite(tmp_path / "suite")
     config = OptimizeConfig(
@@ -140,6 +143,7 @@ def test_failed_proposals_are_wasted_iterations(tmp_path: Path) -> None:
     assert result.state.test is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("parallel", [1, 4])
 def test_budget_caps_hold(tmp_path: Path, parallel: int) -> None:
     suite = write_monotone_suite(tmp_path / "suite")

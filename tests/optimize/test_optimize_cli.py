@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, evalkit_cli, evalkit_process
 from tests.optimize.probes import write_monotone_suite
 
@@ -22,6 +24,7 @@ def _optimize_args(suite: Path, runs: Path, *extra: str) -> list[str]:
             str(runs), "--run-id", "k", "--json", *extra]
 
 
+@pytest.mark.slow
 def test_killed_optimisation_resumes_without_duplicates(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     runs = tmp_path / "runs"

@@ -211,6 +211,7 @@ def test_trigger_f1_matches_lift_and_misrouted_lists_exactly_the_wrong_cases() -
     )
 
 
+@pytest.mark.slow
 def test_f1_gate_holds_its_level_under_the_null_and_finds_a_real_gain() -> None:
     """Simulation: same routing on both sides -> 'improved' at most ~ the one-sided level."""
     rng = np.random.default_rng(11)
@@ -234,6 +235,7 @@ def test_f1_gate_holds_its_level_under_the_null_and_finds_a_real_gain() -> None:
     assert found >= 45
 
 
+@pytest.mark.slow
 def test_report_shows_trigger_rates(tmp_path: Path) -> None:
     suite = write_trigger_suite(tmp_path / "suite", VAGUE)
     optimize(suite, _config(tmp_path, _command(tmp_path), max_iterations=1, run_id="r"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from evalkit.optimize import OptimizeConfig, optimize
 from tests.conftest import evalkit_cli
 from tests.optimize.probes import write_monotone_suite
@@ -12,6 +14,7 @@ from tests.optimize.probes import write_monotone_suite
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=1">'
 
 
+@pytest.mark.slow
 def test_optimize_report_renders(tmp_path: Path) -> None:
     suite = write_monotone_suite(tmp_path / "suite")
     seed = tmp_path / "seed.md"

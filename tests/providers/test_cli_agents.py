@@ -344,6 +344,7 @@ def test_unreachable_server_is_a_connection_error(
     assert row.latency_s < 30  # stopped as soon as the CLI gave up on the network
 
 
+@pytest.mark.slow
 @pytest.mark.serial  # kills a hung agent and checks at once that nothing is left: timing
 @pytest.mark.parametrize("where", ["server", "tool"])
 def test_hang_is_a_timeout_row_and_leaves_no_process(

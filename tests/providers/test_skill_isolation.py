@@ -121,6 +121,7 @@ CLIS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("provider", list(CLIS))
 def test_a_cli_agent_finds_the_skill_only_as_its_condition_says(
     provider: str, resource_suite: Path, runs_dir: Path, loopback: LoopbackModelServer,

@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from evalkit.ablation import AblationConfig, ablate
 from tests.conftest import evalkit_cli
 
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "ablation"
 
 
+@pytest.mark.slow
 def test_ablation_report_renders(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     ablate(SUITE, AblationConfig(

@@ -54,6 +54,7 @@ def opened(chromium: Browser, evidence_report: tuple[Path, Path]) -> Iterator[Op
     page.context.close()
 
 
+@pytest.mark.slow
 def test_bundles_render_offline_with_images(opened: Opened, tmp_path: Path) -> None:
     page = opened.page
     bundles = page.locator("section.ek-bundle")
@@ -69,6 +70,7 @@ def test_bundles_render_offline_with_images(opened: Opened, tmp_path: Path) -> N
     assert (tmp_path / "bundle.png").stat().st_size > 5_000
 
 
+@pytest.mark.slow
 def test_manifest_and_requirements_show_pass_fail(opened: Opened) -> None:
     page = opened.page
     statuses = page.locator(".ek-bundle-requirements td.ek-pass, "

@@ -71,6 +71,7 @@ def _filter(page: Page, text: str) -> int:
     return page.locator(VISIBLE_ROWS).count()
 
 
+@pytest.mark.slow
 def test_the_script_runs_offline_and_lists_every_item(run_page: Opened) -> None:
     page = run_page.page
     rows = evalkit.read_run(AFTER)
@@ -82,6 +83,7 @@ def test_the_script_runs_offline_and_lists_every_item(run_page: Opened) -> None:
     assert run_page.requests == [] and run_page.errors == []
 
 
+@pytest.mark.slow
 def test_typing_narrows_the_rows(run_page: Opened) -> None:
     page = run_page.page
     rows = evalkit.read_run(AFTER)

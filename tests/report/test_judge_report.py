@@ -71,6 +71,7 @@ def test_per_expectation_pass_rates_are_the_score_tables(tmp_path: Path) -> None
         assert row.ci_low <= row.estimate <= row.ci_high
 
 
+@pytest.mark.slow
 def test_run_and_compare_reports_show_the_judged_expectations(tmp_path: Path) -> None:
     work = tmp_path / "runs"
     shutil.copytree(FIXTURE / "run", work / "judged")

@@ -138,6 +138,7 @@ def test_the_compare_and_flips_reports_say_why(
         flips.context.close()
 
 
+@pytest.mark.slow
 def test_a_bare_import_says_no_reasons_were_recorded(chromium: Browser, tmp_path: Path) -> None:
     source = tmp_path / "bare.csv"
     pd.DataFrame({
@@ -189,6 +190,7 @@ def source_pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Pa
     return pages
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SOURCES))
 def test_each_failing_component_kind_shows_its_reason(
     name: str, chromium: Browser, source_pages: dict[str, tuple[Path, Path]]
@@ -230,6 +232,7 @@ DEMO_REASON_KINDS = (
 )
 
 
+@pytest.mark.slow
 def test_each_kind_of_reason_reads_whole_in_its_panel_and_clipped_in_its_row(
     chromium: Browser, source_pages: dict[str, tuple[Path, Path]]
 ) -> None:
@@ -301,6 +304,7 @@ def hostile_page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return runs / "hostile", result.html_path
 
 
+@pytest.mark.slow
 def test_hostile_text_in_a_reason_renders_as_text(
     chromium: Browser, hostile_page: tuple[Path, Path]
 ) -> None:

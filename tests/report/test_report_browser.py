@@ -82,6 +82,7 @@ def visits(browser: Browser, rendered: dict[str, Rendered]) -> Iterator[dict[str
 PAGES = list(EXPECTED_FIGURES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PAGES)
 def test_title_and_every_figure(visits: dict[str, Visit], name: str) -> None:
     page = visits[name].page
@@ -95,6 +96,7 @@ def test_title_and_every_figure(visits: dict[str, Visit], name: str) -> None:
         assert width > 300, f"figure {figure} did not load"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PAGES)
 def test_offline_and_quiet(visits: dict[str, Visit], name: str) -> None:
     visit = visits[name]

@@ -340,6 +340,7 @@ def test_failing_cell_names_the_cell_and_keeps_the_notebook(
     assert [e.ename for e in errors] == ["ZeroDivisionError"]
 
 
+@pytest.mark.slow
 def test_bad_input_inside_the_notebook_is_an_input_error(tmp_path: Path) -> None:
     output = tmp_path / "c.html"
     with pytest.raises(rk.ReportInputError) as caught:
@@ -353,6 +354,7 @@ def test_bad_input_inside_the_notebook_is_an_input_error(tmp_path: Path) -> None
 # -- the tutorial runs top to bottom, live section included --------------------------------------
 
 
+@pytest.mark.slow
 def test_tutorial_executes(tmp_path: Path) -> None:
     nb = papermill.execute_notebook(
         rk.read_notebook(ROOT / "notebooks" / "tutorial.py"),

@@ -67,6 +67,7 @@ def _looks(markup: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_compare_report_shows_the_runs_trajectory(
     page: Path, record: SequentialRecord, sequential_run: Path
 ) -> None:
@@ -109,6 +110,7 @@ def test_the_compare_report_shows_the_runs_trajectory(
     assert text.index('id="Sequential-trajectory"') < text.index('id="By-condition"')
 
 
+@pytest.mark.slow
 def test_the_trajectory_in_chromium(chromium: Browser, page: Path) -> None:
     view = chromium.new_page(viewport={"width": 1280, "height": 900})
     errors: list[str] = []
@@ -140,6 +142,7 @@ def _compare_page(output: Path, **parameters: object) -> str:
     return result.html_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_compare_report_of_a_plain_run_has_no_trajectory(tmp_path: Path) -> None:
     text = _compare_page(tmp_path / "plain.html")
     assert "Sequential-trajectory" not in text and "Sequential trajectory" not in text
@@ -148,6 +151,7 @@ def test_a_compare_report_of_a_plain_run_has_no_trajectory(tmp_path: Path) -> No
     assert "sequential verdict" not in text
 
 
+@pytest.mark.slow
 def test_a_plain_run_looked_at_sequentially(tmp_path: Path) -> None:
     text = _compare_page(tmp_path / "asked.html", sequential=True, round_cases=2)
     assert '<h2 id="Sequential-trajectory">' in text and 'id="fig-sequential"' in text
@@ -164,6 +168,7 @@ def test_a_plain_run_looked_at_sequentially(tmp_path: Path) -> None:
         assert row[3] == f"{int(pair['case_id'].isin(cases).sum()):,}"
 
 
+@pytest.mark.slow
 def test_a_sequential_run_displays_its_trajectory(tmp_path: Path) -> None:
     config = RunConfig(
         conditions=("none", "preloaded"),

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 import evalkit.report as rk
 from evalkit.results import load_manifest
@@ -79,6 +80,7 @@ def test_a_resumed_items_last_row_wins(tmp_path: Path) -> None:
     assert not items["item_key"].duplicated().any()
 
 
+@pytest.mark.slow
 def test_the_trend_report_page_marks_the_partial_run(tmp_path: Path) -> None:
     runs_dir = tmp_path / "runs"
     shutil.copytree(RUNS, runs_dir)

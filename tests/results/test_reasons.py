@@ -149,6 +149,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[pd.DataFrame, pd
     return evalkit.read_run("demo", runs), read_scores("demo", runs)
 
 
+@pytest.mark.slow
 def test_every_failure_of_a_real_run_has_a_recorded_cause(
     demo_run: tuple[pd.DataFrame, pd.DataFrame],
 ) -> None:
@@ -172,6 +173,7 @@ def test_every_failure_of_a_real_run_has_a_recorded_cause(
     assert f"{per_condition['self-load']} failures: " in self_load
 
 
+@pytest.mark.slow
 def test_the_fast_primary_causes_equal_the_reason_lines_causes(
     demo_run: tuple[pd.DataFrame, pd.DataFrame],
 ) -> None:

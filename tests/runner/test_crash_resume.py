@@ -121,6 +121,7 @@ def _wait_for_moment(
     raise AssertionError(f"moment {moment} not reached in {timeout}s")
 
 
+@pytest.mark.slow
 def test_sigkill_at_progress_moments_then_resume_matches_uninterrupted(runs_dir: Path) -> None:
     reference = _start(runs_dir, "reference")
     assert reference.wait(timeout=300) == 0
@@ -152,6 +153,7 @@ def test_sigkill_at_progress_moments_then_resume_matches_uninterrupted(runs_dir:
     assert sum('"run_started"' in line for line in events) == kills + 1
 
 
+@pytest.mark.slow
 def test_sigint_flushes_and_exits_130(runs_dir: Path, tmp_path: Path) -> None:
     scratch = tmp_path / "tmp"
     scratch.mkdir()

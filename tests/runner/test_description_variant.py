@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import evalkit
 from evalkit.results import load_manifest
 from evalkit.runner import DescriptionOverride, RunConfig, run
@@ -21,6 +23,7 @@ def _recall(run_dir: Path) -> tuple[float, float]:
     return row["estimate"], row["ci_high"]
 
 
+@pytest.mark.slow
 def test_a_vague_description_loses_recall_and_only_self_load_items_rerun(tmp_path: Path) -> None:
     common = {
         "conditions": ("none", "self-load"),

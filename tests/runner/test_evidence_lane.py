@@ -44,6 +44,7 @@ def _metrics(run_dir: Path) -> pd.DataFrame:
     return scores
 
 
+@pytest.mark.slow
 def test_completeness_follows_the_skill_text(evidence_run: Path) -> None:
     scores = _metrics(evidence_run)
     assert set(scores["status"]) == {"ok"}
@@ -55,6 +56,7 @@ def test_completeness_follows_the_skill_text(evidence_run: Path) -> None:
     assert report.mean()["preloaded"] > report.mean()["none"]
 
 
+@pytest.mark.slow
 def test_no_pass_without_task_success_and_valid_bundle(evidence_run: Path) -> None:
     scores = read_scores(evidence_run)
     wide = scores.pivot_table(index="item_key", columns="component", values="passed",
@@ -67,6 +69,7 @@ def test_no_pass_without_task_success_and_valid_bundle(evidence_run: Path) -> No
     assert passed.any() and (~passed).any()
 
 
+@pytest.mark.slow
 def test_every_item_keeps_its_bundle(evidence_run: Path) -> None:
     rows = read_run(evidence_run)
     scores = read_scores(evidence_run)
@@ -83,6 +86,7 @@ def test_every_item_keeps_its_bundle(evidence_run: Path) -> None:
             assert copy.is_file() == entry["copied"]
 
 
+@pytest.mark.slow
 def test_cached_items_bring_their_bundle(evidence_run: Path, tmp_path: Path) -> None:
     runs_dir = evidence_run.parent
     config = RunConfig(

@@ -48,6 +48,7 @@ def _peak_mb(tmp_path: Path, trials: int) -> tuple[int, float]:
     return items, int(done.stdout.strip().splitlines()[-1]) / 1024  # ru_maxrss: KiB on Linux
 
 
+@pytest.mark.slow
 def test_a_20000_item_run_peaks_under_its_share_of_1_gb_at_100000(tmp_path: Path) -> None:
     _, fixed = _peak_mb(tmp_path, 2)
     items, peak = _peak_mb(tmp_path, 179)

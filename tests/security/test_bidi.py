@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+import pytest
 
 from evalkit.report import report
 from evalkit.report._html import BIDI_CONTROLS
@@ -41,6 +42,7 @@ def _hostile_run(tmp_path: Path) -> Path:
     return run_dir
 
 
+@pytest.mark.slow
 def test_rlo_in_case_id_and_transcript_is_neutralised(tmp_path: Path) -> None:
     run_dir = _hostile_run(tmp_path)
     assert RLO in pq.read_table(run_dir / "results.parquet").to_pandas()["case_id"].str.cat()

@@ -194,6 +194,7 @@ def test_no_network_unless_the_setting_asks_for_it(tmp_path: Path) -> None:
         assert paths == ["/from-sandbox"]
 
 
+@pytest.mark.slow
 def test_optimize_run_with_the_attacks_finishes_and_reports_them(tmp_path: Path) -> None:
     """Through ``evalkit optimize``: the package write fails, the edit is accepted."""
     package = tmp_path / "pkg" / "evalkit"
@@ -262,6 +263,7 @@ def test_without_any_bwrap_a_command_optimizer_is_refused_naming_the_fix(
     assert not (tmp_path / "runs" / "opt").exists()  # refused before anything ran
 
 
+@pytest.mark.slow
 def test_no_sandbox_runs_the_optimizer_unconfined_and_says_what_is_lost(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:

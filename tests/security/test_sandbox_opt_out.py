@@ -80,6 +80,7 @@ def test_without_a_system_bwrap_the_wheels_bwrap_isolates(
     assert "Read-only file system" in touch
 
 
+@pytest.mark.slow
 def test_an_execution_case_runs_sandboxed_through_the_wheels_bwrap(
     path_without_bwrap: str, tmp_path: Path
 ) -> None:
@@ -151,6 +152,7 @@ def test_prompt_only_work_needs_no_bwrap(path_without_bwrap: str, no_bwrap_anywh
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opt_out", ["flag", "env"])
 def test_opt_out_runs_unsandboxed_with_a_warning(
     path_without_bwrap: str, no_bwrap_anywhere: str, opt_out: str

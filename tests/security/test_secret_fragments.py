@@ -157,6 +157,7 @@ def test_the_probe_finds_every_form_it_sends() -> None:
     assert any(part in view for view in _views(halves) for part in fragments(KEY))
 
 
+@pytest.mark.slow
 def test_split_hidden_and_encoded_keys_reach_no_file(
     tmp_path: Path, server: LoopbackModelServer
 ) -> None:

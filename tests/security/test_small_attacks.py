@@ -13,6 +13,8 @@ import resource
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, TINY, evalkit_cli, evalkit_process
 
 SKILL = ROOT / "tests" / "fixtures" / "skills" / "release-notes"
@@ -45,6 +47,7 @@ def _ulimit_f(kib: int) -> None:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))  # as `ulimit -f` sets both
 
 
+@pytest.mark.slow
 def test_setup_under_an_inherited_file_size_limit_stops_the_run(tmp_path: Path) -> None:
     suite = tmp_path / "suite"
     shutil.copytree(TINY, suite)

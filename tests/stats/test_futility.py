@@ -168,6 +168,7 @@ def test_bad_futility_settings_are_refused(effect: float, beta: float) -> None:
         )
 
 
+@pytest.mark.slow
 def test_one_trial_per_case_spends_40_percent_fewer_items_than_a_fixed_design_of_equal_error_rates(
 ) -> None:
     """Agent-like suite, +20 pp: one trial per case and arm, a look every 5 cases, the

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from scipy.special import expit
 
 from evalkit.stats import (
@@ -55,6 +56,7 @@ def test_a_one_trial_pilot_measures_the_variance_of_the_difference() -> None:
     assert abs(pilot.var_difference - variance) / variance < 0.08
 
 
+@pytest.mark.slow
 def test_the_planned_cases_reach_their_power_on_one_trial_data() -> None:
     rng = np.random.default_rng(12)
     effect, variance = _truth(rng)

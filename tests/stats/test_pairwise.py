@@ -120,6 +120,7 @@ def _simulate(
     return pd.DataFrame(rows)
 
 
+@pytest.mark.slow
 def test_a_a_false_verdicts_stay_at_or_below_alpha() -> None:
     """A/A with a noisy, position-biased judge: 400 seeded comparisons of 20 cases x 3 trials.
 

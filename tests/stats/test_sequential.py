@@ -43,6 +43,7 @@ def _t_interval(d: np.ndarray) -> tuple[float, float]:
     return float(np.mean(d) - half), float(np.mean(d) + half)
 
 
+@pytest.mark.slow
 def test_aa_false_verdict_rate_with_a_look_every_round_is_at_most_alpha() -> None:
     """A/A, rounds of 5 cases up to 200: sequential <= alpha, the peeked fixed interval is not."""
     rng = np.random.default_rng(7)

@@ -130,6 +130,7 @@ def test_coverage_is_nominal_from_five_cases(cases: int, trials: int | str, effe
         assert coverage <= CONFIDENCE + 0.025
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trials", [1, 3, 5])
 @pytest.mark.parametrize("cases", [2, 5, 6, 8, 12])
 def test_aa_false_verdicts_stay_at_or_below_alpha(cases: int, trials: int) -> None:

@@ -86,6 +86,7 @@ def test_b_power_function_prescription_detects_the_effect() -> None:
         assert via_frames.verdict == verdict(direct)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_c_paired_delta_interval_covers_the_superpopulation_effect() -> None:
     """(c) the 95 % paired-delta CI covers the true +15 pp effect in >= 92 % of 300 runs."""
