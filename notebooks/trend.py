@@ -34,6 +34,7 @@ seed: int = 0  # bootstrap seed
 # %%
 from IPython.display import display
 
+from evalkit.analysis import trend
 from evalkit.report import (
     describe_trend,
     figure_html,
@@ -43,7 +44,6 @@ from evalkit.report import (
     lift_trend,
     note,
     project_path,
-    trend,
     trend_plot,
 )
 

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from evalkit.analysis._providers import parse_providers, select_providers
     from evalkit.analysis._sequential import agent_cost, sequential_compare
     from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
+    from evalkit.analysis._trend import TREND_LIFT_METRICS, Trend, load_items, trend
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
@@ -103,4 +104,8 @@ __all__ = [
     "run_suite_path",
     "select_providers",
     "sequential_compare",
+    "TREND_LIFT_METRICS",
+    "Trend",
+    "load_items",
+    "trend",
 ]

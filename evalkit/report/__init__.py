@@ -11,6 +11,14 @@ from typing import TYPE_CHECKING
 
 from evalkit import _display, _lazy
 
+#: Names that moved to another package: each still resolves here, with a DeprecationWarning
+#: naming its new path. The trend is an analysis across runs; the report renders it.
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "Trend": "evalkit.analysis",
+    "load_items": "evalkit.analysis",
+    "trend": "evalkit.analysis",
+}
+
 if TYPE_CHECKING:
     from evalkit.errors import ReportError, ReportInputError
     from evalkit.report._ablation import (
@@ -142,7 +150,7 @@ if TYPE_CHECKING:
         skill_loaded,
         transcript_html,
     )
-    from evalkit.report._trend import Trend, describe_trend, lift_trend, load_items, trend
+    from evalkit.report._trend import describe_trend, lift_trend
     from evalkit.report._views import (
         ComparisonView,
         case_keys,
@@ -169,7 +177,7 @@ if TYPE_CHECKING:
     )
     from evalkit.results import read_transcript, read_transcripts
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 
 def _register_rich_displays() -> None:
@@ -197,7 +205,6 @@ __all__ = [
     "ReportResult",
     "RunOverview",
     "SequentialTrajectory",
-    "Trend",
     "agreement_table",
     "banner",
     "calibration_check",
@@ -252,7 +259,6 @@ __all__ = [
     "lift_html",
     "lift_plot",
     "lift_trend",
-    "load_items",
     "load_optimization",
     "ablation_banner",
     "ablation_facts",
@@ -316,7 +322,6 @@ __all__ = [
     "trajectory_facts",
     "trajectory_plot",
     "transcript_html",
-    "trend",
     "trend_plot",
     "trigger_confusion",
     "unstable_cases",

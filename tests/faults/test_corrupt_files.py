@@ -246,8 +246,8 @@ def test_real_commands_and_report_notebook_exit_2_naming_the_file(
 
 
 def test_trend_loader_names_a_damaged_run(reference: Path, runs_dir: Path) -> None:
+    from evalkit.analysis import load_items
     from evalkit.errors import CorruptFileError
-    from evalkit.report._trend import load_items
 
     _copy_run(reference, runs_dir, "fine")
     damaged = _copy_run(reference, runs_dir, "torn")

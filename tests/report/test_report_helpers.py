@@ -21,6 +21,7 @@ from tests.report.conftest import AFTER, BEFORE, IMG_PAYLOAD, RUNS, SCRIPT_PAYLO
 
 # The package, even if ``evalkit.report`` is also bound to the ``report`` function.
 rk = importlib.import_module("evalkit.report")
+analysis = importlib.import_module("evalkit.analysis")
 
 
 @pytest.fixture(scope="module")
@@ -250,10 +251,10 @@ def test_every_plot_handles_data_and_empty_tables(after: pd.DataFrame) -> None:
 
 def test_trend_reads_runs_with_an_older_schema() -> None:
     assert "cache_hit" not in pq.read_schema(RUNS / "w41" / "results.parquet").names
-    items = rk.load_items(RUNS)
+    items = analysis.load_items(RUNS)
     assert set(items["run_dir"]) == {"w41", "w42", "before", "after"}
     assert not items.duplicated(["case_id", "condition", "provider", "trial"]).any()
-    history = rk.trend(RUNS, period="run", n_resamples=200)
+    history = analysis.trend(RUNS, period="run", n_resamples=200)
     assert history.pass_rates["period"].nunique() == 4
     assert set(history.lift["metric"]) >= {"realized_lift", "oracle_lift"}
     assert list(history.versions["changed"]) == [False, False, False, True]
@@ -261,11 +262,11 @@ def test_trend_reads_runs_with_an_older_schema() -> None:
 
 def test_trend_rejects_bad_input(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no run"):
-        rk.trend(tmp_path)
+        analysis.trend(tmp_path)
     with pytest.raises(InputError, match="period"):
-        rk.trend(RUNS, period="fortnight")
+        analysis.trend(RUNS, period="fortnight")
     with pytest.raises(InputError, match="no run of suite"):
-        rk.trend(RUNS, suite="other")
+        analysis.trend(RUNS, suite="other")
 
 
 # -- parameters -----------------------------------------------------------------------------------

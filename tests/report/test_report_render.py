@@ -41,6 +41,7 @@ pytestmark = pytest.mark.xdist_group("rendered-reports")
 
 # The package, even if ``evalkit.report`` is also bound to the ``report`` function.
 rk = importlib.import_module("evalkit.report")
+analysis = importlib.import_module("evalkit.analysis")
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
 PAGES = list(EXPECTED_FIGURES)
@@ -238,7 +239,7 @@ def test_flips_report_shows_flipped_items_side_by_side(rendered: dict[str, Rende
 def test_trend_marks_the_dataset_version_change(rendered: dict[str, Rendered]) -> None:
     html = rendered["trend"].html
     assert "c3e8f1d27a9b6e05" in html and "5d1c0a7e9b2f4a10" in html
-    history = rk.trend(RUNS, n_resamples=200)
+    history = analysis.trend(RUNS, n_resamples=200)
     assert [str(p.date()) for p in history.changes()] == ["2026-10-26"]
     assert set(history.runs["run_dir"]) == {"w41", "w42", "before", "after"}
 

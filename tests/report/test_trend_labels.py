@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evalkit.analysis import Trend
 from evalkit.report._plots import _distinct_labels
-from evalkit.report._trend import Trend
 
 
 def test_two_points_in_one_week_get_day_labels() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+import evalkit.analysis as analysis
 import evalkit.report as rk
 from evalkit.results import load_manifest
 from tests.conftest import ROOT, TINY
@@ -53,7 +54,7 @@ def test_trend_marks_a_killed_run_partial_and_keeps_its_items(tmp_path: Path) ->
     flushed = sum(pq.read_metadata(p).num_rows for p in (run_dir / "parts").glob("results-*"))
     assert flushed > 0
 
-    history = rk.trend(runs_dir, period="run", n_resamples=200)
+    history = analysis.trend(runs_dir, period="run", n_resamples=200)
 
     runs = history.runs.set_index("run_dir")
     assert runs.loc["crashed", "status"] == "partial"
@@ -75,7 +76,7 @@ def test_a_resumed_items_last_row_wins(tmp_path: Path) -> None:
     parts = sorted((run_dir / "parts").glob("results-*.parquet"))
     table = pq.read_table(parts[0])
     pq.write_table(table, run_dir / "parts" / "results-99999.parquet")
-    items = rk.load_items(runs_dir)
+    items = analysis.load_items(runs_dir)
     assert len(items) == sum(pq.read_metadata(p).num_rows for p in parts)
     assert not items["item_key"].duplicated().any()
 

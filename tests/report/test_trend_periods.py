@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import evalkit
+import evalkit.analysis as analysis
 import evalkit.report as rk
 from evalkit.runner import RunConfig, run
 from evalkit.runner import _run as runner_module
@@ -49,7 +50,7 @@ def test_cached_and_edited_weeks_land_in_their_own_weeks(
     _edit_skill(tiny_suite)
     _run_at(monkeypatch, datetime(2026, 11, 16, 6, 17, tzinfo=UTC), tiny_suite, runs_dir, "w47")
 
-    history = rk.trend(runs_dir, period="week", n_resamples=100)
+    history = analysis.trend(runs_dir, period="week", n_resamples=100)
 
     runs = history.runs.set_index("run_dir")
     weeks = {name: pd.Timestamp(p).isocalendar().week for name, p in runs["period"].items()}
@@ -77,7 +78,7 @@ def test_a_resumed_run_keeps_its_start(
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["started_at"] == first.isoformat(timespec="seconds")
     assert manifest["created_at"].startswith("2026-11-20")
-    history = rk.trend(runs_dir, period="week", n_resamples=100)
+    history = analysis.trend(runs_dir, period="week", n_resamples=100)
     assert list(history.runs["period"]) == [pd.Timestamp("2026-11-02", tz="UTC")]
 
 
@@ -92,7 +93,7 @@ def test_runs_of_one_week_with_different_skill_texts_are_not_pooled(
     _edit_skill(tiny_suite)
     _run_at(monkeypatch, thursday, tiny_suite, runs_dir, "thursday", use_cache=False)
 
-    history = rk.trend(runs_dir, period="week", n_resamples=100)
+    history = analysis.trend(runs_dir, period="week", n_resamples=100)
 
     runs = history.runs.set_index("run_dir")
     # monday and tuesday measured one text and are pooled; thursday starts its own point
