@@ -103,7 +103,9 @@ def attach(
         package: The package's ``__name__``.
         init_file: The package's ``__file__``.
         deprecated_aliases: Names that moved out of the package, each to the package that
-            exports it now (``{"plan_run": "evalkit.sequential"}``). Such a name still
+            exports it now (``{"plan_run": "evalkit.sequential"}``), or to the package and
+            its new name when it was renamed too (``"evalkit.ablation:SkillComponent"``). Such
+            a name still
             resolves, with a :class:`DeprecationWarning` naming its new path at every use; it
             is neither in ``__all__`` nor in ``dir()``.
 
@@ -115,12 +117,14 @@ def attach(
 
     def __getattr__(name: str) -> Any:
         if name in moved:
+            home, _, new_name = moved[name].partition(":")
+            new_name = new_name or name
             warnings.warn(
-                f"{package}.{name} is deprecated: use {moved[name]}.{name}",
+                f"{package}.{name} is deprecated: use {home}.{new_name}",
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return getattr(importlib.import_module(moved[name]), name)
+            return getattr(importlib.import_module(home), new_name)
         try:
             module, attribute = targets[name]
         except KeyError:

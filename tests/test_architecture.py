@@ -307,11 +307,13 @@ def test_aliases_are_declared() -> None:
 def test_a_deprecated_alias_answers_the_new_packages_public_name(
     package: str, name: str, target: str
 ) -> None:
-    old, new = importlib.import_module(package), importlib.import_module(target)
-    assert name in new.__all__ and name not in old.__all__  # one home, the old path warns
-    with pytest.warns(DeprecationWarning, match=f"use {target}.{name}"):
+    home, _, new_name = target.partition(":")
+    new_name = new_name or name
+    old, new = importlib.import_module(package), importlib.import_module(home)
+    assert new_name in new.__all__ and name not in old.__all__  # one home, the old path warns
+    with pytest.warns(DeprecationWarning, match=f"use {home}.{new_name}"):
         value = getattr(old, name)
-    assert value is getattr(new, name)
+    assert value is getattr(new, new_name)
 
 
 def test_string_imports_are_read() -> None:

@@ -13,6 +13,15 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
+    from evalkit.ablation._components import (
+        CHARS_PER_TOKEN,
+        AblatedCopy,
+        SkillComponent,
+        estimate_tokens,
+        pick_components,
+        skill_components,
+        write_ablated_copy,
+    )
     from evalkit.ablation._config import AblationConfig
     from evalkit.ablation._result import (
         ABLATION_FILE,
@@ -34,6 +43,13 @@ else:
 
 __all__ = [
     "ABLATION_FILE",
+    "CHARS_PER_TOKEN",
+    "AblatedCopy",
+    "SkillComponent",
+    "estimate_tokens",
+    "pick_components",
+    "skill_components",
+    "write_ablated_copy",
     "AblationConfig",
     "AblationResult",
     "ComponentVerdict",

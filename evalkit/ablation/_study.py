@@ -19,6 +19,14 @@ import numpy as np
 import pandas as pd
 
 from evalkit._paths import safe_run_id
+from evalkit.ablation._components import (
+    AblatedCopy,
+    SkillComponent,
+    estimate_tokens,
+    pick_components,
+    skill_components,
+    write_ablated_copy,
+)
 from evalkit.ablation._config import AblationConfig
 from evalkit.ablation._cost import add_costs, mean_input_tokens
 from evalkit.ablation._result import AblationResult, MinimalSkill
@@ -28,18 +36,7 @@ from evalkit.ablation._sequential import (
     sequential_look,
 )
 from evalkit.ablation._verdicts import VERDICT_COLUMNS, component_verdicts
-from evalkit.cases import (
-    AblatedCopy,
-    Component,
-    Condition,
-    Suite,
-    VariantFiles,
-    estimate_tokens,
-    load_suite,
-    pick_components,
-    skill_components,
-    write_ablated_copy,
-)
+from evalkit.cases import Condition, Suite, VariantFiles, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import (
     AblatedComponentRecord,
@@ -59,13 +56,13 @@ MINIMAL_CONDITION = "ablate-minimal"
 class _Plan:
     suite: Suite
     full: str
-    picked: list[Component]
+    picked: list[SkillComponent]
     copies: dict[str, AblatedCopy]  # component id -> copy
     full_copy: AblatedCopy
     study_dir: Path
 
 
-def list_components(suite: str | os.PathLike[str] | Suite, skill: str) -> list[Component]:
+def list_components(suite: str | os.PathLike[str] | Suite, skill: str) -> list[SkillComponent]:
     """The components of a suite skill with their sizes (``evalkit ablate --list``).
 
     Raises:
@@ -84,7 +81,7 @@ def _with_copy(suite: Suite, skill: str, variant: str, copy: AblatedCopy) -> Sui
     return suite.with_variant(skill, variant, copy.text, files)
 
 
-def check_copies_size(loaded: Suite, config: AblationConfig, picked: list[Component]) -> int:
+def check_copies_size(loaded: Suite, config: AblationConfig, picked: list[SkillComponent]) -> int:
     """The bytes the study's skill copies need; refuse before writing when past the quota.
 
     Each copy holds the skill's resource files (links are never followed) but the one removed

@@ -4,6 +4,19 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
+#: Names that moved to another package (``"package"``, or ``"package:new_name"`` when renamed):
+#: each still resolves here, with a DeprecationWarning naming its new path. A skill's components
+#: are what an ablation removes, so they live with ablation.
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "CHARS_PER_TOKEN": "evalkit.ablation",
+    "AblatedCopy": "evalkit.ablation",
+    "Component": "evalkit.ablation:SkillComponent",
+    "estimate_tokens": "evalkit.ablation",
+    "pick_components": "evalkit.ablation",
+    "skill_components": "evalkit.ablation",
+    "write_ablated_copy": "evalkit.ablation",
+}
+
 if TYPE_CHECKING:
     from evalkit.cases._artifacts import (
         ARTIFACT_KINDS,
@@ -11,15 +24,6 @@ if TYPE_CHECKING:
         ArtifactRequirement,
         BundleSpec,
         kind_for_path,
-    )
-    from evalkit.cases._components import (
-        CHARS_PER_TOKEN,
-        AblatedCopy,
-        Component,
-        estimate_tokens,
-        pick_components,
-        skill_components,
-        write_ablated_copy,
     )
     from evalkit.cases._docs import render_suites_markdown
     from evalkit.cases._hashing import directory_hash, stable_hash
@@ -54,17 +58,10 @@ if TYPE_CHECKING:
     from evalkit.cases._suite import SkillExposure, SkillTexts, Suite, VariantFiles
     from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "CHARS_PER_TOKEN",
-    "AblatedCopy",
-    "Component",
     "VariantFiles",
-    "estimate_tokens",
-    "pick_components",
-    "skill_components",
-    "write_ablated_copy",
     "ARTIFACT_KINDS",
     "EVIDENCE_METRICS",
     "ArtifactRequirement",

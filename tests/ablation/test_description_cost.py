@@ -13,8 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from evalkit.ablation import AblationConfig, AblationResult, ablate
-from evalkit.cases import estimate_tokens
+from evalkit.ablation import AblationConfig, AblationResult, ablate, estimate_tokens
 from evalkit.results import read_run
 
 pytestmark = pytest.mark.xdist_group("study")

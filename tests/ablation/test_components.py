@@ -1,4 +1,4 @@
-"""A skill's components and its ablated copies (evalkit.cases._components)."""
+"""A skill's components and its ablated copies (evalkit.ablation._components)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,27 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cases import (
-    directory_hash,
+from evalkit.ablation import (
     estimate_tokens,
-    load_suite,
     pick_components,
     skill_components,
     write_ablated_copy,
 )
-from evalkit.cases._components import text_without
+from evalkit.ablation._components import text_without
+from evalkit.cases import directory_hash, load_suite
 from evalkit.errors import ConfigError
 
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "ablation"
+
+
+def test_the_old_home_still_answers_with_a_warning() -> None:
+    import evalkit.cases
+
+    with pytest.warns(DeprecationWarning, match="use evalkit.ablation.SkillComponent"):
+        old = evalkit.cases.Component
+    from evalkit.ablation import SkillComponent
+
+    assert old is SkillComponent
 
 
 def test_components_are_description_sections_and_files() -> None:
@@ -39,7 +48,7 @@ def test_components_are_description_sections_and_files() -> None:
 
 def test_headings_in_code_fences_and_a_lone_title() -> None:
     text = "# Title\n\nintro\n\n## A\na\n```\n## not a heading\n```\n### A.1\nx\n## A\nb\n"
-    from evalkit.cases._components import _named_sections, split_frontmatter
+    from evalkit.ablation._components import _named_sections, split_frontmatter
 
     _, body = split_frontmatter(text)
     named = [(cid, s.title) for cid, s in _named_sections(body)]

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evalkit.cases._hashing import directory_hash
-from evalkit.cases._suite import Suite
+from evalkit.cases import Suite, directory_hash
 from evalkit.errors import ConfigError
 
 #: Folders of a skill directory whose files are components.
@@ -53,7 +52,7 @@ def estimate_tokens(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class Component:
+class SkillComponent:
     """One removable part of a skill.
 
     Attributes:
@@ -152,7 +151,7 @@ def _frontmatter_description(front: list[str]) -> tuple[int, int] | None:
     return None
 
 
-def skill_components(suite: Suite, skill: str) -> list[Component]:
+def skill_components(suite: Suite, skill: str) -> list[SkillComponent]:
     """Every component of a suite skill, in the order of the skill.
 
     Args:
@@ -173,17 +172,17 @@ def skill_components(suite: Suite, skill: str) -> list[Component]:
     front, body = split_frontmatter(text)
     span = _frontmatter_description(front) if front else None
     description = "\n".join(front[span[0] : span[1]]) if span else texts.description
-    out = [Component("description", "description", "description", description, 0)]
+    out = [SkillComponent("description", "description", "description", description, 0)]
     for component_id, section in _named_sections(body):
         section_text = "\n".join(body[section.start : section.end])
-        out.append(Component(component_id, "section", section.title, section_text, 0))
+        out.append(SkillComponent(component_id, "section", section.title, section_text, 0))
     resources = texts.resources
     for relative in resource_files(resources):
         source = (resources / relative) if resources is not None else Path(relative)
         content = source.read_text(encoding="utf-8", errors="replace")
-        out.append(Component(f"file/{relative}", "file", relative, content, 0))
+        out.append(SkillComponent(f"file/{relative}", "file", relative, content, 0))
     return [
-        Component(c.id, c.kind, c.title, c.text, estimate_tokens(c.text)) for c in out
+        SkillComponent(c.id, c.kind, c.title, c.text, estimate_tokens(c.text)) for c in out
     ]
 
 
@@ -199,7 +198,9 @@ def resource_files(resources: Path | None) -> list[str]:
     return sorted(out)
 
 
-def pick_components(components: list[Component], wanted: tuple[str, ...]) -> list[Component]:
+def pick_components(
+    components: list[SkillComponent], wanted: tuple[str, ...]
+) -> list[SkillComponent]:
     """The components named in ``wanted`` (all of them when it is empty).
 
     Raises:
@@ -217,7 +218,7 @@ def pick_components(components: list[Component], wanted: tuple[str, ...]) -> lis
     return [by_id[w] for w in dict.fromkeys(wanted)]
 
 
-def text_without(text: str, components: list[Component]) -> str:
+def text_without(text: str, components: list[SkillComponent]) -> str:
     """``SKILL.md`` text with the given description/section components removed."""
     front, body = split_frontmatter(text)
     drop_ids = {c.id for c in components}
@@ -256,7 +257,7 @@ class AblatedCopy:
 
 
 def write_ablated_copy(
-    suite: Suite, skill: str, removed: list[Component], dest: Path
+    suite: Suite, skill: str, removed: list[SkillComponent], dest: Path
 ) -> AblatedCopy:
     """Write the skill with ``removed`` taken out into ``dest`` (a fresh directory).
 
