@@ -1,7 +1,7 @@
 """The trend places each run by its own start and never pools different skill texts.
 
-The runner's clock is injected (``evalkit.runner._run._now``), so real runs of the tiny suite
-happen on the Mondays of a simulated November while their rows carry today's wall-clock times.
+The runner's clock is injected (``evalkit.runner._run_manifest.now``), so real runs of the tiny
+suite happen on the Mondays of a simulated November while their rows carry today's wall-clock times.
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import evalkit
 import evalkit.analysis as analysis
 import evalkit.report as rk
 from evalkit.runner import RunConfig, run
-from evalkit.runner import _run as runner_module
+from evalkit.runner import _run_manifest as runner_module
 
 
 def _run_at(
     monkeypatch: pytest.MonkeyPatch, when: datetime, suite: Path, runs_dir: Path, run_id: str,
     **kw: object,
 ) -> Path:
-    monkeypatch.setattr(runner_module, "_now", lambda: when)
+    monkeypatch.setattr(runner_module, "now", lambda: when)
     options: dict[str, object] = {"trials": 1, "backend": "threading", "concurrency": 2, **kw}
     config = RunConfig(
         runs_dir=runs_dir, run_id=run_id, progress=False, lanes=["prompt"],
