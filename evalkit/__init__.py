@@ -15,7 +15,8 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`gate` — the CI delivery gate (``evalkit gate``);
 - :func:`import_results` — results from other harnesses (``evalkit import``);
 - :func:`judge_run` — re-grade a run's expectations without rerunning the agent
-  (``evalkit judge``).
+  (``evalkit judge``);
+- :func:`view` — a live local viewer of a runs directory, from a notebook (``evalkit view``).
 """
 
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from evalkit.judge import judge_run
     from evalkit.results import read_run
     from evalkit.runner import RunConfig, RunResult, run
+    from evalkit.viewer import view
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -46,4 +48,5 @@ __all__ = [
     "power",
     "read_run",
     "run",
+    "view",
 ]

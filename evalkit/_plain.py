@@ -6,6 +6,8 @@ object that has its own ``to_dict`` through that method (so its JSON shape is sa
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Collection, Mapping
 from dataclasses import fields, is_dataclass
 from pathlib import PurePath
@@ -75,3 +77,25 @@ def plain_fields(
         for f in fields(of or obj)
         if f.name not in leave_out
     }
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def json_text(data: Mapping[str, Any]) -> str:
+    """The one JSON form of a result object (``--json``, the viewer's API).
+
+    NaN and infinities become null, anything JSON has no type for its ``str``.
+
+    Examples:
+        >>> json_text({"estimate": float("nan"), "n": 3})
+        '{"estimate": null, "n": 3}'
+    """
+    return json.dumps(_finite(dict(data)), default=str)

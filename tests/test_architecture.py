@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "interop": {"analysis", "cases", "matrix", "results"},
     "sequential": {"analysis", "cases", "results", "runner", "stats"},
     "report": {"ablation", "analysis", "optimize", "results", "sequential", "stats"},
+    "viewer": {"analysis", "report", "results", "stats"},
     "ablation": {"analysis", "cases", "results", "runner", "stats"},
     "optimize": {
         "analysis",
@@ -73,6 +74,7 @@ ALLOWED: dict[str, set[str]] = {
         "scorers",
         "sequential",
         "stats",
+        "viewer",
     },
 }
 

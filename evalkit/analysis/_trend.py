@@ -54,7 +54,7 @@ TREND_COLUMNS = (
     "skill_hash",
 )
 PERIODS = ("run", "day", "week", "month")
-TREND_LIFT_METRICS = ("realized_lift", "oracle_lift", "routing_gap", "stale_harm")
+TREND_LIFT_METRICS: tuple[str, ...] = ("realized_lift", "oracle_lift", "routing_gap", "stale_harm")
 
 # ``run_files`` (filename, run_dir, file_order) names the run of each file read. A resumed
 # run's parts may hold an item twice (an error row later redone): the last part wins.

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from evalkit._plain import json_text
 from evalkit.errors import ConfigError
 
 #: Exit code of ``evalkit run`` when the run finished but failed: every item of the run, or of
@@ -19,19 +18,9 @@ from evalkit.errors import ConfigError
 EXIT_RUN_FAILED = 3
 
 
-def _clean(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def print_json(data: dict[str, Any]) -> None:
     """Print one JSON object on stdout (NaN and infinities become null)."""
-    sys.stdout.write(json.dumps(_clean(data), default=str) + "\n")
+    sys.stdout.write(json_text(data) + "\n")
     sys.stdout.flush()
 
 

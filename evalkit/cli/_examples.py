@@ -63,6 +63,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "evalkit report before -o reports/run.html",
         "evalkit report after --baseline before --kind compare",
     ),
+    "view": (
+        "evalkit view runs",
+        "evalkit view runs --port 8765 --open",
+    ),
 }
 
 _HEAD = "examples:\n"

@@ -127,6 +127,14 @@ COMMANDS: dict[str, Command] = {
         "self-contained HTML page; the executed notebook is kept beside it (FILE.ipynb). "
         "Prints the HTML path on stdout.",
     ),
+    "view": Command(
+        "evalkit.cli._view:configure",
+        "a live local viewer of a runs directory (runs, items, comparisons, flips)",
+        "Serve the runs of RUNS_DIR on 127.0.0.1 with a per-start token: an index that moves "
+        "while runs are in progress, each run's pass rates and items with their reasons and "
+        "transcripts, comparisons with the figures of evalkit compare, and why a case flips. "
+        "Read-only; Ctrl-C stops it.",
+    ),
 }
 
 

@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     )
     from evalkit.report._rich import (
         RunOverview,
+        comparison_fragment,
         comparison_html,
         flip_pairs,
         flips_html,
@@ -215,6 +216,7 @@ __all__ = [
     "comparison_calibration",
     "comparison_statements",
     "compare_view",
+    "comparison_fragment",
     "comparison_html",
     "comparison_trajectory",
     "condition_color",

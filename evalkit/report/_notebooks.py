@@ -9,39 +9,11 @@ into the ``NotebookNode`` that papermill executes.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
+from evalkit._resources import resource_dir
 from evalkit.errors import ConfigError
-
-
-def resource_dir(name: str) -> Path:
-    """Find the ``notebooks`` or ``templates`` directory.
-
-    Looked up in a source checkout (or editable install) beside the ``evalkit`` package, then
-    in ``<prefix>/share/evalkit/`` (where a wheel installs them as shared data).
-
-    Args:
-        name: ``"notebooks"`` or ``"templates"``.
-
-    Returns:
-        The directory.
-
-    Raises:
-        ConfigError: Neither location exists.
-    """
-    candidates = [
-        Path(__file__).resolve().parents[2] / name,
-        Path(sys.prefix) / "share" / "evalkit" / name,
-    ]
-    for path in candidates:
-        if path.is_dir():
-            return path
-    raise ConfigError(
-        f"evalkit's report {name} were not found (looked in {', '.join(map(str, candidates))}); "
-        "reinstall evalkit or run from a source checkout."
-    )
 
 
 def read_notebook(path: str | os.PathLike[str]) -> Any:

@@ -20,10 +20,11 @@ from typing import Any
 
 from evalkit._plain import plain_fields
 from evalkit._redact import redact_text, redact_value
+from evalkit._resources import resource_dir
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
 from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
-from evalkit.report._notebooks import read_notebook, resource_dir
+from evalkit.report._notebooks import read_notebook
 from evalkit.report._params import validate_parameters
 from evalkit.results import RESULTS_FILE, resolve_run_dir
 

@@ -179,12 +179,17 @@ def comparison_html(result: PairedComparison) -> str:
     With several providers the per-provider table, their forest plot and the heterogeneity
     line come before the cases.
     """
+    return styled(comparison_fragment(result).html)
+
+
+def comparison_fragment(result: PairedComparison) -> Fragment:
+    """The markup of :func:`comparison_html` without its stylesheet (for pages that have one)."""
     from evalkit.report._providers import provider_section
 
     parts = _comparison_banner(result)
     if result.by_provider:
         parts = parts + provider_section(result)
-    return styled((parts + _comparison_cases(result)).html)
+    return parts + _comparison_cases(result)
 
 
 def _trajectory(trajectory: SequentialTrajectory) -> Fragment:

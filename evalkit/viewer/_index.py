@@ -1,0 +1,173 @@
+"""The index of a runs directory: one row per run, cheap enough to rebuild every second.
+
+A run's row comes from its manifest (suite, providers, conditions, trials, status, start) and,
+while it runs, from its ``events.jsonl``: ``run_started`` says how many items are planned and
+each ``item_finished`` adds one done (and one passed). The events file only grows, so each run's
+file is read from where the last look stopped. A directory that is not a readable run gives a
+row with its ``error`` instead of stopping the index.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalkit._paths import is_inside
+from evalkit.results import EVENTS_FILE, MANIFEST_FILE, peek_manifest
+
+#: Most bytes of new events read for one run in one look (the rest at the next look).
+EVENTS_CHUNK_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class _Tail:
+    """How far a run's events file has been read, and what it said so far."""
+
+    offset: int = 0
+    planned: int | None = None
+    done: int = 0
+    finished: int = 0
+    passed: int = 0
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run of the index (``to_dict()`` is a row of ``/api/runs``)."""
+
+    run_id: str
+    suite: str = ""
+    providers: list[str] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    trials: int | None = None
+    done: int | None = None
+    planned: int | None = None
+    status: str = ""
+    started_at: str = ""
+    pass_rate: float | None = None
+    error: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON values."""
+        return dict(self.__dict__)
+
+
+class RunIndex:
+    """The runs of one directory, looked at again on every :meth:`rows` call.
+
+    Args:
+        runs_dir: The runs directory (only its direct subdirectories are runs).
+    """
+
+    def __init__(self, runs_dir: str | Path) -> None:
+        self.root = Path(runs_dir).resolve()
+        self._tails: dict[str, _Tail] = {}
+        self._lock = threading.Lock()
+
+    def run_dir(self, run_id: str) -> Path | None:
+        """The directory of ``run_id`` when it is a run inside the root (no link out)."""
+        if not run_id or "/" in run_id or run_id.startswith(".") or "\x00" in run_id:
+            return None
+        path = self.root / run_id
+        if not is_inside(run_id, self.root) or not (path / MANIFEST_FILE).is_file():
+            return None
+        return path
+
+    def rows(self) -> list[RunRow]:
+        """Every run, newest start first (a damaged one with its ``error``)."""
+        found = []
+        try:
+            entries = sorted(p for p in self.root.iterdir() if p.is_dir())
+        except OSError:
+            return []
+        for path in entries:
+            if path.name.startswith(".") or not (path / MANIFEST_FILE).is_file():
+                continue
+            if self.run_dir(path.name) is None:
+                found.append(RunRow(path.name, error="links outside the runs directory"))
+                continue
+            found.append(self._row(path))
+        return sorted(found, key=lambda r: (r.started_at, r.run_id), reverse=True)
+
+    def _row(self, path: Path) -> RunRow:
+        try:
+            manifest = peek_manifest(path)
+        except Exception as exc:  # a hostile or damaged run is a row, never a crash
+            return RunRow(path.name, error=f"manifest unreadable: {str(exc)[:200]}")
+        if not isinstance(manifest, dict):
+            return RunRow(path.name, error="manifest is not a JSON object")
+        tail = self._events(path)
+        found_counts = manifest.get("counts")
+        counts: dict[str, Any] = found_counts if isinstance(found_counts, dict) else {}
+        status = str(manifest.get("status") or "")
+        finished = status in ("complete", "failed", "stopped")
+        items = counts.get("items") if finished else None
+        done = items if isinstance(items, int) else tail.done
+        passed = counts.get("passed") if finished else tail.passed
+        planned = tail.planned if tail.planned is not None else (
+            items if isinstance(items, int) else None
+        )
+        graded = (counts.get("ok", 0) + counts.get("error", 0) + counts.get("timeout", 0)) if (
+            finished) else tail.finished  # while it runs: the items finished here
+        rate = (passed / graded) if isinstance(passed, int) and graded else None
+        found_providers = manifest.get("providers")
+        providers: list[Any] = found_providers if isinstance(found_providers, list) else []
+        conditions = manifest.get("conditions")
+        return RunRow(
+            run_id=path.name,
+            suite=str(manifest.get("suite") or ""),
+            providers=[str(p.get("name", "")) + (f"/{p['model']}" if p.get("model") else "")
+                       for p in providers if isinstance(p, dict)],
+            conditions=sorted(str(c) for c in conditions) if isinstance(conditions, dict) else [],
+            trials=manifest.get("trials") if isinstance(manifest.get("trials"), int) else None,
+            done=done,
+            planned=planned,
+            status=status,
+            started_at=str(manifest.get("started_at") or manifest.get("created_at") or ""),
+            pass_rate=rate,
+        )
+
+    def _events(self, run_dir: Path) -> _Tail:
+        """The run's events read on from the last look (a partial last line waits)."""
+        with self._lock:
+            tail = self._tails.setdefault(run_dir.name, _Tail())
+            path = run_dir / EVENTS_FILE
+            try:
+                with path.open("rb") as fh:
+                    fh.seek(tail.offset)
+                    chunk = fh.read(EVENTS_CHUNK_BYTES)
+            except OSError:
+                return tail
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                return tail
+            tail.offset += end + 1
+            for line in chunk[: end + 1].splitlines():
+                _read_event(tail, line)
+            return tail
+
+
+def _read_event(tail: _Tail, line: bytes) -> None:
+    if not any(kind in line for kind in (b'"item_finished"', b'"run_started"', b'"cache_hits"')):
+        return
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return
+    if not isinstance(event, dict):
+        return
+    kind = event.get("event")
+    if kind == "run_started":
+        items = event.get("items")
+        if isinstance(items, int):
+            tail.planned = items
+        if not event.get("resume"):
+            tail.done = tail.finished = tail.passed = 0
+    elif kind == "cache_hits" and isinstance(event.get("count"), int):
+        tail.done += event["count"]  # outcomes taken from the cache: done, not run here
+    elif kind == "item_finished":
+        tail.done += 1
+        tail.finished += 1
+        tail.passed += event.get("passed") is True

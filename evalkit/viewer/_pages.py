@@ -1,0 +1,207 @@
+"""The viewer's pages: the runs index, a run, a comparison, a case's flip forensics.
+
+Every figure comes from the functions the static reports and the CLI use
+(:func:`evalkit.analysis.compare`, :func:`evalkit.analysis.explain`,
+:func:`evalkit.stats.pass_rates`, :func:`evalkit.report.item_browser`), computed in the
+server process; every fragment they render passes the reports' sanitizer, and the viewer's
+own markup escapes every value. Scripts come only from ``/static/`` (the page's
+Content-Security-Policy allows nothing else), and they turn no text into markup.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import pandas as pd
+
+from evalkit.analysis import compare, explain
+from evalkit.report import (
+    comparison_fragment,
+    explanation_fragment,
+    interval_table,
+    item_browser,
+    key_values,
+    note,
+    run_facts,
+    sanitize_html,
+)
+from evalkit.results import load_manifest
+from evalkit.stats import PairedComparison, pass_rates
+
+
+def esc(value: object) -> str:
+    """Text as HTML (quotes too)."""
+    return html.escape(str(value), quote=True)
+
+
+def page(title: str, body: str, *, scripts: Sequence[str] = ()) -> str:
+    """A whole page: the reports' stylesheet, a navigation bar, ``body``, same-origin scripts."""
+    tags = "".join(f'<script src="/static/{esc(s)}"></script>' for s in scripts)
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(title)} · evalkit view</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="/static/evalkit.css">'
+        '<link rel="stylesheet" href="/static/view.css"></head>'
+        '<body class="ek-view"><nav class="ek-view-nav"><a href="/">runs</a></nav>'
+        f'<main class="ek-view-main"><h1>{esc(title)}</h1>{body}</main>{tags}</body></html>'
+    )
+
+
+def index_page() -> str:
+    """The runs index: a table ``view.js`` fills from ``/api/runs`` and refreshes."""
+    heads = ("run", "suite", "providers", "conditions", "trials", "items done / planned",
+             "status", "started", "pass rate")
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
+    body = (
+        '<p class="ek-note">Every run of this directory; runs in progress move on their own '
+        '(refreshed every 2 s). <span id="ek-view-updated"></span></p>'
+        f'<table class="ek-table ek-view-runs"><thead><tr>{head}</tr></thead>'
+        '<tbody id="ek-view-runs"></tbody></table>'
+        '<h2>Compare</h2><p class="ek-note">Two runs, or two conditions of one run (open the '
+        "run for those).</p>"
+        '<form class="ek-view-compare" action="/compare" method="get">'
+        '<label>baseline <select name="baseline" id="ek-view-baseline"></select></label> '
+        '<label>candidate <select name="candidate" id="ek-view-candidate"></select></label> '
+        '<button type="submit">compare</button></form>'
+    )
+    return page("Runs", body, scripts=("view.js",))
+
+
+def _link(path: str, **query: str) -> str:
+    return path + ("?" + urlencode(query) if query else "")
+
+
+def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
+    """A run: its facts, pass rates by condition and provider, comparisons, its items."""
+    manifest = load_manifest(run_dir)
+    facts = run_facts(rows, manifest.model_dump(mode="json") if manifest else {})
+    parts = [sanitize_html(facts.html)]
+    graded = rows[rows["status"] != "ungraded"] if "status" in rows else rows
+    by = [c for c in ("condition", "provider") if c in graded and graded[c].nunique() > 0]
+    if not graded.empty:
+        rates = pass_rates(graded, by=by)
+        parts.append("<h2>Pass rates</h2>")
+        parts.append(sanitize_html(interval_table(rates, by).html))
+    conditions = sorted(str(c) for c in rows["condition"].dropna().unique())
+    if len(conditions) > 1:
+        options = "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in conditions)
+        parts.append(
+            "<h2>Compare two conditions</h2>"
+            '<form class="ek-view-compare" action="/compare" method="get">'
+            f'<input type="hidden" name="run" value="{esc(run_dir.name)}">'
+            f'<label>baseline <select name="a">{options}</select></label> '
+            f'<label>candidate <select name="b">{options}</select></label> '
+            '<button type="submit">compare</button></form>'
+        )
+    flipped = _flipped_cases(rows)
+    if flipped:
+        links = ", ".join(
+            f'<a href="{esc(_link("/explain", run=run_dir.name, case=c))}">{esc(c)}</a>'
+            for c in flipped[:50]
+        )
+        more = f" (and {len(flipped) - 50} more)" if len(flipped) > 50 else ""
+        parts.append(f"<h2>Cases that flip</h2><p>Why each flips: {links}{more}</p>")
+    parts.append("<h2>Items</h2>")
+    parts.append(sanitize_html(item_browser(run_dir, rows, runs_dir=runs_dir).html))
+    return page(f"Run {run_dir.name}", "".join(parts), scripts=("browser.js",))
+
+
+def _flipped_cases(rows: pd.DataFrame) -> list[str]:
+    """Cases with a passing and a failing trial in one condition and provider."""
+    if rows.empty or "passed" not in rows:
+        return []
+    keys = [c for c in ("case_id", "condition", "provider") if c in rows]
+    ok = rows[rows["status"] == "ok"] if "status" in rows else rows
+    spread = ok.groupby(keys)["passed"].agg(["min", "max"])
+    moved = spread[spread["min"] != spread["max"]].reset_index()
+    return sorted(str(c) for c in moved["case_id"].unique())
+
+
+def comparison(
+    runs_dir: Path, query: Mapping[str, str]
+) -> tuple[PairedComparison, str, dict[str, str]]:
+    """``compare`` of the query's two runs or two conditions of one run, as the CLI runs it.
+
+    The query names ``baseline`` and ``candidate`` runs, or a ``run`` and its conditions ``a``
+    and ``b``; the defaults are ``evalkit compare``'s. Returns the result, a title and the
+    query used.
+    """
+    if query.get("run"):
+        run, a, b = query["run"], query.get("a", ""), query.get("b", "")
+        result = compare(run, conditions=(a, b), runs_dir=runs_dir)
+        return result, f"{run}: {b} vs {a}", {"run": run, "a": a, "b": b}
+    base, cand = query.get("baseline", ""), query.get("candidate", "")
+    result = compare(base, cand, runs_dir=runs_dir)
+    return result, f"{cand} vs {base}", {"baseline": base, "candidate": cand}
+
+
+def comparison_page(result: PairedComparison, title: str, query: Mapping[str, str]) -> str:
+    """The verdict, its interval, the per-case table and the next step, as ``compare`` says."""
+    data = result.to_dict()
+    api = _link("/api/compare", **dict(query))
+    parts = [
+        sanitize_html(comparison_fragment(result).html),
+        f'<p class="ek-note">The same figures as <code>evalkit compare --json</code>: '
+        f'<a href="{esc(api)}">JSON</a>.</p>',
+    ]
+    step = data.get("next_step") or {}
+    if isinstance(step, dict) and step.get("text"):
+        parts.append(sanitize_html(note(f"next step: {step['text']}").html))
+    cases = result.cases
+    if not cases.empty:
+        run = query.get("run") or query.get("candidate", "")
+        rows = []
+        for record in cases.to_dict("records"):
+            case = str(record.get("case_id"))
+            target = {"run": run, "case": case}
+            if query.get("baseline"):
+                target["baseline"] = query["baseline"]
+            cells = "".join(
+                f"<td>{esc(_cell(record.get(k)))}</td>"
+                for k in ("condition", "provider", "verdict", "delta", "ci_low", "ci_high")
+                if k in record
+            )
+            rows.append(
+                f'<tr><td><a href="{esc(_link("/explain", **target))}">{esc(case)}</a></td>'
+                f"{cells}</tr>"
+            )
+        heads = "".join(
+            f"<th>{esc(k)}</th>"
+            for k in ("case", "condition", "provider", "verdict", "delta", "ci_low", "ci_high")
+            if k == "case" or k in cases
+        )
+        parts.append(
+            "<h2>Cases</h2><p class=\"ek-note\">A case opens why it flips.</p>"
+            f'<table class="ek-table"><thead><tr>{heads}</tr></thead>'
+            f"<tbody>{''.join(rows)}</tbody></table>"
+        )
+    return page(f"Compare {title}", "".join(parts))
+
+
+def _cell(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:+.3f}" if value == value else "—"
+    return "" if value is None else str(value)
+
+
+def explain_page(runs_dir: Path, query: Mapping[str, str]) -> str:
+    """Why a case flips (:func:`evalkit.analysis.explain`), as the flip forensics show it."""
+    run, case = query.get("run", ""), query.get("case", "")
+    baseline = query.get("baseline") or None
+    result = explain(run, case, baseline=baseline, runs_dir=runs_dir)
+    back = f'<p><a href="/run/{esc(quote(run, safe=""))}">back to run {esc(run)}</a></p>'
+    return page(f"Why {case} flips", back + sanitize_html(explanation_fragment(result).html))
+
+
+def error_page(title: str, message: str) -> str:
+    """An error the reader can act on (escaped)."""
+    return page(title, sanitize_html(note(message, "warn").html))
+
+
+def facts_list(items: Mapping[str, object]) -> str:
+    """A definition list (escaped)."""
+    return sanitize_html(key_values(dict(items)).html)
