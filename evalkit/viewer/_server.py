@@ -91,6 +91,30 @@ class _RunCache:
         return frame
 
 
+class _ComparisonCache:
+    """Comparisons computed so far, by query and the files of the runs they read."""
+
+    def __init__(self, runs: _RunCache, limit: int = 32) -> None:
+        self._runs = runs
+        self._limit = limit
+        self._done: dict[tuple[Any, ...], Any] = {}
+        self._lock = threading.Lock()
+
+    def get(self, runs_dir: Path, query: dict[str, str]) -> Any:
+        names = [query.get(k, "") for k in ("run", "baseline", "candidate") if query.get(k)]
+        stamps = tuple(self._runs._stamp(runs_dir / name) for name in names)
+        key = (tuple(sorted(query.items())), stamps)
+        with self._lock:
+            if key in self._done:
+                return self._done[key]
+        found = _pages.comparison(runs_dir, query)
+        with self._lock:
+            if len(self._done) >= self._limit:
+                self._done.pop(next(iter(self._done)))
+            self._done[key] = found
+        return found
+
+
 class ViewServer:
     """The viewer of one runs directory (``start()``, ``url``, ``stop()``).
 
@@ -110,6 +134,7 @@ class ViewServer:
         self.token = token or secrets.token_urlsafe(24)
         self.index = RunIndex(self.runs_dir)
         self.cache = _RunCache()
+        self.comparisons = _ComparisonCache(self.cache)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -264,11 +289,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._html(HTTPStatus.OK, _pages.run_page(run_dir, rows, self.view.runs_dir))
 
     def _compare_page(self, query: dict[str, str]) -> None:
-        result, title, used = _pages.comparison(self.view.runs_dir, self._checked(query))
+        result, title, used = self.view.comparisons.get(self.view.runs_dir, self._checked(query))
         self._html(HTTPStatus.OK, _pages.comparison_page(result, title, used))
 
     def _compare_json(self, query: dict[str, str]) -> None:
-        result, _, _ = _pages.comparison(self.view.runs_dir, self._checked(query))
+        result, _, _ = self.view.comparisons.get(self.view.runs_dir, self._checked(query))
         self._json(result.to_dict())
 
     def _json(self, data: dict[str, Any]) -> None:
