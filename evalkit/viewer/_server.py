@@ -12,6 +12,7 @@ in milliseconds). Safe by default, as Jupyter's server is:
 - it answers ``GET`` and ``HEAD`` only and never writes into a run;
 - run ids are single directory names of the runs directory (no ``..``, no link out), and
   static files come from a fixed list;
+- pages are redacted and their bidi controls shown as markers, as the static reports are;
 - every page carries a Content-Security-Policy allowing scripts from its own ``/static/`` only,
   and ``X-Content-Type-Options: nosniff``; answers are not cached.
 
@@ -35,7 +36,9 @@ from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit
 
 import pandas as pd
 
+from evalkit._bidi import neutralize_bidi
 from evalkit._plain import json_text
+from evalkit._redact import redact_text
 from evalkit._resources import resource_dir
 from evalkit.errors import EvalkitError
 from evalkit.results import read_run
@@ -300,7 +303,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(HTTPStatus.OK, json_text(data).encode(), "application/json")
 
     def _html(self, status: HTTPStatus, text: str) -> None:
-        self._send(status, text.encode("utf-8"), "text/html; charset=utf-8")
+        # as the static reports: secrets redacted, bidi controls shown instead of obeyed
+        page = neutralize_bidi(redact_text(text))
+        self._send(status, page.encode("utf-8"), "text/html; charset=utf-8")
 
     def _send(self, status: HTTPStatus, body: bytes, content_type: str,
               extra: dict[str, str] | None = None) -> None:

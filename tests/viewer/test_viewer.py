@@ -113,6 +113,33 @@ def test_a_damaged_run_is_an_error_row_and_the_server_stays_up(
         assert client.get("/api/runs").status_code == 200  # still serving
 
 
+def test_pages_are_redacted_and_bidi_controls_shown_as_markers(
+    server: ViewServer, runs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key that reached a transcript (an older run's) and a bidi override in a case id."""
+    import pyarrow.parquet as pq
+
+    secret = "sk-view-" + "Q7x" * 10
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    shard = next((runs / "after" / "transcripts").glob("*.jsonl"))
+    lines = shard.read_text().splitlines()
+    lines[0] = lines[0].replace('"content":"', f'"content":"key {secret} ', 1)
+    shard.write_text("\n".join(lines) + "\n")
+    assert secret in shard.read_text(), "the key is planted"
+    table = pq.read_table(runs / "after" / "results.parquet")
+    ids = [("evil\u202egnp.exe" if i == 0 else c) for i, c in
+           enumerate(table.column("case_id").to_pylist())]
+    table = table.set_column(table.schema.get_field_index("case_id"), "case_id",
+                             __import__("pyarrow").array(ids, type=table.schema.field(
+                                 "case_id").type))
+    pq.write_table(table, runs / "after" / "results.parquet")
+    with _client(server) as client:
+        page = client.get("/run/after").text
+    assert secret not in page and secret[8:] not in page
+    assert "key [REDACTED]" in page  # the planted event is on the page, its key redacted
+    assert "\u202e" not in page and "evil\u27e8U+202E\u27e9gnp.exe" in page
+
+
 def test_a_comparison_is_the_one_evalkit_compare_prints(server: ViewServer, runs: Path) -> None:
     cli = evalkit_cli("compare", "before", "after", "--runs-dir", str(runs), "--json")
     assert cli.returncode == 0, cli.stderr
