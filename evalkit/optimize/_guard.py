@@ -6,9 +6,11 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-import evalkit
 from evalkit.cases import stable_hash
 from evalkit.errors import TamperError
+
+#: The installed evalkit package (every file of it is hashed).
+_PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def _file_hashes(root: Path, prefix: str) -> dict[str, str]:
@@ -37,7 +39,7 @@ def protected_state(suite_root: Path, splits_file: Path, gate: dict[str, Any]) -
     state = _file_hashes(suite_root, "suite")
     # the whole installed evalkit package: an edit to the provider, runner, scorer or
     # statistics code changes results as surely as an edited case
-    state.update(_file_hashes(Path(evalkit.__file__).parent, "evalkit"))
+    state.update(_file_hashes(_PACKAGE, "evalkit"))
     state["splits.json"] = (
         hashlib.sha256(splits_file.read_bytes()).hexdigest()[:16] if splits_file.exists() else ""
     )

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import evalkit.runner._run_manifest as _run_manifest
 from evalkit._paths import safe_run_id
 from evalkit.cases import Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, RunInterrupted, RunOutOfSpace, RunStopped
@@ -31,7 +32,6 @@ from evalkit.results import (
     resume_command,
     write_manifest,
 )
-from evalkit.runner import _run_manifest
 from evalkit.runner._config import RunConfig
 from evalkit.runner._execute import ItemOutcome
 from evalkit.runner._execute_all import execute_all

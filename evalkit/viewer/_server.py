@@ -36,13 +36,13 @@ from urllib.parse import parse_qs, parse_qsl, unquote, urlencode, urlsplit
 
 import pandas as pd
 
+import evalkit.viewer._pages as _pages
 from evalkit._bidi import neutralize_bidi
 from evalkit._plain import json_text
 from evalkit._redact import redact_text
 from evalkit._resources import resource_dir
 from evalkit.errors import EvalkitError
 from evalkit.results import read_run
-from evalkit.viewer import _pages
 from evalkit.viewer._index import RunIndex
 
 #: The Content-Security-Policy of every answer.
