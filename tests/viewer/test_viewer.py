@@ -228,3 +228,18 @@ def test_a_run_started_elsewhere_appears_and_its_counts_move(
         child.terminate()
         child.wait(timeout=60)
         page.close()
+
+
+def test_a_notebook_starts_it_with_evalkit_view_and_gets_a_link(runs: Path) -> None:
+    import evalkit
+
+    started = evalkit.view(runs)
+    try:
+        link = started._repr_html_()
+        assert started.url in link.replace("&amp;", "&") and started.url.startswith(
+            "http://127.0.0.1:")
+        with httpx.Client(follow_redirects=True, timeout=60) as client:
+            index = client.get(started.url)
+            assert index.status_code == 200 and "ek-view-runs" in index.text
+    finally:
+        started.stop()
