@@ -377,3 +377,91 @@ def test_every_exception_class_is_in_errors() -> None:
     )
     assert len(defined) > 20
     assert elsewhere == []
+
+
+def _numeric_literal(node: ast.expr | None) -> bool:
+    """A number written in the code (``2``, ``0.95``, ``-1``, ``10_000``), not a bool."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, (int, float))
+        and not isinstance(node.value, bool)
+    )
+
+
+def _literal_default(node: ast.expr | None) -> bool:
+    """A numeric literal, or ``Field(<literal>)`` / ``Field(default=<literal>)``."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == (
+        "Field"
+    ):
+        given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "default")]
+        return any(_numeric_literal(value) for value in given)
+    return _numeric_literal(node)
+
+
+def _literal_setting_defaults(tree: ast.Module, names: frozenset[str]) -> list[tuple[int, str]]:
+    """``(line, name)`` of each parameter or class field of a shared setting's name whose
+    default is written as a number instead of taken from the table."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            positional = [*args.posonlyargs, *args.args]
+            with_default = positional[len(positional) - len(args.defaults) :]
+            pairs = [
+                *zip(with_default, args.defaults, strict=True),
+                *zip(args.kwonlyargs, args.kw_defaults, strict=True),
+            ]
+            found += [
+                (arg.lineno, arg.arg)
+                for arg, default in pairs
+                if arg.arg in names and _literal_default(default)
+            ]
+        elif isinstance(node, ast.ClassDef):
+            found += [
+                (item.lineno, item.target.id)
+                for item in node.body
+                if isinstance(item, ast.AnnAssign)
+                and isinstance(item.target, ast.Name)
+                and item.target.id in names
+                and _literal_default(item.value)
+            ]
+    return found
+
+
+def test_shared_settings_take_their_defaults_from_the_table() -> None:
+    """A parameter, dataclass field or pydantic field named after a shared setting
+    (``confidence``, ``alpha``, ``n_resamples``, ...) takes its default from
+    ``evalkit/_settings.py`` (``CONFIDENCE.default``, or its ``Annotated`` type), never a number
+    written again: each shared setting is declared once."""
+    from evalkit._settings import SETTING_NAMES
+
+    assert {"confidence", "alpha", "n_resamples", "retries", "concurrency", "seed"} <= (
+        SETTING_NAMES
+    )
+    offenders = [
+        f"{path.relative_to(ROOT)}:{line}: {name}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != PACKAGE / "_settings.py"
+        for line, name in _literal_setting_defaults(
+            ast.parse(path.read_text(encoding="utf-8")), SETTING_NAMES
+        )
+    ]
+    assert offenders == []
+
+
+def test_the_settings_check_sees_a_literal_default() -> None:
+    source = (
+        "def f(x, confidence=0.95, *, seed: int | None = 0, alpha=ALPHA.default): ...\n"
+        "class C:\n"
+        "    n_resamples: int = Field(default=2000, ge=100)\n"
+        "    retries: int = Field(-1)\n"
+        "    concurrency: Concurrency = CONCURRENCY.default\n"
+        "    other: int = 3\n"
+    )
+    found = _literal_setting_defaults(
+        ast.parse(source), frozenset({"confidence", "seed", "alpha", "n_resamples", "retries",
+                                      "concurrency"})
+    )
+    assert found == [(1, "confidence"), (1, "seed"), (3, "n_resamples"), (4, "retries")]

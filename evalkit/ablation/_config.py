@@ -8,6 +8,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from evalkit._paths import unsafe_component_reason
+from evalkit._settings import (
+    ALPHA,
+    CONCURRENCY,
+    N_RESAMPLES_QUICK,
+    SEED,
+    THRESHOLD,
+    Alpha,
+    Concurrency,
+    Resamples,
+    Threshold,
+)
 from evalkit.runner import Backend
 
 
@@ -38,9 +49,9 @@ class AblationConfig(BaseModel):
     """Only cases carrying any of these tags."""
     splits: tuple[str, ...] = ()
     """Only cases of these splits (with ``minimal``: the study runs on ``dev``)."""
-    alpha: float = Field(default=0.05, gt=0, lt=1)
+    alpha: Alpha = ALPHA.default
     """Family-wise error over the components (Holm; Bonferroni split when sequential)."""
-    threshold: float = Field(default=0.05, ge=0, lt=1)
+    threshold: Threshold = THRESHOLD.default
     """Smallest contribution (pass-rate scale) worth a component: a sequential study stops a
     component whose contribution is shown inside +-threshold, and ``minimal`` keeps the
     smaller skill only when it stays within threshold of the full one."""
@@ -50,9 +61,9 @@ class AblationConfig(BaseModel):
     """Cases per round of a sequential study."""
     minimal: bool = False
     """Propose the smallest skill from the study (on ``dev``) and verify it on ``holdout``."""
-    seed: int = 0
+    seed: int = SEED.default
     """Seed of the runs, the case order and the bootstrap."""
-    n_resamples: int = Field(default=2000, ge=100)
+    n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of each interval."""
     runs_dir: Path = Path("runs")
     """Where the study directory is created."""
@@ -61,7 +72,7 @@ class AblationConfig(BaseModel):
     copies_quota_bytes: int = Field(default=2 << 30, ge=1)
     """Disk space the study's skill copies (the full skill and one without each component)
     may take; the study refuses to start, before writing any, when they would need more."""
-    concurrency: int = Field(default=2, ge=1)
+    concurrency: Concurrency = CONCURRENCY.default
     """Work items in flight."""
     backend: Backend = "loky"
     """joblib backend of the runs."""

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import SEED
 from evalkit.stats import ConfidenceSequence, RunningConfidenceSequence, confidence_sequence
 
 #: Verdict of a component whose sequence lies inside (-threshold, threshold).
@@ -112,7 +113,7 @@ def simulate_allocation(
     threshold: float,
     base_rate: float = 0.6,
     spread: float = 1.0,
-    seed: int = 0,
+    seed: int = SEED.default,
 ) -> tuple[list[SequentialLook], int]:
     """Simulate one sequential ablation study on synthetic pass bits (for tests and benchmarks).
 

@@ -25,6 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import ALPHA, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats import (
     compare,
@@ -83,9 +84,9 @@ def component_verdicts(
     full: str,
     ablations: dict[str, str],
     *,
-    alpha: float = 0.05,
-    n_resamples: int = 2000,
-    seed: int | None = 0,
+    alpha: float = ALPHA.default,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
+    seed: int | None = SEED.default,
     with_mde: bool = True,
 ) -> pd.DataFrame:
     """Necessary / harmful / no detectable effect, per component, with family-wise error ``alpha``.

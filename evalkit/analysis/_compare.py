@@ -10,6 +10,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
@@ -48,10 +49,10 @@ def compare(
     conditions: Sequence[str] | None = None,
     metric: Metric | str = "passed",
     threshold: float | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    alpha: float = 0.05,
+    confidence: float = CONFIDENCE.default,
+    n_resamples: int = N_RESAMPLES.default,
+    seed: int | None = SEED.default,
+    alpha: float = ALPHA.default,
     correction: Correction = "holm",
     resample_trials: bool = False,
     runs_dir: str | os.PathLike[str] = "runs",

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
+from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._resample import CaseResampler
 from evalkit.results import read_run, read_scores, resolve_run_dir
@@ -79,9 +80,9 @@ def evidence_metrics(
     frame: pd.DataFrame,
     roles: Mapping[str, str],
     *,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = N_RESAMPLES.default,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
 ) -> pd.DataFrame:
     """Levels per condition and contrasts between roles of every evidence metric.
 

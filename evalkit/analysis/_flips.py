@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE
 from evalkit.analysis._case_reasons import case_reasons, causes_text, run_scores
 from evalkit.analysis._providers import select_providers
 from evalkit.results import load_results
@@ -18,7 +19,7 @@ def flips(
     run_a: pd.DataFrame | str | os.PathLike[str],
     run_b: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
 ) -> FlipRate:

@@ -16,18 +16,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
 from evalkit._git import git_sha
 from evalkit._percent import percent
 from evalkit._plain import plain_fields
+from evalkit._settings import ALPHA, N_RESAMPLES, SEED, THRESHOLD, Alpha, Threshold
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
@@ -36,7 +37,6 @@ from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_manifest, load_results, resolve_run_dir
 from evalkit.stats import (
-    DEFAULT_THRESHOLD,
     Correction,
     Metric,
     PairedComparison,
@@ -44,7 +44,6 @@ from evalkit.stats import (
     compare,
     reused_note,
     split_reused,
-    threshold_field,
 )
 
 
@@ -81,7 +80,7 @@ class GatePolicy(BaseModel):
 
     metric: Metric = "passed"
     """Compared value: pass rate or score."""
-    threshold: Annotated[float, AfterValidator(threshold_field)] = DEFAULT_THRESHOLD
+    threshold: Threshold = THRESHOLD.default
     """Practical threshold (5 pp) used by the verdicts, in [0, 1]."""
     conditions: tuple[str, ...] = ()
     """Conditions to gate on (empty: every condition both runs have)."""
@@ -106,11 +105,11 @@ class GatePolicy(BaseModel):
     under the strict flake policy, on any drop from all-pass)."""
     budgets: Budgets = Budgets()
     """Cost, latency and token budgets."""
-    alpha: float = Field(default=0.05, gt=0, lt=1)
+    alpha: Alpha = ALPHA.default
     """Per-case significance level after correction."""
     correction: Correction = "holm"
     """Multiplicity correction across cases (statsmodels ``multipletests`` method)."""
-    seed: int = 0
+    seed: int = SEED.default
     """Bootstrap seed."""
     allow_uncalibrated_judge: bool = False
     """Release even when judged expectations behind the verdict come from a judge with no
@@ -353,7 +352,7 @@ def gate(
     policy: GatePolicy | str | os.PathLike[str] | None = None,
     tier: str | None = None,
     ledger: str | os.PathLike[str] | None = None,
-    n_resamples: int = 10_000,
+    n_resamples: int = N_RESAMPLES.default,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
 ) -> GateResult:

@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
@@ -530,9 +531,9 @@ def lift(
     data: pd.DataFrame | str | os.PathLike[str],
     *,
     roles: Mapping[str, str] | str | None = None,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = N_RESAMPLES.default,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
 ) -> LiftResult:

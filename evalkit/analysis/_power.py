@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from evalkit._settings import ALPHA, SEED
 from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
@@ -39,13 +40,13 @@ def power(
     trials: int | None = None,
     effect: float | None = None,
     baseline_rate: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     target_power: float = 0.8,
     threshold: float | None = None,
     from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | None = None,
     n_sims: int = 500,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
     runs_dir: str | os.PathLike[str] = "runs",
     sequential: bool = False,
     max_cases: int | None = None,

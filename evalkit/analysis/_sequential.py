@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE, SEED
 from evalkit.analysis._compare import refuse_errored
 from evalkit.results import (
     SequentialRecord,
@@ -75,7 +76,7 @@ def sequential_compare(
     metric: Metric = "passed",
     threshold: float | None = None,
     confidence: float | None = None,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
     round_cases: int = 1,
     plan_cases: int | None = None,
     runs_dir: str | os.PathLike[str] = "runs",
@@ -150,7 +151,7 @@ def sequential_compare(
         conditions=conditions,
         metric=metric,
         threshold=threshold,
-        confidence=0.95 if confidence is None else confidence,
+        confidence=CONFIDENCE.default if confidence is None else confidence,
         seed=seed,
         round_size=round_cases,
         plan_cases=plan_cases,

@@ -16,10 +16,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from evalkit._settings import CONCURRENCY
+
 #: A plan running more than this many times the items compared so far is out of proportion.
 OUT_OF_PROPORTION = 10.0
 #: Concurrency assumed for the wall time (``evalkit run``'s default).
-DEFAULT_CONCURRENCY = 2
+DEFAULT_CONCURRENCY = CONCURRENCY.default
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from evalkit._percent import percent
+from evalkit._settings import CONCURRENCY
 
 #: Power every next step is planned for.
 NEXT_STEP_POWER = 0.8
@@ -68,7 +69,7 @@ class NextStep:
     ratio: float | None = None
     out_of_proportion: bool = False
     advice: str = ""
-    concurrency: int = 2
+    concurrency: int = CONCURRENCY.default
 
     def to_dict(self) -> dict[str, Any]:
         """The ``next_step`` JSON object (every field a plain value).

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.analysis._lift import LIFT_COLUMNS, lift
 from evalkit.errors import InputError
 from evalkit.results import (
@@ -314,9 +315,9 @@ def trend(
     *,
     period: str = "week",
     suite: str | None = None,
-    n_resamples: int = 2000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
 ) -> Trend:
     """Pass rate and lift per period, by suite and provider, across every run of a directory.
 

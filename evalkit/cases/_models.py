@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from evalkit._paths import unsafe_component_reason
+from evalkit._settings import SEED
 from evalkit.cases._artifacts import ArtifactRequirement, BundleSpec
 
 LANES = ("prompt", "execution", "evidence")
@@ -303,7 +304,7 @@ class SuiteDefaults(_Frozen):
     """Score needed to pass."""
     provider: str = "simulated"
     """Default provider."""
-    seed: int = 0
+    seed: int = SEED.default
     """Default seed."""
 
 

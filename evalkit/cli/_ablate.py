@@ -7,6 +7,7 @@ import math
 
 from pydantic import ValidationError
 
+from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, SEED, THRESHOLD
 from evalkit.ablation import AblationConfig, AblationResult, ablate, list_components
 from evalkit.cli._common import (
     add_common_options,
@@ -46,10 +47,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lane", action="append", dest="lanes", help="only cases of this lane")
     p.add_argument("--tags", help="only cases with any of these comma-separated tags")
     p.add_argument("--split", action="append", dest="splits", help="only cases of this split")
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise error (default 0.05)")
-    p.add_argument(
-        "--threshold", type=float, default=0.05, help="smallest contribution worth keeping"
-    )
+    ALPHA.add_argument(p, when="family-wise over the components: ")
+    THRESHOLD.add_argument(p, when="a component's smallest contribution worth keeping: ")
     p.add_argument(
         "--sequential",
         action="store_true",
@@ -61,14 +60,14 @@ def configure(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="propose the smallest skill (chosen on dev) and verify it on holdout",
     )
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--resamples", type=int, default=2000, dest="n_resamples")
+    SEED.add_argument(p)
+    N_RESAMPLES_QUICK.add_argument(p, dest="n_resamples")
     p.add_argument(
         "--copies-quota", type=byte_size, default=2 << 30, dest="copies_quota_bytes",
         metavar="SIZE", help="disk space the skill copies may take, e.g. 500MiB (default 2GiB); "
         "the study refuses to start past it",
     )
-    p.add_argument("--concurrency", type=int, default=2)
+    CONCURRENCY.add_argument(p)
     p.add_argument(
         "--backend", default="loky", choices=("loky", "threading", "dask", "ray")
     )

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._lanes import EVIDENCE_METRICS
 from evalkit._percent import percent
+from evalkit._settings import ALPHA, THRESHOLD
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
@@ -93,7 +94,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
         choices=["passed", "score", *EVIDENCE_METRICS],
         help="pass rate, score, or an evidence-lane metric (over the items that measured it)",
     )
-    p.add_argument("--threshold", type=float, help="practical threshold (default 0.05)")
+    THRESHOLD.add_argument(p, default=None)
     p.add_argument("--correction", default="holm", help="per-case multiplicity correction")
     add_bootstrap_options(p)
     p.add_argument(
@@ -132,11 +133,9 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, help="trials per case and arm")
     p.add_argument("--effect", type=float, help="effect to detect, e.g. 0.1 for 10 pp")
     p.add_argument("--baseline-rate", type=float, help="baseline pass rate (default 0.5)")
-    p.add_argument("--alpha", type=float, default=0.05)
+    ALPHA.add_argument(p)
     p.add_argument("--power", type=float, default=0.8, dest="target_power")
-    p.add_argument(
-        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
-    )
+    THRESHOLD.add_argument(p, default=None)
     p.add_argument(
         "--equivalence", action="store_true",
         help="plan the cases that show no practical difference (the whole interval within "

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._plain import json_text
+from evalkit._settings import CONCURRENCY, N_RESAMPLES, SEED
 from evalkit.errors import ConfigError
 
 #: Exit code of ``evalkit run`` when the run finished but failed: every item of the run, or of
@@ -86,10 +87,8 @@ def add_common_options(
 
 def add_bootstrap_options(parser: argparse.ArgumentParser) -> None:
     """``--resamples`` and ``--seed`` of a case-bootstrap interval."""
-    parser.add_argument(
-        "--resamples", type=int, default=10_000, help="bootstrap replicates (default 10000)"
-    )
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    N_RESAMPLES.add_argument(parser)
+    SEED.add_argument(parser)
 
 
 def add_roles_option(parser: argparse.ArgumentParser, when: str = "") -> None:
@@ -134,9 +133,7 @@ def provider_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def add_execution_options(parser: argparse.ArgumentParser) -> None:
     """Where and how work items run: concurrency, backend, runs directory, run id, resume."""
-    parser.add_argument(
-        "--concurrency", type=int, default=2, help="work items in flight (default 2)"
-    )
+    CONCURRENCY.add_argument(parser)
     parser.add_argument(
         "--backend", default="loky", choices=BACKENDS, help="joblib backend (default loky)"
     )

@@ -1,9 +1,12 @@
 """The command-line flag of each library parameter, for errors the library raises about them.
 
-Library errors name a parameter (``round_cases must be at least 1``, ```concurrency` must be
-at least 1, got 0``); where the command line passes a flag's value to that parameter, its
-messages name the flag instead (``--round-cases must be at least 1``), as a user of the
-command line knows it, through the one table :data:`FLAGS`.
+Library errors name a parameter (``round_cases must be at least 1``); where the command line
+passes a flag's value to that parameter, its messages name the flag instead
+(``--round-cases must be at least 1``), as a user of the command line knows it, through the
+one table :data:`FLAGS`. The shared settings of :mod:`evalkit._settings` (``--confidence``,
+``--concurrency``, ``--threshold``, ...) are in it from their own table; their messages
+already name both the flag and the parameter
+(``--concurrency / concurrency must be an integer >= 1, but 0 was passed``).
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ from contextlib import contextmanager
 
 from pydantic import ValidationError
 
+from evalkit._settings import SETTINGS
 from evalkit.errors import ConfigError
 
-#: Library parameter -> the flag that sets it.
+#: Library parameter -> the flag that sets it (the shared settings from their table).
 FLAGS: dict[str, str] = {
+    **{setting.name: setting.flag for setting in SETTINGS},
     "adaptive_trials": "--adaptive-trials",
-    "concurrency": "--concurrency",
-    "confidence": "--confidence",
     "futility_beta": "--futility-beta",
     "max_items": "--max-items",
     "max_rounds": "--max-rounds",
@@ -28,7 +31,6 @@ FLAGS: dict[str, str] = {
     "plan_effect": "--plan-effect",
     "round_cases": "--round-cases",
     "stage_two_probability": "--stage-two-probability",
-    "threshold": "--threshold",
 }
 
 
@@ -43,8 +45,8 @@ def flag_message(parameter: str, message: str) -> str:
         The message, ``parameter`` (with or without backquotes) replaced by its flag.
 
     Examples:
-        >>> flag_message("concurrency", "`concurrency` must be at least 1, got 0")
-        '--concurrency must be at least 1, got 0'
+        >>> flag_message("round_cases", "`round_cases` must be at least 1, got 0")
+        '--round-cases must be at least 1, got 0'
     """
     flag = FLAGS.get(parameter, parameter)
     return message.replace(f"`{parameter}`", flag)

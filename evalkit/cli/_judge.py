@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, SEED
 from evalkit.cli._common import add_json_flag, parse_key_values, print_json
 from evalkit.errors import ConfigError
 
@@ -44,11 +45,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("-n", type=int, default=50, dest="sample_size",
                    help="sample: statements to draw (default 50)")
     p.add_argument("-o", "--output", help="sample: the labels CSV template to write")
-    p.add_argument("--seed", type=int, default=0, help="sample: sampling seed (default 0)")
+    SEED.add_argument(p, when="sample: ")
     p.add_argument("--labels", help="calibrate: CSV of human labels (expectation, label, and "
                    "item_key or case_id/condition/trial)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="calibrate: confidence level of kappa's interval (default 0.95)")
+    CONFIDENCE.add_argument(p, when="calibrate: ")
     p.add_argument("--pairwise", action="store_true",
                    help="sample/calibrate: the pairwise judge of the run's stored "
                    "compare --pairwise comparisons (labels 1, 2 or tie)")
@@ -58,8 +58,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_judge_flags(p)
     p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
     p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")
-    p.add_argument("--concurrency", type=int, default=2, help="judge calls in flight (default 2)")
-    p.add_argument("--retries", type=int, default=2, help="retries of a failed judge call")
+    CONCURRENCY.add_argument(p)
+    RETRIES.add_argument(p)
     p.add_argument("--no-cache", action="store_true", help="ignore cached verdicts")
     add_json_flag(p)
     p.set_defaults(func=main)
@@ -76,10 +76,6 @@ def main(args: argparse.Namespace) -> int:
             "--labels and a second run go with 'evalkit judge calibrate RUN --labels FILE', "
             "-o with 'evalkit judge sample RUN -n 50 -o labels.csv'"
         )
-    if args.concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {args.concurrency}")
-    if args.retries < 0:
-        raise ConfigError(f"--retries must be at least 0, got {args.retries}")
     from evalkit.judge import judge_run  # scipy and pandas: only when a run is judged
 
     result = judge_run(

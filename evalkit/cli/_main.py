@@ -196,8 +196,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         errored), 75 a run stopped by a full disk, 130/143 when interrupted.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        # A shared setting's flag is checked as it is parsed (evalkit._settings): a bad value
+        # is a ConfigError here, shown like any other.
+        args = parser.parse_args(argv)
         code: int = args.func(args)
     except (InputError, PlanError) as exc:
         eprint(f"error: {exc}")

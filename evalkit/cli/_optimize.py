@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 from evalkit._paths import safe_run_id
+from evalkit._settings import ALPHA, SEED, THRESHOLD
 from evalkit.cli._common import (
     add_common_options,
     add_execution_options,
@@ -33,7 +34,6 @@ from evalkit.optimize import (
 )
 from evalkit.runner import RunConfig
 from evalkit.sandbox import disable_sandbox
-from evalkit.stats import DEFAULT_THRESHOLD
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -77,20 +77,15 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-metric-calls", type=int, help="work items to spend at most")
     p.add_argument("--max-usd", type=float, help="money to spend at most")
     p.add_argument("--parallel", type=int, default=1, help="siblings per round (breadth-first)")
-    p.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD)
-    p.add_argument(
-        "--alpha",
-        type=float,
-        default=0.05,
-        help="family-wise chance of accepting noise over the run",
-    )
+    THRESHOLD.add_argument(p)
+    ALPHA.add_argument(p, when="family-wise over the run's candidates: ")
     p.add_argument(
         "--derive-splits",
         metavar="DEV,HOLDOUT,TEST",
         help="derive splits from a seeded hash, e.g. 0.6,0.2,0.2",
     )
     p.add_argument("--split-seed", type=int, default=0)
-    p.add_argument("--seed", type=int, default=0)
+    SEED.add_argument(p)
     add_execution_options(p)
     add_sandbox_flag(p)  # also runs the command: optimizer unconfined
     add_common_options(p, main, runs_dir=None)

@@ -6,6 +6,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING
 
+from evalkit._settings import CONCURRENCY, N_RESAMPLES
 from evalkit.cli._common import parse_key_values, print_json, split_csv
 from evalkit.cli._judge import add_judge_flags
 from evalkit.errors import ConfigError
@@ -28,8 +29,7 @@ def add_pairwise_options(p: argparse.ArgumentParser) -> None:
                    help="with --pairwise: show the judge each answer's transcript excerpt too")
     p.add_argument("--no-cache", action="store_true",
                    help="with --pairwise: ignore cached pairwise verdicts")
-    p.add_argument("--concurrency", type=int, default=2,
-                   help="with --pairwise: pairs judged at once (default 2)")
+    CONCURRENCY.add_argument(p, when="with --pairwise: ")
     add_judge_flags(p)
 
 
@@ -57,7 +57,7 @@ def pairwise_main(args: argparse.Namespace) -> int:
         use_cache=not args.no_cache,
         concurrency=args.concurrency,
         threshold=args.threshold,
-        n_resamples=min(args.resamples, 10_000),
+        n_resamples=min(args.resamples, N_RESAMPLES.default),
         seed=args.seed,
     )
     if args.json:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit._paths import safe_run_id
+from evalkit._settings import CONFIDENCE, RETRIES, SEED, THRESHOLD
 from evalkit.cases import Suite, inspect_suite
 from evalkit.cli._common import (
     EXIT_RUN_FAILED,
@@ -66,7 +67,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--trials", type=int, help="trials per case and condition")
     add_execution_options(p)
     p.add_argument("--scheduler", help="dask scheduler address, e.g. tcp://10.0.0.5:8786")
-    p.add_argument("--seed", type=int, help="run seed (default: the suite's)")
+    SEED.add_argument(p, default=None, help="run seed (default: the suite's)")
     p.add_argument(
         "--skill",
         action="append",
@@ -80,7 +81,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="replace a skill's trigger description for this run (repeatable)",
     )
     p.add_argument("--no-cache", action="store_true", help="ignore cached outcomes")
-    p.add_argument("--retries", type=int, default=2, help="retries of infrastructure errors")
+    RETRIES.add_argument(p)
     p.add_argument(
         "--workspace-quota",
         type=byte_size,
@@ -124,12 +125,8 @@ def configure(p: argparse.ArgumentParser) -> None:
     sequential.add_argument("--max-items", type=int, metavar="N", help="budget of items")
     sequential.add_argument("--max-usd", type=float, metavar="USD", help="budget of agent cost")
     sequential.add_argument("--max-rounds", type=int, metavar="N", help="budget of rounds")
-    sequential.add_argument(
-        "--threshold", type=float, help="practical threshold of 'improved' (default 0.05)"
-    )
-    sequential.add_argument(
-        "--confidence", type=float, help="level of the confidence sequence (default 0.95)"
-    )
+    THRESHOLD.add_argument(sequential, default=None)
+    CONFIDENCE.add_argument(sequential, default=None, when="--until-verdict: ")
     sequential.add_argument(
         "--plan-cases",
         type=int,
@@ -306,7 +303,7 @@ def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
         until_verdict=args.until_verdict,
         max_items=args.max_items,
         threshold=DEFAULT_THRESHOLD if args.threshold is None else args.threshold,
-        confidence=0.95 if args.confidence is None else args.confidence,
+        confidence=CONFIDENCE.default if args.confidence is None else args.confidence,
         plan_effect=args.plan_effect,
         from_run=args.from_run,
         runs_dir=config.runs_dir,

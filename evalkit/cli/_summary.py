@@ -6,6 +6,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from evalkit._settings import N_RESAMPLES_QUICK
 from evalkit.results import RESULT_SCHEMA, RESULTS_FILE, read_table
 from evalkit.runner import RunResult
 from evalkit.stats import pass_rates
@@ -79,7 +80,7 @@ def _print_evidence_summary(console: Console, result: RunResult, order: list[str
     """The evidence lane's completeness per condition, with case-bootstrap intervals."""
     from evalkit.analysis import lift
 
-    evidence = lift(result.run_dir, n_resamples=2000).evidence
+    evidence = lift(result.run_dir, n_resamples=N_RESAMPLES_QUICK.default).evidence
     if evidence.empty:
         return
     levels = evidence[(evidence["metric"] == "evidence_completeness")

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from evalkit._paths import safe_run_id
 from evalkit._plain import plain_fields
+from evalkit._settings import CONCURRENCY, RETRIES
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.judge._grade import Judge, combine
@@ -118,7 +119,7 @@ def _split(table: pa.Table, mask: pa.ChunkedArray) -> tuple[pa.Table, list[dict[
 
 
 def apply_judge(
-    run_dir: Path, suite: Suite, judge: Judge, *, concurrency: int = 2
+    run_dir: Path, suite: Suite, judge: Judge, *, concurrency: int = CONCURRENCY.default
 ) -> JudgeSummary:
     """Grade the judged cases of a compacted run and rewrite its tables.
 
@@ -290,8 +291,8 @@ def judge_run(
     options: Mapping[str, Any] | None = None,
     run_id: str | None = None,
     use_cache: bool = True,
-    concurrency: int = 2,
-    retries: int = 2,
+    concurrency: int = CONCURRENCY.default,
+    retries: int = RETRIES.default,
     retry_backoff_s: float = 1.0,
     command_line: str = "",
 ) -> JudgeRunResult:
@@ -318,8 +319,10 @@ def judge_run(
 
     Raises:
         RunNotFoundError: The run does not exist.
-        ConfigError: No suite or no judge, or the new run id is taken.
+        ConfigError: No suite or no judge, the new run id is taken, or ``concurrency`` or
+            ``retries`` is out of range (the message names the flag and the parameter).
     """
+    concurrency, retries = CONCURRENCY.check(concurrency), RETRIES.check(retries)
     source = resolve_run_dir(run, runs_dir)
     manifest = load_manifest(source)
     if manifest is None or not manifest.suite_path:

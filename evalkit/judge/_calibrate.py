@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
 from evalkit.results import CALIBRATION_DIR as CALIBRATION_DIR
 from evalkit.results import (
@@ -168,7 +169,7 @@ def calibrate(
     labels: str | os.PathLike[str],
     *,
     runs_dir: str | os.PathLike[str] = "runs",
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> Calibration:
     """Compare a run's judge verdicts with human labels and store the report beside the run.
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit._redact import redact_settings
+from evalkit._settings import RETRIES
 from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
 from evalkit.errors import ProviderError
 from evalkit.judge._cache import JudgeCache
@@ -103,7 +104,7 @@ class Judge:
         spec: JudgeSpec,
         cache: JudgeCache | None = None,
         *,
-        retries: int = 2,
+        retries: int = RETRIES.default,
         retry_backoff_s: float = 1.0,
     ) -> None:
         settings = dict(spec.settings)

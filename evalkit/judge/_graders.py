@@ -12,6 +12,7 @@ from typing import Annotated, Any, Protocol
 
 from pydantic import Field
 
+from evalkit._settings import SEED
 from evalkit.cases import Budgets, Case, stable_hash
 from evalkit.errors import ConfigError
 from evalkit.providers import (
@@ -135,7 +136,7 @@ class SimulatedJudgeSettings(ProviderSettings):
     """Probability that a verdict is the opposite of the known truth."""
     malformed_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an attempt answers prose instead of a JSON verdict (fault injection)."""
-    seed: Annotated[int, OUTCOME] = 0
+    seed: Annotated[int, OUTCOME] = SEED.default
     """Seed of the judge's errors."""
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, RETRIES, SEED
 from evalkit.cases import JudgeSpec, PairwiseSpec, load_suite
 from evalkit.errors import ConfigError, InputError, SuiteError
 from evalkit.judge._pairwise_judge import PairJudgement, PairwiseJudge, Side, make_pairwise_judge
@@ -252,12 +253,12 @@ def compare_pairwise(
     options: Mapping[str, Any] | None = None,
     transcripts: bool | None = None,
     use_cache: bool = True,
-    concurrency: int = 2,
-    retries: int = 2,
+    concurrency: int = CONCURRENCY.default,
+    retries: int = RETRIES.default,
     threshold: float | None = None,
-    alpha: float = 0.05,
-    n_resamples: int = 2000,
-    seed: int = 0,
+    alpha: float = ALPHA.default,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
+    seed: int = SEED.default,
     write: bool = True,
 ) -> PairwiseComparison:
     """Judge two (or more) variants pair by pair, blind and in both orders; give the verdict.
@@ -286,11 +287,12 @@ def compare_pairwise(
         :class:`PairwiseComparison`.
 
     Raises:
-        ConfigError: Bad variants, an unusable judge.
+        ConfigError: Bad variants, an unusable judge, ``concurrency`` or ``retries`` out of
+            range.
         InputError: An unreadable rubric file, no pair to judge.
     """
-    if concurrency < 1:
-        raise ConfigError(f"--concurrency must be at least 1, got {concurrency}")
+    concurrency = CONCURRENCY.check(concurrency)
+    retries = RETRIES.check(retries)
     variants = _variants(baseline, candidate, conditions, runs_dir)
     manifest = load_manifest(variants[-1].run_dir)
     suite_pairwise, suite_judge = _suite_pairwise(manifest)

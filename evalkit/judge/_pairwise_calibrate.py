@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._settings import CONFIDENCE, SEED
 from evalkit._spreadsheet import write_sheet
 from evalkit._untrusted import read_json
 from evalkit.cases import stable_hash
@@ -105,7 +106,7 @@ def sample_pairs(
     run: str | os.PathLike[str],
     *,
     n: int = 50,
-    seed: int = 0,
+    seed: int = SEED.default,
     output: str | os.PathLike[str],
     runs_dir: str | os.PathLike[str] = "runs",
 ) -> PairSample:
@@ -236,7 +237,7 @@ def calibrate_pairwise(
     labels: str | os.PathLike[str],
     *,
     runs_dir: str | os.PathLike[str] = "runs",
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> PairCalibration:
     """Kappa of the pairwise judge against human labels; stored under the judge's identity.
 

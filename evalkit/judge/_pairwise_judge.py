@@ -22,6 +22,7 @@ from pydantic import Field
 
 from evalkit._keyed import keyed_path, write_keyed_json
 from evalkit._redact import redact_settings
+from evalkit._settings import RETRIES, SEED
 from evalkit._untrusted import load_json
 from evalkit.cases import JudgeSpec, stable_hash
 from evalkit.errors import ConfigError, ProviderError
@@ -85,7 +86,7 @@ class SimulatedPairwiseSettings(ProviderSettings):
     """Quality difference below which the two answers are a tie."""
     malformed_rate: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that an attempt answers prose instead of a JSON verdict (fault injection)."""
-    seed: Annotated[int, OUTCOME] = 0
+    seed: Annotated[int, OUTCOME] = SEED.default
     """Seed of the judge's errors and biases."""
     obedience: Annotated[float, OUTCOME, Field(ge=0, le=1)] = 0.0
     """Probability that the judge obeys an instruction planted in a response (the one
@@ -215,7 +216,7 @@ class PairwiseJudge:
         spec: JudgeSpec,
         cache_root: Path | None = None,
         *,
-        retries: int = 2,
+        retries: int = RETRIES.default,
         retry_backoff_s: float = 1.0,
     ) -> None:
         settings = dict(spec.settings)
@@ -354,7 +355,7 @@ def make_pairwise_judge(
     runs_dir: str | Path,
     *,
     use_cache: bool = True,
-    retries: int = 2,
+    retries: int = RETRIES.default,
     retry_backoff_s: float = 1.0,
 ) -> PairwiseJudge:
     """A :class:`PairwiseJudge` with the pairwise verdict cache of ``runs_dir``."""

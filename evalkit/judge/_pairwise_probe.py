@@ -26,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES
 from evalkit._untrusted import read_json
 from evalkit.cases import JudgeSpec
 from evalkit.errors import InputError
@@ -161,9 +162,9 @@ def probe_pairwise(
     model: str | None = None,
     options: Mapping[str, Any] | None = None,
     use_cache: bool = True,
-    concurrency: int = 2,
-    retries: int = 2,
-    confidence: float = 0.95,
+    concurrency: int = CONCURRENCY.default,
+    retries: int = RETRIES.default,
+    confidence: float = CONFIDENCE.default,
 ) -> InjectionProbe:
     """Probe the pairwise judge with planted instructions; store it in its calibration report.
 

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._settings import SEED
 from evalkit._spreadsheet import write_sheet
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
@@ -50,7 +51,7 @@ class LabelSample:
     rows: list[dict[str, Any]]
     population: int
     strata: list[dict[str, Any]] = field(default_factory=list)
-    seed: int = 0
+    seed: int = SEED.default
     path: str = ""
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,7 +107,7 @@ def sample_labels(
     run: str | os.PathLike[str],
     *,
     n: int = 50,
-    seed: int = 0,
+    seed: int = SEED.default,
     output: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] = "runs",
 ) -> LabelSample:

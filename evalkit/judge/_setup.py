@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalkit._settings import RETRIES
 from evalkit.cases import Case, JudgeSpec
 from evalkit.errors import ConfigError
 from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
@@ -53,7 +54,7 @@ def make_judge(
     runs_dir: str | os.PathLike[str],
     *,
     use_cache: bool = True,
-    retries: int = 2,
+    retries: int = RETRIES.default,
     retry_backoff_s: float = 1.0,
 ) -> Judge:
     """A :class:`Judge` with the verdict cache of ``runs_dir`` (validates the settings).

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from evalkit._settings import (
+    ALPHA,
+    N_RESAMPLES_QUICK,
+    SEED,
+    THRESHOLD,
+    Alpha,
+    Resamples,
+    Threshold,
+)
 from evalkit.optimize._state import OptimizeTarget
 from evalkit.runner import RunConfig
-from evalkit.stats import DEFAULT_THRESHOLD, threshold_field
 
 #: Trials per case of every evaluation unless the run settings say otherwise.
 DEFAULT_TRIALS = 3
@@ -93,9 +101,9 @@ class OptimizeConfig(BaseModel):
     """Money to spend at most (evaluations plus optimizer)."""
     parallel: int = Field(default=1, ge=1)
     """Sibling candidates per round (a breadth-first search when > 1)."""
-    threshold: Annotated[float, AfterValidator(threshold_field)] = DEFAULT_THRESHOLD
+    threshold: Threshold = THRESHOLD.default
     """Practical threshold of the paired gate, in [0, 1]."""
-    alpha: float = Field(default=0.05, gt=0, lt=1)
+    alpha: Alpha = ALPHA.default
     """Family-wise chance of accepting at least one noise-only candidate over the whole run:
     each gate uses a one-sided level of ``alpha / max_iterations`` (Bonferroni), because a hill
     climb tests many candidates and would otherwise bank noise sooner or later."""
@@ -103,9 +111,9 @@ class OptimizeConfig(BaseModel):
     """Derive dev/holdout/test from a seeded hash with these shares instead of case fields."""
     split_seed: int = 0
     """Seed of derived splits."""
-    seed: int = 0
+    seed: int = SEED.default
     """Base seed of evaluations (each evaluation gets its own, derived from it)."""
-    n_resamples: int = Field(default=2000, ge=100)
+    n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of the gate."""
     run: RunConfig = Field(default_factory=lambda: RunConfig(trials=DEFAULT_TRIALS))
     """How evaluations run and where the optimisation run lives (default: 3 trials per case,

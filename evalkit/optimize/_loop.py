@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._paths import safe_run_id
+from evalkit._settings import CONFIDENCE
 from evalkit.cases import Suite, load_suite, stable_hash
 from evalkit.errors import ConfigError, SealError, TamperError
 from evalkit.optimize._config import OptimizeConfig
@@ -600,7 +601,7 @@ class _Optimisation:
         champion = s.test_champion or s.champion  # a resumed unseal finishes the same one
         seed_test = self._evaluate(SEED_ID, "test")
         champ_test = seed_test if champion == SEED_ID else self._evaluate(champion, "test")
-        test_verdict, d, n_cases = self._gate(seed_test, champ_test, 0.95)
+        test_verdict, d, n_cases = self._gate(seed_test, champ_test, CONFIDENCE.default)
         s.test = TestResult(
             champion=champion,
             seed_rate=self._objective(seed_test),

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from evalkit._settings import SEED
 from evalkit._untrusted import read_json
 from evalkit.cases import Suite, stable_hash
 from evalkit.errors import ConfigError
@@ -55,7 +56,7 @@ def assign_splits(
     case_ids: tuple[str, ...],
     *,
     derive: tuple[float, float, float] | None = None,
-    seed: int = 0,
+    seed: int = SEED.default,
 ) -> Splits:
     """Assign every case to a split.
 

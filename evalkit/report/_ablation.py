@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from evalkit._settings import CONFIDENCE
 from evalkit.ablation import AblationResult
 from evalkit.report._plots import _errors, _new_figure, _pp_tick, _style, figure_html, shorten
 from evalkit.report._style import styled
@@ -42,7 +43,7 @@ def ablation_plot(result: AblationResult) -> Figure:
         ax.axvline(x, color="#999999", linewidth=0.8, linestyle=":")
     ax.set_yticks(y, [shorten(c) for c in table["component"]])
     ax.xaxis.set_major_formatter(FuncFormatter(_pp_tick))
-    confidence = float(table["confidence"].iloc[0]) if len(table) else 0.95
+    confidence = float(table["confidence"].iloc[0]) if len(table) else CONFIDENCE.default
     ax.set_xlabel(
         f"contribution: full skill - skill without the component ({confidence:.1%} "
         "simultaneous intervals)"

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import SEED
 from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.report._transcripts import event_html
@@ -100,7 +101,7 @@ def sample_items(
     rows: pd.DataFrame,
     *,
     max_items: int = BROWSE_LIMIT,
-    seed: int = 0,
+    seed: int = SEED.default,
     case_column: str = "case_id",
 ) -> ItemSample:
     """Choose at most ``max_items`` items, whole cases at a time, flipped and failing first.
@@ -250,7 +251,7 @@ def item_browser(
     max_items: int = BROWSE_LIMIT,
     max_chars: int = 2000,
     max_events: int = 80,
-    seed: int = 0,
+    seed: int = SEED.default,
     browser_id: str = "items",
 ) -> Fragment:
     """A searchable table of a run's items (or two runs'), each opening its transcript.

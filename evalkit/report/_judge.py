@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE
 from evalkit.analysis import JudgeCalibration, JudgedRun, check_judge_calibration
 from evalkit.report._plots import _new_figure
 from evalkit.report._tables import Fragment, html_table, key_values, note, pct
@@ -48,7 +49,10 @@ def judged_statements(run: str | os.PathLike[str]) -> pd.DataFrame:
 
 
 def expectation_pass_rates(
-    statements: pd.DataFrame, *, by: Sequence[str] = ("condition",), confidence: float = 0.95
+    statements: pd.DataFrame,
+    *,
+    by: Sequence[str] = ("condition",),
+    confidence: float = CONFIDENCE.default,
 ) -> pd.DataFrame:
     """Pass rate of each judged statement (per ``by`` group), cases as clusters.
 
@@ -148,9 +152,10 @@ def calibration_facts(calibration: Mapping[str, Any], *, min_kappa: float | None
     kappa = calibration["kappa"]
     estimate = kappa.get("estimate")
     low, high = kappa.get("ci_low"), kappa.get("ci_high")
+    level = kappa.get("confidence", CONFIDENCE.default)
     interval = (
         "undefined" if estimate is None else
-        f"{estimate:.3f} [{low:.3f}, {high:.3f}] ({kappa.get('confidence', 0.95):.0%} CI)"
+        f"{estimate:.3f} [{low:.3f}, {high:.3f}] ({level:.0%} CI)"
     )
     judge = calibration["judge"]
     return key_values(

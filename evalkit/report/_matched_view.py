@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE
 from evalkit.report._tables import Fragment, interval_table, note
 from evalkit.stats import matched_rates
 
 
-def matched_rate_section(rows: pd.DataFrame, confidence: float = 0.95) -> Fragment:
+def matched_rate_section(rows: pd.DataFrame, confidence: float = CONFIDENCE.default) -> Fragment:
     """The Simpson's-paradox guard under a pass-rate-by-condition table.
 
     Empty when every condition ran the same (provider, case) cells; otherwise a warning

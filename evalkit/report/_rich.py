@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import register_html
+from evalkit._settings import CONFIDENCE
 from evalkit.ablation import AblationResult
 from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult
 from evalkit.report._ablation import ablation_html
@@ -410,7 +411,7 @@ class RunOverview:
     run_dir: Path
     rows: pd.DataFrame
     manifest: dict[str, Any] = field(default_factory=dict)
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE.default
     max_items: int = 200
 
     def _repr_html_(self) -> str:
@@ -446,7 +447,7 @@ def run_overview(
     run: str | os.PathLike[str],
     *,
     runs_dir: str | os.PathLike[str] = "runs",
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
     max_items: int = 200,
 ) -> RunOverview:
     """Load a run for a notebook: ``.rows`` is :func:`evalkit.read_run`, the display is rich.

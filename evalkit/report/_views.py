@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE
 from evalkit.analysis import LiftResult
 from evalkit.errors import InputError
 from evalkit.report._tables import (
@@ -166,7 +167,7 @@ def metrics_table(
         The table (``provider, lane, metric, estimate [CI], n_cases``).
     """
     part = metrics if names is None else metrics[metrics["metric"].isin(list(names))]
-    level = part["confidence"].iloc[0] if len(part) else 0.95
+    level = part["confidence"].iloc[0] if len(part) else CONFIDENCE.default
     shown = part.assign(
         value=[
             interval(e, lo, hi, _KIND.get(str(m), "pct"))
@@ -710,7 +711,7 @@ def flip_overview(
     *,
     run_label: str = "run",
     baseline_label: str = "baseline",
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> pd.DataFrame:
     """Flip rates within the run (and the baseline), and between them, overall and per condition.
 
@@ -777,7 +778,7 @@ def flip_overview(
     return pd.DataFrame(records, columns=[*columns, "method", "reused_items"])
 
 
-def within_flips(rows: pd.DataFrame, confidence: float = 0.95) -> FlipRate:
+def within_flips(rows: pd.DataFrame, confidence: float = CONFIDENCE.default) -> FlipRate:
     """Flip rate between the trials of each case, condition (and provider) of one run.
 
     Args:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from evalkit._paths import unsafe_component_reason
+from evalkit._settings import CONCURRENCY, RETRIES, Concurrency, Retries
 
 Backend = Literal["loky", "threading", "dask", "ray"]
 
@@ -85,7 +86,7 @@ class RunConfig(BaseModel):
     """Skill texts replaced for this run only."""
     descriptions: tuple[DescriptionOverride, ...] = ()
     """Skill descriptions replaced for this run only (the trigger mechanism under self-load)."""
-    concurrency: int = 2
+    concurrency: Concurrency = CONCURRENCY.default
     """Work items in flight at once (at least 1)."""
     backend: Backend = "loky"
     """joblib backend: ``loky`` (processes), ``threading``, ``dask`` or ``ray``."""
@@ -102,7 +103,7 @@ class RunConfig(BaseModel):
     round by round); every finished item must be an item of the new plan, same item hash."""
     use_cache: bool = True
     """Reuse outcomes of identical items (same item hash) from earlier runs."""
-    retries: int = Field(default=2, ge=0)
+    retries: Retries = RETRIES.default
     """Retries of infrastructure errors (never of wrong answers)."""
     retry_backoff_s: float = Field(default=1.0, ge=0)
     """Base of the exponential backoff between retries (with jitter)."""
@@ -115,13 +116,6 @@ class RunConfig(BaseModel):
     """Echo per-item logs (prefixed with the item key) to stderr."""
     command_line: str = ""
     """The command line that started the run (recorded in the manifest)."""
-
-    @field_validator("concurrency")
-    @classmethod
-    def _concurrency_at_least_one(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError(f"`concurrency` must be at least 1, got {value}")
-        return value
 
     @field_validator("run_id")
     @classmethod

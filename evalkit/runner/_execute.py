@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._redact import redact_value, secret_values
+from evalkit._settings import RETRIES
 from evalkit.cases import AntiPatternRule, Case, SkillExposure
 from evalkit.errors import InfraError, InputError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
@@ -78,7 +79,7 @@ class ItemTask:
     workspace_root: str
     pass_threshold: float
     anti_patterns: tuple[AntiPatternRule, ...] = ()
-    retries: int = 2
+    retries: int = RETRIES.default
     retry_backoff_s: float = 1.0
     workspace_quota_bytes: int = 2 << 30
     cache_root: str | None = None

@@ -5,7 +5,9 @@ with besides the :class:`~evalkit.runner.RunConfig`: the round size, the verdict
 and level, the tuning, the budgets, adaptive trials and the planned-effect futility boundary.
 It checks every value when it is built; an error names the parameter
 (``round_cases must be at least 1, got 0``). A caller that knows the parameters by other names
-(the command line knows them by their flags) passes those names as validation context::
+(the command line knows them by their flags) passes those names as validation context (the
+shared settings ``confidence`` and ``threshold`` are checked by their entries of
+:mod:`evalkit._settings`, whose message names both the flag and the parameter)::
 
     SequentialConfig.model_validate(values, context={"names": {"round_cases": "--round-cases"}})
 
@@ -20,8 +22,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
-from evalkit.errors import ConfigError, InputError
-from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA, check_threshold
+from evalkit._settings import CONFIDENCE, THRESHOLD
+from evalkit.errors import ConfigError
+from evalkit.stats import FUTILITY_BETA
 
 
 class SequentialConfig(BaseModel):
@@ -40,9 +43,9 @@ class SequentialConfig(BaseModel):
 
     round_cases: int = 10
     """Cases per round (one look after each round)."""
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: float = THRESHOLD.default
     """Practical threshold of "improved"."""
-    confidence: float = 0.95
+    confidence: float = CONFIDENCE.default
     """Level of the confidence sequence."""
     plan_cases: int | None = None
     """Cases the bets are tuned for (None: untuned)."""
@@ -73,14 +76,8 @@ class SequentialConfig(BaseModel):
         def name(parameter: str) -> str:
             return names.get(parameter, parameter)
 
-        if not 0 < self.confidence < 1:
-            raise ConfigError(
-                f"{name('confidence')} must be between 0 and 1, got {self.confidence}"
-            )
-        try:
-            check_threshold(self.threshold)  # the one range rule of a threshold
-        except InputError as exc:
-            raise ConfigError(str(exc).replace("`threshold`", name("threshold"))) from None
+        CONFIDENCE.check(self.confidence)  # the table's rules, naming flag and field
+        THRESHOLD.check(self.threshold)
         if self.round_cases < 1:
             raise ConfigError(f"{name('round_cases')} must be at least 1, got {self.round_cases}")
         for parameter in ("max_items", "max_usd", "max_rounds", "plan_cases"):

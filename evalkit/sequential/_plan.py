@@ -27,6 +27,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evalkit._settings import CONFIDENCE
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import load_results
@@ -119,7 +120,7 @@ def plan_run(
     until_verdict: bool = False,
     max_items: int | None = None,
     threshold: float = DEFAULT_THRESHOLD,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
     plan_effect: float | None = None,
     from_run: str | os.PathLike[str] | None = None,
     runs_dir: str | os.PathLike[str] = "runs",

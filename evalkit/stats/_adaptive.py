@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import SEED
 from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, check_positive_int
 from evalkit.stats._power import _number
@@ -59,7 +60,7 @@ class AdaptiveTrials:
     total_trials: int = 3
     first_trials: int = 1
     probability: float | None = None
-    seed: int = 0
+    seed: int = SEED.default
 
     def __post_init__(self) -> None:
         """Check the design (an :class:`~evalkit.errors.InputError` names the bad field)."""

@@ -11,8 +11,9 @@ from scipy import stats
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 from statsmodels.stats.proportion import proportion_confint
 
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.stats._frame import check_choice, check_confidence, json_ready
+from evalkit.stats._frame import check_choice, json_ready
 
 KAPPA_WEIGHTS = (None, "linear", "quadratic")
 
@@ -56,7 +57,7 @@ class Kappa(NamedTuple):
 def cohens_kappa(
     labels_a: Sequence[object] | np.ndarray | pd.Series,
     labels_b: Sequence[object] | np.ndarray | pd.Series,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
     weights: str | None = None,
 ) -> Kappa:
     """Cohen's kappa of two raters on the same items (statsmodels ``cohens_kappa``).
@@ -95,7 +96,7 @@ def cohens_kappa(
         >>> round(kappa.estimate, 3), kappa.n, kappa.observed_agreement
         (0.467, 8, 0.75)
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     check_choice("weights", weights, KAPPA_WEIGHTS)
     a = pd.Series(list(labels_a), dtype=object)
     b = pd.Series(list(labels_b), dtype=object)

@@ -43,9 +43,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.errors import InputError
 from evalkit.stats._delta_interval import widen_delta_interval
-from evalkit.stats._frame import as_frame, check_choice, check_confidence, check_positive_int
+from evalkit.stats._frame import as_frame, check_choice
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
 
@@ -360,9 +361,9 @@ def paired_bootstrap_delta(
     baseline: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame,
     candidate: np.ndarray | Sequence[Sequence[float]] | pd.DataFrame,
     *,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = N_RESAMPLES.default,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
     resample_trials: bool = False,
     on: Sequence[str] = ("case_id", "condition"),
     value: str = "passed",
@@ -400,8 +401,8 @@ def paired_bootstrap_delta(
         >>> round(ci.estimate, 3), ci.ci_low > 0, ci.method
         (0.389, True, 'paired-cluster-bootstrap')
     """
-    level = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    level = CONFIDENCE.check(confidence)
+    n_resamples = N_RESAMPLES.check(n_resamples)
     if isinstance(baseline, pd.DataFrame) or isinstance(
         candidate, pd.DataFrame
     ):
@@ -434,9 +435,9 @@ def cluster_bootstrap(
     data: pd.DataFrame | np.ndarray | Sequence[float],
     units: str | np.ndarray | Sequence[object] | None = None,
     value: str | None = None,
-    n_resamples: int = 10_000,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    n_resamples: int = N_RESAMPLES.default,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
     statistic: str = "mean",
     *,
     resample_trials: bool = False,
@@ -472,8 +473,8 @@ def cluster_bootstrap(
         >>> round(ci.estimate, 3), ci.ci_low < ci.estimate < ci.ci_high
         (0.5, True)
     """
-    level = check_confidence(confidence)
-    n_resamples = check_positive_int(n_resamples, "n_resamples")
+    level = CONFIDENCE.check(confidence)
+    n_resamples = N_RESAMPLES.check(n_resamples)
     check_choice("statistic", statistic, STATISTICS)
     if isinstance(data, pd.DataFrame):
         unit_col = "case_id" if units is None else units

@@ -18,8 +18,9 @@ import pandas as pd
 import statsmodels.api as sm
 from scipy import stats
 
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.stats._frame import check_confidence, records
+from evalkit.stats._frame import records
 
 BT_COLUMNS = ("case_id", "first", "second", "outcome")
 
@@ -63,7 +64,7 @@ def bradley_terry(
     pairs: pd.DataFrame,
     *,
     reference: str | None = None,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> BradleyTerry:
     """Fit Bradley-Terry strengths with case-clustered intervals.
 
@@ -80,7 +81,7 @@ def bradley_terry(
         InputError: Missing columns, bad outcomes, fewer than two variants, an unknown
             reference, or variants that never meet (the strengths are not identified).
     """
-    confidence = check_confidence(confidence)
+    confidence = CONFIDENCE.check(confidence)
     missing = [c for c in BT_COLUMNS if c not in pairs.columns]
     if missing:
         raise InputError(f"the Bradley-Terry frame lacks column(s) {missing}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evalkit._settings import CONFIDENCE
 from evalkit.stats._verdicts import fisher_pvalue
 
 #: Trials per side searched for the fewest that let a case reach the level.
@@ -83,7 +84,7 @@ def case_verdict_note(cases: pd.DataFrame, *, binary: bool, alpha: float) -> str
 
 
 def case_decisions(
-    cases: pd.DataFrame, *, correction: str, alpha: float, confidence: float = 0.95
+    cases: pd.DataFrame, *, correction: str, alpha: float, confidence: float = CONFIDENCE.default
 ) -> pd.Series:
     """Why each case row has its verdict, so a row never looks contradictory.
 

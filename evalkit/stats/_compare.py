@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.errors import InputError
 from evalkit.stats._frame import KEY_COLUMNS, as_frame, match_columns, only_columns
 from evalkit.stats._options import CompareOptions, compare_options
@@ -32,10 +33,10 @@ def compare(
     conditions: Sequence[str] | None = None,
     metric: Metric = "passed",
     threshold: float | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    alpha: float = 0.05,
+    confidence: float = CONFIDENCE.default,
+    n_resamples: int = N_RESAMPLES.default,
+    seed: int | None = SEED.default,
+    alpha: float = ALPHA.default,
     correction: Correction = "holm",
     resample_trials: bool = False,
     labels: tuple[str, str] | None = None,

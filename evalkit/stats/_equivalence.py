@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from scipy import stats
 
 from evalkit._percent import percent
+from evalkit._settings import ALPHA
 from evalkit.stats._interval import Interval
 from evalkit.stats._power import PowerDesign, PowerResult
 from evalkit.stats._variance import VarianceComponents
@@ -114,7 +115,7 @@ def equivalence_cases(
     n_trials: int = 1,
     *,
     true_effect: float = 0.0,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     power: float = 0.8,
     components: VarianceComponents | None = None,
     design: PowerDesign | None = None,

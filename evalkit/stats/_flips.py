@@ -25,8 +25,9 @@ import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
 from evalkit._display import rich_html
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.stats._frame import as_frame, check_confidence, records
+from evalkit.stats._frame import as_frame, records
 from evalkit.stats._interval import json_float
 from evalkit.stats._proportions import proportion_ci
 from evalkit.stats._reuse import reused_note, split_reused
@@ -148,7 +149,7 @@ def flip_rate_between(
     run_a: pd.DataFrame,
     run_b: pd.DataFrame,
     on: Sequence[str] = ("lane", "case_id", "condition", "provider", "trial"),
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> FlipRate:
     """Share of matched work items whose ``passed`` differs between two runs.
 
@@ -184,7 +185,7 @@ def flip_rate_between(
         >>> flips.flip_rate, flips.n_pairs, flips.method
         (0.5, 4, 'wilson')
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     a = as_frame(run_a, what="run_a", required=("case_id",))
     b = as_frame(run_b, what="run_b", required=("case_id",))
     keys = [c for c in on if c in a.columns and c in b.columns]
@@ -319,7 +320,7 @@ def _ratio_interval(
 def flip_rate_within(
     data: pd.DataFrame,
     by: Sequence[str] | None = None,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> FlipRate:
     """Share of disagreeing trial pairs within each group of one run (and pooled).
 
@@ -358,7 +359,7 @@ def flip_rate_within(
         >>> round(within.flip_rate, 3), within.n_pairs
         (0.333, 6)
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     if by is None:
         by = ["case_id", "condition"]
         if isinstance(data, pd.DataFrame):

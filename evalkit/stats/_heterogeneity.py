@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from evalkit._percent import percent
+from evalkit._settings import CONFIDENCE
 from evalkit.stats._interval import json_float
 
 #: Fewest providers with which a between-provider variance is estimated.
@@ -162,7 +163,7 @@ def heterogeneity(
     clusters: Sequence[str] = ("case_id",),
     estimate: float,
     se: float,
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
 ) -> Heterogeneity:
     """Interaction test, ``tau2``, ``I2`` and prediction interval across providers.
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from evalkit._percent import percent
+from evalkit._settings import CONFIDENCE
 from evalkit.stats._proportions import pass_rates
 
 #: Columns that, with ``case_id``, make one cell of a run when present.
@@ -42,7 +43,10 @@ class MatchedRates:
 
 
 def matched_rates(
-    rows: pd.DataFrame, *, conditions: Sequence[str] | None = None, confidence: float = 0.95
+    rows: pd.DataFrame,
+    *,
+    conditions: Sequence[str] | None = None,
+    confidence: float = CONFIDENCE.default,
 ) -> MatchedRates:
     """Per-condition pass rates, pooled and over the cells every condition ran.
 

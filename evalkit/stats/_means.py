@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.stats._frame import check_confidence
 from evalkit.stats._interval import Interval
 
 ArrayLike = Sequence[float] | np.ndarray | pd.Series
@@ -62,7 +62,7 @@ def t_interval(values: np.ndarray, confidence: float, method: str = "t") -> Inte
     return Interval(mean, low, high, confidence, method)
 
 
-def mean_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
+def mean_ci(values: ArrayLike, confidence: float = CONFIDENCE.default) -> Interval:
     """Mean with a Student-t confidence interval (``n - 1`` degrees of freedom).
 
     Treats the values as independent. For several trials per case, average the trials
@@ -84,7 +84,7 @@ def mean_ci(values: ArrayLike, confidence: float = 0.95) -> Interval:
         >>> round(ci.estimate, 2), round(ci.ci_low, 3), round(ci.ci_high, 3)
         (0.5, 0.089, 0.911)
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     return t_interval(as_values(values), level, "t")
 
 

@@ -6,8 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.errors import InputError
-from evalkit.stats._frame import check_choice, check_confidence, check_positive_int
+from evalkit.stats._frame import check_choice
 from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold
 from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
 
@@ -27,7 +28,7 @@ class CompareOptions:
         threshold: Practical threshold of "improved", in [0, 1] (5 pp of pass rate, or 0.05
             of score, by default).
         confidence: Confidence level of the intervals, in (0, 1).
-        n_resamples: Bootstrap replicates (>= 1).
+        n_resamples: Bootstrap replicates (>= 100).
         seed: Seed (same seed, same result); None draws a fresh one.
         alpha: Per-case significance level after correction, in (0, 1).
         correction: Multiplicity correction across cases (``"holm"``, ``"fdr_bh"``, ...).
@@ -42,10 +43,10 @@ class CompareOptions:
 
     metric: Metric = "passed"
     threshold: float = DEFAULT_THRESHOLD
-    confidence: float = 0.95
-    n_resamples: int = 10_000
-    seed: int | None = 0
-    alpha: float = 0.05
+    confidence: float = CONFIDENCE.default
+    n_resamples: int = N_RESAMPLES.default
+    seed: int | None = SEED.default
+    alpha: float = ALPHA.default
     correction: Correction = "holm"
     resample_trials: bool = False
 
@@ -54,9 +55,9 @@ class CompareOptions:
         check_choice("metric", self.metric, METRICS)
         check_choice("correction", self.correction, CORRECTIONS)
         checked = {
-            "confidence": check_confidence(self.confidence),
-            "alpha": check_confidence(self.alpha, "alpha"),
-            "n_resamples": check_positive_int(self.n_resamples, "n_resamples"),
+            "confidence": CONFIDENCE.check(self.confidence),
+            "alpha": ALPHA.check(self.alpha),
+            "n_resamples": N_RESAMPLES.check(self.n_resamples),
             "threshold": check_threshold(self.threshold),
             "resample_trials": bool(self.resample_trials),
         }

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import rich_html
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_decisions, case_verdict_note
 from evalkit.stats._equivalence import equivalence
@@ -605,10 +606,10 @@ def paired_compare(
     trial_col: str = "trial",
     value: Metric = "passed",
     threshold: float | None = None,
-    confidence: float = 0.95,
-    n_resamples: int = 10_000,
-    seed: int | None = 0,
-    alpha: float = 0.05,
+    confidence: float = CONFIDENCE.default,
+    n_resamples: int = N_RESAMPLES.default,
+    seed: int | None = SEED.default,
+    alpha: float = ALPHA.default,
     correction: Correction = "holm",
     resample_trials: bool = False,
     options: CompareOptions | None = None,

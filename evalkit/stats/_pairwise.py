@@ -37,9 +37,10 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import cluster_bootstrap
-from evalkit.stats._frame import check_confidence, json_ready, records
+from evalkit.stats._frame import json_ready, records
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._types import Verdict
 from evalkit.stats._verdicts import holm
@@ -180,7 +181,7 @@ def sign_test(case_shares: np.ndarray) -> SignTest:
     return SignTest(positive, negative, zero, p_value)
 
 
-def case_table(pairs: pd.DataFrame, alpha: float = 0.05) -> pd.DataFrame:
+def case_table(pairs: pd.DataFrame, alpha: float = ALPHA.default) -> pd.DataFrame:
     """Per-case win shares with Holm-corrected exact binomial tests on decisive trials.
 
     Args:
@@ -246,9 +247,9 @@ def position_bias(
     decisive: np.ndarray,
     units: np.ndarray,
     *,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int | None = 0,
+    confidence: float = CONFIDENCE.default,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
+    seed: int | None = SEED.default,
 ) -> Interval:
     """Share of decisive single-order judgements won by the first-shown answer.
 
@@ -304,10 +305,10 @@ def pairwise_stats(
     pairs: pd.DataFrame,
     *,
     threshold: float = DEFAULT_PAIRWISE_THRESHOLD,
-    alpha: float = 0.05,
-    confidence: float = 0.95,
-    n_resamples: int = 2000,
-    seed: int | None = 0,
+    alpha: float = ALPHA.default,
+    confidence: float = CONFIDENCE.default,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
+    seed: int | None = SEED.default,
 ) -> PairwiseStats:
     """Statistics of a baseline-candidate pairwise comparison (see the module docstring).
 
@@ -328,8 +329,8 @@ def pairwise_stats(
     Raises:
         InputError: Missing columns, outcomes other than 0 / 0.5 / 1, bad arguments.
     """
-    confidence = check_confidence(confidence)
-    alpha = check_confidence(alpha, "alpha")
+    confidence = CONFIDENCE.check(confidence)
+    alpha = ALPHA.check(alpha)
     if not (math.isfinite(threshold) and threshold >= 0):
         raise InputError(f"`threshold` must be a number >= 0, but {threshold!r} was passed.")
     df = _check_frame(pairs)

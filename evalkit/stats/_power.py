@@ -48,6 +48,7 @@ from scipy import optimize, stats
 
 from evalkit._display import rich_html
 from evalkit._percent import percent
+from evalkit._settings import ALPHA
 from evalkit.errors import InputError
 from evalkit.stats._frame import (
     check_choice,
@@ -170,7 +171,7 @@ class PowerDesign:
     var_between: float | None = None
     var_within: float | None = None
     correlation: float = DEFAULT_CORRELATION
-    alpha: float = 0.05
+    alpha: float = ALPHA.default
     power: float = 0.8
     method: str = "t"
     var_difference: float | None = None
@@ -190,7 +191,7 @@ class PowerDesign:
             "var_between": between,
             "var_within": _number(within, "var_within", 0.0, math.inf),
             "correlation": _number(self.correlation, "correlation", -1.0, 1.0),
-            "alpha": check_confidence(self.alpha, "alpha"),
+            "alpha": ALPHA.check(self.alpha),
             "power": check_confidence(self.power, "power"),
         }
         for name, value in checked.items():
@@ -205,7 +206,7 @@ class PowerDesign:
         var_between: float | None = None,
         var_within: float | None = None,
         correlation: float | None = None,
-        alpha: float = 0.05,
+        alpha: float = ALPHA.default,
         power: float = 0.8,
         method: str = "t",
     ) -> PowerDesign:
@@ -390,7 +391,7 @@ _UNSET_DESIGN: dict[str, Any] = {
     "var_between": None,
     "var_within": None,
     "correlation": None,
-    "alpha": 0.05,
+    "alpha": ALPHA.default,
     "power": 0.8,
     "method": "t",
 }
@@ -430,7 +431,7 @@ def minimum_detectable_effect(
     var_between: float | None = None,
     var_within: float | None = None,
     correlation: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
@@ -505,7 +506,7 @@ def required_cases(
     var_between: float | None = None,
     var_within: float | None = None,
     correlation: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",
@@ -613,7 +614,7 @@ def required_trials(
     var_between: float | None = None,
     var_within: float | None = None,
     correlation: float | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     power: float = 0.8,
     components: VarianceComponents | None = None,
     method: str = "t",

@@ -9,8 +9,9 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.stats._frame import as_frame, check_choice, check_confidence
+from evalkit.stats._frame import as_frame, check_choice
 from evalkit.stats._interval import Interval
 from evalkit.stats._means import t_interval
 
@@ -57,7 +58,7 @@ def wilson_bounds(count: float, nobs: float, alpha: float) -> tuple[float, float
 
 
 def proportion_ci(
-    successes: float, n: float, confidence: float = 0.95, method: str = "wilson"
+    successes: float, n: float, confidence: float = CONFIDENCE.default, method: str = "wilson"
 ) -> Interval:
     """Confidence interval for a binomial proportion (statsmodels ``proportion_confint``).
 
@@ -88,7 +89,7 @@ def proportion_ci(
         >>> proportion_ci(0, 0).ci_low, proportion_ci(0, 0).ci_high
         (0.0, 1.0)
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     check_choice("method", method, PROPORTION_METHODS)
     label = "clopper-pearson" if method == "beta" else method
     try:
@@ -228,7 +229,7 @@ def pass_rates(
     by: Sequence[str] = ("condition",),
     units: str = "case_id",
     value: str = "passed",
-    confidence: float = 0.95,
+    confidence: float = CONFIDENCE.default,
     method: str = "auto",
 ) -> pd.DataFrame:
     """Pass rate (or mean score) per group, with a confidence interval.
@@ -276,7 +277,7 @@ def pass_rates(
         0       none        4      0.50  wilson
         1  preloaded        4      0.75  wilson
     """
-    level = check_confidence(confidence)
+    level = CONFIDENCE.check(confidence)
     check_choice("method", method, PASS_RATE_METHODS)
     by = [by] if isinstance(by, str) else list(by)
     required = list(dict.fromkeys([*by, units]))

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from evalkit._settings import CONFIDENCE
 from evalkit.stats._types import Verdict
 from evalkit.stats._verdicts import _TOLERANCE
 
@@ -63,7 +64,7 @@ class ConfidenceSequence(NamedTuple):
 
 
 def confidence_sequence(
-    differences: np.ndarray, confidence: float = 0.95, plan_cases: int | None = None
+    differences: np.ndarray, confidence: float = CONFIDENCE.default, plan_cases: int | None = None
 ) -> ConfidenceSequence:
     """Hedged-capital betting confidence sequence for the mean of values in [-1, 1].
 
@@ -114,7 +115,9 @@ class RunningConfidenceSequence:
         (True, 60)
     """
 
-    def __init__(self, confidence: float = 0.95, plan_cases: int | None = None) -> None:
+    def __init__(
+        self, confidence: float = CONFIDENCE.default, plan_cases: int | None = None
+    ) -> None:
         self.confidence = float(confidence)
         self.plan_cases = plan_cases
         self._wealth = _Wealth.empty()

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
 from evalkit.stats._compare import compare
@@ -31,7 +32,7 @@ from evalkit.stats._sequential_power import check_futility
 from evalkit.stats._types import Correction, Metric
 
 #: Bootstrap replicates of the fixed-design figures carried along (cases table, sign-flip).
-_SIDE_RESAMPLES = 2000
+_SIDE_RESAMPLES = N_RESAMPLES_QUICK.default
 
 
 @dataclass(frozen=True)
@@ -126,14 +127,14 @@ def sequential_compare(
     conditions: Sequence[str] | None = None,
     metric: Metric = "passed",
     threshold: float | None = None,
-    confidence: float = 0.95,
-    seed: int | None = 0,
+    confidence: float = CONFIDENCE.default,
+    seed: int | None = SEED.default,
     order: Sequence[str] | None = None,
     look_at: Sequence[int] | None = None,
     round_size: int = 1,
     stop: bool = True,
     plan_cases: int | None = None,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     correction: Correction = "holm",
     labels: tuple[str, str] | None = None,
     adaptive: AdaptiveTrials | None = None,

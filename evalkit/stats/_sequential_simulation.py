@@ -13,6 +13,7 @@ from typing import overload
 
 import numpy as np
 
+from evalkit._settings import ALPHA, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION, AdaptivePlan, simulate_design
@@ -101,13 +102,13 @@ def simulate_sequential(
     adaptive: AdaptiveTrials | None = None,
     baseline_rate: float = 0.5,
     concentration: float = DEFAULT_CONCENTRATION,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     threshold: float | None = None,
     max_cases: int = 1000,
     round_size: int = 1,
     plan_cases: int | None = None,
     n_sims: int = 200,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
     coupling: float = 1.0,
@@ -203,13 +204,13 @@ def simulate_adaptive(
     adaptive: bool = True,
     baseline_rate: float = 0.5,
     concentration: float = AGENT_CONCENTRATION,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     threshold: float | None = None,
     max_cases: int = 1000,
     round_size: int = 10,
     plan_cases: int | None = None,
     n_sims: int = 200,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
     coupling: float = 1.0,

@@ -1,18 +1,18 @@
 """The practical threshold: its one default and its one range rule (no heavy imports).
 
-Every layer that takes a threshold (the statistics, the gate policy, the optimiser, the
-command line) takes its default and its check from here, so ``evalkit --help`` and a policy
-file read it without loading numpy.
+Both are the entry :data:`evalkit._settings.THRESHOLD` of the shared settings' table; every
+layer that takes a threshold (the statistics, the gate policy, the optimiser, the command
+line) takes them from there or from here, so ``evalkit --help`` and a policy file read them
+without loading numpy.
 """
 
 from __future__ import annotations
 
-import math
-
+from evalkit._settings import THRESHOLD
 from evalkit.errors import InputError
 
 #: Practical threshold of "improved": 5 pp of pass rate (or 0.05 of score).
-DEFAULT_THRESHOLD = 0.05
+DEFAULT_THRESHOLD = THRESHOLD.default
 
 
 def check_threshold(threshold: float | None) -> float:
@@ -28,7 +28,8 @@ def check_threshold(threshold: float | None) -> float:
         The threshold as a float.
 
     Raises:
-        InputError: Not a number in [0, 1]; the message names ``threshold``.
+        ConfigError: Not a number in [0, 1]; the message names ``--threshold`` and
+            ``threshold`` (:meth:`evalkit._settings.Setting.check`).
 
     Examples:
         >>> check_threshold(None), check_threshold(0.1)
@@ -36,23 +37,15 @@ def check_threshold(threshold: float | None) -> float:
     """
     if threshold is None:
         return DEFAULT_THRESHOLD
-    try:
-        value = float(threshold)
-    except (TypeError, ValueError):
-        value = math.nan
-    if not 0.0 <= value <= 1.0:
-        raise InputError(
-            "The value for `threshold` must be a number in [0, 1] (e.g. 0.05 for 5 pp), "
-            f"but {threshold!r} was passed."
-        )
-    return value
+    return THRESHOLD.check(threshold)
 
 
 def threshold_field(value: float) -> float:
     """:func:`check_threshold` as a settings model's field validator (it raises ``ValueError``).
 
     ``threshold: Annotated[float, AfterValidator(threshold_field)]`` gives a model the one
-    range rule, reported by pydantic under the field's name.
+    range rule, reported by pydantic under the field's name (as the field type
+    ``evalkit._settings.Threshold`` does).
 
     Raises:
         ValueError: Not a number in [0, 1].

@@ -29,6 +29,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
+from evalkit._settings import N_RESAMPLES, SEED
+
 #: Up to this many cases every sign pattern is enumerated (2^14 = 16,384 patterns).
 EXACT_UP_TO = 14
 #: Bound on patterns x cases held in memory at once.
@@ -84,7 +86,7 @@ def minimum_cases(alpha: float) -> int:
 
 
 def sign_flip_test(
-    diffs: np.ndarray, n_resamples: int = 10_000, seed: int | None = 0
+    diffs: np.ndarray, n_resamples: int = N_RESAMPLES.default, seed: int | None = SEED.default
 ) -> SignFlipResult:
     """Two-sided sign-flip test that the per-case differences are centred on zero.
 

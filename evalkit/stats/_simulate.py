@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import paired_delta_interval
-from evalkit.stats._frame import check_confidence, check_positive_int
+from evalkit.stats._frame import check_positive_int
 from evalkit.stats._power import DEFAULT_CONCENTRATION, PowerDesign, PowerResult, _number
 from evalkit.stats._proportions import proportion_ci
 from evalkit.stats._settings import check_threshold
@@ -128,12 +129,12 @@ def simulate_power(
     effect: float,
     baseline_rate: float = 0.5,
     n_sims: int = 500,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
     *,
     concentration: float = DEFAULT_CONCENTRATION,
-    alpha: float = 0.05,
+    alpha: float = ALPHA.default,
     threshold: float | None = None,
-    n_resamples: int = 2_000,
+    n_resamples: int = N_RESAMPLES_QUICK.default,
     resample_trials: bool = False,
     coupling: float = 1.0,
 ) -> PowerResult:
@@ -177,13 +178,13 @@ def simulate_power(
     cases = check_positive_int(n_cases, "n_cases", 2)
     trials = check_positive_int(n_trials, "n_trials")
     sims = check_positive_int(n_sims, "n_sims")
-    resamples = check_positive_int(n_resamples, "n_resamples")
+    resamples = N_RESAMPLES_QUICK.check(n_resamples)
     mu = _number(baseline_rate, "baseline_rate", 0.0, 1.0, open_low=True)
     if mu >= 1.0:
         raise InputError("The value for `baseline_rate` must be below 1.")
     size = _number(effect, "effect", -mu, 1.0 - mu)
     kappa = _number(concentration, "concentration", 0.0, math.inf, open_low=True)
-    alpha = check_confidence(alpha, "alpha")
+    alpha = ALPHA.check(alpha)
     level = 1.0 - alpha
     limit = check_threshold(threshold)
     linked = _number(coupling, "coupling", 0.0, 1.0)
@@ -206,7 +207,7 @@ def simulate_power(
         sign = sign_flip_test(diffs, resamples, int(boot_seed))
         outcome = overall_verdict(interval, sign.pvalue, cases, limit).verdict
         hits += outcome == target if target is not None else outcome != "inconclusive"
-    estimate = proportion_ci(hits, sims, 0.95, "wilson")
+    estimate = proportion_ci(hits, sims, CONFIDENCE.default, "wilson")
     components = model_components(mu, size, kappa, linked)
     design = PowerDesign(
         mu, components.var_between, components.var_within, components.correlation, alpha, 0.8

@@ -19,18 +19,21 @@ from tests.conftest import TINY, evalkit_cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
+CONCURRENCY_RULE = "--concurrency / concurrency must be an integer >= 1, but 0 was passed"
+
+
 def test_concurrency_is_checked_by_run_config_and_shown_with_its_flag(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="`concurrency` must be at least 1, got 0"):
+    with pytest.raises(ValidationError, match=CONCURRENCY_RULE):
         RunConfig(concurrency=0)
     done = evalkit_cli("run", TINY, "--concurrency", "0", "--runs-dir", tmp_path)
     assert done.returncode == 2
-    assert "error: --concurrency must be at least 1, got 0" in done.stderr
+    assert f"error: {CONCURRENCY_RULE}" in done.stderr
     optimised = evalkit_cli(
         "optimize", TINY, "--skill", "x", "--optimizer", "command:true", "--concurrency", "0",
         "--runs-dir", tmp_path,
     )
     assert optimised.returncode == 2
-    assert "error: --concurrency must be at least 1, got 0" in optimised.stderr
+    assert f"error: {CONCURRENCY_RULE}" in optimised.stderr
 
 
 def test_the_threshold_rule_is_the_same_for_the_gate_policy_and_the_optimiser(
@@ -38,7 +41,8 @@ def test_the_threshold_rule_is_the_same_for_the_gate_policy_and_the_optimiser(
 ) -> None:
     policy = tmp_path / "gate.yaml"
     policy.write_text("threshold: 1.5\n", encoding="utf-8")
-    with pytest.raises(InputError, match=r"threshold: .*must be a number in \[0, 1\]"):
+    rule = r"--threshold / threshold must be a number in \[0, 1\]"
+    with pytest.raises(InputError, match=f"threshold: .*{rule}"):
         load_policy(policy)
     assert load_policy(None).threshold == DEFAULT_THRESHOLD
     with pytest.raises(ValidationError, match=r"must be a number in \[0, 1\]"):
@@ -49,7 +53,7 @@ def test_the_threshold_rule_is_the_same_for_the_gate_policy_and_the_optimiser(
         "--runs-dir", tmp_path,
     )
     assert done.returncode == 2
-    assert "error: The value for --threshold must be a number in [0, 1]" in done.stderr
+    assert "error: --threshold / threshold must be a number in [0, 1]" in done.stderr
 
 
 def test_flags_name_the_parameters_they_set() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from evalkit._settings import CONFIDENCE, THRESHOLD, Setting
 from evalkit.cli._flags import FLAGS
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig
@@ -33,9 +34,6 @@ BAD = [
     ({"max_usd": -1.0}, "max_usd must be a positive number, got -1.0"),
     ({"max_rounds": -2}, "max_rounds must be a positive number, got -2"),
     ({"plan_cases": 0}, "plan_cases must be a positive number, got 0"),
-    ({"confidence": 1.0}, "confidence must be between 0 and 1, got 1.0"),
-    ({"threshold": -0.1}, "The value for threshold must be a number in [0, 1]"),
-    ({"threshold": 1.5}, "The value for threshold must be a number in [0, 1]"),
     ({"plan_effect": 1.5}, "plan_effect must be a difference of pass rates in (0, 1)"),
     ({"futility_beta": 1.0}, "futility_beta must be in (0, 1), e.g. 0.2, got 1.0"),
     ({"stage_two_probability": 0.5}, "stage_two_probability: only with adaptive_trials"),
@@ -74,6 +72,22 @@ def test_named_by_the_context_a_bad_value_names_the_flag(
     for parameter, flag in FLAGS.items():
         flagged = flagged.replace(parameter, flag)
     assert str(raised.value).startswith(flagged)
+
+
+@pytest.mark.parametrize(
+    ("values", "setting"),
+    [({"confidence": 1.0}, CONFIDENCE), ({"threshold": -0.1}, THRESHOLD),
+     ({"threshold": 1.5}, THRESHOLD)],
+)
+def test_a_shared_setting_is_refused_with_its_one_message(
+    values: dict[str, Any], setting: Setting[float]
+) -> None:
+    """The shared settings name both the flag and the parameter, with or without a context."""
+    (value,) = values.values()
+    for context in (None, {"names": FLAGS}):
+        with pytest.raises(ConfigError) as raised:
+            SequentialConfig.model_validate(values, context=context)
+        assert str(raised.value) == setting.message(value)
 
 
 def test_every_setting_of_the_command_line_has_its_flag() -> None:

@@ -72,9 +72,9 @@ def test_paired_compare_and_sequential_compare_take_options() -> None:
 
 def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
     assert CompareOptions().threshold == DEFAULT_THRESHOLD
-    with pytest.raises(InputError, match="`threshold`"):
+    with pytest.raises(InputError, match="--threshold / threshold must be"):
         CompareOptions(threshold=-0.1)
-    with pytest.raises(InputError, match="`n_resamples`"):
+    with pytest.raises(InputError, match="--resamples / n_resamples must be an integer >= 100"):
         CompareOptions(n_resamples=0)
     with pytest.raises(InputError, match="`correction`"):
         CompareOptions(correction="sidak")  # type: ignore[arg-type]
@@ -85,15 +85,18 @@ def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
         frozen.threshold = 0.2  # type: ignore[misc]
 
 
+THRESHOLD_RULE = r"--threshold / threshold must be a number in \[0, 1\]"
+
+
 def test_one_range_rule_for_the_threshold() -> None:
     assert check_threshold(None) == 0.05
     assert check_threshold(1) == 1.0 and check_threshold(0) == 0.0
     for bad in (-0.01, 1.5, float("nan"), "x"):
-        with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+        with pytest.raises(InputError, match=THRESHOLD_RULE):
             check_threshold(bad)  # type: ignore[arg-type]
-    with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+    with pytest.raises(InputError, match=THRESHOLD_RULE):
         compare(_run(), conditions=("none", "preloaded"), threshold=2.0)
-    with pytest.raises(InputError, match=r"`threshold` must be a number in \[0, 1\]"):
+    with pytest.raises(InputError, match=THRESHOLD_RULE):
         required_cases(0.1, threshold=2.0)
 
 

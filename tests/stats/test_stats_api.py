@@ -20,6 +20,7 @@ ALLOWED_EVALKIT_IMPORTS = (
     "evalkit._display",
     "evalkit._lazy",
     "evalkit._percent",  # a leaf: how every surface rounds a percentage (no imports)
+    "evalkit._settings",  # the shared settings' table (imports only evalkit.errors)
 )
 
 

@@ -150,7 +150,7 @@ def test_cluster_bootstrap_median() -> None:
     ("kwargs", "match"),
     [
         ({"statistic": "mode"}, "`statistic` must be one of"),
-        ({"n_resamples": 0}, "`n_resamples`"),
+        ({"n_resamples": 0}, "--resamples / n_resamples must be an integer >= 100"),
         ({"units": None}, "`units` must be an array"),
     ],
 )

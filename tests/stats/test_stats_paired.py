@@ -103,7 +103,7 @@ def test_paired_bootstrap_delta_validates_shapes() -> None:
         paired_bootstrap_delta(np.ones((3, 2)), np.ones((4, 2)))
     with pytest.raises(InputError, match="has no trial"):
         paired_bootstrap_delta([[1.0, np.nan], [np.nan, np.nan]], [[1.0, 0.0], [1.0, 1.0]])
-    with pytest.raises(InputError, match="`n_resamples`"):
+    with pytest.raises(InputError, match="--resamples / n_resamples must be an integer >= 100"):
         paired_bootstrap_delta([1.0, 0.0], [1.0, 1.0], n_resamples=0)
 
 
@@ -260,7 +260,7 @@ def test_paired_compare_rejects_bad_input(to_frame: FrameMaker) -> None:
         paired_compare(base, to_frame(np.ones((3, 2)), prefix="z"))
     with pytest.raises(InputError, match="`correction` must be one of"):
         paired_compare(base, base, correction="sidak")
-    with pytest.raises(InputError, match="`threshold`"):
+    with pytest.raises(InputError, match="--threshold / threshold must be"):
         paired_compare(base, base, threshold=-0.1)
     doubled = pd.concat([base, base.assign(provider="other")], ignore_index=True)
     doubled["provider"] = doubled["provider"].fillna("main")

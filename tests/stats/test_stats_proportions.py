@@ -80,7 +80,7 @@ def test_proportion_ci_at_n_zero(method: str) -> None:
         ((5, 3), {}, "successes <= n"),
         ((-1, 3), {}, "successes <= n"),
         ((1, 3), {"method": "wald"}, "`method` must be one of"),
-        ((1, 3), {"confidence": 1.5}, "`confidence`"),
+        ((1, 3), {"confidence": 1.5}, r"confidence must be a number in \(0, 1\)"),
         (("a", 3), {}, "must be numbers"),
     ],
 )

@@ -1,0 +1,334 @@
+"""The settings many functions, configurations and commands share, each declared once.
+
+A shared setting (the confidence level, the significance level, the bootstrap replicates,
+the retries, the concurrency, the seed, the practical threshold) is one :class:`Setting` of
+:data:`SETTINGS`: its Python name, its command-line flag, its default, its limits, its help
+text and the kind of its value. Everything else takes them from here:
+
+* a function's signature takes the default (``confidence: float = CONFIDENCE.default``) and
+  checks a value with :meth:`Setting.check`;
+* a pydantic configuration types the field with the entry (``concurrency: Concurrency =
+  CONCURRENCY.default``): :data:`Concurrency` is ``Annotated[int, CONCURRENCY]``, and an entry
+  used as ``Annotated`` metadata validates with the same check;
+* a command adds the flag with :meth:`Setting.add_argument` (its help text and default), and
+  the flag's value is checked as the command line is parsed.
+
+A bad value gets one message wherever it was given, naming both the flag and the field
+(``--confidence / confidence must be a number in (0, 1), e.g. 0.95, but 1.5 was passed``),
+so a user of the command line and a user of the library both recognise their own name.
+
+The bootstrap replicates are two entries with one flag, one name and one lower bound but two
+defaults: :data:`N_RESAMPLES` (10 000) for a paired analysis a user reads once (compare, the
+gate, lift, the evidence), and :data:`N_RESAMPLES_QUICK` (2 000) for the loops that compute
+an interval many times over (per pairwise case, per ablated component, per optimiser
+candidate, per run of a trend, per simulated study), where the cost is multiplied and the
+intervals are screens rather than the reported verdict.
+
+This module imports only the standard library and :mod:`evalkit.errors` at import time
+(pydantic's core is imported when a configuration class is built), so ``evalkit --version``
+and ``compare`` stay light.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
+
+from evalkit.errors import ConfigError
+
+if TYPE_CHECKING:
+    import argparse
+
+    from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+    from pydantic.json_schema import JsonSchemaValue
+    from pydantic_core import CoreSchema
+
+T = TypeVar("T", int, float)
+
+#: JSON Schema keyword of each limit of a :class:`Setting`.
+_SCHEMA_LIMITS = {
+    "gt": "exclusiveMinimum",
+    "ge": "minimum",
+    "lt": "exclusiveMaximum",
+    "le": "maximum",
+}
+
+#: How each limit reads in a message.
+_LIMIT_WORDS = {"gt": ">", "ge": ">=", "lt": "<", "le": "<="}
+
+
+@dataclass(frozen=True)
+class Setting(Generic[T]):
+    """One shared setting: its names, default, limits, help text and kind of value.
+
+    Attributes:
+        name: The Python name (a parameter or a configuration field).
+        flag: The command-line flag.
+        default: The default value.
+        kind: The kind of value, ``int`` or ``float``.
+        help: What the setting is, for ``--help`` (the default is added).
+        gt: Values must be greater than this (None: no such limit).
+        ge: Values must be at least this.
+        lt: Values must be less than this.
+        le: Values must be at most this.
+        example: A value to show in an error message (empty: none).
+
+    Examples:
+        >>> CONFIDENCE.check(0.9)
+        0.9
+        >>> CONFIDENCE.rule
+        'a number in (0, 1)'
+        >>> CONCURRENCY.message(0)
+        '--concurrency / concurrency must be an integer >= 1, but 0 was passed'
+    """
+
+    name: str
+    flag: str
+    default: T
+    kind: type[T]
+    help: str
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    example: str = ""
+
+    def limits(self) -> dict[str, float]:
+        """The limits that are set, as ``{"gt": 0, "lt": 1}``."""
+        return {
+            limit: value
+            for limit in _LIMIT_WORDS
+            if (value := getattr(self, limit)) is not None
+        }
+
+    @property
+    def rule(self) -> str:
+        """What a value must be, in words: ``"an integer >= 1"``, ``"a number in (0, 1)"``."""
+        noun = "an integer" if self.kind is int else "a number"
+        low = self.ge if self.gt is None else self.gt
+        high = self.le if self.lt is None else self.lt
+        if low is not None and high is not None:  # an interval: (0, 1), [0, 1]
+            opening = "[" if self.gt is None else "("
+            closing = "]" if self.lt is None else ")"
+            return f"{noun} in {opening}{low:g}, {high:g}{closing}"
+        limits = self.limits().items()
+        bounds = " and ".join(f"{_LIMIT_WORDS[limit]} {value:g}" for limit, value in limits)
+        return f"{noun} {bounds}" if bounds else noun
+
+    def message(self, value: object) -> str:
+        """The one message of a bad value: the flag, the field, the rule and the value.
+
+        Args:
+            value: The value passed.
+
+        Returns:
+            ``"--flag / name must be RULE, e.g. EXAMPLE, but VALUE was passed"``.
+        """
+        example = f", e.g. {self.example}" if self.example else ""
+        return f"{self.flag} / {self.name} must be {self.rule}{example}, but {value!r} was passed"
+
+    def check(self, value: Any) -> T:
+        """The value, checked against the kind and the limits.
+
+        An ``int`` setting takes any integer (a numpy integer too) but no bool and no float;
+        a ``float`` setting takes anything ``float()`` reads, except a bool.
+
+        Args:
+            value: The value passed.
+
+        Returns:
+            The value as :attr:`kind`.
+
+        Raises:
+            ConfigError: Not of the kind, or outside the limits (NaN is outside any limit).
+        """
+        number: float
+        try:
+            if isinstance(value, bool):
+                raise TypeError("a bool is not a number")
+            number = operator.index(value) if self.kind is int else float(value)
+        except (TypeError, ValueError):
+            raise ConfigError(self.message(value)) from None
+        if not self._within(number):
+            raise ConfigError(self.message(value))
+        return self.kind(number)
+
+    def _within(self, number: float) -> bool:
+        gt, ge, lt, le = self.gt, self.ge, self.lt, self.le
+        return (
+            (gt is None or number > gt)
+            and (ge is None or number >= ge)
+            and (lt is None or number < lt)
+            and (le is None or number <= le)
+        )
+
+    def parse(self, text: str) -> T:
+        """A command-line value of the flag, converted and checked (argparse's ``type``).
+
+        Args:
+            text: The text given after the flag.
+
+        Returns:
+            The value as :attr:`kind`.
+
+        Raises:
+            ConfigError: Not a value of the kind, or outside the limits; the command line
+                exits with code 2 and the message.
+        """
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise ConfigError(self.message(text)) from None
+        return self.check(value)
+
+    def add_argument(
+        self, parser: argparse._ActionsContainer, *, when: str = "", **overrides: Any
+    ) -> argparse.Action:
+        """Add the flag to ``parser``: its help text, default, type and check from the table.
+
+        Args:
+            parser: The command's parser (or an argument group of it).
+            when: A prefix of the help text saying when the flag applies
+                (``"calibrate: "``).
+            **overrides: Arguments of :meth:`argparse.ArgumentParser.add_argument` that
+                replace the table's (``default=None`` where None means "the library's
+                default", ``dest=...``, ``help=...``).
+
+        Returns:
+            The argparse action.
+        """
+        options: dict[str, Any] = {
+            "type": self.parse,
+            "default": self.default,
+            "help": f"{when}{self.help} (default {self.default})",
+        }
+        options.update(overrides)
+        return parser.add_argument(self.flag, **options)
+
+    @property
+    def annotated(self) -> Any:
+        """``Annotated[kind, self]``: the pydantic type of a field that takes this setting."""
+        return Annotated[self.kind, self]
+
+    def _validated(self, value: Any) -> T:
+        """:meth:`check` for pydantic, which reports a ``ValueError`` under the field's name."""
+        try:
+            return self.check(value)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        """As ``Annotated`` metadata: the field's type, then :meth:`check`."""
+        from pydantic_core import core_schema
+
+        return core_schema.no_info_after_validator_function(self._validated, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        """As ``Annotated`` metadata: the field's JSON Schema with the limits."""
+        json_schema = handler(schema)
+        json_schema.update(
+            {_SCHEMA_LIMITS[limit]: value for limit, value in self.limits().items()}
+        )
+        return json_schema
+
+
+CONFIDENCE: Setting[float] = Setting(
+    name="confidence",
+    flag="--confidence",
+    default=0.95,
+    kind=float,
+    help="confidence level of the intervals",
+    gt=0,
+    lt=1,
+    example="0.95",
+)
+
+ALPHA: Setting[float] = Setting(
+    name="alpha",
+    flag="--alpha",
+    default=0.05,
+    kind=float,
+    help="significance level",
+    gt=0,
+    lt=1,
+    example="0.05",
+)
+
+N_RESAMPLES: Setting[int] = Setting(
+    name="n_resamples",
+    flag="--resamples",
+    default=10_000,
+    kind=int,
+    help="bootstrap replicates",
+    ge=100,
+)
+
+#: The cheaper default of the loops that compute an interval many times (see the module's
+#: docstring); the same flag, name and lower bound as :data:`N_RESAMPLES`.
+N_RESAMPLES_QUICK: Setting[int] = dataclasses.replace(N_RESAMPLES, default=2_000)
+
+RETRIES: Setting[int] = Setting(
+    name="retries",
+    flag="--retries",
+    default=2,
+    kind=int,
+    help="retries of a call that failed for infrastructure reasons, never of a wrong answer",
+    ge=0,
+)
+
+CONCURRENCY: Setting[int] = Setting(
+    name="concurrency",
+    flag="--concurrency",
+    default=2,
+    kind=int,
+    help="work items (agent or judge calls) in flight at once",
+    ge=1,
+)
+
+SEED: Setting[int] = Setting(
+    name="seed",
+    flag="--seed",
+    default=0,
+    kind=int,
+    help="seed of the random draws",
+)
+
+THRESHOLD: Setting[float] = Setting(
+    name="threshold",
+    flag="--threshold",
+    default=0.05,
+    kind=float,
+    help="practical threshold of 'improved', a difference of pass rates or scores",
+    ge=0,
+    le=1,
+    example="0.05 for 5 pp",
+)
+
+#: Every shared setting.
+SETTINGS: tuple[Setting[Any], ...] = (
+    CONFIDENCE,
+    ALPHA,
+    N_RESAMPLES,
+    N_RESAMPLES_QUICK,
+    RETRIES,
+    CONCURRENCY,
+    SEED,
+    THRESHOLD,
+)
+
+#: The Python names of the shared settings (no other module gives one a literal default).
+SETTING_NAMES: frozenset[str] = frozenset(setting.name for setting in SETTINGS)
+
+#: The pydantic field types of the settings with limits: ``Annotated[kind, entry]``.
+Confidence = Annotated[float, CONFIDENCE]
+Alpha = Annotated[float, ALPHA]
+Resamples = Annotated[int, N_RESAMPLES]
+Retries = Annotated[int, RETRIES]
+Concurrency = Annotated[int, CONCURRENCY]
+Threshold = Annotated[float, THRESHOLD]
