@@ -9,13 +9,13 @@ row with its ``error`` instead of stopping the index.
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from evalkit._paths import is_inside
+from evalkit._untrusted import load_json
 from evalkit.results import EVENTS_FILE, MANIFEST_FILE, peek_manifest
 
 #: Most bytes of new events read for one run in one look (the rest at the next look).
@@ -153,7 +153,7 @@ def _read_event(tail: _Tail, line: bytes) -> None:
     if not any(kind in line for kind in (b'"item_finished"', b'"run_started"', b'"cache_hits"')):
         return
     try:
-        event = json.loads(line)
+        event = load_json(line, EVENTS_FILE)  # within the bounds of untrusted JSON
     except ValueError:
         return
     if not isinstance(event, dict):
