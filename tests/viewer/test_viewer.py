@@ -167,6 +167,7 @@ def _open(chromium: Browser, server: ViewServer, path: str = "/") -> tuple[Page,
     return page, errors
 
 
+@pytest.mark.slow
 def test_hostile_ids_and_answers_render_as_text_in_chromium(
     chromium: Browser, server: ViewServer
 ) -> None:
