@@ -88,13 +88,20 @@ def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
         parts.append(sanitize_html(interval_table(rates, by).html))
     conditions = sorted(str(c) for c in rows["condition"].dropna().unique())
     if len(conditions) > 1:
-        options = "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in conditions)
+        def options(chosen: str) -> str:
+            return "".join(
+                f'<option value="{esc(c)}"{" selected" if c == chosen else ""}>{esc(c)}</option>'
+                for c in conditions
+            )
+
+        baseline = "none" if "none" in conditions else conditions[0]
+        candidate = next(c for c in conditions if c != baseline)
         parts.append(
             "<h2>Compare two conditions</h2>"
             '<form class="ek-view-compare" action="/compare" method="get">'
             f'<input type="hidden" name="run" value="{esc(run_dir.name)}">'
-            f'<label>baseline <select name="a">{options}</select></label> '
-            f'<label>candidate <select name="b">{options}</select></label> '
+            f'<label>baseline <select name="a">{options(baseline)}</select></label> '
+            f'<label>candidate <select name="b">{options(candidate)}</select></label> '
             '<button type="submit">compare</button></form>'
         )
     flipped = _flipped_cases(rows)
