@@ -18,6 +18,7 @@ if TYPE_CHECKING:
         SANDBOX_ENV,
         Limits,
         disable_sandbox,
+        find_bwrap,
         require_sandbox,
         sandbox_enabled,
     )
@@ -36,6 +37,7 @@ __all__ = [
     "SandboxUnavailableError",
     "copy_fixture",
     "disable_sandbox",
+    "find_bwrap",
     "fixture_link_problems",
     "require_sandbox",
     "run_command",
