@@ -11,6 +11,11 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
+#: Names that moved or were renamed (``"package:new_name"``): each still resolves here, with a
+#: DeprecationWarning naming its new path. ``Verdict`` meant a statement's verdict here and the
+#: verdict literal in ``evalkit.stats``.
+_DEPRECATED_ALIASES: dict[str, str] = {"Verdict": "evalkit.judge:StatementVerdict"}
+
 if TYPE_CHECKING:
     from evalkit.judge._apply import (
         JUDGE_ERROR,
@@ -73,7 +78,7 @@ if TYPE_CHECKING:
     )
     from evalkit.judge._prompt import (
         PROMPT_HASH,
-        Verdict,
+        StatementVerdict,
         build_prompt,
         final_answer,
         parse_verdict,
@@ -89,7 +94,7 @@ if TYPE_CHECKING:
     from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
     from evalkit.results import pairwise_calibration  # where compare --pairwise reads it
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
     "CALIBRATION_DIR",
@@ -128,7 +133,7 @@ __all__ = [
     "SimulatedPairwiseJudge",
     "SimulatedPairwiseSettings",
     "Statement",
-    "Verdict",
+    "StatementVerdict",
     "apply_judge",
     "baseline_first",
     "build_pairwise_prompt",

@@ -187,7 +187,7 @@ def build_prompt(task: str, answer: str, excerpt: str, statement: str) -> str:
     )
 
 
-class Verdict(BaseModel):
+class StatementVerdict(BaseModel):
     """A judge's verdict on one statement (the JSON object the judge must answer)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -198,7 +198,7 @@ class Verdict(BaseModel):
     """One line quoting or pointing at what decides it."""
 
 
-def parse_verdict(text: str) -> Verdict:
+def parse_verdict(text: str) -> StatementVerdict:
     """Parse a judge's answer strictly.
 
     The answer must be one JSON object with exactly ``passed`` (a boolean) and ``evidence``
@@ -223,10 +223,10 @@ def parse_verdict(text: str) -> Verdict:
     """
     data = answer_object(text, "judge answer")
     try:
-        verdict = Verdict.model_validate(data)
+        verdict = StatementVerdict.model_validate(data)
     except ValidationError as exc:
         raise JudgeAnswerError(
             f"judge answer is not a verdict ({validation_problems(exc)})"
         ) from None
     evidence = " ".join(verdict.evidence.split())
-    return Verdict(passed=verdict.passed, evidence=_clip(evidence, MAX_EVIDENCE_CHARS))
+    return StatementVerdict(passed=verdict.passed, evidence=_clip(evidence, MAX_EVIDENCE_CHARS))
