@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from evalkit.stats import compare
+from evalkit.stats import compare_tables
 
 CONDITIONS = ("none", "self-load", "preloaded", "stale")
 
@@ -56,7 +56,7 @@ def main() -> None:
         rates = {
             c: np.clip(difficulty + rng.normal(0, 0.1, args.cases), 0, 1) for c in CONDITIONS
         }
-        result = compare(
+        result = compare_tables(
             _rows(rates, "a", 10_000 + sim, args.trials),
             _rows(rates, "b", 20_000 + sim, args.trials),
             n_resamples=args.resamples,

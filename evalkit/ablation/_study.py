@@ -46,7 +46,7 @@ from evalkit.results import (
     write_manifest,
 )
 from evalkit.runner import RunConfig, run
-from evalkit.stats import case_order, compare
+from evalkit.stats import case_order, compare_tables
 
 SKILLS_DIR = "skills"
 MINIMAL_CONDITION = "ablate-minimal"
@@ -287,7 +287,7 @@ def _sequential_rows(plan: _Plan, looks: dict[str, Any], config: AblationConfig)
 
 
 def _skill_effect(frame: pd.DataFrame, full: str, config: AblationConfig) -> dict[str, Any]:
-    result = compare(
+    result = compare_tables(
         frame[frame["condition"].isin(("none", full))],
         conditions=("none", full),
         threshold=config.threshold,
@@ -339,7 +339,7 @@ def _minimal(
         ),
     )
     frame = read_run(result.run_dir)
-    check = compare(
+    check = compare_tables(
         frame,
         conditions=(plan.full, MINIMAL_CONDITION),
         threshold=config.threshold,

@@ -1,6 +1,6 @@
 """Verdicts per component: the full skill against each ablated copy, paired by case.
 
-For each component the comparison is :func:`evalkit.stats.compare` of two conditions of one
+For each component the comparison is :func:`evalkit.stats.compare_tables` of two conditions of one
 run, the ablated copy as the baseline and the full skill as the candidate, so the estimate is
 the component's *contribution*: full minus ablated, the mean over cases of the per-case
 difference of pass rates. Its test is the exact sign-flip test over cases (cases are the
@@ -28,7 +28,7 @@ import pandas as pd
 from evalkit._settings import ALPHA, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats import (
-    compare,
+    compare_tables,
     estimate_variance_components,
     holm,
     minimum_detectable_effect,
@@ -121,7 +121,7 @@ def component_verdicts(
     rows = []
     for component, condition in ablations.items():
         pair = frame[frame["condition"].isin((condition, full))]
-        result = compare(
+        result = compare_tables(
             pair,
             conditions=(condition, full),
             threshold=0.0,

@@ -22,8 +22,7 @@ from evalkit.results import (
     load_results,
     run_label,
 )
-from evalkit.stats import Correction, Metric, PairedComparison
-from evalkit.stats import compare as compare_tables
+from evalkit.stats import Correction, Metric, PairedComparison, compare_tables
 
 
 def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
@@ -64,7 +63,7 @@ def compare(
     either run holds several of them), and trials line up by ``trial``; the result is labelled
     with the two run ids. With ``candidate=None`` and ``conditions=(A, B)``, two conditions of
     one run are compared instead (labels ``A`` and ``B``; every case's ``condition`` reads
-    ``"B vs A"``). The statistics are those of :func:`evalkit.stats.compare`, which this
+    ``"B vs A"``). The statistics are those of :func:`evalkit.stats.compare_tables`, which this
     function calls on the runs' tables: between two runs one comparison per condition
     (``by_condition``) and, with several conditions, overall figures stratified by case; item
     pairs whose two sides are one sample (cache copies, or a deterministic provider rerun with

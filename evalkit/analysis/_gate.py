@@ -41,7 +41,7 @@ from evalkit.stats import (
     Metric,
     PairedComparison,
     ReuseSplit,
-    compare,
+    compare_tables,
     reused_note,
     split_reused,
 )
@@ -406,7 +406,7 @@ def gate(
         # copies are taken out per trial, before trials are folded into one strict row
         reused = _split_copies(base, cand)
         compared_base, compared_cand = _strict(reused.baseline), _strict(reused.candidate)
-    result = compare(
+    result = compare_tables(
         compared_base,
         compared_cand,
         metric=rules.metric,

@@ -62,7 +62,7 @@ from evalkit.optimize._state import (
 )
 from evalkit.results import append_event, read_run, read_transcripts
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
-from evalkit.stats import Interval, Verdict, compare
+from evalkit.stats import Interval, Verdict, compare_tables
 
 SPLITS_FILE = "splits.json"
 _HONESTY_ERRORS = (TamperError, SealError)
@@ -292,7 +292,7 @@ class _Optimisation:
                 n_resamples=self.config.n_resamples,
                 seed=self.config.seed,
             )
-        result = compare(
+        result = compare_tables(
             baseline,
             candidate,
             threshold=self.config.threshold,

@@ -37,7 +37,7 @@ from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.stats import (
     FlipRate,
     PairedComparison,
-    compare,
+    compare_tables,
     flip_rate_between,
     flip_rate_within,
     unmatched_lines,
@@ -377,7 +377,8 @@ def compare_view(
             ``evalkit run --until-verdict``, else ``none`` vs ``preloaded``).
         runs_dir: Where run ids are looked up.
         providers: Keep only these providers (``"P,Q"``; default every provider).
-        **options: Passed to :func:`evalkit.stats.compare` (``threshold``, ``n_resamples``...).
+        **options: Passed to :func:`evalkit.stats.compare_tables` (``threshold``,
+            ``n_resamples``...).
 
     Returns:
         The :class:`ComparisonView`.
@@ -392,7 +393,7 @@ def compare_view(
     if baseline:
         baseline_dir = resolve_run_dir(baseline, runs_dir)
         baseline_rows = select_providers(read_run(baseline_dir), providers, baseline_dir.name)
-        result = compare(
+        result = compare_tables(
             baseline_rows,
             candidate_rows,
             conditions=wanted or None,
@@ -418,7 +419,7 @@ def compare_view(
         raise InputError(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
         )
-    result = compare(candidate_rows, conditions=pair, **options)
+    result = compare_tables(candidate_rows, conditions=pair, **options)
     result = _with_next_step(result, candidate_rows, None, candidate_dir, runs_dir)
     first, second = pair
     return ComparisonView(

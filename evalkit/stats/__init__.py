@@ -16,6 +16,11 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
+#: Renamed names (``"package:new_name"``): each still resolves, with a DeprecationWarning.
+#: ``compare`` of tables is ``compare_tables``: ``evalkit.analysis.compare`` (runs or tables)
+#: is the one ``compare`` users call.
+_DEPRECATED_ALIASES: dict[str, str] = {"compare": "evalkit.stats:compare_tables"}
+
 if TYPE_CHECKING:
     from evalkit.stats._adaptive import (
         AdaptiveTrials,
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
         percentile_interval,
     )
     from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
-    from evalkit.stats._compare import compare
+    from evalkit.stats._compare import compare_tables
     from evalkit.stats._equivalence import equivalence, equivalence_cases, equivalence_power
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import as_frame, records
@@ -89,7 +94,7 @@ if TYPE_CHECKING:
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
     from evalkit.stats._verdicts import holm, verdict
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
     "AdaptivePlan",
@@ -137,7 +142,7 @@ __all__ = [
     "cluster_wilson",
     "clustered_se",
     "cohens_kappa",
-    "compare",
+    "compare_tables",
     "confidence_sequence",
     "equivalence",
     "equivalence_cases",

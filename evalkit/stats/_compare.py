@@ -26,7 +26,7 @@ from evalkit.stats._types import METRICS, Correction, Metric
 COMPARED_COLUMNS = frozenset((*KEY_COLUMNS, "status", *METRICS, *SAMPLE_COLUMNS))
 
 
-def compare(
+def compare_tables(
     baseline: pd.DataFrame,
     candidate: pd.DataFrame | None = None,
     *,
@@ -94,7 +94,7 @@ def compare(
         ...     "condition": ["none"] * 8 + ["preloaded"] * 8,
         ...     "passed": [False, False, True, False, False, True, False, False] + [True] * 8,
         ... })
-        >>> result = compare(run, conditions=("none", "preloaded"), n_resamples=2000)
+        >>> result = compare_tables(run, conditions=("none", "preloaded"), n_resamples=2000)
         >>> out = result.to_dict()
         >>> out["verdict"], out["wins"], out["cases"][0]["condition"]
         ('improved', 6, 'preloaded vs none')

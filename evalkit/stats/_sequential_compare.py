@@ -14,7 +14,7 @@ import pandas as pd
 from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
-from evalkit.stats._compare import compare
+from evalkit.stats._compare import compare_tables
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
 from evalkit.stats._options import CompareOptions, compare_options
@@ -155,7 +155,7 @@ def sequential_compare(
     Args:
         baseline: Baseline results (tidy DataFrame).
         candidate: Candidate results; None to compare two conditions of ``baseline``.
-        conditions: As for :func:`evalkit.stats.compare`.
+        conditions: As for :func:`evalkit.stats.compare_tables`.
         metric: ``"passed"`` or ``"score"`` (scores must lie in [0, 1]).
         threshold: Practical threshold for "improved" (default 0.05).
         confidence: Level of the confidence sequence (uniform over looks).
@@ -217,7 +217,7 @@ def sequential_compare(
     )
     metric, confidence, seed = settings.metric, settings.confidence, settings.seed
     side_compare = functools.partial(
-        compare,
+        compare_tables,
         conditions=conditions,
         labels=labels,
         options=dataclasses.replace(

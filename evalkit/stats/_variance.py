@@ -84,7 +84,7 @@ def estimate_variance_components(
     - One run and ``conditions=(A, B)``: arms are conditions A and B, matched by case (and
       lane/provider when several) and trial.
     - Two runs: arms are the runs, matched on case and condition (and lane/provider when
-      several), as :func:`compare` does.
+      several), as :func:`compare_tables` does.
     - One run alone: a single arm (every case/condition is a unit); the correlation is NaN and
       the power functions then use their default.
 

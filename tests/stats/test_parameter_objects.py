@@ -15,7 +15,7 @@ from evalkit.stats import (
     CompareOptions,
     PowerDesign,
     check_threshold,
-    compare,
+    compare_tables,
     estimate_variance_components,
     minimum_detectable_effect,
     paired_compare,
@@ -48,9 +48,9 @@ SETTINGS = {
 
 def test_compare_with_options_equals_compare_with_keywords() -> None:
     run = _run()
-    flat = compare(run, conditions=("none", "preloaded"), **SETTINGS)  # type: ignore[arg-type]
+    flat = compare_tables(run, conditions=("none", "preloaded"), **SETTINGS)  # type: ignore[arg-type]
     options = CompareOptions(**SETTINGS)  # type: ignore[arg-type]
-    boxed = compare(run, conditions=("none", "preloaded"), options=options)
+    boxed = compare_tables(run, conditions=("none", "preloaded"), options=options)
     assert boxed.to_dict() == flat.to_dict()
     assert boxed.threshold == 0.02 and boxed.correction == "fdr_bh"
 
@@ -79,7 +79,7 @@ def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
     with pytest.raises(InputError, match="`correction`"):
         CompareOptions(correction="sidak")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="`seed` inside `options`"):
-        compare(_run(), conditions=("none", "preloaded"), options=CompareOptions(), seed=1)
+        compare_tables(_run(), conditions=("none", "preloaded"), options=CompareOptions(), seed=1)
     frozen = CompareOptions()
     with pytest.raises(dataclasses.FrozenInstanceError):
         frozen.threshold = 0.2  # type: ignore[misc]
@@ -95,7 +95,7 @@ def test_one_range_rule_for_the_threshold() -> None:
         with pytest.raises(InputError, match=THRESHOLD_RULE):
             check_threshold(bad)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=THRESHOLD_RULE):
-        compare(_run(), conditions=("none", "preloaded"), threshold=2.0)
+        compare_tables(_run(), conditions=("none", "preloaded"), threshold=2.0)
     with pytest.raises(InputError, match=THRESHOLD_RULE):
         required_cases(0.1, threshold=2.0)
 

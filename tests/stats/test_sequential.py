@@ -10,7 +10,7 @@ from scipy import stats as sps
 from evalkit.errors import InputError
 from evalkit.stats import (
     RunningConfidenceSequence,
-    compare,
+    compare_tables,
     confidence_sequence,
     proportion_ci,
     required_cases,
@@ -187,7 +187,7 @@ def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     run = _run(120, 0.3, seed=5)
     result = sequential_compare(run, conditions=("none", "preloaded"), round_size=10, seed=1)
     out = result.to_dict()
-    fixed = compare(run, conditions=("none", "preloaded"), n_resamples=500).to_dict()
+    fixed = compare_tables(run, conditions=("none", "preloaded"), n_resamples=500).to_dict()
     assert set(fixed) <= set(out)
     assert {"looks", "stopped_at", "method", "order"} <= set(out)
     assert out["verdict"] == "improved"

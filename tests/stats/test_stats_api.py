@@ -55,7 +55,7 @@ def test_contract_names_exist() -> None:
         "estimate_variance_components",
         "simulate_power",
         "cohens_kappa",
-        "compare",
+        "compare_tables",
     ):
         assert callable(getattr(stats_pkg, name)), name
 

@@ -1,4 +1,4 @@
-"""``evalkit.stats.compare``: the compare JSON contract, run directories, conditions."""
+"""``evalkit.stats.compare_tables``: the compare JSON contract, run directories, conditions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import InputError, RunNotFoundError
-from evalkit.stats import compare
+from evalkit.stats import compare_tables as compare
 
 CASE_KEYS = {"case_id", "condition", "verdict", "estimate", "ci_low", "ci_high"}
 TOP_KEYS = {
