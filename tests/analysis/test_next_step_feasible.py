@@ -46,6 +46,7 @@ def _compare(runs: Path, *argv: str) -> tuple[dict[str, object], str]:
     return data, text
 
 
+@pytest.mark.slow
 def test_a_small_edit_is_planned_as_no_practical_difference_over_the_changed_conditions(
     runs: Path,
 ) -> None:

@@ -49,6 +49,7 @@ def test_gate_can_require_that_no_provider_regressed() -> None:
     assert fine.released and "no provider regressed (3 providers)" in fine.message
 
 
+@pytest.mark.slow
 def test_provider_filter_on_the_commands(tmp_path: Path) -> None:
     base, cand = _runs("gamma")
     for name, frame in (("before", base), ("after", cand)):

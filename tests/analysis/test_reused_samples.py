@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from evalkit import read_run
 from evalkit.analysis import gate
@@ -104,6 +105,7 @@ def test_new_seed_without_cache_is_evidence(
     assert all(p["n_cases"] == cases for p in out["by_condition"])  # type: ignore[union-attr]
 
 
+@pytest.mark.slow
 def test_skill_edit_changes_two_conditions_only(
     runs_dir: Path, tmp_path: Path
 ) -> None:

@@ -270,6 +270,7 @@ def test_bad_futility_settings_are_refused(
     assert not (tmp_path / "bad").exists()
 
 
+@pytest.mark.slow
 def test_the_text_of_a_settled_look_does_not_repeat_its_verdict(tmp_path: Path) -> None:
     done = evalkit_cli(*until_verdict_args(tmp_path, "said"))
     assert done.returncode == 0, done.stderr

@@ -123,6 +123,7 @@ def _merged(jobs: Path, rows: pd.DataFrame) -> pd.DataFrame:
     return merged
 
 
+@pytest.mark.slow
 def test_rows_reproduce_every_reward_status_and_token_count(harbor_jobs: Path,
                                                             tmp_path: Path) -> None:
     rows = _imported(harbor_jobs, tmp_path / "runs")
