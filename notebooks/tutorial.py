@@ -49,11 +49,11 @@ from evalkit.report import (
     interval,
     project_path,
     rate_plot,
-    read_transcript,
     run_overview,
     transcript_html,
     verdict_banner,
 )
+from evalkit.results import read_transcript
 from evalkit.runner import RunConfig, SkillOverride
 from evalkit.stats import pass_rates
 

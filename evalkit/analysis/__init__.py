@@ -28,11 +28,11 @@ _DEPRECATED_ALIASES: dict[str, str] = {
     "plan_run": "evalkit.sequential",
     "register_importer": "evalkit.interop",
     "run_until_verdict": "evalkit.sequential",
+    "DEFAULT_MIN_KAPPA": "evalkit.results",
 }
 
 if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
-        DEFAULT_MIN_KAPPA,
         JudgeCalibration,
         JudgeCheck,
         JudgedRun,
@@ -70,7 +70,6 @@ __all__ = [
     "Explanation",
     "explain",
     "side_line",
-    "DEFAULT_MIN_KAPPA",
     "DEFAULT_ROLES",
     "LIFT_COLUMNS",
     "LIFT_METRICS",

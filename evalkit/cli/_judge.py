@@ -190,8 +190,7 @@ def _print_calibration(result: Calibration) -> None:
 
 def _print_threshold(result: Calibration) -> None:
     """Whether the calibration lets the judge's verdicts decide a gate (the run's min_kappa)."""
-    from evalkit.analysis import DEFAULT_MIN_KAPPA
-    from evalkit.results import load_manifest
+    from evalkit.results import DEFAULT_MIN_KAPPA, load_manifest
 
     manifest = load_manifest(Path(result.path).parent.parent)
     threshold = manifest.judge.min_kappa if manifest is not None and manifest.judge else None

@@ -14,7 +14,12 @@ from evalkit import _lazy
 #: Names that moved or were renamed (``"package:new_name"``): each still resolves here, with a
 #: DeprecationWarning naming its new path. ``Verdict`` meant a statement's verdict here and the
 #: verdict literal in ``evalkit.stats``.
-_DEPRECATED_ALIASES: dict[str, str] = {"Verdict": "evalkit.judge:StatementVerdict"}
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "Verdict": "evalkit.judge:StatementVerdict",
+    "CALIBRATION_DIR": "evalkit.results",
+    "LABEL_COLUMNS": "evalkit.results",
+    "pairwise_calibration": "evalkit.results",
+}
 
 if TYPE_CHECKING:
     from evalkit.judge._apply import (
@@ -25,7 +30,7 @@ if TYPE_CHECKING:
         judge_run,
     )
     from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
-    from evalkit.judge._calibrate import CALIBRATION_DIR, Calibration, calibrate, read_labels
+    from evalkit.judge._calibrate import Calibration, calibrate, read_labels
     from evalkit.judge._grade import (
         Combined,
         Graded,
@@ -85,23 +90,19 @@ if TYPE_CHECKING:
         transcript_excerpt,
     )
     from evalkit.judge._sample import (
-        LABEL_COLUMNS,
         LabelSample,
         judged_statements,
         sample_labels,
         write_label_template,
     )
     from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
-    from evalkit.results import pairwise_calibration  # where compare --pairwise reads it
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "CALIBRATION_DIR",
     "DEFAULT_RUBRIC",
     "JUDGE_CACHE_DIR",
     "JUDGE_ERROR",
-    "LABEL_COLUMNS",
     "PAIRWISE_CACHE_DIR",
     "PAIRWISE_DIR",
     "PAIRWISE_PROMPT_HASH",
@@ -151,7 +152,6 @@ __all__ = [
     "known_truth",
     "make_judge",
     "make_pairwise_judge",
-    "pairwise_calibration",
     "parse_pair_verdict",
     "parse_verdict",
     "probe_pairwise",

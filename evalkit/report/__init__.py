@@ -17,6 +17,8 @@ _DEPRECATED_ALIASES: dict[str, str] = {
     "Trend": "evalkit.analysis",
     "load_items": "evalkit.analysis",
     "trend": "evalkit.analysis",
+    "read_transcript": "evalkit.results",
+    "read_transcripts": "evalkit.results",
 }
 
 if TYPE_CHECKING:
@@ -176,7 +178,6 @@ if TYPE_CHECKING:
         wins_note,
         within_flips,
     )
-    from evalkit.results import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
@@ -298,8 +299,6 @@ __all__ = [
     "rate_plot",
     "read_label_rows",
     "read_notebook",
-    "read_transcript",
-    "read_transcripts",
     "register_rich_displays",
     "report",
     "run_facts",

@@ -4,14 +4,20 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
+#: Names answered here that live elsewhere (each warns, naming its home): one home per name.
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "EVIDENCE_METRICS": "evalkit.cases",
+    "find_affirmed": "evalkit.cases",
+    "is_negated": "evalkit.cases",
+    "CommandOutcome": "evalkit.sandbox",
+    "run_command": "evalkit.sandbox",
+}
+
 if TYPE_CHECKING:
-    from evalkit.cases import find_affirmed, is_negated
-    from evalkit.sandbox import CommandOutcome, run_command
     from evalkit.scorers._artifacts import ArtifactCheck, FileCheck, check_requirement, safe_file
     from evalkit.scorers._bundle import BundleCheck, ManifestEntry, check_bundle
     from evalkit.scorers._check import check_case, check_references
     from evalkit.scorers._evidence import (
-        EVIDENCE_METRICS,
         EVIDENCE_SCORER_VERSION,
         EvidenceResult,
         check_evidence,
@@ -31,10 +37,9 @@ if TYPE_CHECKING:
     )
     from evalkit.scorers._verifiers import CheckResult, run_check
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "EVIDENCE_METRICS",
     "EVIDENCE_SCORER_VERSION",
     "ArtifactCheck",
     "BundleCheck",
@@ -49,17 +54,13 @@ __all__ = [
     "REFERENCE_CACHE_DIR",
     "SCORER_VERSION",
     "CheckResult",
-    "CommandOutcome",
     "Component",
     "ReferenceCache",
     "ScoreResult",
     "check_case",
     "check_references",
-    "find_affirmed",
     "infer_skill",
-    "is_negated",
     "reference_check_key",
     "run_check",
-    "run_command",
     "score_item",
 ]

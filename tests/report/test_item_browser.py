@@ -16,7 +16,8 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 import evalkit
-from evalkit.report import item_browser, read_transcript, sample_items
+from evalkit.report import item_browser, sample_items
+from evalkit.results import read_transcript
 from tests.report.conftest import AFTER, BEFORE, SCRIPT_PAYLOAD, Rendered
 
 # the session fixture `rendered` renders six reports: one worker renders them for all (make test:

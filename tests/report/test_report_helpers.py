@@ -21,6 +21,7 @@ from tests.report.conftest import AFTER, BEFORE, IMG_PAYLOAD, RUNS, SCRIPT_PAYLO
 
 # The package, even if ``evalkit.report`` is also bound to the ``report`` function.
 rk = importlib.import_module("evalkit.report")
+results = importlib.import_module("evalkit.results")
 analysis = importlib.import_module("evalkit.analysis")
 
 
@@ -88,16 +89,16 @@ def test_contents_nest_h3_under_h2() -> None:
 
 def test_read_transcripts_finds_hostile_keys(after: pd.DataFrame) -> None:
     keys = after.loc[after["case_id"] == IMG_PAYLOAD, "item_key"].head(3).tolist()
-    found = rk.read_transcripts(AFTER, [*keys, "prompt:nope:none:simulated:0"], rows=after)
+    found = results.read_transcripts(AFTER, [*keys, "prompt:nope:none:simulated:0"], rows=after)
     assert sorted(found) == sorted(keys)
     assert all(record["item_key"] in keys for record in found.values())
-    single = rk.read_transcript(AFTER, keys[0])
+    single = results.read_transcript(AFTER, keys[0])
     assert single is not None and single["response"]["events"][0]["kind"] == "user"
 
 
 def test_runs_without_transcripts_show_none() -> None:
     rows = evalkit.read_run(RUNS / "w41")
-    assert rk.read_transcript(RUNS / "w41", rows["item_key"].iloc[0]) is None
+    assert results.read_transcript(RUNS / "w41", rows["item_key"].iloc[0]) is None
     assert "no transcript" in rk.transcript_html(None, title="t").html
 
 
@@ -108,7 +109,7 @@ def test_transcript_path_outside_the_run_is_ignored(tmp_path: Path, after: pd.Da
     key = after["item_key"].iloc[0]
     secret.write_text(json.dumps({"item_key": key, "response": {"events": []}}) + "\n")
     rows = after.assign(transcript_path="../secret.jsonl")
-    assert rk.read_transcripts(run, [key], rows=rows) == {}
+    assert results.read_transcripts(run, [key], rows=rows) == {}
 
 
 def test_transcript_excerpt_escapes_and_clips() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.cases import AntiPatternRule, Case, load_suite
+from evalkit.cases import AntiPatternRule, Case, find_affirmed, load_suite
 from evalkit.providers import AgentResponse, Event
-from evalkit.scorers import check_case, find_affirmed, infer_skill, score_item
+from evalkit.scorers import check_case, infer_skill, score_item
 
 SLEEP = AntiPatternRule(id="blind-sleep", pattern=r"\bsleep\s+\d+", severity="error")
 TMUX = AntiPatternRule(id="tmux", pattern=r"\btmux\b", severity="warning")
