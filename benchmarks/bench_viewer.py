@@ -15,7 +15,6 @@ the static report of the same run (``evalkit report``, a fresh kernel each time)
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import tempfile
@@ -26,18 +25,11 @@ import httpx
 
 from evalkit.viewer import ViewServer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_report import _fixtures_module  # noqa: E402  (the same loader of the synthesizer)
+
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_S = 2.0
-
-
-def _fixtures_module():  # type: ignore[no-untyped-def]
-    path = ROOT / "scripts" / "make_report_fixtures.py"
-    spec = importlib.util.spec_from_file_location("_make_report_fixtures", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def _timed(client: httpx.Client, path: str) -> tuple[float, int, int]:
@@ -55,7 +47,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the run here and keep it")
     args = parser.parse_args()
     tmp = args.keep or Path(tempfile.mkdtemp(prefix="evalkit-bench-view-"))
-    fixtures = _fixtures_module()
+    fixtures = _fixtures_module()  # the report benchmark's synthesizer of large runs
     run_dir = tmp / "runs" / "big"
     if not run_dir.is_dir():
         run_dir = fixtures.synthesize_large(tmp / "runs", "big", args.cases, args.trials)
