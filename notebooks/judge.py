@@ -40,12 +40,11 @@ from evalkit.report import (
     expectation_pass_rates,
     figure_html,
     interval_table,
-    judged_statements,
     note,
     project_path,
     stored_calibrations,
 )
-from evalkit.results import resolve_run_dir
+from evalkit.results import judged_statements, resolve_run_dir
 
 # %%
 run_dir = resolve_run_dir(project_path(run), project_path(runs_dir))

@@ -51,7 +51,6 @@ from evalkit.report import (
     html_table,
     interval_table,
     item_browser,
-    judged_statements,
     key_values,
     lift_plot,
     matched_rate_section,
@@ -70,7 +69,7 @@ from evalkit.report import (
     trigger_confusion,
     usd,
 )
-from evalkit.results import load_manifest, resolve_run_dir
+from evalkit.results import judged_statements, load_manifest, resolve_run_dir
 from evalkit.stats import pass_rates
 
 # %%

@@ -286,6 +286,32 @@ class Suite:
         skills[skill] = replace(skills[skill], description=" ".join(description.split()))
         return replace(self, skills=skills)
 
+    def planned_cases(
+        self,
+        conditions: tuple[str, ...] | list[str],
+        *,
+        case_ids: tuple[str, ...] = (),
+        lanes: tuple[str, ...] = (),
+        tags: tuple[str, ...] = (),
+        splits: tuple[str, ...] = (),
+    ) -> tuple[Case, ...]:
+        """The cases a run of ``conditions`` with these filters plans (``evalkit run``'s check).
+
+        Raises:
+            ConfigError: A condition the suite does not define, a case id it does not have,
+                or filters that match no case.
+        """
+        unknown = [name for name in conditions if name not in self.conditions]
+        if unknown:
+            known = ", ".join(sorted(self.conditions))
+            raise ConfigError(
+                f"--conditions: unknown condition '{unknown[0]}'; suite defines: {known}"
+            )
+        cases = self.select(case_ids=case_ids, lanes=lanes, tags=tags, splits=splits)
+        if not cases:
+            raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
+        return cases
+
     def select(
         self,
         *,

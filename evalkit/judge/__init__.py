@@ -19,6 +19,7 @@ _DEPRECATED_ALIASES: dict[str, str] = {
     "CALIBRATION_DIR": "evalkit.results",
     "LABEL_COLUMNS": "evalkit.results",
     "pairwise_calibration": "evalkit.results",
+    "judged_statements": "evalkit.results",
 }
 
 if TYPE_CHECKING:
@@ -91,7 +92,6 @@ if TYPE_CHECKING:
     )
     from evalkit.judge._sample import (
         LabelSample,
-        judged_statements,
         sample_labels,
         write_label_template,
     )
@@ -148,7 +148,6 @@ __all__ = [
     "decide",
     "final_answer",
     "judge_run",
-    "judged_statements",
     "known_truth",
     "make_judge",
     "make_pairwise_judge",

@@ -25,12 +25,15 @@ from evalkit._spreadsheet import write_sheet
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
 from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
-from evalkit.results import read_run, read_scores, read_transcripts, resolve_run_dir
+from evalkit.results import (
+    judged_statements,
+    read_transcripts,
+    resolve_run_dir,
+)
 
 #: Longest answer excerpt written to the template (the tail is kept, as the judge's view).
 MAX_SAMPLE_ANSWER_CHARS = 4000
 
-_JUDGED = r"^(expectation|rubric):\d+$"
 
 
 @dataclass(frozen=True)
@@ -63,21 +66,19 @@ class LabelSample:
         }
 
 
-def judged_statements(run_dir: Path) -> pd.DataFrame:
-    """Every judged statement of a run with its item's case, condition, trial and verdict.
+def _statements_to_sample(run_dir: Path) -> pd.DataFrame:
+    """The run's judged statements (:func:`evalkit.results.judged_statements`).
 
     Raises:
-        InputError: The run has no judged statements (the message says how to get some).
+        InputError: The run has none (the message says how to get some).
     """
-    scores = read_scores(run_dir)
-    judged = scores[scores["component"].str.match(_JUDGED)]
+    judged = judged_statements(run_dir)
     if judged.empty:
         raise InputError(
             f"{run_dir}: the run has no judged expectations; judge it first "
             "(evalkit judge RUN) or run a suite whose cases carry expectations"
         )
-    rows = read_run(run_dir)[["item_key", "case_id", "condition", "trial"]]
-    return judged.merge(rows, on="item_key", how="left").reset_index(drop=True)
+    return judged
 
 
 def _allocate(sizes: dict[tuple[str, str], int], n: int) -> dict[tuple[str, str], int]:
@@ -130,7 +131,7 @@ def sample_labels(
     if n < 1:
         raise InputError(f"-n must be at least 1, got {n}")
     run_dir = resolve_run_dir(run, runs_dir)
-    statements = judged_statements(run_dir)
+    statements = _statements_to_sample(run_dir)
     statements["judge_outcome"] = np.where(statements["passed"].astype(bool), "pass", "fail")
     strata_keys = ["condition", "judge_outcome"]
     members = {

@@ -19,6 +19,7 @@ _DEPRECATED_ALIASES: dict[str, str] = {
     "trend": "evalkit.analysis",
     "read_transcript": "evalkit.results",
     "read_transcripts": "evalkit.results",
+    "judged_statements": "evalkit.results",
 }
 
 if TYPE_CHECKING:
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
         confusion_plot,
         disagreements_html,
         expectation_pass_rates,
-        judged_statements,
         stored_calibrations,
     )
     from evalkit.report._labels import labelling_page, read_label_rows
@@ -256,7 +256,6 @@ __all__ = [
     "interval_table",
     "evidence_bundles",
     "item_browser",
-    "judged_statements",
     "key_values",
     "labelling_page",
     "lift_html",

@@ -21,31 +21,14 @@ from evalkit.report._plots import _new_figure
 from evalkit.report._tables import Fragment, html_table, key_values, note, pct
 from evalkit.report._transcripts import transcript_html
 from evalkit.report._views import ComparisonView
-from evalkit.results import read_calibration, read_run, read_scores, read_transcripts
+from evalkit.results import judged_statements, read_calibration, read_run, read_transcripts
 from evalkit.stats import pass_rates
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-_JUDGED = r"^(expectation|rubric):\d+$"
 #: Columns that identify a work item (a statement's pass rate is computed within them).
 _ITEM_KEYS = ("lane", "case_id", "condition", "provider", "trial")
-
-
-def judged_statements(run: str | os.PathLike[str]) -> pd.DataFrame:
-    """One row per judged statement of a run: its item's columns and the verdict ``passed``.
-
-    Returns:
-        Columns ``item_key, component, expectation, passed, detail`` and the item's
-        ``case_id, condition, provider, trial, judge_provider, judge_model,
-        judge_prompt_hash`` (empty when the run has no judged statement).
-    """
-    scores = read_scores(run)
-    judged = scores[scores["component"].str.match(_JUDGED)]
-    columns = ["item_key", "case_id", "condition", "provider", "trial", "judge_provider",
-               "judge_model", "judge_prompt_hash"]
-    rows = read_run(run)
-    return judged.merge(rows[[c for c in columns if c in rows.columns]], on="item_key")
 
 
 def expectation_pass_rates(
@@ -57,8 +40,8 @@ def expectation_pass_rates(
     """Pass rate of each judged statement (per ``by`` group), cases as clusters.
 
     Args:
-        statements: :func:`judged_statements` (several runs may be concatenated with a
-            ``run`` column in ``by``).
+        statements: :func:`evalkit.results.judged_statements` (several runs may be
+            concatenated with a ``run`` column in ``by``).
         by: Groups besides the statement.
         confidence: Confidence level.
 

@@ -96,12 +96,14 @@ if TYPE_CHECKING:
         reason_table,
     )
     from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
+    from evalkit.results._statements import judged_statements
     from evalkit.results._summary import RunSummary
     from evalkit.results._transcripts import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "judged_statements",
     "DEFAULT_MAX_FOLLOW_RATE",
     "DEFAULT_MIN_KAPPA",
     "pairwise_calibration",

@@ -80,15 +80,10 @@ def prepare(suite: Suite, config: RunConfig) -> Prepared:
     provider = create_provider(provider_name, settings)
     info = provider.info()
     conditions = config.conditions or defaults.conditions
-    for name in conditions:
-        if name not in suite.conditions:
-            known = ", ".join(sorted(suite.conditions))
-            raise ConfigError(f"--conditions: unknown condition '{name}'; suite defines: {known}")
-    cases = suite.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
+    cases = suite.planned_cases(
+        conditions, case_ids=config.case_ids, lanes=config.lanes, tags=config.tags,
+        splits=config.splits,
     )
-    if not cases:
-        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
     for case in cases:
         for name in conditions:
             suite.exposure(case, name)  # raises ConfigError on a missing skill variant

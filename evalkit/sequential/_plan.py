@@ -149,15 +149,10 @@ def plan_run(
     """
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     conditions = tuple(config.conditions or loaded.spec.defaults.conditions)
-    unknown = [name for name in conditions if name not in loaded.conditions]
-    if unknown:
-        known = ", ".join(sorted(loaded.conditions))
-        raise ConfigError(f"--conditions: unknown condition '{unknown[0]}'; suite defines: {known}")
-    cases = loaded.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
+    cases = loaded.planned_cases(
+        conditions, case_ids=config.case_ids, lanes=config.lanes, tags=config.tags,
+        splits=config.splits,
     )
-    if not cases:
-        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
     if until_verdict and len(conditions) != 2:
         raise ConfigError(
             "--until-verdict compares two conditions: pass --conditions BASELINE,CANDIDATE"

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import cohens_kappa as sm_cohens_kappa
 
-from evalkit.report import expectation_pass_rates, judged_statements, report
-from evalkit.results import read_scores
+from evalkit.report import expectation_pass_rates, report
+from evalkit.results import judged_statements, read_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "fixtures" / "judged"
