@@ -24,8 +24,13 @@ from evalkit.results import (
     resolve_run_dir,
     run_label,
 )
-from evalkit.stats import FUTILITY_BETA, AdaptiveTrials, Metric, SequentialComparison
-from evalkit.stats import sequential_compare as compare_tables_sequentially
+from evalkit.stats import (
+    FUTILITY_BETA,
+    AdaptiveTrials,
+    Metric,
+    SequentialComparison,
+    sequential_compare_tables,
+)
 
 
 def agent_cost(rows: pd.DataFrame) -> float | None:
@@ -129,7 +134,7 @@ def sequential_compare(
     if record is not None and conditions is None:
         conditions = (record.baseline, record.candidate)
     if record is not None and tuple(conditions or ()) == (record.baseline, record.candidate):
-        return compare_tables_sequentially(
+        return sequential_compare_tables(
             base,
             conditions=conditions,
             metric=metric,
@@ -145,7 +150,7 @@ def sequential_compare(
                 | _given_futility(plan_effect, futility_beta, record.futility_beta)
             ),
         )
-    return compare_tables_sequentially(
+    return sequential_compare_tables(
         base,
         cand,
         conditions=conditions,

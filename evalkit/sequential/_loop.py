@@ -2,7 +2,7 @@
 
 Each round is an ordinary run of the cases drawn so far, continued with ``resume`` (the run
 grows, ``RunConfig.extend``), so a round is crash-safe and cached like any run. After each
-round the anytime-valid comparison (:func:`evalkit.stats.sequential_compare`) looks at every
+round the anytime-valid comparison (:func:`evalkit.stats.sequential_compare_tables`) looks at every
 round so far; the run stops at the first settled look (improved, regressed, futile) or when a
 budget is spent. Every look is written to the manifest (``sequential``), and since the looks
 are a function of the outcomes on disk, a resumed run recomputes them identically.
@@ -47,7 +47,7 @@ from evalkit.stats import (
     AdaptiveTrials,
     SequentialComparison,
     case_order,
-    sequential_compare,
+    sequential_compare_tables,
     stage_two_decisions,
 )
 
@@ -368,7 +368,7 @@ def run_until_verdict(
             else _adaptive_round(loaded, round_config, record, design, drawn)
         )
         rows = read_run(result.run_dir)
-        comparison = sequential_compare(
+        comparison = sequential_compare_tables(
             rows,
             conditions=(record.baseline, record.candidate),
             threshold=record.threshold,

@@ -17,9 +17,13 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 #: Renamed names (``"package:new_name"``): each still resolves, with a DeprecationWarning.
-#: ``compare`` of tables is ``compare_tables``: ``evalkit.analysis.compare`` (runs or tables)
-#: is the one ``compare`` users call.
-_DEPRECATED_ALIASES: dict[str, str] = {"compare": "evalkit.stats:compare_tables"}
+#: ``compare`` and ``sequential_compare`` of tables are ``compare_tables`` and
+#: ``sequential_compare_tables``: the ``evalkit.analysis`` ones (runs or tables) are those users
+#: call.
+_DEPRECATED_ALIASES: dict[str, str] = {
+    "compare": "evalkit.stats:compare_tables",
+    "sequential_compare": "evalkit.stats:sequential_compare_tables",
+}
 
 if TYPE_CHECKING:
     from evalkit.stats._adaptive import (
@@ -83,7 +87,7 @@ if TYPE_CHECKING:
         futility_log_wealth,
         sequential_verdict,
     )
-    from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare
+    from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare_tables
     from evalkit.stats._sequential_power import SequentialPlan
     from evalkit.stats._sequential_simulation import simulate_adaptive, simulate_sequential
     from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold, threshold_field
@@ -173,7 +177,7 @@ __all__ = [
     "required_cases",
     "required_trials",
     "reused_note",
-    "sequential_compare",
+    "sequential_compare_tables",
     "sequential_verdict",
     "simulate_adaptive",
     "simulate_power",

@@ -18,7 +18,7 @@ class CompareOptions:
     """How a paired comparison decides, as one validated object.
 
     :func:`~evalkit.stats.compare`, :func:`~evalkit.stats.paired_compare` and
-    :func:`~evalkit.stats.sequential_compare` take it as ``options=``. Every field is
+    :func:`~evalkit.stats.sequential_compare_tables` take it as ``options=``. Every field is
     checked when the object is built (an :class:`~evalkit.errors.InputError` names the
     field), so a function given ``options=`` never checks them again; the flat keyword
     arguments of those functions build one of these.

@@ -120,7 +120,7 @@ def _looks_in_order(
     return differences, unique
 
 
-def sequential_compare(
+def sequential_compare_tables(
     baseline: pd.DataFrame,
     candidate: pd.DataFrame | None = None,
     *,
@@ -198,7 +198,7 @@ def sequential_compare(
         ...     "condition": ["none"] * 40 + ["preloaded"] * 40,
         ...     "passed": [i % 2 == 0 for i in range(40)] + [True] * 40,
         ... })
-        >>> result = sequential_compare(run, conditions=("none", "preloaded"), round_size=5)
+        >>> result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=5)
         >>> result.verdict, result.stopped_at
         ('improved', 15)
     """

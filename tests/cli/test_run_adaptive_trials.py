@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.stats import AdaptiveTrials, as_frame, sequential_compare, stage_two_draw
+from evalkit.stats import AdaptiveTrials, as_frame, stage_two_draw
+from evalkit.stats import sequential_compare_tables as sequential_compare
 from tests.cli.test_run_until_verdict import _sequential
 from tests.conftest import evalkit_cli
 from tests.conftest import until_verdict_args as _args

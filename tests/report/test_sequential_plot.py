@@ -17,7 +17,7 @@ from evalkit.report import (
     trajectory_facts,
 )
 from evalkit.results import LookRecord, SequentialRecord
-from evalkit.stats import sequential_compare
+from evalkit.stats import sequential_compare_tables as sequential_compare
 
 
 def _look(round_: int, estimate: float, low: float, high: float, reason: str = "") -> LookRecord:

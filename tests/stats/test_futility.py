@@ -17,7 +17,7 @@ from evalkit.stats import (
     AdaptiveTrials,
     futility_log_wealth,
     required_cases,
-    sequential_compare,
+    sequential_compare_tables,
     simulate_sequential,
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION, simulate_case_differences
@@ -144,10 +144,10 @@ def _run(n_cases: int, candidate_pass: list[bool]) -> pd.DataFrame:
 
 def test_sequential_compare_reports_the_boundary_only_when_asked() -> None:
     run = _run(60, [i % 2 == 0 for i in range(60)])  # no effect at all
-    plain = sequential_compare(run, conditions=("none", "preloaded"), round_size=5)
+    plain = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=5)
     assert "futility" not in plain.to_dict()
     assert all("futility_wealth" not in look for look in plain.to_dict()["looks"])
-    planned = sequential_compare(
+    planned = sequential_compare_tables(
         run, conditions=("none", "preloaded"), round_size=5, plan_effect=0.3
     )
     out = planned.to_dict()
@@ -163,7 +163,7 @@ def test_sequential_compare_reports_the_boundary_only_when_asked() -> None:
 def test_bad_futility_settings_are_refused(effect: float, beta: float) -> None:
     run = _run(10, [True] * 10)
     with pytest.raises(InputError, match="plan_effect|futility_beta"):
-        sequential_compare(
+        sequential_compare_tables(
             run, conditions=("none", "preloaded"), plan_effect=effect, futility_beta=beta
         )
 

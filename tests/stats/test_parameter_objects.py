@@ -21,7 +21,7 @@ from evalkit.stats import (
     paired_compare,
     required_cases,
     required_trials,
-    sequential_compare,
+    sequential_compare_tables,
     simulate_adaptive,
     simulate_sequential,
 )
@@ -63,8 +63,8 @@ def test_paired_compare_and_sequential_compare_take_options() -> None:
     boxed = paired_compare(base, cand, options=CompareOptions(**SETTINGS))  # type: ignore[arg-type]
     assert boxed.to_dict() == flat.to_dict()
     shared = {k: v for k, v in SETTINGS.items() if k != "n_resamples"}
-    flat_seq = sequential_compare(run, conditions=("none", "preloaded"), **shared)  # type: ignore[arg-type]
-    boxed_seq = sequential_compare(
+    flat_seq = sequential_compare_tables(run, conditions=("none", "preloaded"), **shared)  # type: ignore[arg-type]
+    boxed_seq = sequential_compare_tables(
         run, conditions=("none", "preloaded"), options=CompareOptions(**shared)  # type: ignore[arg-type]
     )
     assert boxed_seq.to_dict() == flat_seq.to_dict()

@@ -14,7 +14,7 @@ from evalkit.stats import (
     confidence_sequence,
     proportion_ci,
     required_cases,
-    sequential_compare,
+    sequential_compare_tables,
     sequential_verdict,
     simulate_sequential,
 )
@@ -185,7 +185,7 @@ def _run(n_cases: int, effect: float, seed: int) -> pd.DataFrame:
 
 def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     run = _run(120, 0.3, seed=5)
-    result = sequential_compare(run, conditions=("none", "preloaded"), round_size=10, seed=1)
+    result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=1)
     out = result.to_dict()
     fixed = compare_tables(run, conditions=("none", "preloaded"), n_resamples=500).to_dict()
     assert set(fixed) <= set(out)
@@ -195,16 +195,16 @@ def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     assert [look["n_cases"] for look in out["looks"]] == list(range(10, out["stopped_at"] + 1, 10))
     assert out["stopped_at"] < 120
     assert "Waudby-Smith" in out["method"]
-    again = sequential_compare(run, conditions=("none", "preloaded"), round_size=10, seed=1)
+    again = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=1)
     assert again.to_dict()["looks"] == out["looks"]
-    other = sequential_compare(run, conditions=("none", "preloaded"), round_size=10, seed=2)
+    other = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=2)
     assert other.order != result.order
 
 
 def test_sequential_compare_follows_a_given_order_and_looks() -> None:
     run = _run(30, 0.0, seed=8)
     order = [f"c{i:03d}" for i in reversed(range(30))]
-    result = sequential_compare(
+    result = sequential_compare_tables(
         run, conditions=("none", "preloaded"), order=order, look_at=[10, 20, 30]
     )
     assert result.order == tuple(order)
@@ -217,4 +217,4 @@ def test_scores_outside_the_unit_interval_are_refused() -> None:
     run = _run(10, 0.0, seed=2).assign(score=5.0)
     run.loc[run["condition"] == "none", "score"] = -2.0
     with pytest.raises(InputError, match=r"\[-1, 1\]"):
-        sequential_compare(run, conditions=("none", "preloaded"), metric="score")
+        sequential_compare_tables(run, conditions=("none", "preloaded"), metric="score")
