@@ -139,17 +139,25 @@ def _variant_dir(run_dir: Path, meta: Mapping[str, Any], label: str) -> Path:
 
 
 class _Sides:
-    """Both answers of stored pairs, rebuilt as ``compare --pairwise`` showed them."""
+    """Both answers of stored pairs, rebuilt as ``compare --pairwise`` showed them.
 
-    def __init__(self) -> None:
+    Each run's table and the transcripts of its needed items are read once.
+
+    Args:
+        needed: The item keys needed, by run directory.
+    """
+
+    def __init__(self, needed: Mapping[Path, set[str]]) -> None:
         self._scores: dict[Path, dict[str, Any]] = {}
-
-    def get(self, run_dir: Path, item_key: str) -> Side:
-        if run_dir not in self._scores:
+        self._records: dict[Path, dict[str, dict[str, Any]]] = {}
+        for run_dir, keys in needed.items():
             frame = read_run(run_dir)
             self._scores[run_dir] = dict(zip(frame["item_key"], frame["score"], strict=True))
-        record = read_transcripts(run_dir, [item_key]).get(item_key)
-        side, _ = _side({"score": self._scores[run_dir].get(item_key)}, record)
+            self._records[run_dir] = read_transcripts(run_dir, sorted(keys), rows=frame)
+
+    def get(self, run_dir: Path, item_key: str) -> Side:
+        side, _ = _side({"score": self._scores[run_dir].get(item_key)},
+                        self._records[run_dir].get(item_key))
         return side
 
 
@@ -256,16 +264,24 @@ def _ask(
     concurrency: int,
 ) -> list[dict[str, Any]]:
     """Judge every planted pair in both orders; the planted answer's outcome per pair."""
-    sides = _Sides()
     metas: dict[str, dict[str, Any]] = {}
-    questions = []
+    located = []
+    needed: dict[Path, set[str]] = {}
     for pair, planted in jobs:
         name = str(pair["comparison"])
-        meta = metas.setdefault(name, _comparison_meta(run_dir, name))
-        base = sides.get(_variant_dir(run_dir, meta, str(pair["baseline"])),
-                         str(pair["baseline_item"]))
-        cand = sides.get(_variant_dir(run_dir, meta, str(pair["candidate"])),
-                         str(pair["candidate_item"]))
+        if name not in metas:  # one read per stored comparison
+            metas[name] = _comparison_meta(run_dir, name)
+        meta = metas[name]
+        base_dir = _variant_dir(run_dir, meta, str(pair["baseline"]))
+        cand_dir = _variant_dir(run_dir, meta, str(pair["candidate"]))
+        needed.setdefault(base_dir, set()).add(str(pair["baseline_item"]))
+        needed.setdefault(cand_dir, set()).add(str(pair["candidate_item"]))
+        located.append((pair, planted, meta, base_dir, cand_dir))
+    sides = _Sides(needed)
+    questions = []
+    for pair, planted, meta, base_dir, cand_dir in located:
+        base = sides.get(base_dir, str(pair["baseline_item"]))
+        cand = sides.get(cand_dir, str(pair["candidate_item"]))
         phrase = probe_phrase(str(pair["pair_id"]))
         if planted == "baseline":
             base = Side(plant(base.answer, phrase), base.excerpt, base.quality)

@@ -23,7 +23,6 @@ from evalkit.report import (
     explanation_fragment,
     interval_table,
     item_browser,
-    key_values,
     note,
     run_facts,
     sanitize_html,
@@ -207,8 +206,3 @@ def explain_page(runs_dir: Path, query: Mapping[str, str]) -> str:
 def error_page(title: str, message: str) -> str:
     """An error the reader can act on (escaped)."""
     return page(title, sanitize_html(note(message, "warn").html))
-
-
-def facts_list(items: Mapping[str, object]) -> str:
-    """A definition list (escaped)."""
-    return sanitize_html(key_values(dict(items)).html)

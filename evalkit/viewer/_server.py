@@ -65,6 +65,17 @@ def _static_text(name: str) -> bytes:
     return (resource_dir("templates") / "evalkit" / "static" / name).read_bytes()
 
 
+def _files_stamp(run_dir: Path) -> tuple[float, ...]:
+    """When a run's manifest, results and parts last changed (what a cached view depends on)."""
+    stamps = []
+    for name in ("manifest.json", "results.parquet", "parts"):
+        try:
+            stamps.append((run_dir / name).stat().st_mtime)
+        except OSError:
+            stamps.append(0.0)
+    return tuple(stamps)
+
+
 class _RunCache:
     """Result tables of the runs read so far, read again when a run's files change."""
 
@@ -72,18 +83,8 @@ class _RunCache:
         self._frames: dict[Path, tuple[tuple[float, ...], pd.DataFrame]] = {}
         self._lock = threading.Lock()
 
-    @staticmethod
-    def _stamp(run_dir: Path) -> tuple[float, ...]:
-        stamps = []
-        for name in ("manifest.json", "results.parquet", "parts"):
-            try:
-                stamps.append((run_dir / name).stat().st_mtime)
-            except OSError:
-                stamps.append(0.0)
-        return tuple(stamps)
-
     def rows(self, run_dir: Path) -> pd.DataFrame:
-        stamp = self._stamp(run_dir)
+        stamp = _files_stamp(run_dir)
         with self._lock:
             hit = self._frames.get(run_dir)
             if hit is not None and hit[0] == stamp:
@@ -97,15 +98,14 @@ class _RunCache:
 class _ComparisonCache:
     """Comparisons computed so far, by query and the files of the runs they read."""
 
-    def __init__(self, runs: _RunCache, limit: int = 32) -> None:
-        self._runs = runs
+    def __init__(self, limit: int = 32) -> None:
         self._limit = limit
         self._done: dict[tuple[Any, ...], Any] = {}
         self._lock = threading.Lock()
 
     def get(self, runs_dir: Path, query: dict[str, str]) -> Any:
         names = [query.get(k, "") for k in ("run", "baseline", "candidate") if query.get(k)]
-        stamps = tuple(self._runs._stamp(runs_dir / name) for name in names)
+        stamps = tuple(_files_stamp(runs_dir / name) for name in names)
         key = (tuple(sorted(query.items())), stamps)
         with self._lock:
             if key in self._done:
@@ -137,7 +137,7 @@ class ViewServer:
         self.token = token or secrets.token_urlsafe(24)
         self.index = RunIndex(self.runs_dir)
         self.cache = _RunCache()
-        self.comparisons = _ComparisonCache(self.cache)
+        self.comparisons = _ComparisonCache()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
