@@ -16,7 +16,9 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`import_results` — results from other harnesses (``evalkit import``);
 - :func:`judge_run` — re-grade a run's expectations without rerunning the agent
   (``evalkit judge``);
-- :func:`view` — a live local viewer of a runs directory, from a notebook (``evalkit view``).
+- :func:`view` — a live local viewer of a runs directory, from a notebook (``evalkit view``);
+- :func:`register` and :func:`plugin_names` — the one plugin registry: providers, import
+  formats and optimizers, by kind.
 """
 
 from typing import TYPE_CHECKING
@@ -25,6 +27,7 @@ from evalkit import _lazy
 from evalkit._version import __version__
 
 if TYPE_CHECKING:
+    from evalkit._registry import plugin_names, register
     from evalkit.analysis import compare, explain, flips, gate, lift, power
     from evalkit.interop import import_results
     from evalkit.judge import judge_run
@@ -45,8 +48,10 @@ __all__ = [
     "import_results",
     "judge_run",
     "lift",
+    "plugin_names",
     "power",
     "read_run",
+    "register",
     "run",
     "view",
 ]

@@ -1,28 +1,50 @@
-"""One shape for evalkit's plugin registries: providers, import formats and optimizers.
+"""evalkit's one plugin registry, keyed by kind: providers, import formats and optimizers.
 
-A :class:`Registry` maps names to entries from three sources, in this order of precedence:
+Every kind is a :class:`Registry` of the same shape, found by :func:`registry` from the kind's
+name (:data:`PLUGIN_KINDS`). A kind's names come from three sources, in this order of
+precedence:
 
-1. entries registered at run time with :meth:`Registry.register` (one name each);
+1. entries registered at run time with :func:`register` (``register(kind, name, entry)``);
 2. the built-ins, a table whose values are ``"module:attribute"`` strings imported on first
    use (so the module holding the table imports none of them) or ready entries;
-3. third-party entries, published by installed packages under the registry's entry-point group
-   (``name = "package.module:attribute"``), read once per process.
+3. third-party entries, published by installed packages under the one entry-point group
+   :data:`ENTRY_POINT_GROUP` with the name ``KIND.NAME`` (``provider.echo =
+   "evalkit_echo:create_echo"``), read once per process. The groups of earlier releases
+   (``evalkit.providers``, ``evalkit.importers``, ``evalkit.optimizers``) are still read.
 
-Nothing is imported before its name is asked for, a name that none of the sources knows is
-one error listing the names that exist, and a spec that cannot be imported or imports
-something else is a :class:`~evalkit.errors.ConfigError` naming the option and the spec.
+One spec syntax: wherever a name is asked for (``--provider``, ``--format``, ``--optimizer``),
+``package.module:attribute`` that no source knows is imported as an entry of that kind. One
+error for a name nobody knows: :class:`~evalkit.errors.UnknownPluginError`, listing the names
+that exist; a spec that cannot be imported, or imports something that is not an entry of the
+kind, is a :class:`~evalkit.errors.ConfigError` naming the option and the spec.
+
+Examples:
+    >>> import evalkit
+    >>> "simulated" in evalkit.plugin_names("provider")
+    True
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any, Generic, TypeVar
 
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, UnknownPluginError
 
 T = TypeVar("T")
+
+#: The entry-point group every kind of plugin is published under, named ``KIND.NAME``.
+ENTRY_POINT_GROUP = "evalkit.plugins"
+
+#: Each plugin kind and the registry that holds it (imported on first use of the kind).
+PLUGIN_KINDS: Mapping[str, str] = {
+    "provider": "evalkit.providers._registry:PROVIDERS",
+    "importer": "evalkit.interop._import_registry:IMPORTERS",
+    "optimizer": "evalkit.optimize._optimizer_registry:OPTIMIZERS",
+}
 
 
 def import_attribute(spec: str, label: str) -> Any:
@@ -45,50 +67,86 @@ def import_attribute(spec: str, label: str) -> Any:
         raise ConfigError(f"{label}: cannot import '{spec}': {exc}") from None
 
 
+def names_a_module(spec: str) -> bool:
+    """Whether ``spec`` reads as ``package.module:attribute`` rather than a mistyped name.
+
+    A dotted module path always does (importing it then says what is missing); a bare word
+    before the colon does only when such a module exists, so ``comand:CMD`` is an unknown
+    name listing the names that exist, not a failed import.
+    """
+    module, colon, attribute = spec.partition(":")
+    if not (colon and module and attribute):
+        return False
+    if "." in module:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 class Registry(Generic[T]):
-    """Names to entries: run-time registrations, lazy built-ins, entry-point plugins.
+    """The names of one plugin kind: run-time registrations, lazy built-ins, entry points.
 
     Args:
+        kind: The plugin kind (``provider``), a key of :data:`PLUGIN_KINDS`.
         option: The command-line option the names are given to (``--provider``), starting
             the messages of entries that cannot be imported.
-        group: The entry-point group installed packages publish entries under.
+        field: The Python parameter or configuration field they are given to (``provider``).
         builtins: The built-in entries, in the order :meth:`names` lists them: each a
             ``"module:attribute"`` string imported on first use, or the entry itself.
-        validate: Checks an imported entry, ``validate(value, spec, name)``, and returns it
-            (raises ``ConfigError`` for a value that is not an entry of this kind); by
-            default an entry is a factory: anything callable.
-        unknown: The error for a name that no source knows, ``unknown(name)`` (its message
-            lists :meth:`names`).
+        validate: Checks an entry, ``validate(value, spec, name)``, and returns it (raises
+            ``ConfigError`` for a value that is not an entry of this kind); by default an
+            entry is a factory: anything callable.
+        legacy_group: The entry-point group of earlier releases, still read.
+        hint: Text added after the list of names in the unknown-name error (how to spell a
+            name with an argument, for instance).
     """
 
     def __init__(
         self,
         *,
+        kind: str,
         option: str,
-        group: str,
+        field: str,
         builtins: Mapping[str, T | str],
-        unknown: Callable[[str], Exception],
         validate: Callable[[Any, str, str], T] | None = None,
+        legacy_group: str | None = None,
+        hint: str = "",
     ) -> None:
+        self.kind = kind
         self.option = option
-        self.group = group
+        self.field = field
+        self.group = ENTRY_POINT_GROUP
+        self.legacy_group = legacy_group
         self.builtins = builtins
+        self.hint = hint
         self.registered: dict[str, T] = {}
         self._validate = validate or self._callable
-        self._unknown = unknown
         self._plugins: dict[str, str] | None = None
 
     def register(self, name: str, entry: T) -> None:
         """Register ``entry`` under ``name``; every other name is left as it was.
 
         Registering a built-in's name overrides that one built-in in this process.
+
+        Raises:
+            ConfigError: ``entry`` is not an entry of this kind.
         """
-        self.registered[name] = entry
+        label = getattr(entry, "__qualname__", type(entry).__name__)
+        self.registered[name] = self._validate(entry, label, name)
 
     def plugin_specs(self) -> dict[str, str]:
-        """``name -> "module:attribute"`` of the installed entry points of the group."""
+        """``name -> "module:attribute"`` of the installed entry points of this kind."""
         if self._plugins is None:
-            self._plugins = {ep.name: ep.value for ep in entry_points(group=self.group)}
+            found = {}
+            if self.legacy_group:
+                found = {ep.name: ep.value for ep in entry_points(group=self.legacy_group)}
+            prefix = f"{self.kind}."
+            for ep in entry_points(group=ENTRY_POINT_GROUP):
+                if ep.name.startswith(prefix):
+                    found[ep.name.removeprefix(prefix)] = ep.value
+            self._plugins = found
         return self._plugins
 
     def reload_plugins(self) -> None:
@@ -116,16 +174,18 @@ class Registry(Generic[T]):
         return None if spec is None else self.load(spec, name)
 
     def get(self, name: str) -> T:
-        """The entry called ``name``.
+        """The entry called ``name``, or imported from ``name`` written ``package.module:attr``.
 
         Raises:
+            UnknownPluginError: No source knows the name and it is not a spec.
             ConfigError: Its spec cannot be imported or is not an entry of this kind.
-            Exception: The registry's ``unknown`` error when no source knows the name.
         """
         found = self.find(name)
-        if found is None:
-            raise self.unknown(name)
-        return found
+        if found is not None:
+            return found
+        if names_a_module(name):
+            return self.load(name, name)
+        raise self.unknown(name)
 
     def _callable(self, found: Any, spec: str, name: str) -> T:
         """The default check: a factory entry is anything callable."""
@@ -138,6 +198,54 @@ class Registry(Generic[T]):
         """Import the entry ``spec`` (``package.module:attribute``) asked for as ``name``."""
         return self._validate(import_attribute(spec, f"{self.option} {name}"), spec, name)
 
-    def unknown(self, name: str) -> Exception:
+    def unknown(self, name: str) -> UnknownPluginError:
         """The error for a name that no source knows (it lists the names that exist)."""
-        return self._unknown(name)
+        return UnknownPluginError(
+            self.kind, name, self.names(), self.option, self.field, self.hint
+        )
+
+
+def registry(kind: str) -> Registry[Any]:
+    """The registry of one plugin kind.
+
+    Args:
+        kind: ``provider``, ``importer`` or ``optimizer`` (:data:`PLUGIN_KINDS`).
+
+    Raises:
+        ConfigError: No such kind.
+    """
+    if kind not in PLUGIN_KINDS:
+        raise ConfigError(f"unknown plugin kind {kind!r}; kinds: {', '.join(PLUGIN_KINDS)}")
+    found: Registry[Any] = import_attribute(PLUGIN_KINDS[kind], f"plugin kind {kind}")
+    return found
+
+
+def register(kind: str, name: str, entry: Any) -> None:
+    """Register a plugin: a provider, an import format or an optimizer, by name.
+
+    The one registration call of every kind. The entry is what the kind's entry points name:
+    a provider factory ``create(settings) -> Provider``, an :class:`evalkit.interop.Importer`,
+    an optimizer factory ``create(arg, settings) -> Optimizer``. Registering a built-in's name
+    overrides that one built-in in this process; every other name is left as it was.
+
+    Args:
+        kind: ``provider``, ``importer`` or ``optimizer``.
+        name: The name ``--provider``, ``--format`` or ``--optimizer`` takes.
+        entry: The plugin.
+
+    Raises:
+        ConfigError: No such kind, or ``entry`` is not a plugin of that kind.
+    """
+    registry(kind).register(name, entry)
+
+
+def plugin_names(kind: str) -> tuple[str, ...]:
+    """Every available name of a plugin kind: the built-ins in order, then the others sorted.
+
+    Args:
+        kind: ``provider``, ``importer`` or ``optimizer``.
+
+    Raises:
+        ConfigError: No such kind.
+    """
+    return registry(kind).names()

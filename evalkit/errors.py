@@ -14,6 +14,7 @@ re-export it from this module. The CLI maps the branches to exit codes: an ``Inp
     │   ├── FixtureLinkError  a fixture's symlink leaves the fixture, loops or is unresolvable
     │   ├── ReportInputError  a report notebook stopped on bad input (also a ReportError)
     │   └── ConfigError       an invalid option, provider setting or flag combination
+    │       ├── UnknownPluginError  no provider, import format or optimizer has that name
     │       ├── SandboxUnavailableError  bubblewrap is missing and the sandbox is on
     │       ├── RunLocked     another live process writes the run directory
     │       └── RunStopped    a run stopped at its first configuration error (auth, config)
@@ -209,6 +210,43 @@ class FixtureLinkError(InputError):
 
 class ConfigError(InputError):
     """An invalid option, provider setting or combination of flags."""
+
+
+class UnknownPluginError(ConfigError):
+    """No plugin of this kind has the name asked for.
+
+    One error for every kind (provider, import format, optimizer), worded as every bad
+    setting is: it names the command-line flag and the Python field, the names that exist, and
+    how to add one.
+
+    Attributes:
+        kind: The plugin kind (``provider``, ``importer``, ``optimizer``).
+        name: The name asked for.
+        available: The names that exist, in the order the registry lists them.
+        option: The command-line flag the name was given to (``--provider``).
+        field: The Python parameter or field it was given to (``provider``).
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        name: str,
+        available: tuple[str, ...],
+        option: str,
+        field: str,
+        hint: str = "",
+    ) -> None:
+        self.kind = kind
+        self.name = name
+        self.available = available
+        self.option = option
+        self.field = field
+        super().__init__(
+            f"{option} / {field} must be one of the {kind}s {', '.join(available)}{hint}, "
+            f"but {name!r} was passed (add your own as 'package.module:attribute', with "
+            f"evalkit.register({kind!r}, NAME, ...), or from an installed package's "
+            f"'evalkit.plugins' entry point '{kind}.NAME')"
+        )
 
 
 class SandboxUnavailableError(ConfigError):

@@ -89,6 +89,21 @@ DECLARED_STRING_EDGES: dict[tuple[str, str], str] = {
     ): "the display registry imports its declared renderer package (RENDERER_PACKAGES) at the "
     "first display, so that a notebook that only imported evalkit.analysis still shows rich "
     "HTML; the report registers its renderers through the registry's hook",
+    (
+        "evalkit._registry",
+        "evalkit.providers._registry",
+    ): "the plugin registry's kind table (PLUGIN_KINDS) imports a kind's registry only when "
+    "that kind is first asked for; the kind's registry imports the root module, not back",
+    (
+        "evalkit._registry",
+        "evalkit.interop._import_registry",
+    ): "the plugin registry's kind table (PLUGIN_KINDS) imports a kind's registry only when "
+    "that kind is first asked for; the kind's registry imports the root module, not back",
+    (
+        "evalkit._registry",
+        "evalkit.optimize._optimizer_registry",
+    ): "the plugin registry's kind table (PLUGIN_KINDS) imports a kind's registry only when "
+    "that kind is first asked for; the kind's registry imports the root module, not back",
 }
 
 # Module-level tables whose strings name where a deprecated name moved: not imports (the old
@@ -377,6 +392,44 @@ def test_every_exception_class_is_in_errors() -> None:
     )
     assert len(defined) > 20
     assert elsewhere == []
+
+
+def _calls_named(tree: ast.Module, name: str) -> list[ast.Call]:
+    """Every call of ``name(...)`` or ``x.name(...)`` in the tree."""
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == name
+    ]
+
+
+def test_one_plugin_registry() -> None:
+    """Providers, import formats and optimizers are kinds of one registry, read in one place.
+
+    Only ``evalkit/_registry.py`` reads entry points; every ``Registry(...)`` is built in the
+    module its kind's entry in ``PLUGIN_KINDS`` names, with that kind; and every kind's
+    registry is that object.
+    """
+    from evalkit._registry import ENTRY_POINT_GROUP, PLUGIN_KINDS, Registry, registry
+
+    built: dict[str, str] = {}
+    readers = []
+    for module, path in _files().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if _calls_named(tree, "entry_points"):
+            readers.append(module)
+        for call in _calls_named(tree, "Registry"):
+            kind = next(k.value for k in call.keywords if k.arg == "kind")
+            assert isinstance(kind, ast.Constant), f"{module}: Registry(kind=...) is a literal"
+            assert kind.value not in built, f"two registries of kind {kind.value!r}"
+            built[str(kind.value)] = module
+    assert readers == ["evalkit._registry"]
+    assert built == {kind: spec.partition(":")[0] for kind, spec in PLUGIN_KINDS.items()}
+    for kind in PLUGIN_KINDS:
+        found = registry(kind)
+        assert isinstance(found, Registry) and found.kind == kind
+        assert found.group == ENTRY_POINT_GROUP
 
 
 def _numeric_literal(node: ast.expr | None) -> bool:

@@ -2,8 +2,8 @@
 
 ``import_results`` reads Inspect AI logs, promptfoo results, skill-creator benchmarks and
 workspaces, Harbor trials and plain CSV/JSONL tables (the ``--format`` names of
-:data:`IMPORT_FORMATS`, plus formats registered with :func:`register_importer` or published
-under the ``evalkit.importers`` entry-point group) into an evalkit run; ``export_run`` writes a
+:data:`IMPORT_FORMATS`, plus the ``importer`` plugins of :func:`evalkit.register` and of the
+``evalkit.plugins`` entry-point group) into an evalkit run; ``export_run`` writes a
 run in skill-creator's formats (:data:`EXPORT_FORMATS`). Runs are written and read through
 :mod:`evalkit.results`; an export's verdict is :func:`evalkit.analysis.compare`'s.
 """

@@ -1,13 +1,16 @@
-"""The importer registry: ``--format`` names to readers, imported only when a format is read.
+"""The ``importer`` kind of the plugin registry: ``--format`` names to import formats.
 
 One :class:`evalkit._registry.Registry`, like the providers' and the optimizers'. Three
 sources, in this order of precedence:
 
-1. importers registered at run time with :func:`register_importer`;
+1. importers registered at run time with ``evalkit.register("importer", name, importer)``;
 2. the built-in formats, a table of :class:`Importer` entries whose reader is a
    ``"module:function"`` string (this module imports none of the readers);
-3. third-party formats, published by installed packages under the ``evalkit.importers``
-   entry-point group (``name = "package.module:IMPORTER"``, an :class:`Importer`).
+3. third-party formats, published by installed packages as ``evalkit.plugins`` entry points
+   named ``importer.NAME`` (``"package.module:IMPORTER"``, an :class:`Importer`), or, as
+   before, in the ``evalkit.importers`` group.
+
+As for every kind, ``--format package.module:IMPORTER`` that no source knows is imported.
 
 A reader takes an :class:`ImportRequest` and returns a
 :class:`~evalkit.interop._import_common.ParsedSource`; ``evalkit.import_results`` does the
@@ -16,16 +19,19 @@ rest (keys, hashes, the run directory), whatever the format.
 
 from __future__ import annotations
 
+import dataclasses
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from evalkit._registry import Registry, import_attribute
-from evalkit.errors import ConfigError, InputError
+from evalkit.errors import ConfigError
 from evalkit.interop._import_common import ParsedSource
 
-#: Entry-point group under which installed packages publish importers.
+#: The entry-point group of earlier releases for importers (still read; new packages publish
+#: ``importer.NAME`` in ``evalkit.plugins``).
 ENTRY_POINT_GROUP = "evalkit.importers"
 
 
@@ -130,40 +136,37 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
 
 
 def _an_importer(found: Any, spec: str, name: str) -> Importer:
+    """An :class:`Importer`, named as it is registered (``--format NAME`` finds it by NAME)."""
     if not isinstance(found, Importer):
         raise ConfigError(
-            f"--format {name}: entry point '{spec}' is a {type(found).__name__}, not an "
+            f"--format {name}: '{spec}' is a {type(found).__name__}, not an "
             "evalkit.interop.Importer"
         )
-    return found
-
-
-def _unknown_format(name: str) -> InputError:
-    return InputError(
-        f"The value for `format` must be one of {list(importer_names())}, but {name!r} "
-        f"was passed (a package can add a format under the '{ENTRY_POINT_GROUP}' "
-        "entry-point group)."
-    )
+    return found if found.name == name else dataclasses.replace(found, name=name)
 
 
 #: Every import format by name (registered, built-in, installed).
 IMPORTERS: Registry[Importer] = Registry(
+    kind="importer",
     option="--format",
-    group=ENTRY_POINT_GROUP,
+    field="format",
     builtins=BUILTIN_IMPORTERS,
     validate=_an_importer,
-    unknown=_unknown_format,
+    legacy_group=ENTRY_POINT_GROUP,
 )
 
 
 def register_importer(importer: Importer) -> None:
-    """Register an import format under ``importer.name``; every other name is left as it was.
-
-    Registering a built-in's name overrides that one built-in in this process.
+    """Deprecated: use ``evalkit.register("importer", importer.name, importer)``.
 
     Args:
         importer: The format.
     """
+    warnings.warn(
+        'register_importer is deprecated: use evalkit.register("importer", name, importer)',
+        DeprecationWarning,
+        stacklevel=2,
+    )
     IMPORTERS.register(importer.name, importer)
 
 
@@ -182,7 +185,7 @@ def get_importer(name: str) -> Importer:
         The :class:`Importer`.
 
     Raises:
-        InputError: No such format (the message lists the formats that exist).
+        UnknownPluginError: No such format (the message lists the formats that exist).
         ConfigError: A plugin's entry point cannot be imported or is not an :class:`Importer`.
     """
     return IMPORTERS.get(name)

@@ -1,33 +1,35 @@
-"""The optimizer registry: ``--optimizer`` names to factories, imported only when one is used.
+"""The ``optimizer`` kind of the plugin registry: ``--optimizer`` names to factories.
 
 One :class:`evalkit._registry.Registry`, like the providers' and the import formats'. Three
 sources, in this order of precedence:
 
-1. factories registered at run time with :func:`register_optimizer` (one name each);
+1. factories registered at run time with ``evalkit.register("optimizer", name, factory)``;
 2. the built-in optimizers, ``command`` and ``provider``, a table of
    ``name -> "module:factory"`` strings;
-3. third-party optimizers, published by installed packages under the ``evalkit.optimizers``
-   entry-point group (``name = "package.module:factory"``).
+3. third-party optimizers, published by installed packages as ``evalkit.plugins`` entry points
+   named ``optimizer.NAME`` (or, as before, in the ``evalkit.optimizers`` group).
 
 ``--optimizer NAME:ARG`` (or ``NAME``) calls the factory ``NAME`` with ``ARG`` (the empty
 string without one) and the ``--optimizer-opt`` settings: ``command:CMD``, ``provider:NAME``.
-``python:module:function`` names a function of your own directly
-(:class:`~evalkit.optimize.CallableOptimizer`), without registering it.
+As for every kind, ``package.module:factory`` that no source knows is imported as a factory
+(``package.module:factory:ARG`` passes it ``ARG``). ``python:module:function`` names a plain
+function of your own (:class:`~evalkit.optimize.CallableOptimizer`), without a factory.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evalkit._registry import Registry, import_attribute
-from evalkit.errors import ConfigError
+from evalkit._registry import Registry, import_attribute, names_a_module
 from evalkit.optimize._optimizers import CallableOptimizer, Optimizer
 
 OptimizerFactory = Callable[[str, Mapping[str, Any]], Optimizer]
 """Builds an optimizer from the text after ``NAME:`` and the ``--optimizer-opt`` settings."""
 
-#: Entry-point group under which installed packages publish optimizer factories.
+#: The entry-point group of earlier releases for optimizer factories (still read; new packages
+#: publish ``optimizer.NAME`` in ``evalkit.plugins``).
 ENTRY_POINT_GROUP = "evalkit.optimizers"
 
 #: The built-in optimizers, imported on first use.
@@ -40,32 +42,30 @@ BUILTIN_OPTIMIZERS: Mapping[str, str] = {
 PYTHON_PREFIX = "python:"
 
 
-def _unknown_optimizer(name: str) -> ConfigError:
-    return ConfigError(
-        f"--optimizer: unknown optimizer '{name}'; available: {', '.join(optimizer_names())} "
-        "(as NAME:ARG, e.g. command:CMD or provider:claude_code), or python:module:function "
-        f"for your own, or a package publishing an '{ENTRY_POINT_GROUP}' entry point"
-    )
-
-
 #: Every optimizer factory by name (registered, built-in, installed).
 OPTIMIZERS: Registry[OptimizerFactory] = Registry(
+    kind="optimizer",
     option="--optimizer",
-    group=ENTRY_POINT_GROUP,
+    field="optimizer",
     builtins=BUILTIN_OPTIMIZERS,
-    unknown=_unknown_optimizer,
+    legacy_group=ENTRY_POINT_GROUP,
+    hint=" (as NAME:ARG, e.g. command:CMD or provider:claude_code; python:module:function "
+    "for a plain function)",
 )
 
 
 def register_optimizer(name: str, factory: OptimizerFactory) -> None:
-    """Register an optimizer factory under ``name``; every other name is left as it was.
-
-    Registering a built-in's name overrides that one built-in in this process.
+    """Deprecated: use ``evalkit.register("optimizer", name, factory)``.
 
     Args:
         name: The name ``--optimizer NAME[:ARG]`` uses.
         factory: ``factory(arg, settings)`` builds the optimizer.
     """
+    warnings.warn(
+        'register_optimizer is deprecated: use evalkit.register("optimizer", name, factory)',
+        DeprecationWarning,
+        stacklevel=2,
+    )
     OPTIMIZERS.register(name, factory)
 
 
@@ -85,7 +85,8 @@ def load_optimizer(spec: str, settings: Mapping[str, Any] | None = None) -> Opti
             ``network`` and ``timeout_s``.
 
     Raises:
-        ConfigError: Unknown name, a function or factory that cannot be imported, a bad
+        UnknownPluginError: No optimizer has that name.
+        ConfigError: A function or factory that cannot be imported, a bad
             setting of a ``command:`` optimizer, or a ``command:`` optimizer with the sandbox
             on and no ``bwrap`` (:class:`~evalkit.sandbox.SandboxUnavailableError`).
     """
@@ -93,4 +94,10 @@ def load_optimizer(spec: str, settings: Mapping[str, Any] | None = None) -> Opti
         function = spec.removeprefix(PYTHON_PREFIX)
         return CallableOptimizer(function, import_attribute(function, "--optimizer"))
     name, _, argument = spec.partition(":")
-    return OPTIMIZERS.get(name)(argument, dict(settings or {}))
+    factory = OPTIMIZERS.find(name)
+    if factory is None:
+        attribute, _, argument = argument.partition(":")
+        if not names_a_module(f"{name}:{attribute}"):
+            raise OPTIMIZERS.unknown(name)
+        factory = OPTIMIZERS.load(f"{name}:{attribute}", name)
+    return factory(argument, dict(settings or {}))

@@ -1,8 +1,10 @@
 """Providers: the agents evalkit runs (simulated, replay, and real CLIs and APIs).
 
 Each provider is built by a factory from a mapping of settings (see
-:func:`create_provider`); built-ins are imported on first use, third-party ones arrive
-through the ``evalkit.providers`` entry-point group (:data:`ENTRY_POINT_GROUP`).
+:func:`create_provider`); built-ins are imported on first use, third-party ones are the
+``provider`` plugins of :func:`evalkit.register` and of the ``evalkit.plugins`` entry-point
+group (the ``evalkit.providers`` group of earlier releases, :data:`ENTRY_POINT_GROUP`, is still
+read).
 """
 
 from typing import TYPE_CHECKING

@@ -1,13 +1,13 @@
-"""The provider registry: names to factories, imported only when a provider is asked for.
+"""The ``provider`` kind of the plugin registry: names to factories, imported when asked for.
 
 One :class:`evalkit._registry.Registry`, like the import formats' and the optimizers'. Three
 sources, in this order of precedence:
 
-1. factories registered at run time with :func:`register_provider` (one name each);
+1. factories registered at run time with ``evalkit.register("provider", name, factory)``;
 2. the built-in providers, a table of ``name -> "module:factory"`` strings (this module
    imports none of them, so nothing imports in a circle);
-3. third-party providers, published by installed packages under the ``evalkit.providers``
-   entry-point group (``name = "package.module:factory"``).
+3. third-party providers, published by installed packages as ``evalkit.plugins`` entry points
+   named ``provider.NAME`` (or, as before, in the ``evalkit.providers`` group).
 
 A name containing ``:`` that none of them knows is imported as ``package.module:factory``.
 """
@@ -15,19 +15,20 @@ A name containing ``:`` that none of them knows is imported as ``package.module:
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
 from evalkit._registry import Registry
-from evalkit.errors import ConfigError
 from evalkit.providers._protocol import Provider
 from evalkit.providers._settings import ProviderSettings
 
 ProviderFactory = Callable[[Mapping[str, Any]], Provider]
 """Builds a provider from a mapping of settings (raises ``ConfigError`` on bad settings)."""
 
-#: Entry-point group under which installed packages publish provider factories.
+#: The entry-point group of earlier releases for provider factories (still read; new packages
+#: publish ``provider.NAME`` in ``evalkit.plugins``).
 ENTRY_POINT_GROUP = "evalkit.providers"
 
 #: The built-in providers, imported on first use.
@@ -42,32 +43,28 @@ BUILTIN_PROVIDERS: Mapping[str, str] = {
 }
 
 
-def _unknown_provider(name: str) -> ConfigError:
-    return ConfigError(
-        f"--provider: unknown provider '{name}'; available: {', '.join(provider_names())} "
-        f"(or 'package.module:factory' for your own, or a package publishing an "
-        f"'{ENTRY_POINT_GROUP}' entry point)"
-    )
-
-
 #: Every provider factory by name (registered, built-in, installed).
 PROVIDERS: Registry[ProviderFactory] = Registry(
+    kind="provider",
     option="--provider",
-    group=ENTRY_POINT_GROUP,
+    field="provider",
     builtins=BUILTIN_PROVIDERS,
-    unknown=_unknown_provider,
+    legacy_group=ENTRY_POINT_GROUP,
 )
 
 
 def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Register a provider factory under ``name``; every other name is left as it was.
-
-    Registering a built-in's name overrides that one built-in in this process.
+    """Deprecated: use ``evalkit.register("provider", name, factory)``.
 
     Args:
         name: Registry name used by ``--provider``.
         factory: Builds the provider from a mapping of settings.
     """
+    warnings.warn(
+        'register_provider is deprecated: use evalkit.register("provider", name, factory)',
+        DeprecationWarning,
+        stacklevel=2,
+    )
     PROVIDERS.register(name, factory)
 
 
@@ -87,18 +84,10 @@ def create_provider(name: str, settings: Mapping[str, Any] | None = None) -> Pro
         The provider.
 
     Raises:
-        ConfigError: Unknown provider, a factory that cannot be imported, or invalid settings.
+        UnknownPluginError: No provider has that name.
+        ConfigError: A factory that cannot be imported, or invalid settings.
     """
-    return _factory(name)(dict(settings or {}))
-
-
-def _factory(name: str) -> ProviderFactory:
-    found = PROVIDERS.find(name)
-    if found is not None:
-        return found
-    if ":" in name:
-        return PROVIDERS.load(name, name)
-    raise PROVIDERS.unknown(name)
+    return PROVIDERS.get(name)(dict(settings or {}))
 
 
 @lru_cache(maxsize=32)

@@ -24,13 +24,13 @@ from typing import Any
 import pandas as pd
 import pytest
 
+import evalkit
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop import (
     Importer,
     ImportRequest,
     import_results,
     importer_names,
-    register_importer,
 )
 from evalkit.interop._import_common import ParsedSource, SourceRow
 from evalkit.results import item_reasons, read_run, read_scores
@@ -294,7 +294,7 @@ def test_a_misspelled_format_lists_the_formats(tmp_path: Path) -> None:
     proc = evalkit_cli("import", tmp_path / "missing", "--format", "harbour", "--run-id", "x",
                        "--runs-dir", tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "'harbour' was passed" in proc.stderr and "'harbor'" in proc.stderr
+    assert "'harbour' was passed" in proc.stderr and "harbor" in proc.stderr
 
 
 # ---- the registry -------------------------------------------------------------------------
@@ -324,7 +324,8 @@ def test_a_registered_format_imports_and_is_listed(
     monkeypatch.setattr(_import_registry.IMPORTERS, "registered", {})
     source = tmp_path / "r.pairs"
     source.write_text("a none fail\na skill pass\nb none pass\n")
-    register_importer(Importer("pairs-test", _read_pairs, (".pairs",), "pairs files"))
+    evalkit.register("importer", "pairs-test", Importer("pairs-test", _read_pairs, (".pairs",),
+                                                        "pairs files"))
     assert "pairs-test" in importer_names()
     result = import_results(tmp_path, "pairs-test", "p", runs_dir=tmp_path / "runs")
     assert (result.items, result.pass_rate) == (3, pytest.approx(2 / 3))

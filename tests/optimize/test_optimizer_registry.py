@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+import evalkit
 from evalkit.errors import ConfigError
 from evalkit.optimize import (
     CallableOptimizer,
@@ -18,7 +19,6 @@ from evalkit.optimize import (
     _optimizer_registry,
     load_optimizer,
     optimizer_names,
-    register_optimizer,
 )
 
 
@@ -60,7 +60,7 @@ def test_the_builtins_keep_their_spellings() -> None:
 
 
 def test_a_registered_name_takes_an_argument_and_the_settings(clean_registry: None) -> None:
-    register_optimizer("fixed", make_fixed)
+    evalkit.register("optimizer", "fixed", make_fixed)
     assert "fixed" in optimizer_names()
     with_argument = load_optimizer("fixed:# new text", {"k": "v"})
     assert isinstance(with_argument, _Fixed)
@@ -89,7 +89,7 @@ def test_an_entry_point_optimizer_is_found(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("nope:x", "unknown optimizer 'nope'; available: command, provider"),
+        ("nope:x", "--optimizer / optimizer must be one of the optimizers command, provider"),
         ("python:x:y", "cannot import 'x:y'"),
         ("command:", "give the command to run, as command:CMD"),
         ("provider", "give the agent provider, as provider:NAME"),
