@@ -26,7 +26,7 @@ intervals are screens rather than the reported verdict.
 
 This module imports only the standard library and :mod:`evalkit.errors` at import time
 (pydantic's core is imported when a configuration class is built), so ``evalkit --version``
-and ``compare`` stay light.
+stays light.
 """
 
 from __future__ import annotations

@@ -2,26 +2,35 @@
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from typing import Any
 
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
-from evalkit.errors import InputError
+from pydantic import model_validator
+
+from evalkit._options import Options, merge_flat
+from evalkit._settings import (
+    ALPHA,
+    CONFIDENCE,
+    N_RESAMPLES,
+    SEED,
+    THRESHOLD,
+    Alpha,
+    Confidence,
+    Resamples,
+    Threshold,
+)
 from evalkit.stats._frame import check_choice
-from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold
+from evalkit.stats._settings import DEFAULT_THRESHOLD
 from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
 
 
-@dataclass(frozen=True)
-class CompareOptions:
+class CompareOptions(Options):
     """How a paired comparison decides, as one validated object.
 
-    :func:`~evalkit.stats.compare`, :func:`~evalkit.stats.paired_compare` and
+    :func:`~evalkit.stats.compare_tables`, :func:`~evalkit.stats.paired_compare` and
     :func:`~evalkit.stats.sequential_compare_tables` take it as ``options=``. Every field is
-    checked when the object is built (an :class:`~evalkit.errors.InputError` names the
-    field), so a function given ``options=`` never checks them again; the flat keyword
-    arguments of those functions build one of these.
+    checked when the object is built (a :class:`~evalkit.errors.ConfigError` names the flag
+    and the field, as for a flat keyword), so a function given ``options=`` never checks them
+    again; the flat keyword arguments of those functions build one of these.
 
     Attributes:
         metric: ``"passed"`` (pass rate) or ``"score"``.
@@ -42,34 +51,29 @@ class CompareOptions:
     """
 
     metric: Metric = "passed"
-    threshold: float = DEFAULT_THRESHOLD
-    confidence: float = CONFIDENCE.default
-    n_resamples: int = N_RESAMPLES.default
+    threshold: Threshold = THRESHOLD.default
+    confidence: Confidence = CONFIDENCE.default
+    n_resamples: Resamples = N_RESAMPLES.default
     seed: int | None = SEED.default
-    alpha: float = ALPHA.default
+    alpha: Alpha = ALPHA.default
     correction: Correction = "holm"
     resample_trials: bool = False
 
-    def __post_init__(self) -> None:
-        """Check every field (the first bad one raises, named) and store it normalised."""
-        check_choice("metric", self.metric, METRICS)
-        check_choice("correction", self.correction, CORRECTIONS)
-        checked = {
-            "confidence": CONFIDENCE.check(self.confidence),
-            "alpha": ALPHA.check(self.alpha),
-            "n_resamples": N_RESAMPLES.check(self.n_resamples),
-            "threshold": check_threshold(self.threshold),
-            "resample_trials": bool(self.resample_trials),
-        }
-        for name, value in checked.items():
-            object.__setattr__(self, name, value)
+    @model_validator(mode="before")
+    @classmethod
+    def _choices(cls, data: Any) -> Any:
+        """The named choices, checked with the message every choice of evalkit has."""
+        if isinstance(data, dict):
+            check_choice("metric", data.get("metric", "passed"), METRICS)
+            check_choice("correction", data.get("correction", "holm"), CORRECTIONS)
+        return data
 
 
 #: The flat keyword arguments a comparison function takes instead of ``options``, each with
 #: the value that means "not given" (``threshold=None`` is the default threshold).
 _UNSET: dict[str, Any] = {
-    field.name: None if field.name == "threshold" else field.default
-    for field in dataclasses.fields(CompareOptions)
+    name: None if name == "threshold" else field.default
+    for name, field in CompareOptions.model_fields.items()
 }
 
 
@@ -88,18 +92,9 @@ def compare_options(options: CompareOptions | None, **flat: Any) -> CompareOptio
         InputError: A flat keyword was changed from its default beside ``options`` (which
             of the two would win is not obvious), or a value is out of range.
     """
-    if options is None:
-        if flat.get("threshold") is None:
-            flat["threshold"] = DEFAULT_THRESHOLD
-        return CompareOptions(**flat)
-    if not isinstance(options, CompareOptions):
-        raise InputError(
-            f"`options` must be a CompareOptions, not {type(options).__name__}"
-        )
-    changed = sorted(name for name, value in flat.items() if value != _UNSET[name])
-    if changed:
-        raise InputError(
-            f"pass {', '.join(f'`{name}`' for name in changed)} inside `options` "
-            "(CompareOptions) or leave `options` out, not both"
-        )
-    return options
+    given = merge_flat("options", options, CompareOptions, _UNSET, flat)
+    if given is not None:
+        return given
+    if flat.get("threshold") is None:
+        flat["threshold"] = DEFAULT_THRESHOLD
+    return CompareOptions(**flat)

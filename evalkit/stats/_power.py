@@ -44,9 +44,11 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, cast
 
+from pydantic import model_validator
 from scipy import optimize, stats
 
 from evalkit._display import rich_html
+from evalkit._options import Options, merge_flat
 from evalkit._percent import percent
 from evalkit._settings import ALPHA
 from evalkit.errors import InputError
@@ -135,8 +137,7 @@ class PowerResult:
         return dict(json_ready(asdict(self)))
 
 
-@dataclass(frozen=True)
-class PowerDesign:
+class PowerDesign(Options):
     """The inputs of a power calculation, validated once (the model of the module doc).
 
     :func:`minimum_detectable_effect`, :func:`required_cases` and :func:`required_trials`
@@ -177,25 +178,32 @@ class PowerDesign:
     var_difference: float | None = None
     difference_trials: int | None = None
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="before")
+    @classmethod
+    def _resolved(cls, data: Any) -> Any:
         """Check every input (the first bad one raises, named) and resolve the variances."""
-        check_choice("method", self.method, POWER_METHODS)
-        rate = _number(self.baseline_rate, "baseline_rate", 0.0, 1.0)
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        check_choice("method", data.get("method", "t"), POWER_METHODS)
+        rate = _number(data.get("baseline_rate", 0.5), "baseline_rate", 0.0, 1.0)
         spread = rate * (1.0 - rate)
-        given = self.var_between
+        given = data.get("var_between")
         between = spread / (DEFAULT_CONCENTRATION + 1.0) if given is None else given
         between = _number(between, "var_between", 0.0, math.inf)
-        within = max(spread - between, 0.0) if self.var_within is None else self.var_within
-        checked = {
+        within = data.get("var_within")
+        within = max(spread - between, 0.0) if within is None else within
+        data.update({
             "baseline_rate": rate,
             "var_between": between,
             "var_within": _number(within, "var_within", 0.0, math.inf),
-            "correlation": _number(self.correlation, "correlation", -1.0, 1.0),
-            "alpha": ALPHA.check(self.alpha),
-            "power": check_confidence(self.power, "power"),
-        }
-        for name, value in checked.items():
-            object.__setattr__(self, name, value)
+            "correlation": _number(
+                data.get("correlation", DEFAULT_CORRELATION), "correlation", -1.0, 1.0
+            ),
+            "alpha": ALPHA.check(data.get("alpha", ALPHA.default)),
+            "power": check_confidence(data.get("power", 0.8), "power"),
+        })
+        return data
 
     @classmethod
     def from_components(
@@ -410,17 +418,8 @@ def power_design(design: PowerDesign | None, **flat: Any) -> PowerDesign:
     Raises:
         InputError: A flat keyword was given beside ``design``, or an input is out of range.
     """
-    if design is None:
-        return PowerDesign.from_components(**flat)
-    if not isinstance(design, PowerDesign):
-        raise InputError(f"`design` must be a PowerDesign, not {type(design).__name__}")
-    changed = sorted(name for name, value in flat.items() if value != _UNSET_DESIGN[name])
-    if changed:
-        raise InputError(
-            f"pass {', '.join(f'`{name}`' for name in changed)} inside `design` "
-            "(PowerDesign) or leave `design` out, not both"
-        )
-    return design
+    given = merge_flat("design", design, PowerDesign, _UNSET_DESIGN, flat)
+    return PowerDesign.from_components(**flat) if given is None else given
 
 
 def minimum_detectable_effect(

@@ -220,8 +220,8 @@ def sequential_compare_tables(
         compare_tables,
         conditions=conditions,
         labels=labels,
-        options=dataclasses.replace(
-            settings, n_resamples=_SIDE_RESAMPLES, resample_trials=False
+        options=settings.model_copy(
+            update={"n_resamples": _SIDE_RESAMPLES, "resample_trials": False}
         ),
     )
     fixed = side_compare(baseline, candidate)

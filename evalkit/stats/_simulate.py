@@ -210,7 +210,12 @@ def simulate_power(
     estimate = proportion_ci(hits, sims, CONFIDENCE.default, "wilson")
     components = model_components(mu, size, kappa, linked)
     design = PowerDesign(
-        mu, components.var_between, components.var_within, components.correlation, alpha, 0.8
+        baseline_rate=mu,
+        var_between=components.var_between,
+        var_within=components.var_within,
+        correlation=components.correlation,
+        alpha=alpha,
+        power=0.8,
     )
     return PowerResult(
         n_cases=cases,

@@ -21,6 +21,7 @@ ALLOWED_EVALKIT_IMPORTS = (
     "evalkit._lazy",
     "evalkit._percent",  # a leaf: how every surface rounds a percentage (no imports)
     "evalkit._settings",  # the shared settings' table (imports only evalkit.errors)
+    "evalkit._options",  # the one kind of options object (pydantic; imports evalkit.errors)
 )
 
 

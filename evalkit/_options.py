@@ -1,0 +1,90 @@
+"""The one kind of options object: a frozen pydantic model whose bad value is a ConfigError.
+
+Every configuration evalkit takes as one object (``RunConfig``, ``AblationConfig``,
+``CompareOptions``, ``PowerDesign``, ...) is a pydantic model. :class:`Options` is the base of
+those a library function takes beside flat keywords: building one with a bad value raises the
+same :class:`~evalkit.errors.ConfigError` a bad flat keyword raises (naming the flag and the
+field, ``--confidence / confidence must be a number in (0, 1), e.g. 0.95, but 1.5 was
+passed``), not a pydantic ``ValidationError``; and :func:`merge_flat` is the one rule for a
+call given both the object and flat keywords.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalkit.errors import ConfigError, InputError
+
+OptionsT = TypeVar("OptionsT", bound="Options")
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first error of a validation, as evalkit words it.
+
+    A check that raised its own message (a shared setting's, naming flag and field) keeps it;
+    any other error is prefixed with where it is (``run.run_id: ...``).
+    """
+    first = exc.errors()[0]
+    cause = (first.get("ctx") or {}).get("error")
+    if isinstance(cause, ValueError) and str(cause).startswith("--"):
+        return str(cause)
+    where = ".".join(str(part) for part in first["loc"]) or "(settings)"
+    return f"{where}: {cause if cause is not None else first['msg']}"
+
+
+class Options(BaseModel):
+    """Base of the options objects library functions take: frozen, no unknown field.
+
+    Raises:
+        ConfigError: A field's value is out of range or of the wrong kind (named), or a field
+            that does not exist was given.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError(validation_message(exc)) from None
+
+
+def merge_flat(
+    parameter: str,
+    given: OptionsT | None,
+    kind: type[OptionsT],
+    unset: Mapping[str, Any],
+    flat: Mapping[str, Any],
+) -> OptionsT | None:
+    """The options object of a call given as an object, or None to build it from ``flat``.
+
+    Args:
+        parameter: The parameter the object is passed as (``options``, ``design``).
+        given: The object passed, or None.
+        kind: Its class.
+        unset: Each flat keyword's value meaning "not given".
+        flat: The call's flat keywords.
+
+    Returns:
+        ``given`` (None when it was not passed).
+
+    Raises:
+        InputError: ``given`` is not a ``kind``, or a flat keyword was changed from its
+            default beside it (which of the two would win is not obvious).
+    """
+    if given is None:
+        return None
+    if not isinstance(given, kind):
+        raise InputError(
+            f"`{parameter}` must be a {kind.__name__}, not {type(given).__name__}"
+        )
+    changed = sorted(name for name, value in flat.items() if value != unset[name])
+    if changed:
+        raise InputError(
+            f"pass {', '.join(f'`{name}`' for name in changed)} inside `{parameter}` "
+            f"({kind.__name__}) or leave `{parameter}` out, not both"
+        )
+    return given
