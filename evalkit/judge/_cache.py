@@ -1,4 +1,9 @@
-"""Content-addressed judge verdicts, shared by every run under one runs directory."""
+"""Content-addressed judge verdicts, shared by every run under one runs directory.
+
+One cache class for both kinds of judge: the statement judge's verdicts live in
+:data:`JUDGE_CACHE_DIR`, the pairwise judge's in ``.cache/judge-pairwise``; a kind reads an
+entry back through its verdict model (a damaged entry is a miss).
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ class JudgeCache:
 
     The key is the content address of everything that can change a verdict: the judge's
     provider, model and outcome settings, the prompt template, the statement and the graded
-    answer (see :func:`evalkit.judge.question_key`). Only parsed verdicts are stored.
+    answer (see :meth:`evalkit.judge.Judge.question_key`). Only parsed verdicts are stored.
 
     Args:
         root: The cache directory (``<runs_dir>/.cache/judge``).
@@ -30,12 +35,12 @@ class JudgeCache:
         return keyed_path(self.root, key)
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored verdict (``passed``, ``evidence``, usage), or None."""
+        """The stored entry (the verdict's fields and its usage), or None."""
         try:
             data = read_json(self._path(key))
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and isinstance(data.get("passed"), bool) else None
+        return data if isinstance(data, dict) else None
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
         """Store a verdict atomically."""

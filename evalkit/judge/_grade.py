@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,15 +11,17 @@ from evalkit._settings import RETRIES
 from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
 from evalkit.errors import ProviderError
 from evalkit.judge._cache import JudgeCache
-from evalkit.judge._graders import Grader, Question, create_grader
+from evalkit.judge._core import JudgeCore
+from evalkit.judge._graders import Question
 from evalkit.judge._prompt import (
     PROMPT_HASH,
+    StatementVerdict,
     build_prompt,
     final_answer,
     parse_verdict,
     transcript_excerpt,
 )
-from evalkit.judge._retry import Retrier, Usage
+from evalkit.judge._retry import Usage
 from evalkit.results import JudgeRecord
 
 
@@ -89,8 +90,11 @@ class ItemJudgement:
     ungraded: list[Statement] = field(default_factory=list)
 
 
-class Judge:
-    """A resolved judge: grader, identity, cache and retry policy.
+class Judge(JudgeCore[Question, StatementVerdict]):
+    """The statement judge: is each expectation (or rubric note) true of one answer?
+
+    One kind of :class:`~evalkit.judge._core.JudgeCore` (setup, identity, cache, retries);
+    this kind builds one question per statement and combines the verdicts of an item.
 
     Args:
         spec: The judge's provider, model, settings and time limit.
@@ -107,26 +111,15 @@ class Judge:
         retries: int = RETRIES.default,
         retry_backoff_s: float = 1.0,
     ) -> None:
-        settings = dict(spec.settings)
-        if spec.model:
-            settings["model"] = spec.model
-        self.spec = spec
-        self.grader: Grader = create_grader(spec.provider, settings, timeout_s=spec.timeout_s)
-        self.cache = cache
-        self._retrier = Retrier(retries, retry_backoff_s)
-        self.identity = {
-            "provider": self.grader.provider,
-            "model": self.grader.model,
-            "outcome": self.grader.outcome_settings(),
-            "prompt": PROMPT_HASH,
-        }
-        self._lock = threading.Lock()
-        self._asking: dict[str, threading.Lock] = {}
-
-    @property
-    def prompt_hash(self) -> str:
-        """Hash of the judge prompt template."""
-        return PROMPT_HASH
+        super().__init__(
+            spec,
+            cache,
+            prompt_hash=PROMPT_HASH,
+            verdict=StatementVerdict,
+            parse=parse_verdict,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+        )
 
     def record(self) -> JudgeRecord:
         """The manifest record of this judge (secret-looking settings masked)."""
@@ -175,42 +168,12 @@ class Judge:
                 truth=truth,
             )
             try:
-                passed, evidence = self._verdict(question, out.usage)
+                verdict = self.verdict(question, out.usage)
             except ProviderError as exc:
                 out.error = f"{statement.component}: {getattr(exc, 'error_class', 'error')}: {exc}"
                 return out
-            out.graded.append(Graded(statement, passed, evidence))
+            out.graded.append(Graded(statement, verdict.passed, verdict.evidence))
         return out
-
-    def _verdict(self, question: Question, usage: Usage) -> tuple[bool, str]:
-        # one question in flight per key: a second item with the same answer waits for the
-        # first verdict and reads it from the cache instead of paying for a second call
-        with self._lock:
-            asking = self._asking.setdefault(question.key, threading.Lock())
-        with asking:
-            return self._verdict_once(question, usage)
-
-    def _verdict_once(self, question: Question, usage: Usage) -> tuple[bool, str]:
-        if self.cache is not None:
-            hit = self.cache.get(question.key)
-            if hit is not None:
-                usage.cache_hits += 1
-                return bool(hit["passed"]), str(hit.get("evidence", ""))
-        answer, verdict = self._retrier.ask(
-            lambda attempt: self.grader.ask(question, attempt), parse_verdict, usage
-        )
-        if self.cache is not None:
-            self.cache.put(
-                question.key,
-                {
-                    "passed": verdict.passed,
-                    "evidence": verdict.evidence,
-                    "input_tokens": answer.input_tokens,
-                    "output_tokens": answer.output_tokens,
-                    "cost_usd": answer.cost_usd,
-                },
-            )
-        return verdict.passed, verdict.evidence
 
 
 @dataclass(frozen=True)

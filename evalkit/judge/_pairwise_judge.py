@@ -14,19 +14,20 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import Field
 
-from evalkit._keyed import keyed_path, write_keyed_json
 from evalkit._redact import redact_settings
 from evalkit._settings import RETRIES, SEED
-from evalkit._untrusted import load_json
 from evalkit.cases import JudgeSpec, stable_hash
 from evalkit.errors import ConfigError, ProviderError
-from evalkit.judge._graders import SIMULATED, Answer, Question, create_grader
+from evalkit.judge._cache import JudgeCache
+from evalkit.judge._core import Asker, JudgeCore, provider_grader
+from evalkit.judge._graders import SIMULATED, Answer, Question
 from evalkit.judge._pairwise_prompt import (
     PAIRWISE_PROMPT_HASH,
     PairVerdict,
@@ -34,7 +35,7 @@ from evalkit.judge._pairwise_prompt import (
     parse_pair_verdict,
 )
 from evalkit.judge._probe_plant import planted_response
-from evalkit.judge._retry import Retrier, Usage
+from evalkit.judge._retry import Usage
 from evalkit.providers import OUTCOME, ProviderSettings, parse_settings
 
 #: Where pairwise verdicts live under the runs directory.
@@ -198,8 +199,46 @@ def decide(baseline_first: str, candidate_first: str) -> tuple[float, bool]:
     return 0.5, True
 
 
-class PairwiseJudge:
-    """A resolved pairwise judge: comparator, identity, cache and retry policy.
+def pairwise_grader(spec: JudgeSpec, settings: Mapping[str, Any]) -> Asker[PairQuestion]:
+    """The comparator: the offline simulated pairwise judge, or the provider's grader.
+
+    Raises:
+        ConfigError: Unknown provider or invalid settings (named as the pairwise judge's).
+    """
+    if spec.provider != SIMULATED:
+        return _ProviderComparator(provider_grader(spec, settings))
+    try:
+        parsed = parse_settings(SimulatedPairwiseSettings, SIMULATED, settings)
+    except ConfigError as exc:
+        raise ConfigError(
+            f"pairwise judge 'simulated': {exc} (settings come from suite.yaml "
+            "'pairwise: judge:' or 'judge:', and --judge-opt)"
+        ) from None
+    return SimulatedPairwiseJudge(parsed)
+
+
+class _ProviderComparator:
+    """A provider's grader asked a pairwise question (its prompt under its key)."""
+
+    def __init__(self, grader: Asker[Question]) -> None:
+        self.grader = grader
+        self.provider, self.model, self.version = grader.provider, grader.model, grader.version
+
+    def outcome_settings(self) -> dict[str, Any]:
+        """The grader's settings that can change a verdict."""
+        return self.grader.outcome_settings()
+
+    def ask(self, question: PairQuestion, attempt: int) -> Answer:
+        """Ask the grader the ordered pair's prompt."""
+        return self.grader.ask(Question(question.prompt, question.key), attempt)
+
+
+class PairwiseJudge(JudgeCore[PairQuestion, PairVerdict]):
+    """The pairwise judge: which of two answers is better, asked in both orders?
+
+    One kind of :class:`~evalkit.judge._core.JudgeCore`, like the statement judge: the same
+    setup from a :class:`~evalkit.cases.JudgeSpec`, identity, cache and retries; this kind's
+    grader is the comparator and its verdicts are :class:`PairVerdict`.
 
     Args:
         spec: The judge's provider, model, settings and time limit.
@@ -219,34 +258,17 @@ class PairwiseJudge:
         retries: int = RETRIES.default,
         retry_backoff_s: float = 1.0,
     ) -> None:
-        settings = dict(spec.settings)
-        if spec.model:
-            settings["model"] = spec.model
-        self.spec = spec
-        self.simulated: SimulatedPairwiseJudge | None = None
-        if spec.provider == SIMULATED:
-            try:
-                parsed = parse_settings(SimulatedPairwiseSettings, SIMULATED, settings)
-            except ConfigError as exc:
-                raise ConfigError(
-                    f"pairwise judge 'simulated': {exc} (settings come from suite.yaml "
-                    "'pairwise: judge:' or 'judge:', and --judge-opt)"
-                ) from None
-            self.simulated = SimulatedPairwiseJudge(parsed)
-            self.provider, self.model = SIMULATED, parsed.model
-            self.version, outcome = SimulatedPairwiseJudge.version, parsed.outcome()
-        else:
-            self.grader = create_grader(spec.provider, settings, timeout_s=spec.timeout_s)
-            self.provider, self.model = self.grader.provider, self.grader.model
-            self.version, outcome = self.grader.version, self.grader.outcome_settings()
+        super().__init__(
+            spec,
+            JudgeCache(cache_root) if cache_root is not None else None,
+            prompt_hash=PAIRWISE_PROMPT_HASH,
+            verdict=PairVerdict,
+            parse=parse_pair_verdict,
+            retries=retries,
+            retry_backoff_s=retry_backoff_s,
+            grader=pairwise_grader,
+        )
         self.cache_root = cache_root
-        self._retrier = Retrier(retries, retry_backoff_s)
-        self.identity = {
-            "provider": self.provider,
-            "model": self.model,
-            "outcome": outcome,
-            "prompt": PAIRWISE_PROMPT_HASH,
-        }
 
     def record(self) -> dict[str, Any]:
         """The judge's identity as reports and calibrations name it (secrets masked)."""
@@ -267,7 +289,7 @@ class PairwiseJudge:
         prompt = build_pairwise_prompt(task, rubric, (first.answer, second.answer), excerpts)
         qualities = (first.quality, second.quality)
         content: dict[str, Any] = {"judge": self.identity, "prompt": stable_hash(prompt)}
-        if self.simulated is not None:
+        if isinstance(self.grader, SimulatedPairwiseJudge):
             content["qualities"] = list(qualities)
         return PairQuestion(prompt, stable_hash(content), qualities)
 
@@ -304,7 +326,7 @@ class PairwiseJudge:
         for first, second in ((baseline, candidate), (candidate, baseline)):
             question = self._question(task, rubric, first, second, transcripts)
             try:
-                verdicts.append(self._verdict(question, out.usage))
+                verdicts.append(self.verdict(question, out.usage))
             except ProviderError as exc:
                 out.error = f"{getattr(exc, 'error_class', 'error')}: {exc}"
                 return out
@@ -315,39 +337,6 @@ class PairwiseJudge:
         out.first_wins = sum(v.better == "1" for v in verdicts)
         out.decisive = sum(v.better != "tie" for v in verdicts)
         return out
-
-    def _cached(self, key: str) -> PairVerdict | None:
-        if self.cache_root is None:
-            return None
-        try:
-            data = load_json(
-                keyed_path(self.cache_root, key).read_text(encoding="utf-8"), key
-            )
-            return PairVerdict(better=data["better"], reason=data["reason"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
-
-    def _verdict(self, question: PairQuestion, usage: Usage) -> PairVerdict:
-        hit = self._cached(question.key)
-        if hit is not None:
-            usage.cache_hits += 1
-            return hit
-        answer, verdict = self._retrier.ask(
-            lambda attempt: self._ask(question, attempt), parse_pair_verdict, usage
-        )
-        if self.cache_root is not None:
-            write_keyed_json(
-                keyed_path(self.cache_root, question.key),
-                {"better": verdict.better, "reason": verdict.reason,
-                 "input_tokens": answer.input_tokens, "output_tokens": answer.output_tokens,
-                 "cost_usd": answer.cost_usd},
-            )
-        return verdict
-
-    def _ask(self, question: PairQuestion, attempt: int) -> Answer:
-        if self.simulated is not None:
-            return self.simulated.ask(question, attempt)
-        return self.grader.ask(Question(question.prompt, question.key), attempt)
 
 
 def make_pairwise_judge(

@@ -10,19 +10,17 @@ which answer. It must answer one JSON object, parsed strictly:
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.cases import stable_hash
-from evalkit.errors import JudgeAnswerError
 from evalkit.judge._prompt import (
     MAX_ANSWER_CHARS,
     MAX_EVENT_CHARS,
     MAX_EXCERPT_CHARS,
-    answer_object,
     inert,
-    validation_problems,
+    parse_answer,
 )
 
 #: Most characters of a reason kept from a pairwise verdict.
@@ -132,6 +130,16 @@ class PairVerdict(BaseModel):
     """One line naming what decides it."""
 
 
+def _normal_better(data: dict[str, Any]) -> dict[str, Any]:
+    """``better`` as ``"1"``, ``"2"`` or ``"tie"`` from a number or ``"Response 1"``."""
+    better = data.get("better")
+    if isinstance(better, int) and not isinstance(better, bool):
+        better = str(better)
+    if isinstance(better, str):
+        better = better.strip().lower().removeprefix("response").strip()
+    return {**data, "better": better}
+
+
 def parse_pair_verdict(text: str) -> PairVerdict:
     """Parse a pairwise verdict strictly (one JSON object, optionally in one code fence).
 
@@ -150,19 +158,7 @@ def parse_pair_verdict(text: str) -> PairVerdict:
         ...
         evalkit.errors.JudgeAnswerError: pairwise judge answer is not a JSON object: 'Response 1'
     """
-    data = answer_object(text, "pairwise judge answer")
-    better = data.get("better")
-    if isinstance(better, int) and not isinstance(better, bool):
-        better = str(better)
-    if isinstance(better, str):
-        better = better.strip().lower().removeprefix("response").strip()
-    data = {**data, "better": better}
-    try:
-        verdict = PairVerdict.model_validate(data)
-    except ValidationError as exc:
-        raise JudgeAnswerError(
-            f"pairwise judge answer is not a verdict ({validation_problems(exc)})"
-        ) from None
+    verdict = parse_answer(text, PairVerdict, "pairwise judge answer", _normal_better)
     reason = " ".join(verdict.reason.split())
     if len(reason) > MAX_REASON_CHARS:
         reason = reason[: MAX_REASON_CHARS - 3] + "..."

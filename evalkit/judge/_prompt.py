@@ -9,14 +9,16 @@ messages (where injected skills live), ``load_skill`` calls and anything naming 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from evalkit._untrusted import load_json
 from evalkit.cases import stable_hash
 from evalkit.errors import JudgeAnswerError
+
+VerdictT = TypeVar("VerdictT", bound=BaseModel)
 
 #: Most characters of the final answer shown to the judge (the tail is kept).
 MAX_ANSWER_CHARS = 8000
@@ -97,6 +99,30 @@ def validation_problems(exc: ValidationError) -> str:
     return "; ".join(
         f"{'.'.join(str(p) for p in e['loc']) or 'answer'}: {e['msg']}" for e in exc.errors()
     )
+
+
+def parse_answer(
+    text: str,
+    model: type[VerdictT],
+    what: str,
+    prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> VerdictT:
+    """A judge's answer as one kind's verdict model, strictly: the one parser of every kind.
+
+    Args:
+        text: The answer: one JSON object, optionally inside one fenced code block.
+        model: The kind's verdict model.
+        what: What the answer is, for the message (``judge answer``).
+        prepare: Normalises the object's fields before validation (None: as it is).
+
+    Raises:
+        JudgeAnswerError: Not one JSON object, or not a verdict (the problems named).
+    """
+    data = answer_object(text, what)
+    try:
+        return model.model_validate(prepare(data) if prepare is not None else data)
+    except ValidationError as exc:
+        raise JudgeAnswerError(f"{what} is not a verdict ({validation_problems(exc)})") from None
 
 
 def _clip(text: str, limit: int) -> str:
@@ -221,12 +247,6 @@ def parse_verdict(text: str) -> StatementVerdict:
         ...
         evalkit.errors.JudgeAnswerError: judge answer is not a JSON object: 'Yes, it passes.'
     """
-    data = answer_object(text, "judge answer")
-    try:
-        verdict = StatementVerdict.model_validate(data)
-    except ValidationError as exc:
-        raise JudgeAnswerError(
-            f"judge answer is not a verdict ({validation_problems(exc)})"
-        ) from None
+    verdict = parse_answer(text, StatementVerdict, "judge answer")
     evidence = " ".join(verdict.evidence.split())
     return StatementVerdict(passed=verdict.passed, evidence=_clip(evidence, MAX_EVIDENCE_CHARS))

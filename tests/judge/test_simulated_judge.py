@@ -59,5 +59,5 @@ def test_bad_judge_settings_name_the_option_and_the_flags() -> None:
         create_grader("simulated", {"error_rat": 0.1})
     with pytest.raises(ConfigError, match=r"option 'error_rate'"):
         create_grader("simulated", {"error_rate": 2})
-    with pytest.raises(ConfigError, match=r"judge 'no-such-judge'.*unknown provider"):
+    with pytest.raises(ConfigError, match=r"judge 'no-such-judge'.*must be one of the providers"):
         create_grader("no-such-judge", {})
