@@ -22,7 +22,13 @@ from evalkit.results import (
     load_results,
     run_label,
 )
-from evalkit.stats import Correction, Metric, PairedComparison, compare_tables
+from evalkit.stats import (
+    CompareOptions,
+    Correction,
+    Metric,
+    PairedComparison,
+    compare_tables,
+)
 
 
 def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
@@ -41,12 +47,27 @@ def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | N
         )
 
 
+def _settings(options: CompareOptions | None, metric: str | None, **flat: Any) -> CompareOptions:
+    """The comparison's options: ``options`` or the flat keywords, with ``metric`` over them.
+
+    ``metric`` (None: not given) may sit beside ``options`` only when it says the same.
+    """
+    settings = CompareOptions.resolve(options, **flat)
+    if metric is None or metric == settings.metric:
+        return settings
+    if options is not None:
+        raise InputError(
+            "pass `metric` inside `options` (CompareOptions) or leave `options` out, not both"
+        )
+    return CompareOptions(**{**settings.model_dump(), "metric": metric})
+
+
 def compare(
     baseline: pd.DataFrame | str | os.PathLike[str],
     candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric | str = "passed",
+    metric: Metric | str | None = None,
     threshold: float | None = None,
     confidence: float = CONFIDENCE.default,
     n_resamples: int = N_RESAMPLES.default,
@@ -56,6 +77,7 @@ def compare(
     resample_trials: bool = False,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
+    options: CompareOptions | None = None,
 ) -> PairedComparison:
     """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
 
@@ -76,7 +98,8 @@ def compare(
             conditions for two runs.
         metric: ``"passed"`` (pass rate), ``"score"``, or an evidence-lane metric
             (``evidence_completeness``, ``report_completeness``, ``taxonomy_usage``): the
-            items that measured it are compared on its value, like ``score``.
+            items that measured it are compared on its value, like ``score`` (None:
+            ``options.metric``, else ``"passed"``).
         threshold: Practical threshold for "improved" (default 0.05: 5 pp, or 0.05 of score).
         confidence: Confidence level.
         n_resamples: Bootstrap replicates.
@@ -88,6 +111,8 @@ def compare(
         providers: Keep only these providers (``"P,Q"`` or a sequence; default all). With
             several providers every provider gets its own verdict (``by_provider``) and the
             overall figures are pooled over providers, clustered by case.
+        options: How the comparison decides, as one :class:`~evalkit.stats.CompareOptions`
+            (instead of ``threshold`` ... ``resample_trials``, not beside them).
 
     Returns:
         A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
@@ -114,6 +139,19 @@ def compare(
         ('improved', 'r1', 'r2')
     """
     lane_metric = metric if metric in EVIDENCE_METRICS else None
+    settings = _settings(
+        options,
+        None if lane_metric is not None else metric,
+        threshold=threshold,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+        alpha=alpha,
+        correction=correction,
+        resample_trials=resample_trials,
+    )
+    if lane_metric is not None:
+        settings = settings.model_copy(update={"metric": "score"})
     base = load_results(baseline, runs_dir, what="baseline")
     base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
     labels = None
@@ -132,20 +170,7 @@ def compare(
             run_label(candidate, runs_dir) or "candidate",
         )
         refuse_errored(cand, labels[1], conditions)
-    result = compare_tables(
-        base,
-        cand,
-        conditions=conditions,
-        metric="score" if lane_metric is not None else metric,  # type: ignore[arg-type]
-        threshold=threshold,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        resample_trials=resample_trials,
-        labels=labels,
-    )
+    result = compare_tables(base, cand, conditions=conditions, options=settings, labels=labels)
     names = labels or (run_label(baseline, runs_dir) or "baseline", "candidate")
     compared = [judged_run(baseline, _compared(base, conditions), names[0], runs_dir)]
     if candidate is not None and cand is not None:

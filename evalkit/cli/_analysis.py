@@ -302,6 +302,7 @@ def _print_evidence(console: Console, evidence: Any, run_id: str) -> None:
 def compare_main(args: argparse.Namespace) -> int:
     """Print the verdict and the named cases."""
     from evalkit.analysis import compare
+    from evalkit.stats import CompareOptions
 
     if args.pairwise:
         return pairwise_main(args)
@@ -312,12 +313,18 @@ def compare_main(args: argparse.Namespace) -> int:
         raise ConfigError("--plan-effect and --futility-beta: only with --sequential")
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
+    options = CompareOptions.resolve(
+        threshold=args.threshold,
+        correction=args.correction,
+        seed=args.seed,
+        n_resamples=args.resamples,
+    )
     result = compare(
         args.baseline,
         args.candidate,
         conditions=conditions,
-        n_resamples=args.resamples,
-        **pick(args, "metric", "threshold", "correction", "seed", "runs_dir", "providers"),
+        options=options,
+        **pick(args, "metric", "runs_dir", "providers"),
     )
     if args.json:
         print_json(result.to_dict())

@@ -59,6 +59,29 @@ class CompareOptions(Options):
     correction: Correction = "holm"
     resample_trials: bool = False
 
+    @classmethod
+    def resolve(cls, options: CompareOptions | None = None, **flat: Any) -> CompareOptions:
+        """The options of a call given as an object or as flat keywords (never both).
+
+        The one place where a flat ``threshold=None`` becomes the default threshold.
+
+        Args:
+            options: The options object passed, or None.
+            **flat: The call's flat keywords of the same names (``threshold=None`` meaning
+                the default; a keyword left out or at its default is not given).
+
+        Raises:
+            InputError: A flat keyword was changed from its default beside ``options``, or a
+                value is out of range (a ``ConfigError`` naming the flag and the field).
+
+        Examples:
+            >>> CompareOptions.resolve(None, threshold=None).threshold
+            0.05
+            >>> CompareOptions.resolve(CompareOptions(seed=3), seed=0).seed
+            3
+        """
+        return compare_options(options, **flat)
+
     @model_validator(mode="before")
     @classmethod
     def _choices(cls, data: Any) -> Any:
