@@ -12,11 +12,11 @@ import pytest
 import evalkit
 from evalkit._registry import ENTRY_POINT_GROUP, PLUGIN_KINDS, Registry, registry
 from evalkit.errors import ConfigError, InputError, UnknownPluginError
-from evalkit.interop import Importer, ImportRequest, import_results
-from evalkit.interop._import_common import ParsedSource, SourceRow, number_trials
+from evalkit.interop import Importer, import_results
 from evalkit.optimize import OptimizerContext, Proposal, load_optimizer
 from evalkit.providers import Provider, create_provider
 from tests.conftest import evalkit_cli
+from tests.plugin_fixtures import install_entry_points, read_pairs
 
 
 def _text(found: Any, spec: str, name: str) -> str:
@@ -43,21 +43,7 @@ def create_echo(settings: Mapping[str, Any]) -> Provider:
     return create_provider("simulated", settings)
 
 
-def _read_pairs(request: ImportRequest) -> ParsedSource:
-    rows = []
-    for path in request.files:
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            case, condition, outcome = line.split()
-            rows.append(SourceRow(
-                values={"lane": request.lane, "case_id": case, "condition": condition,
-                        "trial": None, "passed": outcome == "pass"},
-                file=str(path), where=f"line {number}", identity=[str(path), number],
-            ))
-    number_trials(rows, ["case_id", "condition"])
-    return ParsedSource(rows=rows, suite="pairs")
-
-
-PAIRS = Importer("pairs", _read_pairs, (".pairs",), "pairs files")
+PAIRS = Importer("pairs", read_pairs, (".pairs",), "pairs files")
 
 
 class _Fixed:
@@ -224,19 +210,11 @@ def test_a_spec_of_a_module_that_exists_but_lacks_the_attribute_says_so() -> Non
 # ---- one entry-point group -------------------------------------------------------------------
 
 
-def _install(site: Path, group: str, lines: str) -> None:
-    """A real installed distribution (a dist-info on sys.path) publishing entry points."""
-    info = site / f"plugin_{group.replace('.', '_')}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: plugin-{group}\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n{lines}")
-
-
 def test_one_entry_point_group_publishes_every_kind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_plugins: None
 ) -> None:
     site = tmp_path / "site"
-    _install(site, ENTRY_POINT_GROUP, (
+    install_entry_points(site, "every-kind", ENTRY_POINT_GROUP, (
         f"provider.echo-ep = {__name__}:create_echo\n"
         f"importer.pairs-ep = {__name__}:PAIRS\n"
         f"optimizer.fixed-ep = {__name__}:make_fixed\n"
@@ -258,9 +236,12 @@ def test_the_groups_of_earlier_releases_are_still_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_plugins: None
 ) -> None:
     site = tmp_path / "site"
-    _install(site, "evalkit.providers", f"echo-old = {__name__}:create_echo\n")
-    _install(site, "evalkit.importers", f"pairs-old = {__name__}:PAIRS\n")
-    _install(site, "evalkit.optimizers", f"fixed-old = {__name__}:make_fixed\n")
+    install_entry_points(site, "old-provider", "evalkit.providers",
+                         f"echo-old = {__name__}:create_echo\n")
+    install_entry_points(site, "old-importer", "evalkit.importers",
+                         f"pairs-old = {__name__}:PAIRS\n")
+    install_entry_points(site, "old-optimizer", "evalkit.optimizers",
+                         f"fixed-old = {__name__}:make_fixed\n")
     monkeypatch.syspath_prepend(str(site))
     for kind in PLUGIN_KINDS:
         registry(kind).reload_plugins()

@@ -28,13 +28,12 @@ import evalkit
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop import (
     Importer,
-    ImportRequest,
     import_results,
     importer_names,
 )
-from evalkit.interop._import_common import ParsedSource, SourceRow
 from evalkit.results import item_reasons, read_run, read_scores
 from tests.conftest import evalkit_cli
+from tests.plugin_fixtures import install_entry_points, read_pairs
 
 ROOT = Path(__file__).resolve().parents[2]
 WRITER = ROOT / "scripts" / "make_harbor_jobs.py"
@@ -300,22 +299,6 @@ def test_a_misspelled_format_lists_the_formats(tmp_path: Path) -> None:
 # ---- the registry -------------------------------------------------------------------------
 
 
-def _read_pairs(request: ImportRequest) -> ParsedSource:
-    rows = []
-    for path in request.files:
-        for number, line in enumerate(path.read_text().splitlines(), 1):
-            case, condition, outcome = line.split()
-            rows.append(SourceRow(
-                values={"lane": request.lane, "case_id": case, "condition": condition,
-                        "trial": None, "passed": outcome == "pass"},
-                file=str(path), where=f"line {number}", identity=[str(path), number],
-            ))
-    from evalkit.interop._import_common import number_trials
-
-    number_trials(rows, ["case_id", "condition"])
-    return ParsedSource(rows=rows, suite="pairs")
-
-
 def test_a_registered_format_imports_and_is_listed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -324,7 +307,7 @@ def test_a_registered_format_imports_and_is_listed(
     monkeypatch.setattr(_import_registry.IMPORTERS, "registered", {})
     source = tmp_path / "r.pairs"
     source.write_text("a none fail\na skill pass\nb none pass\n")
-    evalkit.register("importer", "pairs-test", Importer("pairs-test", _read_pairs, (".pairs",),
+    evalkit.register("importer", "pairs-test", Importer("pairs-test", read_pairs, (".pairs",),
                                                         "pairs files"))
     assert "pairs-test" in importer_names()
     result = import_results(tmp_path, "pairs-test", "p", runs_dir=tmp_path / "runs")
@@ -342,14 +325,11 @@ def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.Monk
     (package / "pairs_plugin").mkdir(parents=True)
     (package / "pairs_plugin" / "__init__.py").write_text(
         "from evalkit.interop import Importer\n"
-        f"IMPORTER = Importer('pairs-ep', {__name__!r} + ':_read_pairs', ('.pairs',), 'pairs')\n"
+        "IMPORTER = Importer('pairs-ep', 'tests.plugin_fixtures:read_pairs', ('.pairs',),\n"
+        "                    'pairs')\n"
     )
-    info = package / "pairs_plugin-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pairs-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[evalkit.importers]\npairs-ep = pairs_plugin:IMPORTER\n"
-    )
+    install_entry_points(package, "pairs-plugin", "evalkit.importers",
+                         "pairs-ep = pairs_plugin:IMPORTER\n")
     monkeypatch.syspath_prepend(str(package))
     _import_registry.IMPORTERS.reload_plugins()
     try:

@@ -20,6 +20,7 @@ from evalkit.optimize import (
     load_optimizer,
     optimizer_names,
 )
+from tests.plugin_fixtures import install_entry_points
 
 
 @pytest.fixture
@@ -73,12 +74,8 @@ def test_an_entry_point_optimizer_is_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_registry: None
 ) -> None:
     site = tmp_path / "site"
-    info = site / "fixed_plugin-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: fixed-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        f"[evalkit.optimizers]\nfixed-ep = {__name__}:make_fixed\n"
-    )
+    install_entry_points(site, "fixed-plugin", "evalkit.optimizers",
+                         f"fixed-ep = {__name__}:make_fixed\n")
     monkeypatch.syspath_prepend(str(site))
     _optimizer_registry.OPTIMIZERS.reload_plugins()
     assert "fixed-ep" in optimizer_names()
