@@ -140,7 +140,32 @@ class SimulatedJudgeSettings(ProviderSettings):
     """Seed of the judge's errors."""
 
 
-class SimulatedJudge:
+class SeededGrader:
+    """What the offline simulated judges share: their settings, and seeded draws.
+
+    Every draw is a function of the judge's seed and the draw's parts (the question's key,
+    the attempt), so asking again gives the same verdict and the cache stays consistent.
+
+    Args:
+        settings: The judge's settings (a ``model`` and a ``seed`` among them).
+    """
+
+    provider = SIMULATED
+
+    def __init__(self, settings: Any) -> None:
+        self.settings = settings
+        self.model: str = settings.model
+
+    def outcome_settings(self) -> dict[str, Any]:
+        """Every setting (all of them can change a verdict)."""
+        outcome: dict[str, Any] = self.settings.outcome()
+        return outcome
+
+    def _uniform(self, *parts: Any) -> float:
+        return random.Random(stable_hash([self.settings.seed, *parts])).random()
+
+
+class SimulatedJudge(SeededGrader):
     """An offline judge that grades against each statement's known truth, wrong at a set rate.
 
     Its errors are a seeded function of the question, so re-asking the same question gives the
@@ -148,21 +173,10 @@ class SimulatedJudge:
     verdicts that disagree with the truth is ``error_rate``.
     """
 
-    provider = SIMULATED
     version = "simulated-judge-1"
     #: It can grade only statements with a known truth; the others stay ungraded.
     needs_truth = True
-
-    def __init__(self, settings: SimulatedJudgeSettings) -> None:
-        self.settings = settings
-        self.model = settings.model
-
-    def outcome_settings(self) -> dict[str, Any]:
-        """Every setting (all of them can change a verdict)."""
-        return self.settings.outcome()
-
-    def _uniform(self, *parts: Any) -> float:
-        return random.Random(stable_hash([self.settings.seed, *parts])).random()
+    settings: SimulatedJudgeSettings
 
     def ask(self, question: Question, attempt: int) -> Answer:
         """The JSON verdict: the truth, flipped with probability ``error_rate``."""

@@ -13,7 +13,6 @@ and counts as *flipped*. Identical answers are a tie without asking.
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +26,7 @@ from evalkit.cases import JudgeSpec, stable_hash
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._core import Asker, JudgeCore, provider_grader
-from evalkit.judge._graders import SIMULATED, Answer, Question
+from evalkit.judge._graders import SIMULATED, Answer, Question, SeededGrader
 from evalkit.judge._pairwise_prompt import (
     PAIRWISE_PROMPT_HASH,
     PairVerdict,
@@ -94,26 +93,15 @@ class SimulatedPairwiseSettings(ProviderSettings):
     ``judge calibrate --pairwise`` plants to probe robustness) and names that response better."""
 
 
-class SimulatedPairwiseJudge:
+class SimulatedPairwiseJudge(SeededGrader):
     """An offline comparator that prefers the answer of higher latent quality.
 
     Each ordered question draws its own errors from a seeded function of its key, so asking
     again gives the same verdict, while the two orders of one pair err independently.
     """
 
-    provider = SIMULATED
     version = "simulated-pairwise-1"
-
-    def __init__(self, settings: SimulatedPairwiseSettings) -> None:
-        self.settings = settings
-        self.model = settings.model
-
-    def outcome_settings(self) -> dict[str, Any]:
-        """Every setting (all of them can change a verdict)."""
-        return self.settings.outcome()
-
-    def _uniform(self, *parts: Any) -> float:
-        return random.Random(stable_hash([self.settings.seed, *parts])).random()
+    settings: SimulatedPairwiseSettings
 
     def ask(self, question: PairQuestion, attempt: int) -> Answer:
         """The JSON verdict from the latent qualities, with position bias and errors."""
