@@ -395,13 +395,7 @@ def case_table(
     keys: pd.DataFrame,
     baseline: np.ndarray,
     candidate: np.ndarray,
-    *,
-    binary: bool,
-    confidence: float,
-    alpha: float,
-    correction: str,
-    threshold: float,
-    seed: int | None,
+    options: CompareOptions,
 ) -> pd.DataFrame:
     """Per-case estimates, intervals, exact-test p-values and verdicts.
 
@@ -409,16 +403,15 @@ def case_table(
         keys: One row per case (unit columns).
         baseline: ``(C, K)`` baseline trial values (NaN = absent).
         candidate: ``(C, K)`` candidate trial values.
-        binary: Pass bits (Fisher + Newcombe) or scores (permutation + Welch).
-        confidence: Level of the per-case intervals (unadjusted).
-        alpha: Level of the per-case tests after correction.
-        correction: Multiplicity correction.
-        threshold: Practical threshold for "improved".
-        seed: Seed for permutation tests on scores.
+        options: The comparison's settings: its metric (pass bits: Fisher + Newcombe;
+            scores: permutation + Welch), the level of the per-case intervals (unadjusted),
+            the level and correction of the per-case tests, the threshold of "improved",
+            the seed of the permutation tests.
 
     Returns:
         ``keys`` joined with the :data:`CASE_COLUMNS`.
     """
+    binary, confidence, seed = options.metric == "passed", options.confidence, options.seed
     n_b = np.isfinite(baseline).sum(axis=1)
     n_c = np.isfinite(candidate).sum(axis=1)
     rate_b = np.nanmean(baseline, axis=1)
@@ -447,7 +440,7 @@ def case_table(
         low, high, pvalues = np.array(lows), np.array(highs), np.array(ps)
     low = np.minimum(low, estimate)
     high = np.maximum(high, estimate)
-    adjusted = adjust_pvalues(pvalues, alpha, correction)
+    adjusted = adjust_pvalues(pvalues, options.alpha, options.correction)
     figures = pd.DataFrame(
         {
             "n_baseline": n_b.astype("int64"),
@@ -459,7 +452,7 @@ def case_table(
             "ci_high": high,
             "p_value": pvalues,
             "p_adjusted": adjusted,
-            "verdict": case_verdicts(estimate, adjusted, alpha, threshold),
+            "verdict": case_verdicts(estimate, adjusted, options.alpha, options.threshold),
         }
     )  # one frame, not ten column insertions into a copy of the keys
     return pd.concat([keys.reset_index(drop=True), figures], axis=1)
@@ -489,33 +482,14 @@ def compare_matrices(
     Returns:
         The comparison.
     """
-    binary = options.metric == "passed"
-    cases = case_table(
-        keys,
-        baseline,
-        candidate,
-        binary=binary,
-        confidence=options.confidence,
-        alpha=options.alpha,
-        correction=options.correction,
-        threshold=options.threshold,
-        seed=options.seed,
-    )
+    cases = case_table(keys, baseline, candidate, options)
     if summary is not None:
         overall = summary(cases)
     else:
-        overall = overall_summary(
-            baseline,
-            candidate,
-            threshold=options.threshold,
-            confidence=options.confidence,
-            n_resamples=options.n_resamples,
-            seed=options.seed,
-            resample_trials=options.resample_trials,
-        )
+        overall = overall_summary(baseline, candidate, options)
     return PairedComparison(
         metric=options.metric,
-        mcnemar=mcnemar_test(baseline, candidate) if binary else None,
+        mcnemar=mcnemar_test(baseline, candidate) if options.metric == "passed" else None,
         threshold=options.threshold,
         alpha=options.alpha,
         correction=options.correction,
@@ -545,36 +519,27 @@ class OverallSummary(TypedDict):
 
 
 def overall_summary(
-    baseline: np.ndarray,
-    candidate: np.ndarray,
-    *,
-    threshold: float,
-    confidence: float,
-    n_resamples: int,
-    seed: int | None,
-    resample_trials: bool = False,
+    baseline: np.ndarray, candidate: np.ndarray, options: CompareOptions
 ) -> OverallSummary:
     """Interval, sign-flip test, verdict and counts of the per-case differences.
 
     Args:
         baseline: ``(C, K)`` baseline values, NaN = absent trial, each row non-empty.
         candidate: ``(C, K)`` candidate values, same layout.
-        threshold: Practical threshold.
-        confidence: Confidence level.
-        n_resamples: Bootstrap replicates.
-        seed: Seed.
-        resample_trials: Two-stage bootstrap with trial resampling.
+        options: The comparison's settings (threshold, confidence, bootstrap replicates,
+            seed, trial resampling).
 
     Returns:
         The overall figures.
     """
+    n_resamples, seed = options.n_resamples, options.seed
     delta = paired_delta_interval(
         baseline,
         candidate,
         n_resamples=n_resamples,
-        confidence=confidence,
+        confidence=options.confidence,
         seed=seed,
-        resample_trials=resample_trials,
+        resample_trials=options.resample_trials,
     )
     rate_b = np.nanmean(baseline, axis=1)
     rate_c = np.nanmean(candidate, axis=1)
@@ -582,7 +547,7 @@ def overall_summary(
     n_cases = len(diffs)
     se = float(np.std(diffs, ddof=1) / np.sqrt(n_cases)) if n_cases >= 2 else float("nan")
     sign_flip = sign_flip_test(diffs, n_resamples, seed)
-    decision = overall_verdict(delta, sign_flip.pvalue, n_cases, threshold)
+    decision = overall_verdict(delta, sign_flip.pvalue, n_cases, options.threshold)
     close = np.isclose(diffs, 0.0, rtol=0.0, atol=1e-12)
     return OverallSummary(
         delta=delta,

@@ -301,10 +301,7 @@ def stratified_summary(
     overall = overall_summary(
         rates["baseline_rate"].to_numpy(dtype=float)[:, None],
         rates["candidate_rate"].to_numpy(dtype=float)[:, None],
-        threshold=options.threshold,
-        confidence=options.confidence,
-        n_resamples=options.n_resamples,
-        seed=options.seed,
+        options.model_copy(update={"resample_trials": False}),  # one rate per case
     )
     delta = overall["delta"]
     return {**overall, "delta": delta._replace(method=f"{delta.method}, stratified-by-case")}

@@ -19,8 +19,8 @@ import pytest
 import statsmodels.formula.api as smf
 
 import evalkit
+from evalkit.stats import CompareOptions, flip_rate_within
 from evalkit.stats import compare_tables as compare
-from evalkit.stats import flip_rate_within
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._paired import overall_summary
@@ -236,7 +236,7 @@ def test_aa_false_verdicts_at_most_alpha_per_provider_and_overall() -> None:
         per_case = rates.groupby(level="case_id").mean()
         summary = overall_summary(
             per_case["no-skills"].to_numpy()[:, None], per_case["with-skills"].to_numpy()[:, None],
-            threshold=0.05, confidence=0.95, n_resamples=1000, seed=run,
+            CompareOptions(threshold=0.05, confidence=0.95, n_resamples=1000, seed=run),
         )
         overall += summary["verdict"] != "inconclusive"
         cells = rates.reset_index().rename(
@@ -250,7 +250,7 @@ def test_aa_false_verdicts_at_most_alpha_per_provider_and_overall() -> None:
         for _, part in rates.groupby(level="provider"):
             mine = overall_summary(
                 part["no-skills"].to_numpy()[:, None], part["with-skills"].to_numpy()[:, None],
-                threshold=0.05, confidence=0.95, n_resamples=1000, seed=run,
+                CompareOptions(threshold=0.05, confidence=0.95, n_resamples=1000, seed=run),
             )
             per_provider += mine["verdict"] != "inconclusive"
             diffs = part["with-skills"].to_numpy() - part["no-skills"].to_numpy()

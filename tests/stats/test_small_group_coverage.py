@@ -26,7 +26,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 import evalkit
-from evalkit.stats import paired_compare
+from evalkit.stats import CompareOptions, paired_compare
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._paired import overall_summary
 from evalkit.stats._simulate import simulate_arms
@@ -139,7 +139,7 @@ def test_aa_false_verdicts_stay_at_or_below_alpha(cases: int, trials: int) -> No
     for draw in range(AA_DRAWS):
         base, cand = simulate_arms(rng, cases, trials, 0.0, MEAN, CONCENTRATION)
         summary = overall_summary(
-            base, cand, threshold=0.05, confidence=CONFIDENCE, n_resamples=500, seed=draw
+            base, cand, CompareOptions(confidence=CONFIDENCE, n_resamples=500, seed=draw)
         )
         false += summary["verdict"] != "inconclusive"
     assert false / AA_DRAWS <= 1 - CONFIDENCE
