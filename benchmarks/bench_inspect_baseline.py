@@ -26,8 +26,7 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=5)
     args = parser.parse_args()
 
-    from inspect_ai import Task
-    from inspect_ai import eval as inspect_eval
+    from inspect_ai import Task, eval as inspect_eval
     from inspect_ai.dataset import MemoryDataset, Sample
     from inspect_ai.model import ModelOutput, ModelUsage, get_model
     from inspect_ai.scorer import includes

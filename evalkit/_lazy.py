@@ -20,6 +20,11 @@ the name is used (mypy never sees the hook, so a misspelt import is still an err
 ``import evalkit`` and ``evalkit --version`` therefore never load pandas, scipy or
 statsmodels.
 
+``__all__`` is the package's public surface, what users and plugin authors need. A name of
+the block that ``__all__`` leaves out is the package's internal surface: it resolves the same
+way, for sibling packages, but it is not part of the API (docs/api.md lists the public
+names; ``tests/test_architecture.py`` keeps plumbing off ``__all__``).
+
 A name that moved to another package stays answered where it was, as a deprecated alias: the
 package passes a literal ``_DEPRECATED_ALIASES = {name: "evalkit.newpackage"}`` table to
 :func:`attach`, and a use of the old path imports the new one and warns ``DeprecationWarning``

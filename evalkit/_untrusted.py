@@ -30,8 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import yaml
 
-from evalkit.errors import InputBoundError as InputBoundError
-from evalkit.errors import InputError
+from evalkit.errors import InputBoundError as InputBoundError, InputError
 
 #: The deepest nesting of arrays/objects (JSON) or collections (YAML) accepted.
 MAX_DEPTH = 128

@@ -33,6 +33,7 @@ from IPython.display import display
 
 from evalkit.report import (
     figure_html,
+    html_table as table,
     note,
     pairs_html,
     pairwise_banner,
@@ -43,7 +44,6 @@ from evalkit.report import (
     ranking_table,
     stored_pairwise,
 )
-from evalkit.report import html_table as table
 
 # %%
 data = stored_pairwise(project_path(run), project_path(runs_dir), comparison)

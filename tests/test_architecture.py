@@ -20,9 +20,11 @@ import ast
 import builtins
 import functools
 import importlib
+import importlib.util
 import re
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -518,3 +520,72 @@ def test_the_settings_check_sees_a_literal_default() -> None:
                                       "concurrency"})
     )
     assert found == [(1, "confidence"), (1, "seed"), (3, "n_resamples"), (4, "retries")]
+
+
+# ---- public means user-facing ----------------------------------------------------------------
+
+
+def _api_reference() -> Any:
+    """scripts/make_api_reference.py, imported as a module."""
+    spec = importlib.util.spec_from_file_location(
+        "make_api_reference", ROOT / "scripts" / "make_api_reference.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _prose() -> str:
+    """The user documentation as written: docs, README and notebooks, generated index left out."""
+    reference = _api_reference()
+    texts = []
+    for path in [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md",
+                 *sorted((ROOT / "notebooks").glob("*.py"))]:
+        text = path.read_text(encoding="utf-8")
+        head, _, rest = text.partition(reference.BEGIN)
+        texts.append(head + rest.partition(reference.END)[2])
+    return "\n".join(texts)
+
+
+def _public(package: str) -> list[str]:
+    return list(importlib.import_module(f"evalkit.{package}").__all__)
+
+
+def test_the_api_reference_lists_every_public_name_as_it_is() -> None:
+    """docs/api.md's index is what scripts/make_api_reference.py writes from the ``__all__``s."""
+    reference = _api_reference()
+    committed = reference.API_DOC.read_text(encoding="utf-8")
+    assert committed == reference.rendered(committed), "run scripts/make_api_reference.py"
+    for package in reference.packages():
+        for name in _public(package):
+            assert f"| `{name}` |" in committed, f"evalkit.{package}.{name}"
+
+
+def test_no_plumbing_in_all() -> None:
+    """A public name that other packages import is one the user documentation speaks of.
+
+    Plumbing, a name other packages need and users never see, stays off ``__all__`` (in the
+    package's ``TYPE_CHECKING`` block only: its internal surface for sibling packages). The
+    command line is a user surface, so its imports do not count.
+    """
+    importers: dict[tuple[str, str], set[str]] = {}
+    for module, path in _files().items():
+        source = _package_of(module)
+        if source in (None, "cli"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").count(".") == 1:
+                target = (node.module or "").removeprefix("evalkit.")
+                if node.module == f"evalkit.{target}" and target != source:
+                    for alias in node.names:
+                        importers.setdefault((target, alias.name), set()).add(str(source))
+    prose = _prose()
+    plumbing = sorted(
+        f"evalkit.{package}.{name} (imported by {', '.join(sorted(importers[package, name]))})"
+        for package in ALLOWED
+        for name in _public(package)
+        if (package, name) in importers and not re.search(rf"\b{re.escape(name)}\b", prose)
+    )
+    assert len(importers) > 100
+    assert plumbing == []

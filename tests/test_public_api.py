@@ -26,6 +26,11 @@ PACKAGES = [
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_matches_public_names(name: str) -> None:
+    """Every name a package binds is in ``__all__`` or its internal surface.
+
+    The internal surface is the names of the ``TYPE_CHECKING`` block beyond ``__all__``: what
+    sibling packages import from it, never documented for users.
+    """
     module = importlib.import_module(name)
     for exported_name in module.__all__:
         getattr(module, exported_name)  # a lazy package binds a name on first use (PEP 562)
@@ -35,8 +40,9 @@ def test_all_matches_public_names(name: str) -> None:
         and not (hasattr(v, "__file__") and getattr(v, "__name__", "").startswith("evalkit"))
     }
     exported = set(module.__all__) - {"__version__"}
+    internal = set(declared_imports(name, module.__file__)) - exported
     assert exported <= set(vars(module)), f"{name}.__all__ names missing attributes"
-    assert public - {"annotations", "TYPE_CHECKING"} <= exported, (
+    assert public - {"annotations", "TYPE_CHECKING"} - internal <= exported, (
         f"{name} exposes names not in __all__"
     )
 
@@ -48,11 +54,11 @@ def test_top_level_functions_are_exported() -> None:
 
 
 @pytest.mark.parametrize("name", PACKAGES)
-def test_lazy_names_are_exactly_all(name: str) -> None:
-    """What a package imports on first use is what it exports, and each name resolves."""
+def test_lazy_names_cover_all(name: str) -> None:
+    """Every exported name is imported on first use, and each name resolves."""
     module = importlib.import_module(name)
     declared = set(declared_imports(name, module.__file__))
-    assert declared == set(module.__all__) - {"__version__"}
+    assert set(module.__all__) - {"__version__"} <= declared
     assert set(module.__all__) <= set(dir(module))
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
         module.no_such_name  # noqa: B018

@@ -24,17 +24,17 @@ if TYPE_CHECKING:
     )
     from evalkit.ablation._config import AblationConfig
     from evalkit.ablation._result import (
-        ABLATION_FILE,
+        ABLATION_FILE as ABLATION_FILE,
         AblationResult,
         MinimalSkill,
-        is_ablation,
+        is_ablation as is_ablation,
         read_ablation,
     )
     from evalkit.ablation._sequential import (
         SequentialLook,
         per_case_contributions,
         sequential_look,
-        simulate_allocation,
+        simulate_allocation as simulate_allocation,
     )
     from evalkit.ablation._study import ablate, list_components
     from evalkit.ablation._verdicts import ComponentVerdict, component_verdicts
@@ -42,14 +42,13 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "ABLATION_FILE",
     "CHARS_PER_TOKEN",
     "AblatedCopy",
+    "pick_components",
+    "write_ablated_copy",
     "SkillComponent",
     "estimate_tokens",
-    "pick_components",
     "skill_components",
-    "write_ablated_copy",
     "AblationConfig",
     "AblationResult",
     "ComponentVerdict",
@@ -57,10 +56,8 @@ __all__ = [
     "SequentialLook",
     "ablate",
     "component_verdicts",
-    "is_ablation",
     "list_components",
     "per_case_contributions",
     "read_ablation",
     "sequential_look",
-    "simulate_allocation",
 ]

@@ -35,33 +35,53 @@ if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
         JudgeCalibration,
         JudgeCheck,
-        JudgedRun,
+        JudgedRun as JudgedRun,
         check_judge_calibration,
-        judged_run,
+        judged_run as judged_run,
     )
-    from evalkit.analysis._case_reasons import side_line
+    from evalkit.analysis._case_reasons import (
+        side_line as side_line,
+    )
     from evalkit.analysis._compare import compare
     from evalkit.analysis._flips import flips
     from evalkit.analysis._forensics import CellExplanation, Explanation, explain
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
     from evalkit.analysis._lift import (
-        DEFAULT_ROLES,
-        LIFT_COLUMNS,
+        DEFAULT_ROLES as DEFAULT_ROLES,
+        LIFT_COLUMNS as LIFT_COLUMNS,
         LIFT_METRICS,
         TRIGGER_METRICS,
         LiftMetric,
         LiftResult,
         TriggerMetric,
         lift,
-        parse_roles,
+        parse_roles as parse_roles,
     )
-    from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
+    from evalkit.analysis._next_step import (
+        next_step,
+        run_command_line as run_command_line,
+        run_suite_path as run_suite_path,
+    )
     from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
     from evalkit.analysis._power import power
-    from evalkit.analysis._providers import parse_providers, select_providers
-    from evalkit.analysis._sequential import agent_cost, sequential_compare
-    from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
-    from evalkit.analysis._trend import TREND_LIFT_METRICS, Trend, load_items, trend
+    from evalkit.analysis._providers import (
+        parse_providers as parse_providers,
+        select_providers as select_providers,
+    )
+    from evalkit.analysis._sequential import (
+        agent_cost as agent_cost,
+        sequential_compare,
+    )
+    from evalkit.analysis._step_types import (
+        NEXT_STEP_POWER as NEXT_STEP_POWER,
+        NextStep,
+    )
+    from evalkit.analysis._trend import (
+        TREND_LIFT_METRICS as TREND_LIFT_METRICS,
+        Trend,
+        load_items,
+        trend,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
@@ -69,9 +89,6 @@ __all__ = [
     "CellExplanation",
     "Explanation",
     "explain",
-    "side_line",
-    "DEFAULT_ROLES",
-    "LIFT_COLUMNS",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
     "BudgetCheck",
@@ -79,31 +96,21 @@ __all__ = [
     "GateResult",
     "JudgeCalibration",
     "JudgeCheck",
-    "JudgedRun",
     "LiftMetric",
-    "NEXT_STEP_POWER",
     "NextStep",
     "LiftResult",
     "PairwiseGateResult",
     "TriggerMetric",
-    "agent_cost",
     "check_judge_calibration",
     "compare",
     "next_step",
     "flips",
     "gate",
-    "judged_run",
     "lift",
     "load_policy",
-    "parse_providers",
     "pairwise_gate",
-    "parse_roles",
     "power",
-    "run_command_line",
-    "run_suite_path",
-    "select_providers",
     "sequential_compare",
-    "TREND_LIFT_METRICS",
     "Trend",
     "load_items",
     "trend",

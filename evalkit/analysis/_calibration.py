@@ -20,8 +20,8 @@ import pandas as pd
 
 from evalkit._plain import plain_fields
 from evalkit.errors import InputError
-from evalkit.results import DEFAULT_MIN_KAPPA as DEFAULT_MIN_KAPPA  # where runs lack one
 from evalkit.results import (
+    DEFAULT_MIN_KAPPA as DEFAULT_MIN_KAPPA,  # where runs lack one
     MANIFEST_FILE,
     calibration_path,
     peek_manifest,

@@ -19,20 +19,30 @@ _DEPRECATED_ALIASES: dict[str, str] = {
 
 if TYPE_CHECKING:
     from evalkit.cases._artifacts import (
-        ARTIFACT_KINDS,
+        ARTIFACT_KINDS as ARTIFACT_KINDS,
         EVIDENCE_METRICS,
         ArtifactRequirement,
         BundleSpec,
-        kind_for_path,
+        kind_for_path as kind_for_path,
     )
-    from evalkit.cases._docs import render_suites_markdown
-    from evalkit.cases._hashing import directory_hash, stable_hash
-    from evalkit.cases._loader import SUITE_FILE, SuiteInspection, inspect_suite, load_suite
+    from evalkit.cases._docs import (
+        render_suites_markdown as render_suites_markdown,
+    )
+    from evalkit.cases._hashing import (
+        directory_hash,
+        stable_hash as stable_hash,
+    )
+    from evalkit.cases._loader import (
+        SUITE_FILE as SUITE_FILE,
+        SuiteInspection,
+        inspect_suite,
+        load_suite,
+    )
     from evalkit.cases._models import (
-        DEFAULT_CONDITIONS,
+        DEFAULT_CONDITIONS as DEFAULT_CONDITIONS,
         LANES,
-        NO_SKILL,
-        SPLITS,
+        NO_SKILL as NO_SKILL,
+        SPLITS as SPLITS,
         STANDARD_CONDITIONS,
         AntiPatternRule,
         Budgets,
@@ -48,31 +58,38 @@ if TYPE_CHECKING:
         Skill,
         SuiteDefaults,
         SuiteFile,
-        VerifierCheck,
+        VerifierCheck as VerifierCheck,
         WorkflowCheck,
     )
     from evalkit.cases._new_suite import NewSuite, init_suite
-    from evalkit.cases._patterns import compile_pattern, find_affirmed, first_match, is_negated
+    from evalkit.cases._patterns import (
+        compile_pattern as compile_pattern,
+        find_affirmed,
+        first_match as first_match,
+        is_negated,
+    )
     from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
-    from evalkit.cases._skill_creator import SkillImport, import_skill_dir, is_skill_dir
-    from evalkit.cases._suite import SkillExposure, SkillTexts, Suite, VariantFiles
+    from evalkit.cases._skill_creator import (
+        SkillImport,
+        import_skill_dir,
+        is_skill_dir as is_skill_dir,
+    )
+    from evalkit.cases._suite import (
+        SkillExposure as SkillExposure,
+        SkillTexts as SkillTexts,
+        Suite,
+        VariantFiles as VariantFiles,
+    )
     from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "VariantFiles",
-    "ARTIFACT_KINDS",
     "EVIDENCE_METRICS",
     "ArtifactRequirement",
     "BundleSpec",
-    "kind_for_path",
-    "DEFAULT_CONDITIONS",
     "LANES",
-    "NO_SKILL",
-    "SPLITS",
     "STANDARD_CONDITIONS",
-    "SUITE_FILE",
     "AntiPatternRule",
     "Budgets",
     "Case",
@@ -88,29 +105,21 @@ __all__ = [
     "PairwiseSpec",
     "Skill",
     "SkillImport",
-    "SkillExposure",
-    "SkillTexts",
     "Suite",
     "SuiteDefaults",
     "SuiteFile",
     "SuiteInspection",
     "TableColumns",
-    "VerifierCheck",
     "WorkflowCheck",
     "cases_schema",
-    "compile_pattern",
     "directory_hash",
     "find_affirmed",
-    "first_match",
     "import_case_table",
     "import_skill_dir",
     "is_negated",
-    "is_skill_dir",
     "init_suite",
     "inspect_suite",
-    "render_suites_markdown",
     "load_suite",
-    "stable_hash",
     "suite_schema",
     "write_schemas",
 ]

@@ -5,8 +5,14 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.cli._main import build_parser, console_main, main
+    from evalkit.cli._main import (
+        build_parser as build_parser,
+        console_main as console_main,
+        main,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
-__all__ = ["build_parser", "console_main", "main"]
+__all__ = [
+    "main",
+]

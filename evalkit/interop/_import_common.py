@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._redact import clip, clip_tail
-from evalkit._untrusted import load_json
-from evalkit._untrusted import read_text as bounded_read_text
+from evalkit._untrusted import load_json, read_text as bounded_read_text
 from evalkit.errors import InputError, Problem
 
 #: Score values (strings, case-insensitive) and what they mean: (score, passed).

@@ -24,20 +24,27 @@ _DEPRECATED_ALIASES: dict[str, str] = {
 
 if TYPE_CHECKING:
     from evalkit.judge._apply import (
-        JUDGE_ERROR,
+        JUDGE_ERROR as JUDGE_ERROR,
         JudgeRunResult,
         JudgeSummary,
-        apply_judge,
+        apply_judge as apply_judge,
         judge_run,
     )
-    from evalkit.judge._cache import JUDGE_CACHE_DIR, JudgeCache
-    from evalkit.judge._calibrate import Calibration, calibrate, read_labels
+    from evalkit.judge._cache import (
+        JUDGE_CACHE_DIR as JUDGE_CACHE_DIR,
+        JudgeCache as JudgeCache,
+    )
+    from evalkit.judge._calibrate import (
+        Calibration,
+        calibrate,
+        read_labels as read_labels,
+    )
     from evalkit.judge._grade import (
-        Combined,
-        Graded,
-        ItemJudgement,
+        Combined as Combined,
+        Graded as Graded,
+        ItemJudgement as ItemJudgement,
         Judge,
-        Statement,
+        Statement as Statement,
         combine,
         known_truth,
         statements,
@@ -45,103 +52,82 @@ if TYPE_CHECKING:
     from evalkit.judge._graders import (
         Answer,
         Grader,
-        ProviderGrader,
-        Question,
-        SimulatedJudge,
+        ProviderGrader as ProviderGrader,
+        Question as Question,
+        SimulatedJudge as SimulatedJudge,
         SimulatedJudgeSettings,
         create_grader,
     )
     from evalkit.judge._pairwise import (
-        PAIRWISE_DIR,
+        PAIRWISE_DIR as PAIRWISE_DIR,
         PairwiseComparison,
         compare_pairwise,
     )
     from evalkit.judge._pairwise_calibrate import (
-        PAIR_LABEL_COLUMNS,
+        PAIR_LABEL_COLUMNS as PAIR_LABEL_COLUMNS,
         PairCalibration,
         PairSample,
-        baseline_first,
+        baseline_first as baseline_first,
         calibrate_pairwise,
         sample_pairs,
     )
     from evalkit.judge._pairwise_judge import (
-        PAIRWISE_CACHE_DIR,
-        PairJudgement,
-        PairwiseJudge,
-        Side,
-        SimulatedPairwiseJudge,
+        PAIRWISE_CACHE_DIR as PAIRWISE_CACHE_DIR,
+        PairJudgement as PairJudgement,
+        PairwiseJudge as PairwiseJudge,
+        Side as Side,
+        SimulatedPairwiseJudge as SimulatedPairwiseJudge,
         SimulatedPairwiseSettings,
         decide,
-        make_pairwise_judge,
+        make_pairwise_judge as make_pairwise_judge,
     )
     from evalkit.judge._pairwise_probe import InjectionProbe, probe_pairwise
     from evalkit.judge._pairwise_prompt import (
-        DEFAULT_RUBRIC,
-        PAIRWISE_PROMPT_HASH,
+        DEFAULT_RUBRIC as DEFAULT_RUBRIC,
+        PAIRWISE_PROMPT_HASH as PAIRWISE_PROMPT_HASH,
         PairVerdict,
-        build_pairwise_prompt,
-        parse_pair_verdict,
+        build_pairwise_prompt as build_pairwise_prompt,
+        parse_pair_verdict as parse_pair_verdict,
     )
     from evalkit.judge._prompt import (
-        PROMPT_HASH,
+        PROMPT_HASH as PROMPT_HASH,
         StatementVerdict,
-        build_prompt,
+        build_prompt as build_prompt,
         final_answer,
-        parse_verdict,
-        transcript_excerpt,
+        parse_verdict as parse_verdict,
+        transcript_excerpt as transcript_excerpt,
     )
     from evalkit.judge._sample import (
         LabelSample,
         sample_labels,
-        write_label_template,
+        write_label_template as write_label_template,
     )
-    from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
+    from evalkit.judge._setup import (
+        check_judgeable as check_judgeable,
+        make_judge as make_judge,
+        resolve_judge_spec as resolve_judge_spec,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "DEFAULT_RUBRIC",
-    "JUDGE_CACHE_DIR",
-    "JUDGE_ERROR",
-    "PAIRWISE_CACHE_DIR",
-    "PAIRWISE_DIR",
-    "PAIRWISE_PROMPT_HASH",
-    "PAIR_LABEL_COLUMNS",
-    "PROMPT_HASH",
     "Answer",
     "Calibration",
-    "Combined",
-    "Graded",
     "Grader",
     "InjectionProbe",
-    "ItemJudgement",
     "Judge",
-    "JudgeCache",
     "JudgeRunResult",
     "JudgeSummary",
     "LabelSample",
     "PairCalibration",
-    "PairJudgement",
     "PairSample",
     "PairVerdict",
     "PairwiseComparison",
-    "PairwiseJudge",
-    "ProviderGrader",
-    "Question",
-    "Side",
-    "SimulatedJudge",
     "SimulatedJudgeSettings",
-    "SimulatedPairwiseJudge",
     "SimulatedPairwiseSettings",
-    "Statement",
     "StatementVerdict",
-    "apply_judge",
-    "baseline_first",
-    "build_pairwise_prompt",
-    "build_prompt",
     "calibrate",
     "calibrate_pairwise",
-    "check_judgeable",
     "combine",
     "compare_pairwise",
     "create_grader",
@@ -149,16 +135,8 @@ __all__ = [
     "final_answer",
     "judge_run",
     "known_truth",
-    "make_judge",
-    "make_pairwise_judge",
-    "parse_pair_verdict",
-    "parse_verdict",
     "probe_pairwise",
-    "read_labels",
-    "resolve_judge_spec",
     "sample_labels",
     "sample_pairs",
     "statements",
-    "transcript_excerpt",
-    "write_label_template",
 ]

@@ -21,8 +21,8 @@ import pandas as pd
 from evalkit._plain import plain_fields
 from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
-from evalkit.results import CALIBRATION_DIR as CALIBRATION_DIR
 from evalkit.results import (
+    CALIBRATION_DIR as CALIBRATION_DIR,
     calibration_path,
     read_labels_csv,
     read_run,

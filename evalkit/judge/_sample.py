@@ -24,8 +24,8 @@ from evalkit._settings import SEED
 from evalkit._spreadsheet import write_sheet
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
-from evalkit.results import LABEL_COLUMNS as LABEL_COLUMNS
 from evalkit.results import (
+    LABEL_COLUMNS as LABEL_COLUMNS,
     judged_statements,
     read_transcripts,
     resolve_run_dir,

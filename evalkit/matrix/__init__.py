@@ -5,17 +5,21 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit._keys import ItemKeyParts, parse_item_key
-    from evalkit.matrix._plan import ProviderSpec, WorkItem, build_plan, item_key, item_seed
+    from evalkit._keys import (
+        ItemKeyParts as ItemKeyParts,
+        parse_item_key,
+    )
+    from evalkit.matrix._plan import (
+        ProviderSpec as ProviderSpec,
+        WorkItem as WorkItem,
+        build_plan as build_plan,
+        item_key,
+        item_seed as item_seed,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "ItemKeyParts",
-    "ProviderSpec",
-    "WorkItem",
-    "build_plan",
     "item_key",
-    "item_seed",
     "parse_item_key",
 ]

@@ -8,9 +8,9 @@ if TYPE_CHECKING:
     from evalkit.errors import SealError, TamperError
     from evalkit.optimize._config import OptimizeConfig
     from evalkit.optimize._description import (
-        DESCRIPTION_FILE,
-        MAX_DESCRIPTION_CHARS,
-        validate_description,
+        DESCRIPTION_FILE as DESCRIPTION_FILE,
+        MAX_DESCRIPTION_CHARS as MAX_DESCRIPTION_CHARS,
+        validate_description as validate_description,
     )
     from evalkit.optimize._loop import OptimizeResult, optimize
     from evalkit.optimize._optimizer_registry import (
@@ -27,18 +27,21 @@ if TYPE_CHECKING:
         Proposal,
         ProviderOptimizer,
     )
-    from evalkit.optimize._splits import Splits, assign_splits
+    from evalkit.optimize._splits import (
+        Splits,
+        assign_splits as assign_splits,
+    )
     from evalkit.optimize._state import (
-        SEED_ID,
-        STATE_FILE,
-        STATE_VERSION,
+        SEED_ID as SEED_ID,
+        STATE_FILE as STATE_FILE,
+        STATE_VERSION as STATE_VERSION,
         Decision,
         OptimizeState,
         OptimizeStatus,
         OptimizeTarget,
         TestResult,
         TriggerRates,
-        has_state,
+        has_state as has_state,
         read_state,
         write_state,
     )
@@ -46,11 +49,6 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "DESCRIPTION_FILE",
-    "MAX_DESCRIPTION_CHARS",
-    "SEED_ID",
-    "STATE_FILE",
-    "STATE_VERSION",
     "CallableOptimizer",
     "CommandOptimizer",
     "Decision",
@@ -69,13 +67,10 @@ __all__ = [
     "TamperError",
     "TestResult",
     "TriggerRates",
-    "assign_splits",
-    "has_state",
     "load_optimizer",
     "optimize",
     "optimizer_names",
     "read_state",
     "register_optimizer",
-    "validate_description",
     "write_state",
 ]

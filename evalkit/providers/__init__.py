@@ -12,24 +12,31 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit._redact import redact_text, register_secret_env
+    from evalkit._redact import (
+        redact_text as redact_text,
+        register_secret_env,
+    )
     from evalkit.errors import AgentCrashed
     from evalkit.providers._anthropic import AnthropicSettings
     from evalkit.providers._claude_code import ClaudeCodeSettings
     from evalkit.providers._cli_agent import CliAgentProvider, CliSettings
     from evalkit.providers._codex import CodexSettings
     from evalkit.providers._http import HttpProvider, HttpSettings
-    from evalkit.providers._limiter import Limiter
+    from evalkit.providers._limiter import (
+        Limiter as Limiter,
+    )
     from evalkit.providers._openai_compat import OpenAICompatSettings
     from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
     from evalkit.providers._recording import RecordingSettings, restore_workspace
-    from evalkit.providers._redact import redact_response
+    from evalkit.providers._redact import (
+        redact_response as redact_response,
+    )
     from evalkit.providers._registry import (
         BUILTIN_PROVIDERS,
         ENTRY_POINT_GROUP,
         ProviderFactory,
-        cached_provider,
-        canonical_settings,
+        cached_provider as cached_provider,
+        canonical_settings as canonical_settings,
         create_provider,
         provider_names,
         register_provider,
@@ -62,20 +69,15 @@ __all__ = [
     "Event",
     "HttpProvider",
     "HttpSettings",
-    "Limiter",
     "OpenAICompatSettings",
     "Provider",
     "ProviderFactory",
     "ProviderInfo",
     "ProviderSettings",
     "RecordingSettings",
-    "cached_provider",
-    "canonical_settings",
     "create_provider",
     "parse_settings",
     "provider_names",
-    "redact_response",
-    "redact_text",
     "register_provider",
     "register_secret_env",
     "restore_workspace",

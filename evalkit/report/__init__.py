@@ -33,10 +33,21 @@ if TYPE_CHECKING:
         ablation_verdict_table,
         minimal_summary,
     )
-    from evalkit.report._browser import BROWSE_LIMIT, ItemSample, item_browser, sample_items
+    from evalkit.report._browser import (
+        BROWSE_LIMIT as BROWSE_LIMIT,
+        ItemSample,
+        item_browser,
+        sample_items,
+    )
     from evalkit.report._bundles import evidence_bundles
-    from evalkit.report._forensics_view import cell_html, explanation_fragment, explanation_html
-    from evalkit.report._html import sanitize_html
+    from evalkit.report._forensics_view import (
+        cell_html as cell_html,
+        explanation_fragment,
+        explanation_html,
+    )
+    from evalkit.report._html import (
+        sanitize_html as sanitize_html,
+    )
     from evalkit.report._judge import (
         agreement_table,
         calibration_check,
@@ -53,7 +64,7 @@ if TYPE_CHECKING:
     from evalkit.report._matched_view import matched_rate_section
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
-        Optimization,
+        Optimization as Optimization,
         cost_plot,
         gate_plot,
         load_optimization,
@@ -71,7 +82,11 @@ if TYPE_CHECKING:
         ranking_table,
         stored_pairwise,
     )
-    from evalkit.report._params import declared_parameters, parse_assignments, validate_parameters
+    from evalkit.report._params import (
+        declared_parameters as declared_parameters,
+        parse_assignments as parse_assignments,
+        validate_parameters as validate_parameters,
+    )
     from evalkit.report._plots import (
         CONDITION_COLORS,
         condition_color,
@@ -81,7 +96,7 @@ if TYPE_CHECKING:
         heatmap,
         interval_plot,
         lift_plot,
-        order_conditions,
+        order_conditions as order_conditions,
         power_plot,
         rate_plot,
         trend_plot,
@@ -95,20 +110,20 @@ if TYPE_CHECKING:
         cause_changes,
         cause_plot,
         failure_summary,
-        reason_line,
+        reason_line as reason_line,
         run_scores,
-        shown_reasons,
+        shown_reasons as shown_reasons,
     )
     from evalkit.report._render import (
         KINDS,
-        LABELS_MARKER,
-        NOTEBOOKS,
+        LABELS_MARKER as LABELS_MARKER,
+        NOTEBOOKS as NOTEBOOKS,
         ReportResult,
         report,
     )
     from evalkit.report._rich import (
         RunOverview,
-        comparison_fragment,
+        comparison_fragment as comparison_fragment,
         comparison_html,
         flip_pairs,
         flips_html,
@@ -137,7 +152,7 @@ if TYPE_CHECKING:
         interval_table,
         key_values,
         note,
-        num,
+        num as num,
         pct,
         pp,
         seconds,
@@ -149,13 +164,13 @@ if TYPE_CHECKING:
         event_html,
         excerpts,
         paired_excerpts,
-        side_by_side,
+        side_by_side as side_by_side,
         skill_loaded,
         transcript_html,
     )
     from evalkit.report._trend import describe_trend, lift_trend
     from evalkit.report._views import (
-        ComparisonView,
+        ComparisonView as ComparisonView,
         case_keys,
         case_pairs,
         compare_view,
@@ -192,16 +207,11 @@ def _register_rich_displays() -> None:
 _display.add_renderer_loader(_register_rich_displays)
 
 __all__ = [
-    "BROWSE_LIMIT",
     "CONDITION_COLORS",
     "KINDS",
-    "LABELS_MARKER",
     "LOOK_COLUMNS",
-    "NOTEBOOKS",
-    "ComparisonView",
     "Fragment",
     "ItemSample",
-    "Optimization",
     "ReportError",
     "ReportInputError",
     "ReportResult",
@@ -217,7 +227,6 @@ __all__ = [
     "comparison_calibration",
     "comparison_statements",
     "compare_view",
-    "comparison_fragment",
     "comparison_html",
     "comparison_trajectory",
     "condition_color",
@@ -225,7 +234,6 @@ __all__ = [
     "condition_palette",
     "confusion_plot",
     "cost_plot",
-    "declared_parameters",
     "describe_trend",
     "disagreements_html",
     "errors_by_class",
@@ -236,13 +244,10 @@ __all__ = [
     "figure_html",
     "flip_overview",
     "flip_pairs",
-    "cell_html",
     "cause_changes",
     "cause_plot",
     "failure_summary",
-    "reason_line",
     "run_scores",
-    "shown_reasons",
     "explanation_fragment",
     "explanation_html",
     "flips_html",
@@ -275,9 +280,7 @@ __all__ = [
     "missing_cases",
     "next_step_facts",
     "note",
-    "num",
     "optimization_facts",
-    "order_conditions",
     "paired_excerpts",
     "paired_rows",
     "pairs_html",
@@ -285,7 +288,6 @@ __all__ = [
     "pairwise_cards",
     "pairwise_cases",
     "pairwise_forest",
-    "parse_assignments",
     "pct",
     "power_html",
     "power_plot",
@@ -303,13 +305,11 @@ __all__ = [
     "run_facts",
     "run_overview",
     "sample_items",
-    "sanitize_html",
     "seconds",
     "sequential_html",
     "sequential_plot",
     "sequential_run_html",
     "sequential_trajectory",
-    "side_by_side",
     "skill_diff",
     "skill_loaded",
     "stat_cards",
@@ -326,7 +326,6 @@ __all__ = [
     "trigger_confusion",
     "unstable_cases",
     "usd",
-    "validate_parameters",
     "verdict_banner",
     "verdict_lines",
     "wins_by_condition",

@@ -12,8 +12,7 @@ from __future__ import annotations
 import html
 from html.parser import HTMLParser
 
-from evalkit._bidi import BIDI_CONTROLS as BIDI_CONTROLS
-from evalkit._bidi import neutralize_bidi as neutralize_bidi
+from evalkit._bidi import BIDI_CONTROLS as BIDI_CONTROLS, neutralize_bidi as neutralize_bidi
 
 TOC_MARKER = "<!--evalkit:toc-->"
 

@@ -28,8 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit.analysis import agent_cost
-from evalkit.analysis import sequential_compare as sequential_compare_runs
+from evalkit.analysis import agent_cost, sequential_compare as sequential_compare_runs
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
 from evalkit.sequential import SequentialRun

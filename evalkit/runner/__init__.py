@@ -6,24 +6,29 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit.errors import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace, RunStopped
-    from evalkit.runner._config import Backend, DescriptionOverride, RunConfig, SkillOverride
-    from evalkit.runner._execute import ItemOutcome, ItemTask, execute_item
+    from evalkit.runner._config import (
+        Backend as Backend,
+        DescriptionOverride,
+        RunConfig,
+        SkillOverride,
+    )
+    from evalkit.runner._execute import (
+        ItemOutcome as ItemOutcome,
+        ItemTask as ItemTask,
+        execute_item as execute_item,
+    )
     from evalkit.runner._run import RunResult, run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "EXIT_NO_SPACE",
-    "Backend",
     "DescriptionOverride",
-    "ItemOutcome",
-    "ItemTask",
     "RunConfig",
     "RunInterrupted",
     "RunOutOfSpace",
     "RunResult",
     "RunStopped",
     "SkillOverride",
-    "execute_item",
     "run",
 ]

@@ -12,36 +12,33 @@ if TYPE_CHECKING:
     from evalkit.errors import FixtureLinkError, SandboxUnavailableError
     from evalkit.sandbox._bwrap import Mounts
     from evalkit.sandbox._fingerprint import sandbox_fingerprint
-    from evalkit.sandbox._fixtures import copy_fixture, fixture_link_problems
-    from evalkit.sandbox._policy import (
-        BWRAP_PACKAGE,
-        SANDBOX_ENV,
-        Limits,
-        disable_sandbox,
-        find_bwrap,
-        require_sandbox,
-        sandbox_enabled,
+    from evalkit.sandbox._fixtures import (
+        copy_fixture as copy_fixture,
+        fixture_link_problems as fixture_link_problems,
     )
-    from evalkit.sandbox._process import start_in_new_session
+    from evalkit.sandbox._policy import (
+        BWRAP_PACKAGE as BWRAP_PACKAGE,
+        SANDBOX_ENV as SANDBOX_ENV,
+        Limits,
+        disable_sandbox as disable_sandbox,
+        find_bwrap,
+        require_sandbox as require_sandbox,
+        sandbox_enabled as sandbox_enabled,
+    )
+    from evalkit.sandbox._process import (
+        start_in_new_session as start_in_new_session,
+    )
     from evalkit.sandbox._run import CommandOutcome, run_command
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "BWRAP_PACKAGE",
-    "SANDBOX_ENV",
     "CommandOutcome",
     "FixtureLinkError",
     "Limits",
     "Mounts",
     "SandboxUnavailableError",
-    "copy_fixture",
-    "disable_sandbox",
     "find_bwrap",
-    "fixture_link_problems",
-    "require_sandbox",
     "run_command",
-    "sandbox_enabled",
     "sandbox_fingerprint",
-    "start_in_new_session",
 ]

@@ -14,17 +14,26 @@ _DEPRECATED_ALIASES: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from evalkit.scorers._artifacts import ArtifactCheck, FileCheck, check_requirement, safe_file
-    from evalkit.scorers._bundle import BundleCheck, ManifestEntry, check_bundle
+    from evalkit.scorers._artifacts import (
+        ArtifactCheck as ArtifactCheck,
+        FileCheck as FileCheck,
+        check_requirement as check_requirement,
+        safe_file as safe_file,
+    )
+    from evalkit.scorers._bundle import (
+        BundleCheck as BundleCheck,
+        ManifestEntry as ManifestEntry,
+        check_bundle as check_bundle,
+    )
     from evalkit.scorers._check import check_case, check_references
     from evalkit.scorers._evidence import (
-        EVIDENCE_SCORER_VERSION,
+        EVIDENCE_SCORER_VERSION as EVIDENCE_SCORER_VERSION,
         EvidenceResult,
-        check_evidence,
+        check_evidence as check_evidence,
     )
     from evalkit.scorers._reference_cache import (
-        REFERENCE_CACHE_DIR,
-        ReferenceCache,
+        REFERENCE_CACHE_DIR as REFERENCE_CACHE_DIR,
+        ReferenceCache as ReferenceCache,
         reference_check_key,
     )
     from evalkit.scorers._score import (
@@ -33,34 +42,24 @@ if TYPE_CHECKING:
         Component,
         ScoreResult,
         infer_skill,
-        score_item,
+        score_item as score_item,
     )
-    from evalkit.scorers._verifiers import CheckResult, run_check
+    from evalkit.scorers._verifiers import (
+        CheckResult,
+        run_check as run_check,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
-    "EVIDENCE_SCORER_VERSION",
-    "ArtifactCheck",
-    "BundleCheck",
     "EvidenceResult",
-    "FileCheck",
-    "ManifestEntry",
-    "check_bundle",
-    "check_evidence",
-    "check_requirement",
-    "safe_file",
     "COMPONENT_WEIGHTS",
-    "REFERENCE_CACHE_DIR",
     "SCORER_VERSION",
     "CheckResult",
     "Component",
-    "ReferenceCache",
     "ScoreResult",
     "check_case",
     "check_references",
     "infer_skill",
     "reference_check_key",
-    "run_check",
-    "score_item",
 ]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from evalkit.stats._adaptive import (
         AdaptiveTrials,
         adaptive_case_estimates,
-        stage_two_decisions,
+        stage_two_decisions as stage_two_decisions,
         stage_two_draw,
     )
     from evalkit.stats._adaptive_power import AdaptivePlan
@@ -44,7 +44,10 @@ if TYPE_CHECKING:
     from evalkit.stats._compare import compare_tables
     from evalkit.stats._equivalence import equivalence, equivalence_cases, equivalence_power
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
-    from evalkit.stats._frame import as_frame, records
+    from evalkit.stats._frame import (
+        as_frame as as_frame,
+        records,
+    )
     from evalkit.stats._heterogeneity import Heterogeneity, heterogeneity
     from evalkit.stats._interval import Interval
     from evalkit.stats._matched import MatchedRates, matched_rates
@@ -53,14 +56,14 @@ if TYPE_CHECKING:
     from evalkit.stats._options import CompareOptions
     from evalkit.stats._paired import PairedComparison, paired_compare
     from evalkit.stats._pairwise import (
-        DEFAULT_PAIRWISE_THRESHOLD,
+        DEFAULT_PAIRWISE_THRESHOLD as DEFAULT_PAIRWISE_THRESHOLD,
         PairwiseStats,
         SignTest,
         pairwise_stats,
     )
     from evalkit.stats._plan_model import PlanModel, headroom_model
     from evalkit.stats._power import (
-        DEFAULT_CONCENTRATION,
+        DEFAULT_CONCENTRATION as DEFAULT_CONCENTRATION,
         PowerDesign,
         PowerResult,
         minimum_detectable_effect,
@@ -73,12 +76,20 @@ if TYPE_CHECKING:
         proportion_ci,
         ratio_wilson,
     )
-    from evalkit.stats._providers import provider_summary, provider_table
-    from evalkit.stats._reuse import ReuseSplit, one_sample, reused_note, split_reused
+    from evalkit.stats._providers import (
+        provider_summary as provider_summary,
+        provider_table,
+    )
+    from evalkit.stats._reuse import (
+        ReuseSplit as ReuseSplit,
+        one_sample as one_sample,
+        reused_note as reused_note,
+        split_reused as split_reused,
+    )
     from evalkit.stats._sequential import (
-        FUTILE_PLANNED,
-        FUTILITY_BETA,
-        SEQUENTIAL_METHOD,
+        FUTILE_PLANNED as FUTILE_PLANNED,
+        FUTILITY_BETA as FUTILITY_BETA,
+        SEQUENTIAL_METHOD as SEQUENTIAL_METHOD,
         ConfidenceSequence,
         Look,
         RunningConfidenceSequence,
@@ -89,12 +100,23 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare_tables
     from evalkit.stats._sequential_power import SequentialPlan
-    from evalkit.stats._sequential_simulation import simulate_adaptive, simulate_sequential
-    from evalkit.stats._settings import DEFAULT_THRESHOLD, check_threshold, threshold_field
+    from evalkit.stats._sequential_simulation import (
+        simulate_adaptive as simulate_adaptive,
+        simulate_sequential,
+    )
+    from evalkit.stats._settings import (
+        DEFAULT_THRESHOLD,
+        check_threshold,
+        threshold_field as threshold_field,
+    )
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
-    from evalkit.stats._unmatched import left_out_text, unmatched_lines, unmatched_summary
+    from evalkit.stats._unmatched import (
+        left_out_text as left_out_text,
+        unmatched_lines,
+        unmatched_summary,
+    )
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
     from evalkit.stats._verdicts import holm, verdict
 else:
@@ -108,11 +130,7 @@ __all__ = [
     "CompareOptions",
     "ConfidenceSequence",
     "Correction",
-    "DEFAULT_CONCENTRATION",
-    "DEFAULT_PAIRWISE_THRESHOLD",
     "DEFAULT_THRESHOLD",
-    "FUTILE_PLANNED",
-    "FUTILITY_BETA",
     "FlipRate",
     "Heterogeneity",
     "Interval",
@@ -127,9 +145,7 @@ __all__ = [
     "PlanModel",
     "PowerDesign",
     "PowerResult",
-    "ReuseSplit",
     "RunningConfidenceSequence",
-    "SEQUENTIAL_METHOD",
     "SequentialComparison",
     "SequentialPlan",
     "SignTest",
@@ -137,7 +153,6 @@ __all__ = [
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
-    "as_frame",
     "bradley_terry",
     "case_delta_interval",
     "case_order",
@@ -158,34 +173,26 @@ __all__ = [
     "headroom_model",
     "heterogeneity",
     "holm",
-    "left_out_text",
     "matched_rates",
     "mean_ci",
     "minimum_cases",
     "minimum_detectable_effect",
-    "one_sample",
     "paired_bootstrap_delta",
     "paired_compare",
     "pairwise_stats",
     "pass_rates",
     "percentile_interval",
     "proportion_ci",
-    "provider_summary",
     "provider_table",
     "ratio_wilson",
     "records",
     "required_cases",
     "required_trials",
-    "reused_note",
     "sequential_compare_tables",
     "sequential_verdict",
-    "simulate_adaptive",
     "simulate_power",
     "simulate_sequential",
-    "split_reused",
-    "stage_two_decisions",
     "stage_two_draw",
-    "threshold_field",
     "unmatched_lines",
     "unmatched_summary",
     "verdict",

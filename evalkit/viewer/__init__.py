@@ -12,9 +12,15 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.viewer._index import RunIndex, RunRow
+    from evalkit.viewer._index import (
+        RunIndex as RunIndex,
+        RunRow as RunRow,
+    )
     from evalkit.viewer._server import ViewServer, view
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
-__all__ = ["RunIndex", "RunRow", "ViewServer", "view"]
+__all__ = [
+    "ViewServer",
+    "view",
+]

@@ -9,11 +9,14 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.stats import AdaptiveTrials, as_frame, stage_two_draw
-from evalkit.stats import sequential_compare_tables as sequential_compare
+from evalkit.stats import (
+    AdaptiveTrials,
+    as_frame,
+    sequential_compare_tables as sequential_compare,
+    stage_two_draw,
+)
 from tests.cli.test_run_until_verdict import _sequential
-from tests.conftest import evalkit_cli
-from tests.conftest import until_verdict_args as _args
+from tests.conftest import evalkit_cli, until_verdict_args as _args
 
 
 def _compare_json(run_dir: Path) -> dict[str, Any]:

@@ -17,8 +17,7 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.stats import compare_tables as compare
-from evalkit.stats import sequential_compare_tables as sequential_compare
+from evalkit.stats import compare_tables as compare, sequential_compare_tables as sequential_compare
 from tests.conftest import evalkit_cli, until_verdict_args, until_verdict_argv
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 import evalkit
 from evalkit.interop import import_results

@@ -16,8 +16,7 @@ import pytest
 import evalkit
 import evalkit.analysis as analysis
 import evalkit.report as rk
-from evalkit.runner import RunConfig, run
-from evalkit.runner import _run_manifest as runner_module
+from evalkit.runner import RunConfig, _run_manifest as runner_module, run
 
 
 def _run_at(

@@ -19,8 +19,7 @@ import pytest
 import statsmodels.formula.api as smf
 
 import evalkit
-from evalkit.stats import CompareOptions, flip_rate_within
-from evalkit.stats import compare_tables as compare
+from evalkit.stats import CompareOptions, compare_tables as compare, flip_rate_within
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._paired import overall_summary

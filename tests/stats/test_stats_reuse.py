@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats as scipy_stats
 
-from evalkit.stats import compare_tables as compare
-from evalkit.stats import flip_rate_between, one_sample, split_reused
+from evalkit.stats import compare_tables as compare, flip_rate_between, one_sample, split_reused
 from evalkit.stats._frame import as_frame
 from evalkit.stats._matrix import build_pairs, restrict_pairs
 from evalkit.stats._options import CompareOptions
