@@ -19,6 +19,7 @@ from evalkit.stats import (
     AdaptivePlan,
     AdaptiveTrials,
     PlanModel,
+    PowerDesign,
     PowerResult,
     VarianceComponents,
     check_threshold,
@@ -244,14 +245,11 @@ def _plan(
             effect=effect, baseline_rate=baseline_rate, alpha=alpha,
             target_power=target_power, threshold=threshold, sequential=sequential,
         )
-    common = {
-        "baseline_rate": baseline_rate,
-        "alpha": alpha,
-        "power": target_power,
-        "components": components,
-    }
+    design = PowerDesign.from_components(
+        components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
+    )
     if effect is not None and cases is None:
-        fixed = required_cases(effect, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
+        fixed = required_cases(effect, trials or 1, threshold=threshold, design=design)
         if not sequential:
             if adaptive_trials:
                 raise InputError("--adaptive-trials: only with --sequential")
@@ -273,9 +271,9 @@ def _plan(
     if sequential or adaptive_trials or plan_effect is not None:
         raise InputError("--sequential plans with --effect alone (not with --cases)")
     if cases is not None and effect is None:
-        return minimum_detectable_effect(cases, trials or 1, threshold=threshold, **common)  # type: ignore[arg-type]
+        return minimum_detectable_effect(cases, trials or 1, threshold=threshold, design=design)
     if cases is not None and effect is not None and trials is None:
-        return required_trials(effect, cases, **common)  # type: ignore[arg-type]
+        return required_trials(effect, cases, design=design)
     if cases is not None and effect is not None and trials is not None:
         rate = baseline_rate if baseline_rate is not None else 0.5
         concentration = DEFAULT_CONCENTRATION
@@ -335,12 +333,13 @@ def _shared_cases(
             "--providers plans the number of cases (with --effect) or the minimum detectable "
             "effect (with --cases), not the sequential design or the power of a fixed one"
         )
-    plain = {"baseline_rate": baseline_rate, "alpha": alpha, "power": target_power,
-             "components": components}
+    plain = PowerDesign.from_components(
+        components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
+    )
     one = (
-        required_cases(effect, trials or 1, threshold=threshold, **plain)  # type: ignore[arg-type]
+        required_cases(effect, trials or 1, threshold=threshold, design=plain)
         if effect is not None
-        else minimum_detectable_effect(cases or 2, trials or 1, threshold=threshold, **plain)  # type: ignore[arg-type]
+        else minimum_detectable_effect(cases or 2, trials or 1, threshold=threshold, design=plain)
     )
     rate = one.baseline_rate
     base = VarianceComponents(
@@ -354,19 +353,16 @@ def _shared_cases(
     scale = float(rho) + (1.0 - float(rho)) / providers
     shared = base._replace(correlation=1.0 - (1.0 - base.correlation) * scale)
     per_provider = trials or 1
-    common = {
-        "baseline_rate": rate,
-        "alpha": alpha,
-        "power": target_power,
-        "components": shared,
-    }
+    design = PowerDesign.from_components(
+        shared, baseline_rate=rate, alpha=alpha, power=target_power
+    )
     if effect is not None:
         result = required_cases(
-            effect, per_provider * providers, threshold=threshold, **common  # type: ignore[arg-type]
+            effect, per_provider * providers, threshold=threshold, design=design
         )
     elif cases is not None:
         result = minimum_detectable_effect(
-            cases, per_provider * providers, threshold=threshold, **common  # type: ignore[arg-type]
+            cases, per_provider * providers, threshold=threshold, design=design
         )
     else:
         raise InputError("evalkit power --providers needs --effect or --cases")
