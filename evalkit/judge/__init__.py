@@ -3,8 +3,11 @@
 A case's ``expectations`` (and its ``rubric`` when ``rubric_pass`` is set) are graded pass/fail
 by the suite's judge from the case prompt, the agent's final answer and a bounded transcript
 excerpt; :func:`combine` joins the verdicts with the deterministic scorers. Verdicts are
-content-addressed (:class:`JudgeCache`), so re-judging an unchanged answer costs nothing, and
-:func:`judge_run` re-grades an existing run into a new one without rerunning the agent.
+content-addressed (one cache under the runs directory), so re-judging an unchanged answer
+costs nothing, and :func:`judge_run` re-grades an existing run into a new one without
+rerunning the agent. The statement judge and the pairwise judge are two kinds of one judge
+core (setup, cache, retries, answer parser). ``__all__`` is the user surface; the names of the
+``TYPE_CHECKING`` block beyond it are for sibling packages.
 """
 
 from typing import TYPE_CHECKING
