@@ -17,8 +17,9 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
 - :func:`judge_run` — re-grade a run's expectations without rerunning the agent
   (``evalkit judge``);
 - :func:`view` — a live local viewer of a runs directory, from a notebook (``evalkit view``);
-- :func:`register` and :func:`plugin_names` — the one plugin registry: providers, import
-  formats and optimizers, by kind.
+- :func:`register`, :func:`plugin_names` and :func:`plugin` — the one plugin registry:
+  providers, import formats and optimizers, by kind; ``@evalkit.plugin(kind)`` declares a
+  factory a plugin, so that a ``package.module:attribute`` spec may name it.
 """
 
 from typing import TYPE_CHECKING
@@ -27,7 +28,7 @@ from evalkit import _lazy
 from evalkit._version import __version__
 
 if TYPE_CHECKING:
-    from evalkit._registry import plugin_names, register
+    from evalkit._registry import plugin, plugin_names, register
     from evalkit.analysis import compare, explain, flips, gate, lift, power
     from evalkit.interop import import_results
     from evalkit.judge import judge_run
@@ -48,6 +49,7 @@ __all__ = [
     "import_results",
     "judge_run",
     "lift",
+    "plugin",
     "plugin_names",
     "power",
     "read_run",

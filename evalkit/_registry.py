@@ -18,6 +18,16 @@ error for a name nobody knows: :class:`~evalkit.errors.UnknownPluginError`, list
 that exist; a spec that cannot be imported, or imports something that is not an entry of the
 kind, is a :class:`~evalkit.errors.ConfigError` naming the option and the spec.
 
+Whatever is imported by a spec (a built-in's, an entry point's, one written on the command
+line or in a suite) must **declare itself** a plugin of the kind before anything is called: a
+factory marked with :func:`plugin` (``@evalkit.plugin("provider")``), a class deriving from
+one of the kind's base classes (``Registry.bases``: the ``Provider`` and ``Optimizer``
+protocols), or an instance of one (an :class:`evalkit.interop.Importer`). Anything else,
+``subprocess:Popen``, ``os:system`` or ``builtins:eval``, is refused by
+:func:`check_declared` with a ``ConfigError`` naming the spec and the kind (exit 2), and is
+never called. Entries registered at run time with :func:`register` are the caller's own
+objects and need no mark.
+
 Examples:
     >>> import evalkit
     >>> "simulated" in evalkit.plugin_names("provider")
@@ -35,6 +45,10 @@ from typing import Any, Generic, TypeVar
 from evalkit.errors import ConfigError, UnknownPluginError
 
 T = TypeVar("T")
+EntryT = TypeVar("EntryT")
+
+#: The attribute :func:`plugin` sets on a factory: the plugin kinds it declares itself for.
+PLUGIN_MARK = "__evalkit_plugin__"
 
 #: The entry-point group every kind of plugin is published under, named ``KIND.NAME``.
 ENTRY_POINT_GROUP = "evalkit.plugins"
@@ -45,6 +59,106 @@ PLUGIN_KINDS: Mapping[str, str] = {
     "importer": "evalkit.interop._import_registry:IMPORTERS",
     "optimizer": "evalkit.optimize._optimizer_registry:OPTIMIZERS",
 }
+
+
+def plugin(kind: str) -> Callable[[EntryT], EntryT]:
+    """Declare a factory (or class) a plugin of ``kind``, so that a spec may name it.
+
+    A spec ``package.module:attribute`` resolves only to an object that declared itself a
+    plugin of the kind asked for; this decorator is that declaration. It returns the object
+    unchanged, marked with the kind (:data:`PLUGIN_MARK`); one object may declare several
+    kinds by stacking the decorator.
+
+    Args:
+        kind: ``provider``, ``importer`` or ``optimizer`` (:data:`PLUGIN_KINDS`).
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ConfigError: No such kind.
+
+    Examples:
+        >>> import evalkit
+        >>> @evalkit.plugin("optimizer")
+        ... def propose(context):
+        ...     return None
+        >>> sorted(propose.__evalkit_plugin__)
+        ['optimizer']
+    """
+    if kind not in PLUGIN_KINDS:
+        raise ConfigError(f"unknown plugin kind {kind!r}; kinds: {', '.join(PLUGIN_KINDS)}")
+
+    def mark(entry: EntryT) -> EntryT:
+        kinds = frozenset(_own_marks(entry)) | {kind}
+        try:
+            setattr(entry, PLUGIN_MARK, kinds)
+        except (AttributeError, TypeError):
+            raise ConfigError(
+                f"evalkit.plugin({kind!r}) cannot mark {entry!r}: declare a function or a class "
+                "of your own"
+            ) from None
+        return entry
+
+    return mark
+
+
+def _own_marks(entry: object) -> frozenset[str]:
+    """The kinds ``entry`` itself was marked with (not a mark its class or a base carries)."""
+    own = getattr(entry, "__dict__", None)
+    marks = own.get(PLUGIN_MARK) if isinstance(own, Mapping) else None
+    return marks if isinstance(marks, frozenset) else frozenset()
+
+
+def declares(entry: object, kind: str, bases: tuple[type, ...] = ()) -> bool:
+    """Whether ``entry`` declared itself a plugin of ``kind``.
+
+    It did when it carries the mark of :func:`plugin` for that kind (on itself, not through
+    its class), when it is a class deriving from one of ``bases`` by name (``class
+    Mine(Provider)``, not a class that happens to have the same methods), or when it is an
+    instance of such a class (an ``Importer``). Nothing is called to decide it.
+
+    Args:
+        entry: What a spec imported.
+        kind: The plugin kind asked for.
+        bases: The kind's base classes (``Registry.bases``).
+
+    Returns:
+        True when ``entry`` may be used as a plugin of ``kind``.
+    """
+    if kind in _own_marks(entry):
+        return True
+    klass = entry if isinstance(entry, type) else type(entry)
+    return any(base in klass.__mro__ for base in bases)
+
+
+def check_declared(
+    entry: object, spec: str, kind: str, label: str, bases: tuple[type, ...] = ()
+) -> None:
+    """Refuse an imported ``entry`` that did not declare itself a plugin of ``kind``.
+
+    Args:
+        entry: What ``spec`` imported (it is not called).
+        spec: ``package.module:attribute``.
+        kind: The plugin kind asked for.
+        label: What asked for it, starting the message (``--provider subprocess:Popen``).
+        bases: The kind's base classes.
+
+    Raises:
+        ConfigError: ``entry`` is not a declared plugin of ``kind`` (exit 2).
+    """
+    if declares(entry, kind, bases):
+        return
+    what = type(entry).__name__ if not isinstance(entry, type) else "class"
+    named = " or ".join(b.__name__ for b in bases)
+    derive = f", or derive its class from {named}" if bases else ""
+    article = "an" if kind[0] in "aeiou" else "a"
+    raise ConfigError(
+        f"{label}: '{spec}' is a {what} that is not declared {article} {kind} plugin, so "
+        "evalkit does "
+        f"not call it; declare one with @evalkit.plugin({kind!r}){derive} (see "
+        "docs/architecture.md, 'Plugins')"
+    )
 
 
 def import_attribute(spec: str, label: str) -> Any:
@@ -101,6 +215,9 @@ class Registry(Generic[T]):
         legacy_group: The entry-point group of earlier releases, still read.
         hint: Text added after the list of names in the unknown-name error (how to spell a
             name with an argument, for instance).
+        bases: The kind's base classes: a class deriving from one (or an instance of one)
+            declares itself an entry of the kind (:func:`declares`); any other entry imported
+            by a spec must carry the mark of :func:`plugin`.
     """
 
     def __init__(
@@ -113,6 +230,7 @@ class Registry(Generic[T]):
         validate: Callable[[Any, str, str], T] | None = None,
         legacy_group: str | None = None,
         hint: str = "",
+        bases: tuple[type, ...] = (),
     ) -> None:
         self.kind = kind
         self.option = option
@@ -121,6 +239,7 @@ class Registry(Generic[T]):
         self.legacy_group = legacy_group
         self.builtins = builtins
         self.hint = hint
+        self.bases = bases
         self.registered: dict[str, T] = {}
         self._validate = validate or self._callable
         self._plugins: dict[str, str] | None = None
@@ -195,8 +314,20 @@ class Registry(Generic[T]):
         return entry
 
     def load(self, spec: str, name: str) -> T:
-        """Import the entry ``spec`` (``package.module:attribute``) asked for as ``name``."""
-        return self._validate(import_attribute(spec, f"{self.option} {name}"), spec, name)
+        """Import the entry ``spec`` (``package.module:attribute``) asked for as ``name``.
+
+        The imported object must declare itself an entry of this kind (:func:`declares`)
+        before it is checked further or called.
+
+        Raises:
+            ConfigError: ``spec`` cannot be imported, or names an object that is not a
+                declared entry of this kind.
+        """
+        label = f"{self.option} {name}"
+        found = import_attribute(spec, label)
+        check_declared(found, spec, self.kind, label, self.bases)
+        return self._validate(found, spec, name)
+
 
     def unknown(self, name: str) -> UnknownPluginError:
         """The error for a name that no source knows (it lists the names that exist)."""

@@ -32,12 +32,14 @@ def _things() -> Registry[str]:
         field="thing",
         builtins={"sep": "os:sep", "pathsep": "os:pathsep"},
         validate=_text,
+        bases=(str,),  # a string is of this kind: an instance of its base
     )
 
 
 # ---- plugins of each kind, importable by spec -----------------------------------------------
 
 
+@evalkit.plugin("provider")
 def create_echo(settings: Mapping[str, Any]) -> Provider:
     """A provider plugin: the simulated provider under another name."""
     return create_provider("simulated", settings)
@@ -55,6 +57,7 @@ class _Fixed:
         return Proposal(text=self.text)
 
 
+@evalkit.plugin("optimizer")
 def make_fixed(argument: str, settings: Mapping[str, Any]) -> _Fixed:
     """An optimizer plugin: proposes ``argument`` as the new skill text."""
     return _Fixed(argument)
@@ -100,7 +103,8 @@ def test_one_error_for_an_unknown_name_and_for_a_bad_spec() -> None:
         things.get("nope")
     with pytest.raises(ConfigError, match="--thing x: cannot import 'no_such_module:y'"):
         things.load("no_such_module:y", "x")
-    with pytest.raises(ConfigError, match="--thing x: 'os:getcwd' is not a string"):
+    with pytest.raises(ConfigError, match="--thing x: 'os:getcwd' is a "
+                       "builtin_function_or_method that is not declared a thing plugin"):
         things.load("os:getcwd", "x")
     with pytest.raises(ConfigError, match="--thing x: 'getcwd' is not a string"):
         things.register("x", os.getcwd)  # type: ignore[arg-type]

@@ -10,7 +10,9 @@ sources, in this order of precedence:
    named ``importer.NAME`` (``"package.module:IMPORTER"``, an :class:`Importer`), or, as
    before, in the ``evalkit.importers`` group.
 
-As for every kind, ``--format package.module:IMPORTER`` that no source knows is imported.
+As for every kind, ``--format package.module:IMPORTER`` that no source knows is imported; it
+must name an :class:`Importer` (the kind's base: an instance declares itself), anything else
+is refused before it is used.
 
 A reader takes an :class:`ImportRequest` and returns a
 :class:`~evalkit.interop._import_common.ParsedSource`; ``evalkit.import_results`` does the
@@ -153,6 +155,7 @@ IMPORTERS: Registry[Importer] = Registry(
     builtins=BUILTIN_IMPORTERS,
     validate=_an_importer,
     legacy_group=ENTRY_POINT_GROUP,
+    bases=(Importer,),
 )
 
 

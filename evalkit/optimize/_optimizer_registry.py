@@ -14,6 +14,9 @@ string without one) and the ``--optimizer-opt`` settings: ``command:CMD``, ``pro
 As for every kind, ``package.module:factory`` that no source knows is imported as a factory
 (``package.module:factory:ARG`` passes it ``ARG``). ``python:module:function`` names a plain
 function of your own (:class:`~evalkit.optimize.CallableOptimizer`), without a factory.
+Whatever a spec imports must declare itself an optimizer: a factory or function marked
+``@evalkit.plugin("optimizer")``, or a class deriving from :class:`Optimizer`; anything else
+(``python:os:system``) is refused before it is called.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from evalkit._registry import Registry, import_attribute, names_a_module
+from evalkit._registry import Registry, check_declared, import_attribute, names_a_module
+from evalkit.errors import ConfigError
 from evalkit.optimize._optimizers import CallableOptimizer, Optimizer
 
 OptimizerFactory = Callable[[str, Mapping[str, Any]], Optimizer]
@@ -51,6 +55,7 @@ OPTIMIZERS: Registry[OptimizerFactory] = Registry(
     legacy_group=ENTRY_POINT_GROUP,
     hint=" (as NAME:ARG, e.g. command:CMD or provider:claude_code; python:module:function "
     "for a plain function)",
+    bases=(Optimizer,),
 )
 
 
@@ -86,13 +91,18 @@ def load_optimizer(spec: str, settings: Mapping[str, Any] | None = None) -> Opti
 
     Raises:
         UnknownPluginError: No optimizer has that name.
-        ConfigError: A function or factory that cannot be imported, a bad
+        ConfigError: A function or factory that cannot be imported or is not declared
+            ``@evalkit.plugin("optimizer")``, a bad
             setting of a ``command:`` optimizer, or a ``command:`` optimizer with the sandbox
             on and no ``bwrap`` (:class:`~evalkit.sandbox.SandboxUnavailableError`).
     """
     if spec.startswith(PYTHON_PREFIX) and ":" in spec.removeprefix(PYTHON_PREFIX):
         function = spec.removeprefix(PYTHON_PREFIX)
-        return CallableOptimizer(function, import_attribute(function, "--optimizer"))
+        found = import_attribute(function, "--optimizer")
+        check_declared(found, function, "optimizer", f"--optimizer {spec}")
+        if not callable(found):
+            raise ConfigError(f"--optimizer {spec}: '{function}' is not callable")
+        return CallableOptimizer(function, found)
     name, _, argument = spec.partition(":")
     factory = OPTIMIZERS.find(name)
     if factory is None:

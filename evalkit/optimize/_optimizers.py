@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from evalkit._registry import plugin
 from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 from evalkit.optimize._confine import command_settings, named_files, warn_unconfined
@@ -289,6 +290,7 @@ def _read(path: Path) -> str:
         return ""
 
 
+@plugin("optimizer")
 def command_optimizer(command: str, settings: Mapping[str, Any]) -> CommandOptimizer:
     """The ``command:CMD`` optimizer.
 
@@ -308,6 +310,7 @@ def command_optimizer(command: str, settings: Mapping[str, Any]) -> CommandOptim
     )
 
 
+@plugin("optimizer")
 def provider_optimizer(provider: str, settings: Mapping[str, Any]) -> ProviderOptimizer:
     """The ``provider:NAME`` optimizer (``provider:claude_code``).
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from evalkit._registry import plugin
 from evalkit.errors import ServerError
 from evalkit.providers._http import (
     Conversation,
@@ -110,6 +111,7 @@ class AnthropicProvider(HttpProvider):
         return _Messages(self, post, system, user, toolbox.specs)
 
 
+@plugin("provider")
 def create_anthropic(settings: Mapping[str, Any]) -> AnthropicProvider:
     """Build the ``anthropic`` provider from ``--provider-opt`` settings."""
     return AnthropicProvider(parse_settings(AnthropicSettings, "anthropic", settings))

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import field_validator
 
 from evalkit._redact import clip
+from evalkit._registry import plugin
 from evalkit.errors import (
     AuthError,
     ConnectionFailed,
@@ -346,6 +347,7 @@ class ClaudeCodeProvider(CliAgentProvider[ClaudeCodeSettings, ClaudeStream]):
         )
 
 
+@plugin("provider")
 def create_claude_code(settings: Mapping[str, Any]) -> ClaudeCodeProvider:
     """Build the ``claude_code`` provider from ``--provider-opt`` settings."""
     return ClaudeCodeProvider(parse_settings(ClaudeCodeSettings, "claude_code", settings))

@@ -30,6 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, field_validator
 
 from evalkit._redact import clip
+from evalkit._registry import plugin
 from evalkit._untrusted import load_json
 from evalkit.errors import (
     AuthError,
@@ -381,6 +382,7 @@ class CodexProvider(CliAgentProvider[CodexSettings, CodexStream]):
         )
 
 
+@plugin("provider")
 def create_codex(settings: Mapping[str, Any]) -> CodexProvider:
     """Build the ``codex`` provider from ``--provider-opt`` settings."""
     return CodexProvider(parse_settings(CodexSettings, "codex", settings))

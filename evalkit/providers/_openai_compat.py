@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
+from evalkit._registry import plugin
 from evalkit.errors import ServerError
 from evalkit.providers._http import (
     Conversation,
@@ -164,6 +165,7 @@ class OpenAICompatProvider(HttpProvider):
         return kind(self, post, system, user, toolbox.specs)
 
 
+@plugin("provider")
 def create_openai_compat(settings: Mapping[str, Any]) -> OpenAICompatProvider:
     """Build the ``openai_compat`` provider from ``--provider-opt`` settings."""
     return OpenAICompatProvider(

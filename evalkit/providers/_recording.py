@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import Field, field_validator, model_validator
 
 from evalkit._append import append_line
+from evalkit._registry import plugin
 from evalkit._untrusted import load_json
 from evalkit.errors import ConfigError
 from evalkit.providers._protocol import AgentRequest, Provider, ProviderInfo
@@ -229,6 +230,7 @@ class RecordingProvider:
         return response
 
 
+@plugin("provider")
 def create_recording(settings: Mapping[str, Any]) -> RecordingProvider:
     """Build the recording provider: ``inner.KEY`` options go to the inner provider.
 

@@ -10,6 +10,9 @@ sources, in this order of precedence:
    named ``provider.NAME`` (or, as before, in the ``evalkit.providers`` group).
 
 A name containing ``:`` that none of them knows is imported as ``package.module:factory``.
+Whatever a spec imports must declare itself a provider: a factory marked
+``@evalkit.plugin("provider")`` or a class deriving from :class:`Provider`; anything else
+(``subprocess:Popen``) is refused before it is called.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
     field="provider",
     builtins=BUILTIN_PROVIDERS,
     legacy_group=ENTRY_POINT_GROUP,
+    bases=(Provider,),
 )
 
 

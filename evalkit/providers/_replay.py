@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from evalkit._keys import SEPARATOR, escape_key_part, parse_item_key
+from evalkit._registry import plugin
 from evalkit._untrusted import load_json, read_text
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.providers._protocol import AgentRequest, ProviderInfo
@@ -105,6 +106,7 @@ def _unkeyed(item_key: str) -> str:
     return SEPARATOR.join(escape_key_part(f) for f in fields)
 
 
+@plugin("provider")
 def create_replay(settings: Mapping[str, Any]) -> ReplayProvider:
     """Build the replay provider from ``--provider-opt`` settings."""
     return ReplayProvider(parse_settings(ReplaySettings, "replay", settings))

@@ -28,6 +28,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from evalkit._registry import plugin
 from evalkit.cases import (
     NO_SKILL,
     Case,
@@ -311,6 +312,7 @@ class SimulatedProvider:
         return events
 
 
+@plugin("provider")
 def create_simulated(settings: Mapping[str, Any]) -> SimulatedProvider:
     """Build the simulated provider from ``--provider-opt`` settings."""
     return SimulatedProvider(parse_settings(SimulatedSettings, "simulated", settings))

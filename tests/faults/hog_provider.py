@@ -11,6 +11,7 @@ import errno
 from collections.abc import Mapping
 from typing import Any
 
+import evalkit
 from evalkit.providers import AgentRequest, AgentResponse, ProviderInfo
 from evalkit.providers._simulated import create_simulated
 
@@ -51,5 +52,6 @@ class HogProvider:
         return self.inner.invoke(request)
 
 
+@evalkit.plugin("provider")
 def create(settings: Mapping[str, Any]) -> HogProvider:
     return HogProvider(settings)

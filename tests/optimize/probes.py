@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import evalkit
 from evalkit.optimize import OptimizerContext
 from evalkit.providers import AgentRequest, AgentResponse, Event, ProviderInfo
 
@@ -35,6 +36,7 @@ class MonotoneProvider:
                              cost_usd=self.cost)
 
 
+@evalkit.plugin("provider")
 def create_monotone(settings: Mapping[str, Any]) -> MonotoneProvider:
     return MonotoneProvider(settings)
 
@@ -56,11 +58,13 @@ def write_monotone_suite(root: Path, n_val: int = 60, n_dev: int = 60, n_test: i
     return root
 
 
+@evalkit.plugin("optimizer")
 def append_marker(context: OptimizerContext) -> None:
     """Non-idempotent: one more ``[X]`` on whatever parent it is handed."""
     context.skill_path.write_text(context.skill_path.read_text() + "[X]\n")
 
 
+@evalkit.plugin("optimizer")
 def reword(context: OptimizerContext) -> None:
     """Noise only: a harmless comment that changes the text but no guidance."""
     context.skill_path.write_text(
@@ -68,6 +72,7 @@ def reword(context: OptimizerContext) -> None:
     )
 
 
+@evalkit.plugin("optimizer")
 def crash(context: OptimizerContext) -> None:
     raise RuntimeError("optimizer fell over")
 
@@ -99,6 +104,7 @@ def write_topic_suite(root: Path) -> Path:
     return root
 
 
+@evalkit.plugin("optimizer")
 def learn_topics(context: OptimizerContext) -> None:
     """Scripted optimizer: add guidance for up to three topics seen in failing train cases."""
     text = context.skill_path.read_text()
@@ -153,6 +159,7 @@ def write_trigger_suite(root: Path, description: str = VAGUE) -> Path:
 SEEN: list[dict[str, Any]] = []
 
 
+@evalkit.plugin("optimizer")
 def record_description_workspace(context: OptimizerContext) -> str:
     """Record what a description optimizer is given, then propose a vague description."""
     SEEN.append({

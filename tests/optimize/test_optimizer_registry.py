@@ -41,10 +41,12 @@ class _Fixed:
         return Proposal(text=self.text)
 
 
+@evalkit.plugin("optimizer")
 def make_fixed(argument: str, settings: Mapping[str, Any]) -> _Fixed:
     return _Fixed(argument, settings)
 
 
+@evalkit.plugin("optimizer")
 def propose_nothing(context: OptimizerContext) -> None:
     return None
 
@@ -97,6 +99,7 @@ def test_bad_specs_are_config_errors(spec: str, message: str) -> None:
         load_optimizer(spec)
 
 
-def test_an_entry_that_is_not_callable_is_refused(clean_registry: None) -> None:
-    with pytest.raises(ConfigError, match="--optimizer odd: 'evalkit.optimize:__all__' is not"):
+def test_an_entry_that_is_not_declared_is_refused(clean_registry: None) -> None:
+    with pytest.raises(ConfigError, match="--optimizer odd: 'evalkit.optimize:__all__' is a "
+                       "list that is not declared an optimizer plugin"):
         _optimizer_registry.OPTIMIZERS.load("evalkit.optimize:__all__", "odd")

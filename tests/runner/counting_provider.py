@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import evalkit
 from evalkit.providers import AgentRequest, AgentResponse, ProviderInfo
 from evalkit.providers._simulated import create_simulated
 from evalkit.results import append_line
@@ -29,5 +30,6 @@ class CountingProvider:
         return self.inner.invoke(request)
 
 
+@evalkit.plugin("provider")
 def create(settings: Mapping[str, Any]) -> CountingProvider:
     return CountingProvider(settings)

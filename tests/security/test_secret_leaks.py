@@ -28,6 +28,7 @@ import pandas as pd
 import pytest
 import yaml
 
+import evalkit
 from evalkit.providers import AgentRequest, AgentResponse, Event, ProviderInfo
 from tests.conftest import CliResult, evalkit_process
 from tests.providers.agent_harness import run_items
@@ -245,6 +246,7 @@ class _LeakyProvider:
                              model="leaky-1", extra={"debug": {"auth": f"Basic {secret}"}})
 
 
+@evalkit.plugin("provider")
 def create_leaky(settings: Mapping[str, Any]) -> _LeakyProvider:
     """Factory of :class:`_LeakyProvider` (``tests.security.test_secret_leaks:create_leaky``)."""
     return _LeakyProvider()
