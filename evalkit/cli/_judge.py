@@ -34,6 +34,16 @@ def add_judge_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_suite_flag(p: argparse.ArgumentParser, when: str = "") -> None:
+    """``--suite PATH``: the suite whose judge an analysis of a stored run may use."""
+    p.add_argument(
+        "--suite", metavar="PATH",
+        help=f"{when}the suite whose judge: (and pairwise:) sections to use; a judge is taken "
+        "only from this flag or the --judge-* flags, never from the run's own records "
+        "(except the offline simulated judge)",
+    )
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the arguments of ``evalkit judge`` (and ``judge sample``, ``judge calibrate``)."""
     p.add_argument(
@@ -56,6 +66,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    help="calibrate --pairwise: skip the robustness probe (planted instructions "
                    "in the worse answers; the judge then cannot decide a gate)")
     add_judge_flags(p)
+    add_suite_flag(p)
     p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
     p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")
     CONCURRENCY.add_argument(p)
@@ -84,6 +95,7 @@ def main(args: argparse.Namespace) -> int:
         provider=args.judge_provider,
         model=args.judge_model,
         options=parse_key_values(args.judge_opt, "--judge-opt"),
+        suite=args.suite,
         run_id=args.run_id,
         use_cache=not args.no_cache,
         concurrency=args.concurrency,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._settings import CONCURRENCY, N_RESAMPLES
 from evalkit.cli._common import parse_key_values, print_json, split_csv
-from evalkit.cli._judge import add_judge_flags
+from evalkit.cli._judge import add_judge_flags, add_suite_flag
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def add_pairwise_options(p: argparse.ArgumentParser) -> None:
                    help="with --pairwise: ignore cached pairwise verdicts")
     CONCURRENCY.add_argument(p, when="with --pairwise: ")
     add_judge_flags(p)
+    add_suite_flag(p, when="with --pairwise: ")
 
 
 def _pct(value: float | None) -> str:
@@ -53,6 +54,7 @@ def pairwise_main(args: argparse.Namespace) -> int:
         provider=args.judge_provider,
         model=args.judge_model,
         options=parse_key_values(args.judge_opt, "--judge-opt"),
+        suite=args.suite,
         transcripts=True if args.transcripts else None,
         use_cache=not args.no_cache,
         concurrency=args.concurrency,

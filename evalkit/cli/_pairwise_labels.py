@@ -39,7 +39,7 @@ def calibrate_main(args: argparse.Namespace) -> int:
         probe = probe_pairwise(
             args.calibrate_run, args.labels, runs_dir=args.runs_dir,
             provider=args.judge_provider, model=args.judge_model,
-            options=parse_key_values(args.judge_opt, "--judge-opt"),
+            options=parse_key_values(args.judge_opt, "--judge-opt"), suite=args.suite,
             use_cache=not args.no_cache, concurrency=args.concurrency, retries=args.retries,
             confidence=args.confidence,
         )

@@ -106,7 +106,9 @@ if TYPE_CHECKING:
         write_label_template as write_label_template,
     )
     from evalkit.judge._setup import (
+        check_judge_provider as check_judge_provider,
         check_judgeable as check_judgeable,
+        judge_for_analysis as judge_for_analysis,
         make_judge as make_judge,
         resolve_judge_spec as resolve_judge_spec,
     )

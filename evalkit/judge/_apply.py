@@ -18,19 +18,21 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from evalkit._bidi import neutralize_controls
 from evalkit._paths import safe_run_id
 from evalkit._plain import plain_fields
 from evalkit._settings import CONCURRENCY, RETRIES
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.judge._grade import Judge, combine
-from evalkit.judge._setup import check_judgeable, make_judge, resolve_judge_spec
+from evalkit.judge._setup import check_judgeable, judge_for_analysis, make_judge
 from evalkit.results import (
     RESULT_SCHEMA,
     RESULTS_FILE,
     SCORE_SCHEMA,
     SCORES_FILE,
     TRANSCRIPTS_DIR,
+    Manifest,
     append_event,
     load_manifest,
     read_table,
@@ -282,6 +284,23 @@ class JudgeRunResult:
         return plain_fields(self)
 
 
+def _recorded_suite(source: Path, manifest: Manifest) -> Suite:
+    """The suite a run's manifest points to (for its expectations: data, not its judge)."""
+    if not manifest.suite_path:
+        raise ConfigError(
+            f"{source}: the run records no suite_path in manifest.json, so its expectations "
+            "cannot be found; pass --suite PATH (only runs made by `evalkit run` can be judged)"
+        )
+    suite_path = Path(manifest.suite_path)
+    if not suite_path.is_dir():
+        raise ConfigError(
+            f"{source}/manifest.json: suite_path '{neutralize_controls(str(suite_path))}' does "
+            "not exist any more; restore the suite there or pass --suite PATH (expectations "
+            "are read from it)"
+        )
+    return load_suite(suite_path)
+
+
 def judge_run(
     run: str | os.PathLike[str],
     *,
@@ -289,6 +308,7 @@ def judge_run(
     provider: str | None = None,
     model: str | None = None,
     options: Mapping[str, Any] | None = None,
+    suite: str | os.PathLike[str] | None = None,
     run_id: str | None = None,
     use_cache: bool = True,
     concurrency: int = CONCURRENCY.default,
@@ -304,9 +324,14 @@ def judge_run(
     Args:
         run: Run directory or run id under ``runs_dir``.
         runs_dir: Where run ids are looked up and the new run is written.
-        provider: Judge provider (default: the suite's).
+        provider: Judge provider (default: the named ``suite``'s judge). Without ``suite``,
+            the run's own suite (its manifest's ``suite_path``) gives the expectations, but
+            its judge only when that is the offline ``simulated`` one; any other is refused
+            with a message naming it (run data never chooses the judge).
         model: Judge model.
-        options: Judge settings over the suite's.
+        options: Judge settings (over the named suite's).
+        suite: The suite to read the expectations and the judge from (``--suite``), named by
+            the user; default: the suite the run was made from, for its expectations.
         run_id: Id of the new run (default: ``<source>-judged-<time>``).
         use_cache: Reuse cached verdicts.
         concurrency: Judge calls in flight.
@@ -319,31 +344,31 @@ def judge_run(
 
     Raises:
         RunNotFoundError: The run does not exist.
-        ConfigError: No suite or no judge, the new run id is taken, or ``concurrency`` or
+        ConfigError: No suite or no judge, a judge that only run data names, the new run id
+            is taken, or ``concurrency`` or
             ``retries`` is out of range (the message names the flag and the parameter).
     """
     concurrency, retries = CONCURRENCY.check(concurrency), RETRIES.check(retries)
     source = resolve_run_dir(run, runs_dir)
     manifest = load_manifest(source)
-    if manifest is None or not manifest.suite_path:
-        raise ConfigError(
-            f"{source}: the run records no suite_path in manifest.json, so its expectations "
-            "cannot be found; only runs made by `evalkit run` can be judged"
-        )
-    suite_path = Path(manifest.suite_path)
-    if not suite_path.is_dir():
-        raise ConfigError(
-            f"{source}/manifest.json: suite_path '{suite_path}' does not exist any more; "
-            "restore the suite there (expectations are read from it)"
-        )
-    suite = load_suite(suite_path)
-    spec = resolve_judge_spec(suite.spec.judge, provider, model, options)
+    if manifest is None:
+        raise ConfigError(f"{source}: the run has no manifest.json; only runs made by "
+                          "`evalkit run` can be judged")
+    if suite is not None:  # the user's suite: its expectations and its judge
+        loaded = load_suite(suite)
+        spec = judge_for_analysis(None, "", provider, model, options,
+                                  suite_judge=loaded.spec.judge, named_suite=True)
+    else:  # the run's suite is run data: its expectations, but not its judge
+        loaded = _recorded_suite(source, manifest)
+        where = (f"run '{source.name}' (the suite its manifest.json suite_path points to, "
+                 f"{neutralize_controls(str(loaded.root))})")
+        spec = judge_for_analysis(loaded.spec.judge, where, provider, model, options)
     judge = None if spec is None else make_judge(
         spec, runs_dir, use_cache=use_cache, retries=retries, retry_backoff_s=retry_backoff_s
     )
-    check_judgeable(judge, [c for c in suite.cases if c.is_judged])
+    check_judgeable(judge, [c for c in loaded.cases if c.is_judged])
     if judge is None:
-        raise ConfigError(f"suite '{suite.name}' has no judged cases and no judge")
+        raise ConfigError(f"suite '{loaded.name}' has no judged cases and no judge")
     new_id = run_id or f"{source.name}-judged-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
     target = Path(runs_dir) / safe_run_id(new_id)
     try:
@@ -360,7 +385,7 @@ def judge_run(
     if (source / TRANSCRIPTS_DIR).is_dir():
         shutil.copytree(source / TRANSCRIPTS_DIR, target / TRANSCRIPTS_DIR)
     append_event(target, "judge_started", judged_from=source.name)
-    summary = apply_judge(target, suite, judge, concurrency=concurrency)
+    summary = apply_judge(target, loaded, judge, concurrency=concurrency)
     final = read_table(target, RESULTS_FILE, RESULT_SCHEMA)
     status = final.column("status").to_pylist()
     passed = sum(bool(p) for p in final.column("passed").to_pylist())

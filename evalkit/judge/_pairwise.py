@@ -25,13 +25,14 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._bidi import neutralize_controls
 from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, RETRIES, SEED
 from evalkit.cases import JudgeSpec, PairwiseSpec, load_suite
 from evalkit.errors import ConfigError, InputError, SuiteError
 from evalkit.judge._pairwise_judge import PairJudgement, PairwiseJudge, Side, make_pairwise_judge
 from evalkit.judge._pairwise_prompt import DEFAULT_RUBRIC
 from evalkit.judge._prompt import final_answer, transcript_excerpt
-from evalkit.judge._setup import resolve_judge_spec
+from evalkit.judge._setup import judge_for_analysis
 from evalkit.results import (
     Manifest,
     load_manifest,
@@ -134,16 +135,70 @@ class PairwiseComparison:
         }
 
 
-def _suite_pairwise(manifest: Manifest | None) -> tuple[PairwiseSpec | None, JudgeSpec | None]:
-    """The suite's ``pairwise:`` and ``judge:`` sections, when the run's suite can be loaded."""
+@dataclass(frozen=True)
+class SuiteSections:
+    """A suite's ``pairwise:`` and ``judge:`` sections, and whether the user named the suite.
+
+    Attributes:
+        pairwise: The ``pairwise:`` section (rubric, comparator, transcripts), or None.
+        judge: The ``judge:`` section, or None.
+        named: True for a suite the user named (``--suite PATH``), whose judge is used; False
+            for the suite a run's manifest points to (run data: its rubric is read, its judge
+            is taken only when it is the offline one, see
+            :func:`~evalkit.judge.judge_for_analysis`).
+        where: Where the sections come from, for messages.
+    """
+
+    pairwise: PairwiseSpec | None = None
+    judge: JudgeSpec | None = None
+    named: bool = False
+    where: str = ""
+
+    @property
+    def comparator(self) -> JudgeSpec | None:
+        """The pairwise judge the suite declares: ``pairwise.judge``, else ``judge``."""
+        if self.pairwise is not None and self.pairwise.judge is not None:
+            return self.pairwise.judge
+        return self.judge
+
+    def pairwise_judge(
+        self, provider: str | None, model: str | None, options: Mapping[str, Any] | None
+    ) -> JudgeSpec:
+        """The comparator to ask: the command line's over a named suite's, never run data's."""
+        recorded = None if self.named else self.comparator
+        spec = judge_for_analysis(
+            recorded, self.where, provider, model, options,
+            suite_judge=self.comparator if self.named else None, named_suite=self.named,
+        )
+        return spec or JudgeSpec()
+
+
+def suite_sections(
+    manifest: Manifest | None, run_dir: Path, suite: str | os.PathLike[str] | None = None
+) -> SuiteSections:
+    """The pairwise and judge sections of the suite the user named, else of the run's suite.
+
+    Args:
+        manifest: The run's manifest (its ``suite_path`` is run data).
+        run_dir: The run, for messages.
+        suite: A suite the user named (``--suite PATH``), or None.
+
+    Raises:
+        SuiteError: The named suite does not load.
+    """
+    if suite is not None:
+        named = load_suite(suite)
+        return SuiteSections(named.spec.pairwise, named.spec.judge, True, f"suite {suite}")
     suite_path = manifest.suite_path if manifest is not None else None
     if not suite_path or not Path(suite_path).is_dir():
-        return None, None
+        return SuiteSections(where=f"run '{run_dir.name}'")
+    where = (f"run '{run_dir.name}' (the suite its manifest.json suite_path points to, "
+             f"{neutralize_controls(suite_path)})")
     try:
-        suite = load_suite(suite_path)
+        found = load_suite(suite_path)
     except SuiteError:
-        return None, None
-    return suite.spec.pairwise, suite.spec.judge
+        return SuiteSections(where=where)
+    return SuiteSections(found.spec.pairwise, found.spec.judge, False, where)
 
 
 def _read_rubric(rubric: str | os.PathLike[str] | None, spec: PairwiseSpec | None) -> str:
@@ -251,6 +306,7 @@ def compare_pairwise(
     provider: str | None = None,
     model: str | None = None,
     options: Mapping[str, Any] | None = None,
+    suite: str | os.PathLike[str] | None = None,
     transcripts: bool | None = None,
     use_cache: bool = True,
     concurrency: int = CONCURRENCY.default,
@@ -269,10 +325,14 @@ def compare_pairwise(
         conditions: With ``candidate``: a filter; without: the variants, baseline first.
         runs_dir: Where run ids are looked up; its ``.cache/judge-pairwise`` holds verdicts.
         rubric: A file saying what "better" means (default: suite.yaml ``pairwise.rubric``).
-        provider: Comparator provider (default: suite.yaml ``pairwise.judge``, then
-            ``judge``, then ``simulated``).
+        provider: Comparator provider (default: the named ``suite``'s ``pairwise.judge``,
+            then its ``judge``, then ``simulated``). Without ``suite``, the run's own suite
+            (its manifest's ``suite_path``) gives the rubric, but its judge only when that is
+            the offline ``simulated`` one: any other is refused with a message naming it.
         model: Comparator model.
         options: Comparator settings (``--judge-opt``).
+        suite: The suite whose ``pairwise:`` and ``judge:`` sections to use (``--suite``),
+            named by the user.
         transcripts: Show transcript excerpts too (default: suite.yaml, else no).
         use_cache: Reuse cached pairwise verdicts.
         concurrency: Pairs judged at once.
@@ -287,18 +347,18 @@ def compare_pairwise(
         :class:`PairwiseComparison`.
 
     Raises:
-        ConfigError: Bad variants, an unusable judge, ``concurrency`` or ``retries`` out of
-            range.
+        ConfigError: Bad variants, an unusable judge, a judge that only run data names,
+            ``concurrency`` or ``retries`` out of range.
         InputError: An unreadable rubric file, no pair to judge.
     """
     concurrency = CONCURRENCY.check(concurrency)
     retries = RETRIES.check(retries)
     variants = _variants(baseline, candidate, conditions, runs_dir)
     manifest = load_manifest(variants[-1].run_dir)
-    suite_pairwise, suite_judge = _suite_pairwise(manifest)
+    sections = suite_sections(manifest, variants[-1].run_dir, suite)
+    suite_pairwise = sections.pairwise
     text = _read_rubric(rubric, suite_pairwise)
-    base_spec = (suite_pairwise.judge if suite_pairwise and suite_pairwise.judge else suite_judge)
-    spec = resolve_judge_spec(base_spec, provider, model, options) or JudgeSpec()
+    spec = sections.pairwise_judge(provider, model, options)
     show = bool(suite_pairwise.transcripts) if transcripts is None and suite_pairwise else bool(
         transcripts
     )

@@ -30,11 +30,11 @@ from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES
 from evalkit._untrusted import read_json
 from evalkit.cases import JudgeSpec
 from evalkit.errors import InputError
-from evalkit.judge._pairwise import _side, _suite_pairwise
+from evalkit.judge._pairwise import PAIRWISE_DIR, _side, suite_sections
 from evalkit.judge._pairwise_calibrate import judge_identity, labelled_pairs, stored_pairs
 from evalkit.judge._pairwise_judge import PairwiseJudge, Side, make_pairwise_judge
 from evalkit.judge._probe_plant import plant, probe_phrase
-from evalkit.judge._setup import resolve_judge_spec
+from evalkit.judge._setup import OFFLINE_JUDGE, judge_for_analysis, resolve_judge_spec
 from evalkit.results import (
     calibration_path,
     load_manifest,
@@ -108,15 +108,28 @@ def _judge_spec(
     provider: str | None,
     model: str | None,
     options: Mapping[str, Any] | None,
+    suite: str | os.PathLike[str] | None = None,
 ) -> JudgeSpec:
-    """The judge to ask: the command line's, else the one the comparisons recorded."""
-    suite_pairwise, suite_judge = _suite_pairwise(load_manifest(run_dir))
-    base = suite_pairwise.judge if suite_pairwise and suite_pairwise.judge else suite_judge
-    if provider is None and model is None and not options:
-        recorded = {k: v for k, v in (stored_judge.get("settings") or {}).items()
-                    if v != _MASK and k != "model"}
-        provider, model, options = stored_judge["provider"], stored_judge["model"], recorded
-    return resolve_judge_spec(base, provider, model, options) or JudgeSpec()
+    """The judge to ask: the command line's or a named suite's, else the recorded offline one.
+
+    The judge the stored comparisons recorded is run data: it is asked without being named
+    again only when it is the offline ``simulated`` judge; any other is refused with a
+    message naming it and the flags that ask for it.
+    """
+    sections = suite_sections(load_manifest(run_dir), run_dir, suite)
+    if sections.named or provider is not None or model is not None or options:
+        return sections.pairwise_judge(provider, model, options)
+    recorded_settings = {k: v for k, v in (stored_judge.get("settings") or {}).items()
+                         if v != _MASK and k != "model"}
+    comparator = sections.comparator
+    base = comparator if comparator is not None and comparator.provider == OFFLINE_JUDGE else None
+    recorded = resolve_judge_spec(
+        base, str(stored_judge.get("provider") or OFFLINE_JUDGE),
+        stored_judge.get("model"), recorded_settings,
+    )
+    where = (f"run '{run_dir.name}' (the judge recorded in its stored comparisons, "
+             f"{PAIRWISE_DIR}/*.json)")
+    return judge_for_analysis(recorded, where) or JudgeSpec()
 
 
 def _comparison_meta(run_dir: Path, name: str) -> dict[str, Any]:
@@ -169,6 +182,7 @@ def probe_pairwise(
     provider: str | None = None,
     model: str | None = None,
     options: Mapping[str, Any] | None = None,
+    suite: str | os.PathLike[str] | None = None,
     use_cache: bool = True,
     concurrency: int = CONCURRENCY.default,
     retries: int = RETRIES.default,
@@ -180,10 +194,14 @@ def probe_pairwise(
         run: The run holding the stored comparisons (and the calibration report).
         labels: The labelled blind sheet (``judge sample RUN --pairwise``).
         runs_dir: Where run ids are looked up; its pairwise verdict cache is used.
-        provider: Judge provider (default: the one that judged the comparisons).
-        model: Judge model (default: the one that judged the comparisons).
-        options: Judge settings (``--judge-opt``; default: the recorded ones, secrets from the
-            suite).
+        provider: Judge provider (default: the named ``suite``'s pairwise judge; without one,
+            the recorded judge when it is the offline ``simulated`` one, else an error naming
+            it: a judge recorded in run data is never asked unless the user names it).
+        model: Judge model (default: as ``provider``).
+        options: Judge settings (``--judge-opt``; default: the named suite's, or the recorded
+            offline judge's).
+        suite: The suite whose pairwise judge to ask (``--suite``), named by the user; its
+            settings give the secrets a stored comparison masks.
         use_cache: Reuse cached pairwise verdicts.
         concurrency: Pairs judged at once.
         retries: Retries of a failed or unparsable judge call.
@@ -195,6 +213,8 @@ def probe_pairwise(
     Raises:
         InputError: No calibration report yet, bad labels, or a judge other than the one that
             judged the comparisons.
+        ConfigError: The comparisons were judged by a judge other than the offline one and
+            neither the command line nor a named suite names a judge.
     """
     run_dir = resolve_run_dir(run, runs_dir)
     stored = stored_pairs(run_dir)
@@ -206,7 +226,7 @@ def probe_pairwise(
                          f"'evalkit judge calibrate {run_dir.name} --labels {labels} "
                          "--pairwise' first")
     first = _comparison_meta(run_dir, str(stored["comparison"].iloc[0]))
-    spec = _judge_spec(run_dir, first.get("judge") or {}, provider, model, options)
+    spec = _judge_spec(run_dir, first.get("judge") or {}, provider, model, options, suite)
     judge = make_pairwise_judge(spec, Path(runs_dir), use_cache=use_cache, retries=retries)
     asked = {k: str(judge.record()[k]) for k in ("provider", "model", "prompt_hash")}
     if asked != identity:

@@ -8,7 +8,13 @@ from typing import Any
 
 from evalkit.cases import Suite
 from evalkit.errors import ConfigError
-from evalkit.judge import Judge, check_judgeable, make_judge, resolve_judge_spec
+from evalkit.judge import (
+    Judge,
+    check_judge_provider,
+    check_judgeable,
+    make_judge,
+    resolve_judge_spec,
+)
 from evalkit.matrix import ProviderSpec, WorkItem, build_plan
 from evalkit.providers import ProviderInfo, canonical_settings, create_provider
 from evalkit.runner._config import RunConfig
@@ -54,6 +60,9 @@ def prepare_judge(suite: Suite, config: RunConfig, cases: list[Any]) -> Judge | 
     spec = resolve_judge_spec(
         suite.spec.judge, config.judge_provider, config.judge_model, config.judge_options
     )
+    check_judge_provider(spec)  # a judge that is no provider plugin is refused, judged or not
+    if suite.spec.pairwise is not None:
+        check_judge_provider(suite.spec.pairwise.judge)
     judged = [case for case in cases if case.is_judged]
     if not judged:
         return None

@@ -143,7 +143,7 @@ def test_the_probe_tells_a_judge_that_obeys_a_planted_note_from_one_that_does_no
     assert decisive >= 25, "the two seeds give enough pairs with a better answer"
     loopback.reset()
     done = evalkit_cli("judge", "calibrate", "cand", "--labels", str(sheet), "--pairwise",
-                       "--runs-dir", str(runs), "--json")  # the recorded judge, by default
+                       *judge, "--runs-dir", str(runs), "--json")  # named again: not from run data
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["kappa"]["estimate"] == pytest.approx(1.0)  # unplanted, both judges agree
