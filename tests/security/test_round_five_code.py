@@ -105,7 +105,7 @@ def _label_everything(sheet: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
+def hostile_runs(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
     root = tmp_path_factory.mktemp("round-five")
     runs, marks, plant = root / "runs", root / "marks", root / "plant"
     marks.mkdir()
@@ -135,6 +135,14 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Hostile:
     shutil.copy(plant / "evil_plant.py", runs / "evil_plant.py")  # in the working directory
     shutil.copy(plant / "evil_plant.py", cand / "evil_plant.py")  # and in the run itself
     return Hostile(runs, marks, plant)
+
+
+@pytest.fixture
+def hostile(hostile_runs: Hostile) -> Hostile:
+    """The hostile runs, with no marker left by an earlier test."""
+    for mark in hostile_runs.marks.iterdir():
+        mark.unlink()
+    return hostile_runs
 
 
 def _refused(done: CliResult, *needles: str) -> None:
