@@ -360,3 +360,32 @@ def test_every_kind_refuses_what_is_not_its_plugin(flag: str, spec: str, kind: s
             import_results(Path("x.csv"), spec, "r")
         else:
             load_optimizer(spec)
+
+
+def test_a_module_planted_in_the_working_directory_is_not_importable(tmp_path: Path) -> None:
+    """``python -m evalkit`` keeps the working directory off ``sys.path``, as the script does."""
+    marker = tmp_path / "imported"
+    (tmp_path / "planted.py").write_text(
+        "import evalkit, pathlib\n"
+        f"pathlib.Path({str(marker)!r}).touch()\n"
+        "@evalkit.plugin('provider')\n"
+        "def create(settings):\n"
+        "    raise SystemExit('called')\n"
+    )
+    done = evalkit_process("run", DEMO, "--provider", "planted:create", "--runs-dir",
+                           tmp_path / "runs", "--no-progress", cwd=tmp_path)
+    _refused(done, "but 'planted:create' was passed")
+    assert not marker.exists()
+    script = Path(sys.executable).with_name("evalkit")
+    if script.is_file():  # the console script, as installed
+        done = CliResult(*_completed([str(script), "run", str(DEMO), "--provider",
+                                      "planted:create", "--runs-dir", str(tmp_path / "runs")],
+                                     tmp_path))
+        _refused(done, "but 'planted:create' was passed")
+        assert not marker.exists()
+
+
+def _completed(argv: list[str], cwd: Path) -> tuple[int, str, str]:
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=300,
+                          check=False)
+    return done.returncode, done.stdout, done.stderr
