@@ -322,6 +322,7 @@ def test_a_spec_of_a_plain_callable_is_refused_naming_spec_and_kind(
              "not declared a provider plugin", "@evalkit.plugin('provider')")
 
 
+@pytest.mark.slow
 def test_an_undeclared_factory_is_never_called_and_a_declared_one_runs(tmp_path: Path) -> None:
     plant = tmp_path / "plant"
     plant.mkdir()
@@ -389,3 +390,25 @@ def _completed(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     done = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=300,
                           check=False)
     return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.slow
+def test_resume_of_a_shared_run_takes_no_provider_from_its_manifest(tmp_path: Path) -> None:
+    """``run --resume`` plans from the command line and the named suite, not the old manifest."""
+    first = _run(DEMO, tmp_path, "--case", "shell-quote-filenames", "--json")
+    assert first.returncode == 0, first.stderr[-2000:]
+    marker = tmp_path / "touched"
+    manifest_file = tmp_path / "runs" / "r" / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    hostile = {"/bin/touch": 1, str(marker): 1}
+    manifest["providers"] = [{"name": "subprocess:Popen", "model": "m", "version": "v",
+                              "settings": hostile}]
+    manifest["judge"] = {"provider": "subprocess:Popen", "model": "m", "version": "v",
+                         "prompt_hash": "0" * 16, "settings": hostile}
+    manifest["command_line"] = (f"evalkit run suite --provider subprocess:Popen --provider-opt "
+                                f"/bin/touch=1 --provider-opt {marker}=1")
+    manifest_file.write_text(json.dumps(manifest))
+    resumed = _run(DEMO, tmp_path, "--case", "shell-quote-filenames", "--resume", "--json")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["items"] == 1
+    assert not marker.exists()
