@@ -155,8 +155,7 @@ def check_declared(
     article = "an" if kind[0] in "aeiou" else "a"
     raise ConfigError(
         f"{label}: '{spec}' is a {what} that is not declared {article} {kind} plugin, so "
-        "evalkit does "
-        f"not call it; declare one with @evalkit.plugin({kind!r}){derive} (see "
+        f"evalkit does not call it; declare one with @evalkit.plugin({kind!r}){derive} (see "
         "docs/architecture.md, 'Plugins')"
     )
 
@@ -327,7 +326,6 @@ class Registry(Generic[T]):
         found = import_attribute(spec, label)
         check_declared(found, spec, self.kind, label, self.bases)
         return self._validate(found, spec, name)
-
 
     def unknown(self, name: str) -> UnknownPluginError:
         """The error for a name that no source knows (it lists the names that exist)."""
