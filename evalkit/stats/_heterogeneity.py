@@ -6,8 +6,9 @@ A meta-analysis that treats them as independent (DerSimonian-Laird on the per-pr
 estimates) mistakes that shared case noise for precision and under-states the between-provider
 variance. evalkit blocks on the case instead: the per-(case, provider) paired differences
 ``d[c, p]`` (candidate rate minus baseline rate, trials averaged, conditions averaged when
-several) are fitted with the two-way model ``d ~ C(provider) + C(case)`` (statsmodels OLS),
-and
+several) are fitted with the two-way model ``d ~ C(provider) + C(case)`` (the case term
+absorbed by demeaning within case, which gives the numbers of statsmodels' OLS on the dense
+design in time linear in the cases), and
 
 - the **interaction test** is the F test of the provider term (``anova_lm``, type II): "the
   skill's effect is the same for every provider", with case effects removed;
@@ -25,7 +26,6 @@ and
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +36,7 @@ from scipy import stats
 
 from evalkit._percent import percent
 from evalkit._settings import CONFIDENCE
+from evalkit.stats._fixed_effects import FTest, nested_f_test, treatment_columns, within_fit
 from evalkit.stats._interval import json_float
 
 #: Fewest providers with which a between-provider variance is estimated.
@@ -79,7 +80,7 @@ class Heterogeneity:
     pi_low: float
     pi_high: float
     confidence: float
-    method: str = "two-way OLS d ~ C(provider) + C(case), F test (statsmodels)"
+    method: str = "two-way OLS d ~ C(provider) + C(case), case absorbed (within), type II F test"
 
     @property
     def prediction_shown(self) -> bool:
@@ -200,7 +201,10 @@ def heterogeneity(
     df_num = max(providers - 1, 0)
     df_den = len(d) - providers - n_cases + 1
     if providers >= MIN_PROVIDERS and n_cases >= 2 and df_den >= 1:
-        f_stat, pvalue, ms_provider, ms_resid = _provider_f_test(d, provider, case_key)
+        test = _provider_f_test(d, provider, case_key)
+        f_stat, pvalue, df_num, df_den = test.f_statistic, test.pvalue, test.df_num, test.df_den
+        ms_resid = max(test.ms_resid, 0.0)
+        ms_provider = test.sum_sq / df_num if df_num >= 1 else 0.0
         per_provider = len(d) / providers
         tau2 = max(0.0, (ms_provider - ms_resid) * providers / len(d))
         within = ms_resid / per_provider
@@ -256,44 +260,23 @@ def _unit_differences(
     )
 
 
-def _provider_f_test(
-    d: np.ndarray, provider: np.ndarray, case: np.ndarray
-) -> tuple[float, float, float, float]:
-    """Type II F test of the provider term in ``d ~ C(provider) + C(case)`` (statsmodels).
+def _provider_f_test(d: np.ndarray, provider: np.ndarray, case: np.ndarray) -> FTest:
+    """Type II F test of the provider term in ``d ~ C(provider) + C(case)``, in linear time.
 
-    The design matrix is the one the formula gives (intercept, then treatment-coded provider
-    and case columns, first level of each as the reference, in patsy's column order and
-    memory layout), built directly from the factor codes instead of through patsy; the F test
-    is the one ``anova_lm(fit, typ=2)`` runs for the provider term (no term contains it, so
-    its constraint matrix picks the provider columns), without the case term's test, which
-    is not used. The numbers are those of the formula route, bit for bit.
+    The case term is absorbed by the within transformation (:mod:`._fixed_effects`): the
+    differences and the treatment-coded provider columns are demeaned within each case, so
+    no case dummy is built. The F test of the provider term is that of the demeaned provider
+    columns against the case means alone: for a design of full rank, the numbers
+    statsmodels' ``anova_lm(fit, typ=2)`` gives for the provider term of the dense formula
+    fit (no term contains it); when the providers fall into groups that share no case (so
+    only contrasts within a group are estimable), the nested test of statsmodels'
+    ``compare_f_test``, on the rank the providers add. The tests check both to 1e-9.
 
     Returns:
-        ``(F, p, MS_provider, MS_residual)``; F and p are NaN when the residual variance is 0.
+        The :class:`~evalkit.stats._fixed_effects.FTest`; F and p are NaN when the residual
+        variance is 0 (every difference explained, e.g. all equal).
     """
-    from statsmodels.regression.linear_model import OLS
-    from statsmodels.tools.sm_exceptions import ValueWarning
-
-    provider_codes, provider_levels = pd.factorize(provider, sort=True)
-    case_codes, case_levels = pd.factorize(case, sort=True)
-    n_provider_columns = len(provider_levels) - 1
-    n_rows = len(provider_codes)
-    design = np.zeros((n_rows, 1 + n_provider_columns + len(case_levels) - 1), order="F")
-    design[:, 0] = 1.0
-    rows = np.arange(n_rows)
-    with_provider = provider_codes > 0
-    design[rows[with_provider], provider_codes[with_provider]] = 1.0
-    with_case = case_codes > 0
-    design[rows[with_case], n_provider_columns + case_codes[with_case]] = 1.0
-    fit = OLS(d, design).fit()
-    ms_resid = float(fit.mse_resid)
-    if not ms_resid > 1e-12:  # every difference explained (e.g. all zero): no test
-        return float("nan"), float("nan"), 0.0, max(ms_resid, 0.0)
-    provider_columns = np.eye(design.shape[1])[1 : 1 + n_provider_columns]
-    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", ValueWarning)
-        test = fit.f_test(provider_columns, cov_p=fit.cov_params())
-    f_stat = float(test.fvalue)
-    # anova_lm backs the sum of squares out of the F statistic, in this order
-    sum_sq = f_stat * float(n_provider_columns) * fit.ssr / fit.df_resid
-    return f_stat, float(test.pvalue), float(sum_sq / float(n_provider_columns)), ms_resid
+    test = nested_f_test(within_fit(d, case), within_fit(d, case, treatment_columns(provider)))
+    if not test.ms_resid > 1e-12:  # every difference explained: no test
+        return test._replace(f_statistic=float("nan"), pvalue=float("nan"), sum_sq=0.0)
+    return test
