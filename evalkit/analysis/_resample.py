@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.stats import Interval, case_delta_interval, percentile_interval, ratio_wilson
+from evalkit.stats import (
+    Interval,
+    PairTies,
+    case_delta_interval,
+    percentile_interval,
+    ratio_wilson,
+)
 
 #: Bound on resamples x cases held in memory at once.
 _CHUNK_CELLS = 4_000_000
@@ -87,6 +93,7 @@ class CaseResampler:
         method: str,
         *,
         seed: int | None | _OwnSeed = _OWN_SEED,
+        ties: PairTies | None = None,
     ) -> Interval:
         """Interval of the mean per-case difference of two rates over the cases in ``mask``.
 
@@ -104,6 +111,8 @@ class CaseResampler:
             confidence: Confidence level.
             method: Label stored in the interval.
             seed: Bootstrap seed (default: this resampler's).
+            ties: The aligned trial pairs of the cases in ``mask`` (where every difference
+                is zero, the interval is the exact bound of their discordance rate).
 
         Returns:
             The interval (NaN when no case counts; NaN bounds with one case).
@@ -114,6 +123,7 @@ class CaseResampler:
             confidence=confidence,
             seed=self.seed if isinstance(seed, _OwnSeed) else seed,
             method=method,
+            ties=ties,
         )
 
     def share(self, num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[Interval, int]:

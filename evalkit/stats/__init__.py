@@ -111,6 +111,11 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
+    from evalkit.stats._ties import (
+        PairTies as PairTies,
+        pair_ties as pair_ties,
+        row_pairs as row_pairs,
+    )
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._unmatched import (
         left_out_text as left_out_text,
