@@ -24,7 +24,8 @@ condition and its dominant error, and ``notes`` lists each such condition. Inter
 from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
 every metric), with Hesterberg's expanded percentile interval; the differences (the lifts, the
 stale harm, the routing gap) are widened as compare's are (to contain the t interval, and to a
-Wilson bound where every case moved alike, so 2 cases never get ``[0, 0]``). Shares (regression
+Wilson bound where every case moved alike, or the bound of the tied pairs where none moved, so 2
+cases never get ``[0, 0]``). Shares (regression
 and unlock rate, trigger precision, recall, over- and under-triggering) get the clustered Wilson
 interval of a ratio (:func:`evalkit.stats.ratio_wilson`, method ``cluster-wilson``): every
 bootstrap replicate of 4 of 4 is 1, Wilson's interval is [0.51, 1]. The per-condition success
@@ -255,7 +256,7 @@ def _contrast_ties(
         index="case_id", columns=["condition", "trial"], values="passed", aggfunc="mean",
         observed=True,
     ).astype(float)
-    trials = sorted({t for _, t in bits.columns})
+    trials = sorted(set(bits.columns.get_level_values("trial")))
     frame = bits.reindex(index=cases, columns=pd.MultiIndex.from_product([[low, high], trials]))
     return pair_ties(row_pairs(frame[low].to_numpy(), frame[high].to_numpy()))
 

@@ -100,10 +100,11 @@ class CaseResampler:
         The one rule of :func:`evalkit.stats.case_delta_interval`, the same as ``compare``'s
         delta: the expanded percentile bootstrap over cases, widened to contain the Student-t
         interval of the per-case differences and, where every case moved by the same amount,
-        the Wilson interval of the mean difference mapped onto [0, 1] at the number of cases.
-        So 2 cases that both stayed at 0 get a finite interval, never ``[0, 0]``. It resamples
-        the differences alone (not this resampler's joint weights), so the same differences
-        and seed give the same interval as ``compare``.
+        the Wilson interval of the mean difference mapped onto [0, 1] at the number of cases
+        (with every difference zero and ``ties`` given, the exact bound of the pairs'
+        discordance rate). So 2 cases that both stayed at 0 get a finite interval, never
+        ``[0, 0]``. It resamples the differences alone (not this resampler's joint weights),
+        so the same differences and seed give the same interval as ``compare``.
 
         Args:
             values: Per-case differences (any value where ``mask`` is False).

@@ -24,7 +24,8 @@ narrowness of the percentile interval with few cases (C = number of cases). The 
 interval behind the verdict is then widened by the small-group rule of
 :mod:`evalkit.stats._delta_interval` (the one ``lift`` uses too): to contain the Student-t
 interval of the per-case differences (``C - 1`` degrees of freedom), and, where every case moved
-alike, the Wilson interval of the mean difference at ``C`` cases. A percentile bootstrap cannot
+alike, the Wilson interval of the mean difference at ``C`` cases (where every difference is zero,
+the exact bound of the aligned pairs' discordance rate instead). A percentile bootstrap cannot
 reach beyond the smallest and largest per-case difference, which made it zero-width or nearly
 so with 2-5 cases. With fewer than two cases the bounds are NaN.
 
@@ -309,8 +310,9 @@ def case_delta_interval(
 
     Hesterberg's expanded percentile bootstrap over cases, widened by the small-group rule
     (:func:`~evalkit.stats._delta_interval.widen_delta_interval`: contain the t interval, and
-    where every case moved alike the Wilson interval at ``C`` cases). The interval depends on
-    the differences in case order, the level, the resamples and the seed; ``compare`` and
+    where every case moved alike the Wilson interval at ``C`` cases, or with every difference
+    zero and ``ties`` given the exact bound of the pairs' discordance rate). The interval
+    depends on the differences in case order, the level, the resamples and the seed; ``compare`` and
     ``lift`` both order a provider's cases by their key and pass the same seed, so the same
     provider's delta gets the same interval in both. (The order is not canonicalized: the
     bootstrap draws would then differ between a comparison and its arms swapped, whose

@@ -597,7 +597,8 @@ def paired_compare(
        ``candidate_rate - baseline_rate``, with a paired cluster-bootstrap interval
        (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile, widened to contain
        the t interval of the per-case differences and, where every case moved alike, the
-       Wilson interval of the mean difference at the number of cases: the rule ``lift``'s
+       Wilson interval of the mean difference at the number of cases, or with every
+       difference zero the exact bound of the aligned pairs' discordance rate: the rule ``lift``'s
        differences use too, :func:`~evalkit.stats.case_delta_interval`), the paired standard
        error and the correlation of the two arms' per-case rates.
     3. ``verdict``: improved when the interval excludes 0, the estimate reaches ``threshold``
