@@ -34,6 +34,8 @@ Differences of scores outside [-1, 1] get step 1 only (no bound to map onto [0, 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import special
 
@@ -105,3 +107,71 @@ def widen_delta_interval(
     return interval._replace(
         ci_low=min(low, interval.ci_low), ci_high=max(high, interval.ci_high)
     )
+
+
+def tied_pairs_behind(bound: float, confidence: float) -> float:
+    """The pairs, all tied, whose :func:`discordance_bound` is ``bound`` (its inverse).
+
+    Args:
+        bound: A half-width the tied-pairs rule printed, in (0, 1).
+        confidence: Its level.
+
+    Returns:
+        ``log(alpha / 2) / log(1 - bound)`` (fractional; fewer than the real pairs when some
+        pairs differed, so a plan from it errs towards more trials).
+
+    Examples:
+        >>> round(tied_pairs_behind(discordance_bound(PairTies(494, 0), 0.95), 0.95))
+        494
+    """
+    return math.log((1.0 - confidence) / 2.0) / math.log1p(-bound)
+
+
+def tied_pairs_needed(margin: float, confidence: float) -> int:
+    """Fewest tied pairs whose :func:`discordance_bound` lies inside ``+-margin``.
+
+    Args:
+        margin: The practical threshold, in (0, 1).
+        confidence: The interval's level.
+
+    Returns:
+        The smallest ``N`` with ``1 - (alpha / 2)^(1 / N) < margin``.
+
+    Examples:
+        >>> tied_pairs_needed(0.05, 0.95)
+        72
+    """
+    pairs = max(1, math.floor(tied_pairs_behind(margin, confidence)))
+    while discordance_bound(PairTies(pairs, 0), confidence) >= margin:
+        pairs += 1
+    return pairs
+
+
+def tied_pairs_of(interval: Interval, case_deltas: np.ndarray) -> float | None:
+    """The tied pairs behind ``interval`` when the tied-pairs rule made it (for planning).
+
+    Args:
+        interval: A comparison's interval of its mean per-case difference.
+        case_deltas: Its per-row differences.
+
+    Returns:
+        :func:`tied_pairs_behind` its half-width, or None when the rule did not make it
+        (some difference is not zero, the interval is not symmetric about 0, or it is the
+        Wilson interval at ``C`` cases of a zero spread without pairs).
+
+    Examples:
+        >>> ci = Interval(0.0, -0.0074396, 0.0074396, 0.95, "paired-cluster-bootstrap")
+        >>> round(tied_pairs_of(ci, np.zeros(26)))
+        494
+    """
+    deltas = np.asarray(case_deltas, dtype=float)
+    n_cases = len(deltas)
+    if n_cases < 2 or interval.estimate != 0 or not bool(np.all(np.abs(deltas) <= ZERO_WIDTH)):
+        return None
+    high = float(interval.ci_high)
+    if not (0.0 < high < 1.0) or not math.isclose(-float(interval.ci_low), high):
+        return None
+    wilson = 2.0 * wilson_bounds(n_cases / 2.0, n_cases, 1.0 - interval.confidence)[1] - 1.0
+    if math.isclose(high, wilson):
+        return None
+    return tied_pairs_behind(high, interval.confidence)
