@@ -24,7 +24,8 @@ condition and its dominant error, and ``notes`` lists each such condition. Inter
 from one joint bootstrap over cases per (provider, lane) group (the same resampled cases for
 every metric), with Hesterberg's expanded percentile interval; the differences (the lifts, the
 stale harm, the routing gap) are widened as compare's are (to contain the t interval, and to a
-Wilson bound where every case moved alike, so 2 cases never get ``[0, 0]``). Shares (regression
+Wilson bound where every case moved alike, or the bound of the tied pairs where none moved, so 2
+cases never get ``[0, 0]``). Shares (regression
 and unlock rate, trigger precision, recall, over- and under-triggering) get the clustered Wilson
 interval of a ratio (:func:`evalkit.stats.ratio_wilson`, method ``cluster-wilson``): every
 bootstrap replicate of 4 of 4 is 1, Wilson's interval is [0.51, 1]. The per-condition success
@@ -53,7 +54,16 @@ from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
 from evalkit.results import FailureRecord, errored_conditions, failure_causes, load_results
-from evalkit.stats import Interval, as_frame, cluster_wilson, percentile_interval, records
+from evalkit.stats import (
+    Interval,
+    PairTies,
+    as_frame,
+    cluster_wilson,
+    pair_ties,
+    percentile_interval,
+    records,
+    row_pairs,
+)
 
 #: The ``provider`` label of metrics pooled over providers.
 POOLED = "pooled"
@@ -236,6 +246,21 @@ def _metric_row(
     }
 
 
+def _contrast_ties(
+    group: pd.DataFrame, cases: np.ndarray, high: str | None, low: str | None
+) -> PairTies | None:
+    """The aligned trial pairs of one contrast over ``cases`` (as ``compare`` counts them)."""
+    if high is None or low is None or "trial" not in group.columns or not len(cases):
+        return None
+    bits = group[group["condition"].isin([high, low])].pivot_table(
+        index="case_id", columns=["condition", "trial"], values="passed", aggfunc="mean",
+        observed=True,
+    ).astype(float)
+    trials = sorted(set(bits.columns.get_level_values("trial")))
+    frame = bits.reindex(index=cases, columns=pd.MultiIndex.from_product([[low, high], trials]))
+    return pair_ties(row_pairs(frame[low].to_numpy(), frame[high].to_numpy()))
+
+
 def _group_metrics(
     group: pd.DataFrame,
     roles: Mapping[str, str],
@@ -295,7 +320,9 @@ def _group_metrics(
         delta = values[hi] - values[lo]
         mask = ~np.isnan(delta)
         # compare's seed, not the group's: the same differences print compare's interval
-        interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD, seed=delta_seed)
+        ties = _contrast_ties(group, cases[mask], roles.get(hi), roles.get(lo))
+        interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD, seed=delta_seed,
+                                   ties=ties)
         rows.append(_metric_row(metric, interval, int(mask.sum())))
 
     a, b, c = values["A"], values["B"], values["C"]

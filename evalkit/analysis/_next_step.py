@@ -19,7 +19,12 @@ import os
 import pandas as pd
 
 from evalkit._percent import percent
-from evalkit.analysis._step_plan import feasible_plan
+from evalkit.analysis._step_plan import (
+    equivalence_trials,
+    feasible_plan,
+    tied_pairs_of,
+    tied_plan,
+)
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
 from evalkit.errors import InputError
 from evalkit.results import peek_manifest, resolve_run_dir
@@ -84,17 +89,29 @@ def next_step(
             notes.append(plan.note)
         if cases is not None and trials > 1:
             more = required_trials(effect, result.n_cases, components=components, alpha=alpha,
-                                   power=NEXT_STEP_POWER)
+                                   power=NEXT_STEP_POWER, threshold=threshold)
             trials_needed = more.n_trials
+            if more.n_trials is None and more.note:
+                notes.append(more.note)
     elif not inside:
         notes.append("the observed effect is 0: plan for the threshold instead")
     at_threshold = required_cases(threshold, trials, components=components, alpha=alpha,
                                   power=NEXT_STEP_POWER, threshold=0.0).n_cases
     equivalent_cases = None
+    tied = tied_pairs_of(result)
     if inside and threshold > 0:
-        equivalent_cases = equivalence_cases(
-            threshold, trials, components=components, alpha=alpha, power=NEXT_STEP_POWER
-        ).n_cases
+        if tied is not None:
+            equivalent_cases, trials_needed, note = tied_plan(tied, result, trials)
+            notes.append(note)
+        else:
+            plan = equivalence_cases(threshold, trials, true_effect=effect, components=components,
+                                     alpha=alpha, power=NEXT_STEP_POWER)
+            equivalent_cases = plan.n_cases
+            if plan.n_cases is None:
+                notes.append(plan.note)
+            if trials > 1 and strict_trials is None:
+                trials_needed = equivalence_trials(effect, threshold, components,
+                                                   result.n_cases, alpha)
         notes.append(
             f"the observed change ({percent(effect):+.1f} pp) is inside the practical threshold "
             f"of {threshold * 100:g} pp: even settled it would not matter in practice, so the "
@@ -112,6 +129,7 @@ def next_step(
         cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
         strict_trials or trials, NEXT_STEP_POWER, None, "; ".join(notes),
         goal="equivalence" if inside else "verdict", equivalence_cases=equivalent_cases,
+        tied_pairs=None if tied is None else round(tied),
     )
     return feasible_plan(step, result, rows, suite_path=suite_path,
                          two_runs=candidate is not None, components=components,

@@ -273,7 +273,7 @@ def _plan(
     if cases is not None and effect is None:
         return minimum_detectable_effect(cases, trials or 1, threshold=threshold, design=design)
     if cases is not None and effect is not None and trials is None:
-        return required_trials(effect, cases, design=design)
+        return required_trials(effect, cases, threshold=threshold, design=design)
     if cases is not None and effect is not None and trials is not None:
         rate = baseline_rate if baseline_rate is not None else 0.5
         concentration = DEFAULT_CONCENTRATION

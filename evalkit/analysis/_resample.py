@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit.stats import Interval, case_delta_interval, percentile_interval, ratio_wilson
+from evalkit.stats import (
+    Interval,
+    PairTies,
+    case_delta_interval,
+    percentile_interval,
+    ratio_wilson,
+)
 
 #: Bound on resamples x cases held in memory at once.
 _CHUNK_CELLS = 4_000_000
@@ -87,16 +93,18 @@ class CaseResampler:
         method: str,
         *,
         seed: int | None | _OwnSeed = _OWN_SEED,
+        ties: PairTies | None = None,
     ) -> Interval:
         """Interval of the mean per-case difference of two rates over the cases in ``mask``.
 
         The one rule of :func:`evalkit.stats.case_delta_interval`, the same as ``compare``'s
         delta: the expanded percentile bootstrap over cases, widened to contain the Student-t
         interval of the per-case differences and, where every case moved by the same amount,
-        the Wilson interval of the mean difference mapped onto [0, 1] at the number of cases.
-        So 2 cases that both stayed at 0 get a finite interval, never ``[0, 0]``. It resamples
-        the differences alone (not this resampler's joint weights), so the same differences
-        and seed give the same interval as ``compare``.
+        the Wilson interval of the mean difference mapped onto [0, 1] at the number of cases
+        (with every difference zero and ``ties`` given, the exact bound of the pairs'
+        discordance rate). So 2 cases that both stayed at 0 get a finite interval, never
+        ``[0, 0]``. It resamples the differences alone (not this resampler's joint weights),
+        so the same differences and seed give the same interval as ``compare``.
 
         Args:
             values: Per-case differences (any value where ``mask`` is False).
@@ -104,6 +112,8 @@ class CaseResampler:
             confidence: Confidence level.
             method: Label stored in the interval.
             seed: Bootstrap seed (default: this resampler's).
+            ties: The aligned trial pairs of the cases in ``mask`` (where every difference
+                is zero, the interval is the exact bound of their discordance rate).
 
         Returns:
             The interval (NaN when no case counts; NaN bounds with one case).
@@ -114,6 +124,7 @@ class CaseResampler:
             confidence=confidence,
             seed=self.seed if isinstance(seed, _OwnSeed) else seed,
             method=method,
+            ties=ties,
         )
 
     def share(self, num: np.ndarray, den: np.ndarray, confidence: float) -> tuple[Interval, int]:

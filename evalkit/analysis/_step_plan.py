@@ -26,7 +26,14 @@ from evalkit._command_line import without_options
 from evalkit._percent import percent
 from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, OUT_OF_PROPORTION, price
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
-from evalkit.stats import PairedComparison, PowerDesign, equivalence_power, required_trials
+from evalkit.stats import (
+    PairedComparison,
+    PowerDesign,
+    equivalence_power,
+    required_trials,
+    tied_pairs_needed,
+    tied_pairs_of as tied_pairs_behind_interval,
+)
 
 #: Most trials per case searched for an alternative at the suite's size.
 MAX_TRIALS = 200
@@ -76,7 +83,7 @@ def feasible_plan(
         said = (f"the suite has {suite_cases} cases and the plan needs {target} at {trials} "
                 f"trials: add {cases_to_add} cases")
         advice.append(said + (f", or run {more} trials per case over all {suite_cases}"
-                              if more else " (more trials per case would not do it)"))
+                              if more else _no_trials(step)))
         run_trials = more
     elif target is None:
         run_trials = None
@@ -110,6 +117,14 @@ def feasible_plan(
     )
 
 
+def _no_trials(step: NextStep) -> str:
+    """Why more trials at the suite's cases would not settle the plan."""
+    if step.current_trials <= 1:
+        return " (trials cannot be planned from one trial per case)"
+    return (" (more trials per case cannot narrow the interval enough: the spread between "
+            "cases stays however many trials run, so only more cases settle it)")
+
+
 def _conditions(result: PairedComparison, rows: pd.DataFrame) -> list[str]:
     """The conditions that carried evidence (the command runs only these)."""
     if result.conditions is not None:
@@ -124,18 +139,116 @@ def _providers(result: PairedComparison) -> int:
 
 
 def _trials_at(step: NextStep, components: Any, cases: int, alpha: float) -> int | None:
-    """Trials per case that would do the plan over ``cases`` cases (None: none would)."""
+    """Trials per case that would do the plan over ``cases`` cases (None: none would).
+
+    The plan is the verdict's own: "improved" with the practical threshold, equivalence at
+    the observed change, and where every pair tied the tied-pairs bound (more tied pairs
+    narrow it; more trials elsewhere cannot beat the spread between cases).
+    """
+    if step.tied_pairs is not None and step.goal == "equivalence":
+        per_case_trial = step.tied_pairs / (step.current_cases * step.current_trials)
+        needed = tied_pairs_needed(step.threshold, 1.0 - alpha)
+        return max(1, math.ceil(needed / (per_case_trial * cases) - 1e-9))
     if step.current_trials <= 1:
         return None  # one-trial pilot: the within-case variance is unknown
     if step.goal == "verdict":
         return required_trials(step.effect, cases, components=components, alpha=alpha,
-                               power=NEXT_STEP_POWER).n_trials
+                               power=NEXT_STEP_POWER, threshold=step.threshold).n_trials
+    return equivalence_trials(step.effect, step.threshold, components, cases, alpha)
+
+
+def equivalence_trials(
+    effect: float, threshold: float, components: Any, cases: int, alpha: float
+) -> int | None:
+    """Trials per case for "no practical difference" at ``cases`` cases if ``effect`` is true.
+
+    Args:
+        effect: The observed change (the plan assumes it is the true one).
+        threshold: The practical threshold.
+        components: The runs' variance components.
+        cases: Cases of the design.
+        alpha: 1 - the interval's confidence.
+
+    Returns:
+        The fewest trials up to :data:`MAX_TRIALS` (None: none, e.g. when the spread between
+        cases alone keeps the interval past the threshold, or ``|effect| >= threshold``).
+    """
+    if not abs(effect) < threshold or cases < 2:
+        return None
     design = PowerDesign.from_components(components, alpha=alpha, power=NEXT_STEP_POWER)
+    if design.between_diff <= 0 and design.within <= 0:
+        return None  # no variance measured: the zero-spread rule, not this model, decides
+    omega_floor = math.sqrt(design.between_diff)
+    if equivalence_power(effect, threshold, omega_floor, cases, alpha) < NEXT_STEP_POWER:
+        return None  # the spread between cases alone is too wide at these cases
     for trials in range(1, MAX_TRIALS + 1):
         omega = math.sqrt(design.omega2(trials))
-        if equivalence_power(0.0, step.threshold, omega, cases, alpha) >= NEXT_STEP_POWER:
+        if equivalence_power(effect, threshold, omega, cases, alpha) >= NEXT_STEP_POWER:
             return trials
     return None
+
+
+def tied_pairs_of(result: PairedComparison) -> float | None:
+    """The tied pairs behind ``result``'s interval when the tied-pairs rule made it.
+
+    Returns:
+        The pairs (fractional), or None when the rule did not make the interval.
+    """
+    if "estimate" not in result.cases:
+        return None
+    return tied_pairs_behind_interval(result.delta, result.cases["estimate"].to_numpy(float))
+
+
+def tied_plan(
+    tied: float, result: PairedComparison, trials: int
+) -> tuple[int, int, str]:
+    """Cases (at ``trials``) and trials (at these cases) that settle a tied comparison.
+
+    Args:
+        tied: The pairs behind its interval (:func:`tied_pairs_of`).
+        result: The comparison.
+        trials: Its trials per case.
+
+    Returns:
+        ``(cases, trials, note)``: the design whose pairs, if they keep tying, put the
+        interval inside the threshold, and the sentence that says why.
+    """
+    needed = tied_pairs_needed(result.threshold, result.delta.confidence)
+    per_case = tied / result.n_cases
+    cases = max(2, math.ceil(needed / per_case - 1e-9))
+    more = max(1, math.ceil(needed / (tied / trials) - 1e-9))
+    note = (f"every pair of trials tied, so the interval is the exact bound of the "
+            f"discordance rate over {round(tied)} pairs (±{percent(result.delta.ci_high):.1f} "
+            f"pp): more trials narrow it, and {needed} tied pairs put it inside "
+            f"±{result.threshold * 100:g} pp")
+    return cases, more, note
+
+
+def confirm_command(result: PairedComparison, baseline: str, candidate: str) -> str | None:
+    """The targeted follow-up of a comparison whose cases were flagged (hook; off for now).
+
+    ``evalkit confirm BASELINE CANDIDATE`` reruns only the flagged cases. It is offered when
+    :data:`CONFIRM_AVAILABLE` is set and some case of ``result`` was named improved or
+    regressed.
+
+    Args:
+        result: The comparison.
+        baseline: The baseline run as named on the command line.
+        candidate: The candidate run.
+
+    Returns:
+        The command, or None.
+    """
+    if not CONFIRM_AVAILABLE or "verdict" not in result.cases:
+        return None
+    flagged = result.cases["verdict"].astype(str).isin(["improved", "regressed"])
+    if not bool(flagged.any()):
+        return None
+    return shlex.join(["evalkit", "confirm", baseline, candidate])
+
+
+#: Whether ``evalkit confirm`` exists to be offered (:func:`confirm_command`).
+CONFIRM_AVAILABLE = False
 
 
 #: Options of the run's own command line that the next step's command sets or drops.

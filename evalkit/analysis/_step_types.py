@@ -33,7 +33,9 @@ class NextStep:
             practical difference": the observed change is inside the threshold, so a verdict
             is not worth chasing).
         equivalence_cases: Cases at ``current_trials`` for the whole interval to lie within
-            +-threshold if the edit changes nothing (None: not planned or unreachable).
+            +-threshold if the observed change is the true one (None: not planned or
+            unreachable). With goal ``"equivalence"``, ``trials`` is the same plan's trials
+            per case at the compared cases.
         conditions: The conditions the command runs (those that carried evidence).
         suite_cases: Cases the compared runs hold (the suite as run).
         cases_to_add: Cases the suite lacks for the plan (None: it has enough).
@@ -45,6 +47,9 @@ class NextStep:
         out_of_proportion: ``ratio`` exceeds the documented bound (10x).
         advice: What to do instead when the plan is out of proportion or infeasible.
         concurrency: Items in flight ``wall_s`` assumes (the run's own).
+        tied_pairs: Every case's difference was zero and the interval is the exact bound of
+            the discordance rate over this many pairs (None otherwise): the plan is then in
+            pairs, which narrow that bound as long as they keep tying.
     """
 
     cases: int | None
@@ -70,6 +75,7 @@ class NextStep:
     out_of_proportion: bool = False
     advice: str = ""
     concurrency: int = CONCURRENCY.default
+    tied_pairs: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``next_step`` JSON object (every field a plain value).
@@ -83,12 +89,17 @@ class NextStep:
         """One line for the text output and the rich displays."""
         parts = []
         effect = f"{percent(self.effect):+.1f} pp"
-        if self.goal == "equivalence" and self.equivalence_cases is not None:
-            parts.append(
-                f"{self.equivalence_cases} cases at {self.current_trials} trials to show no "
-                f"practical difference (within ±{self.threshold * 100:g} pp) if the edit "
-                "changes nothing"
-            )
+        if self.goal == "equivalence":
+            truth = ("if the pairs keep tying" if self.tied_pairs is not None else
+                     f"if the true change is the observed {effect}")
+            options = []
+            if self.equivalence_cases is not None:
+                options.append(f"{self.equivalence_cases} cases at {self.current_trials} trials")
+            if self.trials is not None:
+                options.append(f"{self.trials} trials at these {self.current_cases} cases")
+            if options:
+                parts.append(f"{' or '.join(options)} to show no practical difference (within "
+                             f"±{self.threshold * 100:g} pp) {truth}")
         if self.goal == "verdict" and self.cases is not None:
             parts.append(
                 f"{self.cases} cases at {self.current_trials} trials for the observed {effect}"
@@ -101,7 +112,8 @@ class NextStep:
                 f"{self.threshold * 100:g} pp effect from zero"
             )
         head = "next step: " + ("; ".join(parts) if parts else "no design settles this")
-        head += f" (power {self.power:.0%}, from these runs' variances)"
+        head += (" (from the exact bound of tied pairs)" if self.tied_pairs is not None else
+                 f" (power {self.power:.0%}, from these runs' variances)")
         if self.command:
             head += f"; run: {self.command}"
             if self.items is not None:

@@ -42,6 +42,12 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
     from evalkit.stats._compare import compare_tables
+    from evalkit.stats._delta_interval import (
+        discordance_bound as discordance_bound,
+        tied_pairs_behind as tied_pairs_behind,
+        tied_pairs_needed as tied_pairs_needed,
+        tied_pairs_of as tied_pairs_of,
+    )
     from evalkit.stats._equivalence import equivalence, equivalence_cases, equivalence_power
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import (
@@ -68,8 +74,8 @@ if TYPE_CHECKING:
         PowerResult,
         minimum_detectable_effect,
         required_cases,
-        required_trials,
     )
+    from evalkit.stats._power_trials import required_trials
     from evalkit.stats._proportions import (
         cluster_wilson,
         pass_rates,
@@ -111,6 +117,11 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._signflip import minimum_cases
     from evalkit.stats._simulate import simulate_power
+    from evalkit.stats._ties import (
+        PairTies as PairTies,
+        pair_ties as pair_ties,
+        row_pairs as row_pairs,
+    )
     from evalkit.stats._types import CORRECTIONS, METRICS, VERDICTS, Correction, Metric, Verdict
     from evalkit.stats._unmatched import (
         left_out_text as left_out_text,

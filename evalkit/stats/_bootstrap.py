@@ -24,7 +24,8 @@ narrowness of the percentile interval with few cases (C = number of cases). The 
 interval behind the verdict is then widened by the small-group rule of
 :mod:`evalkit.stats._delta_interval` (the one ``lift`` uses too): to contain the Student-t
 interval of the per-case differences (``C - 1`` degrees of freedom), and, where every case moved
-alike, the Wilson interval of the mean difference at ``C`` cases. A percentile bootstrap cannot
+alike, the Wilson interval of the mean difference at ``C`` cases (where every difference is zero,
+the exact bound of the aligned pairs' discordance rate instead). A percentile bootstrap cannot
 reach beyond the smallest and largest per-case difference, which made it zero-width or nearly
 so with 2-5 cases. With fewer than two cases the bounds are NaN.
 
@@ -49,6 +50,7 @@ from evalkit.stats._delta_interval import widen_delta_interval
 from evalkit.stats._frame import as_frame, check_choice
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import build_pairs
+from evalkit.stats._ties import PairTies, pair_ties, row_pairs
 
 #: Upper bound on the number of cells (resamples x cases x trials) held in memory at once.
 CHUNK_CELLS = 2_000_000
@@ -250,6 +252,7 @@ def paired_delta_interval(
     confidence: float,
     seed: int | None,
     resample_trials: bool = False,
+    ties: PairTies | None = None,
 ) -> Interval:
     """Paired cluster-bootstrap interval of the mean per-case delta (no validation).
 
@@ -263,14 +266,18 @@ def paired_delta_interval(
         confidence: Confidence level.
         seed: Seed of ``np.random.default_rng``.
         resample_trials: Also resample trials within cases (conservative; see module doc).
+        ties: The aligned trial pairs behind the rows (None: counted from the two matrices),
+            for the rule where every case's difference is zero.
 
     Returns:
         ``Interval`` of ``mean_c(mean(candidate_c) - mean(baseline_c))``.
     """
     delta = np.nanmean(candidate, axis=1) - np.nanmean(baseline, axis=1)
+    if ties is None:
+        ties = pair_ties(row_pairs(baseline, candidate))
     if not resample_trials:
         return case_delta_interval(
-            delta, n_resamples=n_resamples, confidence=confidence, seed=seed
+            delta, n_resamples=n_resamples, confidence=confidence, seed=seed, ties=ties
         )
     rng = np.random.default_rng(seed)
     estimate = float(delta.mean())
@@ -286,6 +293,7 @@ def paired_delta_interval(
     return widen_delta_interval(
         percentile_interval(boot, estimate, len(delta), confidence, "paired-two-stage-bootstrap"),
         delta,
+        ties,
     )
 
 
@@ -296,13 +304,15 @@ def case_delta_interval(
     confidence: float,
     seed: int | None,
     method: str = "paired-cluster-bootstrap",
+    ties: PairTies | None = None,
 ) -> Interval:
     """Interval of the mean of per-case differences: the one rule ``compare`` and ``lift`` use.
 
     Hesterberg's expanded percentile bootstrap over cases, widened by the small-group rule
     (:func:`~evalkit.stats._delta_interval.widen_delta_interval`: contain the t interval, and
-    where every case moved alike the Wilson interval at ``C`` cases). The interval depends on
-    the differences in case order, the level, the resamples and the seed; ``compare`` and
+    where every case moved alike the Wilson interval at ``C`` cases, or with every difference
+    zero and ``ties`` given the exact bound of the pairs' discordance rate). The interval
+    depends on the differences in case order, the level, the resamples and the seed; ``compare`` and
     ``lift`` both order a provider's cases by their key and pass the same seed, so the same
     provider's delta gets the same interval in both. (The order is not canonicalized: the
     bootstrap draws would then differ between a comparison and its arms swapped, whose
@@ -314,6 +324,9 @@ def case_delta_interval(
         confidence: Confidence level.
         seed: Seed of ``np.random.default_rng``.
         method: Label stored in the interval.
+        ties: The aligned trial pairs behind the differences (:func:`~evalkit.stats._ties.
+            pair_ties`): where every difference is zero the interval is then the exact bound
+            of their discordance rate instead of the Wilson interval at ``C`` cases.
 
     Returns:
         ``Interval`` of ``mean(case_deltas)`` (NaN estimate without cases, NaN bounds with one).
@@ -330,7 +343,7 @@ def case_delta_interval(
     estimate = float(values.mean())
     boot = resample_cases(values, n_resamples, np.random.default_rng(seed))
     return widen_delta_interval(
-        percentile_interval(boot, estimate, len(values), confidence, method), values
+        percentile_interval(boot, estimate, len(values), confidence, method), values, ties
     )
 
 

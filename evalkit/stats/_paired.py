@@ -27,6 +27,7 @@ from evalkit.stats._mcnemar import McNemarResult, arm_correlation, mcnemar_test
 from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
+from evalkit.stats._ties import PairTies, RowPairs, row_pairs
 from evalkit.stats._types import Correction, Metric, Verdict
 from evalkit.stats._unmatched import left_out_reasons, left_out_text, unmatched_summary
 from evalkit.stats._verdicts import (
@@ -465,7 +466,7 @@ def compare_matrices(
     unmatched: pd.DataFrame,
     options: CompareOptions,
     *,
-    summary: Callable[[pd.DataFrame], OverallSummary] | None = None,
+    summary: Callable[[pd.DataFrame, RowPairs], OverallSummary] | None = None,
 ) -> PairedComparison:
     """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
 
@@ -476,15 +477,16 @@ def compare_matrices(
         unmatched: Units present on one side only.
         options: The comparison's settings (metric, threshold, confidence, resamples, seed,
             per-case level and correction, trial resampling).
-        summary: The overall figures from the per-case table (e.g. a pool stratified by
-            case), computed instead of :func:`overall_summary` over the matrices.
+        summary: The overall figures from the per-case table and its rows' aligned trial
+            pairs (e.g. a pool stratified by case), computed instead of
+            :func:`overall_summary` over the matrices.
 
     Returns:
         The comparison.
     """
     cases = case_table(keys, baseline, candidate, options)
     if summary is not None:
-        overall = summary(cases)
+        overall = summary(cases, row_pairs(baseline, candidate))
     else:
         overall = overall_summary(baseline, candidate, options)
     return PairedComparison(
@@ -519,7 +521,10 @@ class OverallSummary(TypedDict):
 
 
 def overall_summary(
-    baseline: np.ndarray, candidate: np.ndarray, options: CompareOptions
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    options: CompareOptions,
+    ties: PairTies | None = None,
 ) -> OverallSummary:
     """Interval, sign-flip test, verdict and counts of the per-case differences.
 
@@ -528,6 +533,7 @@ def overall_summary(
         candidate: ``(C, K)`` candidate values, same layout.
         options: The comparison's settings (threshold, confidence, bootstrap replicates,
             seed, trial resampling).
+        ties: The aligned trial pairs behind the rows (None: counted from the matrices).
 
     Returns:
         The overall figures.
@@ -540,6 +546,7 @@ def overall_summary(
         confidence=options.confidence,
         seed=seed,
         resample_trials=options.resample_trials,
+        ties=ties,
     )
     rate_b = np.nanmean(baseline, axis=1)
     rate_c = np.nanmean(candidate, axis=1)
@@ -590,7 +597,8 @@ def paired_compare(
        ``candidate_rate - baseline_rate``, with a paired cluster-bootstrap interval
        (:func:`paired_bootstrap_delta`, Hesterberg's expanded percentile, widened to contain
        the t interval of the per-case differences and, where every case moved alike, the
-       Wilson interval of the mean difference at the number of cases: the rule ``lift``'s
+       Wilson interval of the mean difference at the number of cases, or with every
+       difference zero the exact bound of the aligned pairs' discordance rate: the rule ``lift``'s
        differences use too, :func:`~evalkit.stats.case_delta_interval`), the paired standard
        error and the correlation of the two arms' per-case rates.
     3. ``verdict``: improved when the interval excludes 0, the estimate reaches ``threshold``

@@ -37,6 +37,7 @@ from evalkit.stats._reuse import (
     split_reused_by,
     split_reused_counting_by,
 )
+from evalkit.stats._ties import RowPairs, pair_ties
 
 
 def _share_a_unit(base: pd.DataFrame, cand: pd.DataFrame, on: Sequence[str]) -> bool:
@@ -277,7 +278,7 @@ def _sides_of(provider: str, split: ReuseSplit) -> str:
 
 
 def stratified_summary(
-    cases: pd.DataFrame, on: Sequence[str], options: CompareOptions
+    cases: pd.DataFrame, pairs: RowPairs, on: Sequence[str], options: CompareOptions
 ) -> OverallSummary:
     """The overall figures of a (case, condition) comparison as a pool over cases.
 
@@ -289,6 +290,7 @@ def stratified_summary(
 
     Args:
         cases: The per-(case, condition) table of the comparison (:func:`case_table`).
+        pairs: Its rows' aligned trial pairs (for the interval where every case tied).
         on: Its unit columns.
         options: Comparison options.
 
@@ -296,12 +298,13 @@ def stratified_summary(
         The overall figures, their interval's method marked ``stratified-by-case``.
     """
     clusters = [c for c in on if c not in ("condition", "provider")]
-    per_case = cases.groupby(clusters, sort=True)[["baseline_rate", "candidate_rate"]]
-    rates = per_case.mean()
+    grouped = cases.groupby(clusters, sort=True)
+    rates = grouped[["baseline_rate", "candidate_rate"]].mean()
     overall = overall_summary(
         rates["baseline_rate"].to_numpy(dtype=float)[:, None],
         rates["candidate_rate"].to_numpy(dtype=float)[:, None],
         options.model_copy(update={"resample_trials": False}),  # one rate per case
+        pair_ties(pairs, grouped.ngroup().to_numpy()),
     )
     delta = overall["delta"]
     return {**overall, "delta": delta._replace(method=f"{delta.method}, stratified-by-case")}

@@ -50,9 +50,18 @@ def _compare(runs: Path, *argv: str) -> tuple[dict[str, object], str]:
 def test_a_small_edit_is_planned_as_no_practical_difference_over_the_changed_conditions(
     runs: Path,
 ) -> None:
-    data, text = _compare(runs, "before", "candidate")
+    # Every pair of the edited conditions ties (the edit changed no outcome), so at the
+    # default threshold the tied-pairs bound settles it: 20 cases x 2 conditions x 3 trials
+    # = 120 tied pairs, statsmodels proportion_confint(0, 120, method="beta")[1] = 0.030273
+    settled, settled_text = _compare(runs, "before", "candidate")
+    assert settled["next_step"] is None and settled["equivalence"]["equivalent"]  # type: ignore[index]
+    assert settled["delta"]["ci_high"] == pytest.approx(0.030273, abs=1e-6)  # type: ignore[index]
+    assert "no practical difference (within ±5 pp)" in settled_text
+    # At a 1 pp threshold it is not settled yet: the plan is in tied pairs
+    data, text = _compare(runs, "before", "candidate", "--threshold", "0.01")
     step = data["next_step"]
     assert data["verdict"] == "inconclusive" and isinstance(step, dict)
+    assert step["tied_pairs"] == 120 and "every pair of trials tied" in text
     # none and stale did not change (their pairs are reused): the plan leaves them out
     pooled = data["pooled"]
     assert isinstance(pooled, dict)
@@ -60,7 +69,7 @@ def test_a_small_edit_is_planned_as_no_practical_difference_over_the_changed_con
     assert "none" not in step["conditions"] and "stale" not in step["conditions"]
     if abs(data["delta"]["estimate"]) < 0.05:  # type: ignore[index]
         assert step["goal"] == "equivalence" and step["equivalence_cases"] > 0
-        assert "to show no practical difference (within ±5 pp)" in text
+        assert "to show no practical difference (within ±1 pp) if the pairs keep tying" in text
         assert "even settled it would not matter" in text and "--until-verdict" not in text
     if step["command"] is not None:
         args = build_parser().parse_args(shlex.split(step["command"])[1:])

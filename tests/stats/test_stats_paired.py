@@ -78,15 +78,15 @@ def test_two_stage_joint_resampling_of_lined_up_trials() -> None:
     rng = np.random.default_rng(2)
     base = (rng.random((20, 4)) < 0.5).astype(float)
     # Identical outcomes trial by trial (e.g. cache hits): joint resampling sees no noise, so
-    # the bootstrap and the t interval are [0, 0] and the small-group rule gives exactly the
-    # Wilson interval of the mean difference at 20 cases (statsmodels: proportion_confint(10,
-    # 20, method="wilson") = (0.2993, 0.7007), mapped by 2 p - 1); any resampling noise would
-    # have made the bootstrap wider than zero and left Wilson out.
+    # the bootstrap and the t interval are [0, 0] and the tied-pairs rule gives exactly the
+    # Clopper-Pearson bound of 0 discordant pairs of 20 x 4 (statsmodels:
+    # proportion_confint(0, 80, method="beta") = (0, 0.04506)); any resampling noise would
+    # have made the bootstrap wider than zero and left the bound out.
     joint = paired_bootstrap_delta(base, base.copy(), n_resamples=2000, resample_trials=True)
     assert joint.method == "paired-two-stage-bootstrap"
     assert joint.estimate == 0.0
-    assert joint.ci_low == pytest.approx(2 * 0.29929 - 1, abs=1e-4)
-    assert joint.ci_high == pytest.approx(2 * 0.70071 - 1, abs=1e-4)
+    assert joint.ci_low == pytest.approx(-0.045064, abs=1e-6)
+    assert joint.ci_high == pytest.approx(0.045064, abs=1e-6)
     # The same data with trials that do not line up (labels differ) are resampled independently.
     shifted = np.full((20, 8), np.nan)
     shifted[:, 4:] = base
