@@ -57,9 +57,9 @@ class Lines:
     def __init__(self) -> None:
         self._console: Console | None = None
         if styled(sys.stdout):
-            from rich.console import Console
+            from evalkit._terminal import console
 
-            self._console = Console(highlight=False, emoji=False)
+            self._console = console(highlight=False, emoji=False)
 
     def line(self, *parts: str) -> None:
         """Write one line made of ``parts`` (text as it is: no markup is read).
