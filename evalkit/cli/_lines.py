@@ -72,5 +72,10 @@ class Lines:
             return
         from rich.text import Text
 
-        text = Text.assemble(*((p, "bold") if isinstance(p, Bold) else p for p in parts))
+        from evalkit._bidi import neutralize_controls
+
+        # neutralised before rich reads it (rich's Text drops a carriage return silently)
+        shown = [neutralize_controls(p) for p in parts]
+        text = Text.assemble(*((s, "bold") if isinstance(p, Bold) else s
+                               for p, s in zip(parts, shown, strict=True)))
         self._console.print(text, soft_wrap=True)
