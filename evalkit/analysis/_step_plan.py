@@ -22,7 +22,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._command_line import without_options
+from evalkit._command_line import RebuiltLine, rebuild_run_line
 from evalkit._percent import percent
 from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, OUT_OF_PROPORTION, price
 from evalkit.analysis._step_types import NEXT_STEP_POWER, NextStep
@@ -87,7 +87,8 @@ def feasible_plan(
         run_trials = more
     elif target is None:
         run_trials = None
-    command = _command(result, step, _base(command_line, suite_path, two_runs), conditions,
+    base = _base(command_line, suite_path, two_runs)
+    command = _command(result, step, base.words, conditions,
                        target, run_trials, trials, cases_to_add, two_runs)
     items = None
     per_case = len(conditions) * max(_providers(result), 1) * (2 if two_runs else 1)
@@ -102,7 +103,7 @@ def feasible_plan(
                       "candidate's, then compare the two runs")
     step = dataclasses.replace(
         step, command=command, conditions=tuple(conditions), suite_cases=suite_cases,
-        cases_to_add=cases_to_add,
+        cases_to_add=cases_to_add, left_out=base.left_out if command is not None else (),
     )
     if items is None:
         return dataclasses.replace(step, advice="; ".join(advice))
@@ -259,16 +260,16 @@ _FLAGS = ("--resume", "--json", "--until-verdict", "--no-cache", "--adaptive-tri
           "--no-progress")
 
 
-def _base(command_line: str, suite_path: str | None, two_runs: bool) -> list[str] | None:
-    """``evalkit run SUITE [its filters and provider]``: what every command starts with."""
-    try:
-        words = shlex.split(command_line)
-    except ValueError:
-        words = []
-    if words[:2] == ["evalkit", "run"] and len(words) > 2:
-        skills = ("--skill", "--description") if two_runs else ()  # each side sets its own
-        return without_options(words, {*_SET, *skills}, set(_FLAGS))
-    return None if suite_path is None else ["evalkit", "run", suite_path]
+def _base(command_line: str, suite_path: str | None, two_runs: bool) -> RebuiltLine:
+    """``evalkit run SUITE [its filters and provider name]``: what every command starts with.
+
+    The run's command line is data of the run: only its allow-listed options are kept
+    (:func:`evalkit._command_line.rebuild_run_line`); what changes where data goes or what
+    is read is left out and named.
+    """
+    skills = ("--skill", "--description") if two_runs else ()  # each side sets its own
+    return rebuild_run_line(command_line, suite_path=suite_path,
+                            drop={*_SET, *skills, *_FLAGS})
 
 
 def _command(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from evalkit._command_line import left_out_line
 from evalkit._percent import percent
 from evalkit._settings import CONCURRENCY
 
@@ -50,6 +51,10 @@ class NextStep:
         tied_pairs: Every case's difference was zero and the interval is the exact bound of
             the discordance rate over this many pairs (None otherwise): the plan is then in
             pairs, which narrow that bound as long as they keep tying.
+        left_out: Options of the run's recorded command line that ``command`` leaves out
+            because they change where data goes or what is read (``--provider-opt
+            base_url``, ``--skill NAME``, ``--no-sandbox``); :meth:`text` names them on a line
+            of their own.
     """
 
     cases: int | None
@@ -76,6 +81,7 @@ class NextStep:
     advice: str = ""
     concurrency: int = CONCURRENCY.default
     tied_pairs: int | None = None
+    left_out: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """The ``next_step`` JSON object (every field a plain value).
@@ -83,10 +89,15 @@ class NextStep:
         Returns:
             The fields as a dict.
         """
-        return asdict(self) | {"conditions": list(self.conditions)}
+        return asdict(self) | {"conditions": list(self.conditions),
+                               "left_out": list(self.left_out)}
 
     def text(self) -> str:
-        """One line for the text output and the rich displays."""
+        """One line for the text output and the rich displays (two when options were left out).
+
+        The second line names what the command left out of the run's command line and why
+        (:func:`evalkit._command_line.left_out_line`).
+        """
         parts = []
         effect = f"{percent(self.effect):+.1f} pp"
         if self.goal == "equivalence":
@@ -121,7 +132,9 @@ class NextStep:
         elif self.items is not None:
             head += f"; the plan is {self.price_text()}"
         tail = [part for part in (self.note, self.advice) if part]
-        return head + "".join(f". {part}" for part in tail)
+        line = head + "".join(f". {part}" for part in tail)
+        left_out = left_out_line(self.left_out) if self.command else ""
+        return f"{line}\n{left_out}" if left_out else line
 
     def price_text(self) -> str:
         """The command's price in words (items, cost, wall time, ratio)."""

@@ -188,10 +188,11 @@ def lift_main(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result.to_dict())
         return 0
-    from rich.console import Console
     from rich.markup import escape
 
-    console = Console(highlight=False, emoji=False)
+    from evalkit._terminal import console as text_console
+
+    console = text_console(highlight=False, emoji=False)
     empty: dict[str, list[str]] = {}
     for (provider, lane), group in result.metrics.groupby(["provider", "lane"], sort=True):
         if group["estimate"].isna().all():  # said in one line below, not a table of n/a

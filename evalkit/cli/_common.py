@@ -11,6 +11,7 @@ from typing import Any
 
 from evalkit._plain import json_text
 from evalkit._settings import CONCURRENCY, N_RESAMPLES, SEED
+from evalkit._terminal import json_escaped
 from evalkit.errors import ConfigError
 
 #: Exit code of ``evalkit run`` when the run finished but failed: every item of the run, or of
@@ -20,8 +21,12 @@ EXIT_RUN_FAILED = 3
 
 
 def print_json(data: dict[str, Any]) -> None:
-    """Print one JSON object on stdout (NaN and infinities become null)."""
-    sys.stdout.write(json_text(data) + "\n")
+    r"""Print one JSON object on stdout (NaN and infinities become null).
+
+    Every display control of the data is a ``\uXXXX`` escape (``evalkit._terminal``): the
+    JSON decodes to the data's exact strings and holds nothing a terminal would obey.
+    """
+    sys.stdout.write(json_escaped(json_text(data)) + "\n")
     sys.stdout.flush()
 
 

@@ -57,9 +57,9 @@ class Lines:
     def __init__(self) -> None:
         self._console: Console | None = None
         if styled(sys.stdout):
-            from rich.console import Console
+            from evalkit._terminal import console
 
-            self._console = Console(highlight=False, emoji=False)
+            self._console = console(highlight=False, emoji=False)
 
     def line(self, *parts: str) -> None:
         """Write one line made of ``parts`` (text as it is: no markup is read).
@@ -72,5 +72,10 @@ class Lines:
             return
         from rich.text import Text
 
-        text = Text.assemble(*((p, "bold") if isinstance(p, Bold) else p for p in parts))
+        from evalkit._bidi import neutralize_controls
+
+        # neutralised before rich reads it (rich's Text drops a carriage return silently)
+        shown = [neutralize_controls(p) for p in parts]
+        text = Text.assemble(*((s, "bold") if isinstance(p, Bold) else s
+                               for p, s in zip(parts, shown, strict=True)))
         self._console.print(text, soft_wrap=True)

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from evalkit._terminal import text_only_output
 from evalkit._version import __version__
 from evalkit.cli._common import eprint
 from evalkit.cli._examples import ExamplesFormatter, examples_epilog
@@ -189,12 +190,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``evalkit`` console script.
 
+    Everything it writes on stdout and stderr shows as text: display controls of run data
+    (carriage return, ESC, C1, bidi) are shown as visible markers (``evalkit._terminal``).
+
     Returns:
         0 success, 1 a check failed or a gate blocked, 2 bad usage, bad input (a damaged run
         file included) or a configuration error that stopped a run (refused credentials), 3 a
         run that finished but failed (every item of it, or of a condition or provider,
         errored), 75 a run stopped by a full disk, 130/143 when interrupted.
     """
+    with text_only_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         # A shared setting's flag is checked as it is parsed (evalkit._settings): a bad value

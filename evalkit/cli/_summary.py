@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evalkit._settings import N_RESAMPLES_QUICK
+from evalkit._terminal import console as text_console
 from evalkit.results import RESULT_SCHEMA, RESULTS_FILE, read_table
 from evalkit.runner import RunResult
 from evalkit.stats import pass_rates
@@ -19,7 +20,7 @@ def print_run_summary(result: RunResult) -> None:
     """Print pass rate per condition with Wilson intervals, errors, and where the run is."""
     # the columns the table needs: the whole frame of a 100,000-item run was ~0.1 GB more
     df = read_table(result.run_dir, RESULTS_FILE, RESULT_SCHEMA).select(_COLUMNS).to_pandas()
-    console = Console(highlight=False, emoji=False)
+    console = text_console(highlight=False, emoji=False)
     graded = df[df["status"] != "ungraded"]
     rates = (
         pass_rates(graded, by=("condition",)) if len(graded)

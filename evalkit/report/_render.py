@@ -21,6 +21,7 @@ from typing import Any
 from evalkit._plain import plain_fields
 from evalkit._redact import redact_text, redact_value
 from evalkit._resources import resource_dir
+from evalkit._terminal import underneath
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
 from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
@@ -198,8 +199,9 @@ def execute(
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
-            progress_bar={"desc": f"executing {notebook.name}", "unit": "cell"}
-            if progress else False,
+            # tqdm's bar redraws with carriage returns: it writes past the text-only wrapper
+            progress_bar={"desc": f"executing {notebook.name}", "unit": "cell",
+                          "file": underneath(sys.stderr)} if progress else False,
             log_output=False,
             request_save_on_cell_execute=True,
             cwd=str(executed.parent),

@@ -18,8 +18,8 @@ from evalkit.results._layout import (
     PARTS_DIR,
     RESULTS_FILE,
     SCORES_FILE,
+    recorded_resume_command,
     resolve_run_dir,
-    resume_command,
 )
 from evalkit.results._schema import RESULT_SCHEMA, SCORE_SCHEMA
 
@@ -193,7 +193,7 @@ def _damage_fix(run_dir: Path, path: Path) -> str:
         manifest = load_manifest(run_dir)
     except (InputError, OSError, UnicodeDecodeError):
         manifest = None
-    command = resume_command(
+    command = recorded_resume_command(
         manifest.command_line if manifest else None, run_dir.name, run_dir.parent
     )
     if path.parent.name == PARTS_DIR:

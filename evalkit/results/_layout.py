@@ -12,7 +12,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from evalkit._command_line import without_options
+from evalkit._command_line import left_out_line, rebuild_run_line, without_options
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError, RunNotFoundError
 
@@ -70,6 +70,31 @@ def resume_command(
     if runs_dir is not None:
         kept += ["--runs-dir", str(runs_dir)]
     return shlex.join([*kept, "--resume", "--run-id", run_id])
+
+
+def recorded_resume_command(
+    command_line: str | None, run_id: str, runs_dir: str | os.PathLike[str]
+) -> str:
+    """The command that resumes a run, from the command line its manifest records.
+
+    The recorded line is data of the run (whoever wrote the run chose it): it is rebuilt from
+    the allow-list of :func:`evalkit._command_line.rebuild_run_line`, and what it left out
+    (provider options, ``--skill`` paths, ``--no-sandbox``) is named after the command.
+
+    Args:
+        command_line: The manifest's ``command_line`` (None when unknown).
+        run_id: The run id.
+        runs_dir: The directory holding the run.
+
+    Returns:
+        ``evalkit run SUITE ... --runs-dir DIR --resume --run-id ID``, followed by
+        ``" (left out of the resume command: ...)"`` when something was.
+    """
+    rebuilt = rebuild_run_line(command_line)
+    words = rebuilt.words or ["evalkit", "run", "SUITE"]
+    command = shlex.join([*words, "--runs-dir", str(runs_dir), "--resume", "--run-id", run_id])
+    left_out = left_out_line(rebuilt.left_out, "the resume command")
+    return f"{command} ({left_out})" if left_out else command
 
 
 def peek_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:

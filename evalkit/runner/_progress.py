@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -13,6 +12,8 @@ from rich.progress import (
     TimeElapsedColumn,
     TimeRemainingColumn,
 )
+
+from evalkit._terminal import console
 
 
 class RunProgress:
@@ -25,7 +26,7 @@ class RunProgress:
     """
 
     def __init__(self, total: int, description: str, enabled: bool = True) -> None:
-        self.console = Console(stderr=True)
+        self.console = console(stderr=True)
         self.errors = 0
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
