@@ -41,6 +41,12 @@ if TYPE_CHECKING:
         percentile_interval,
     )
     from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
+    from evalkit.stats._case_confirm import (
+        TrialsPlan,
+        confirm_case_table,
+        fisher_power,
+        trials_to_confirm,
+    )
     from evalkit.stats._compare import compare_tables
     from evalkit.stats._equivalence import equivalence, equivalence_cases, equivalence_power
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
@@ -118,11 +124,19 @@ if TYPE_CHECKING:
         unmatched_summary,
     )
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-    from evalkit.stats._verdicts import holm, verdict
+    from evalkit.stats._verdicts import (
+        adjust_pvalues as adjust_pvalues,
+        holm,
+        verdict,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
+    "TrialsPlan",
+    "confirm_case_table",
+    "fisher_power",
+    "trials_to_confirm",
     "AdaptivePlan",
     "AdaptiveTrials",
     "BradleyTerry",
