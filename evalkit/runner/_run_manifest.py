@@ -8,7 +8,7 @@ from pathlib import Path
 from evalkit._git import git_sha
 from evalkit._redact import redact_settings
 from evalkit._version import __version__
-from evalkit.cases import stable_hash
+from evalkit.cases import SkillTexts, stable_hash
 from evalkit.errors import ConfigError
 from evalkit.results import (
     RESULTS_FILE,
@@ -52,7 +52,7 @@ def run_manifest(
                 skill: texts.description for skill, texts in sorted(suite.skills.items())
             }
             record.bootstrap_hashes = {
-                skill: stable_hash(texts.texts.get("bootstrap", ""))
+                skill: stable_hash(_bootstrap(texts, cond.variant))
                 for skill, texts in sorted(suite.skills.items())
             }
         conditions[name] = record
@@ -109,8 +109,16 @@ def exposed_texts(prep: Prepared) -> list[str]:
         for _, skill in sorted(suite.skills.items()):
             texts.append(skill.texts.get(cond.variant, ""))
             if cond.mode == "self-load":
-                texts.append(skill.texts.get("bootstrap", ""))
+                texts.append(_bootstrap(skill, cond.variant))
     return list(dict.fromkeys(texts))
+
+
+def _bootstrap(skill: SkillTexts, variant: str) -> str:
+    """What self-load showed of ``skill`` under ``variant`` before it was loaded."""
+    files = skill.variant_files.get(variant)
+    if files is not None and files.bootstrap is not None:
+        return files.bootstrap
+    return skill.texts.get("bootstrap", "")
 
 
 def check_extension(prep: Prepared, run_dir: Path, run_id: str) -> None:
