@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         flagged_cases,
         plan_confirmation,
         screened_case as screened_case,
+        strongest_cases as strongest_cases,
     )
     from evalkit.analysis._flips import flips
     from evalkit.analysis._forensics import CellExplanation, Explanation, explain

@@ -100,6 +100,13 @@ def screened_case(
     )
 
 
+def strongest_cases(
+    comparison: PairedComparison, count: int = 3, alpha: float = ALPHA.default
+) -> tuple[FlaggedCase, ...]:
+    """The ``count`` cases of the screen with the smallest p-values, flagged or not."""
+    return tuple(c for c in _screened(comparison, alpha) if c.estimate != 0)[:count]
+
+
 def _screened(comparison: PairedComparison, alpha: float) -> list[FlaggedCase]:
     rows = comparison.cases
     if rows is None or rows.empty:

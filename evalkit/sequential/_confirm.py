@@ -12,6 +12,7 @@ cases confirmed. The screening data is not counted twice.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit._plain import plain_fields
 from evalkit._registry import plugin_names
-from evalkit._settings import ALPHA, THRESHOLD
+from evalkit._settings import ALPHA, THRESHOLD, Alpha, Threshold
 from evalkit.analysis import (
     CONFIRM_MAX_TRIALS,
     CONFIRM_POWER,
@@ -31,6 +32,7 @@ from evalkit.analysis import (
     flagged_cases,
     plan_confirmation,
     screened_case,
+    strongest_cases,
 )
 from evalkit.cases import Condition, Suite, VariantFiles, load_skill_text, load_suite, stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -67,14 +69,14 @@ class ConfirmConfig(BaseModel):
     """Confirm these cases instead of the ones the screen flags."""
     budget: int | None = Field(default=None, ge=1)
     """Items the confirmation may run at most (the weakest-screened cases are dropped)."""
-    alpha: float = Field(default=ALPHA.default, gt=0, lt=1)
+    alpha: Alpha = ALPHA.default
     """Family-wise level of the confirmatory verdicts (and the screen's false discovery
     rate)."""
     power: float = Field(default=CONFIRM_POWER, gt=0, lt=1)
     """Power each case is planned for."""
     max_trials: int = Field(default=CONFIRM_MAX_TRIALS, ge=2)
     """Cap on the trials per side of one case."""
-    threshold: float = Field(default=THRESHOLD.default, ge=0, le=1)
+    threshold: Threshold = THRESHOLD.default
     """Practical threshold of "improved"."""
     dry_run: bool = False
     """Plan and price only: run nothing."""
@@ -149,6 +151,7 @@ def confirm(
     suite: str | os.PathLike[str] | Suite,
     config: RunConfig | None = None,
     options: ConfirmConfig | None = None,
+    approve: Callable[[ConfirmResult], bool] | None = None,
 ) -> ConfirmResult:
     """Rerun the cases a comparison flags, both sides' stored skill texts, and confirm them.
 
@@ -163,6 +166,9 @@ def confirm(
             fresh one), ``concurrency``, ``runs_dir``, ``run_id``, ``progress``. Its
             conditions, cases and trials are the plan's.
         options: What is confirmed and how (:class:`ConfirmConfig`).
+        approve: Called with the planned and priced (not yet run) result before anything is
+            spent; nothing runs unless it returns True (None: approved). ``evalkit confirm``
+            prints the plan there and asks, unless ``--yes``.
 
     Returns:
         The plan and, unless ``options.dry_run``, the confirmation run and its verdicts.
@@ -183,9 +189,9 @@ def confirm(
         threshold=options.threshold, alpha=options.alpha, runs_dir=runs_dir,
     )  # fmt: skip
     if options.case_ids:
-        screen = tuple(
-            screened_case(screen_result, c, options.alpha) for c in dict.fromkeys(options.case_ids)
-        )
+        named = [screened_case(screen_result, c, options.alpha)
+                 for c in dict.fromkeys(options.case_ids)]  # fmt: skip
+        screen = tuple(sorted(named, key=lambda c: (c.p_value, c.case_id)))
     else:
         screen = flagged_cases(screen_result, options.alpha)
     rows = _screened_rows(base_dir, cand_dir, base_cond, cand_cond)
@@ -213,10 +219,21 @@ def confirm(
         seed=seed, notes=plan.notes,
     )  # fmt: skip
     if not plan.cases:
-        why = "the screen flags no case" if not screen else "no case fits the budget"
+        why = "no case fits the budget"
+        if not screen:
+            strongest = strongest_cases(screen_result, alpha=options.alpha)
+            why = "the screen flags no case" + (
+                "; its strongest: "
+                + ", ".join(f"{c.case_id} ({c.estimate * 100:+.1f} pp, p {c.p_value:.2g})"
+                            for c in strongest)
+                + ": name them with --case to confirm them anyway"
+                if strongest else ""
+            )  # fmt: skip
         return _with_note(result, f"nothing to confirm: {why}")
     if options.dry_run:
         return result
+    if approve is not None and not approve(result):
+        return _with_note(result, "not run: the plan was not approved")
     run_config = config.model_copy(
         update={
             "provider": provider,
