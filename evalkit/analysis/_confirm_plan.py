@@ -10,6 +10,7 @@ plan says which and why.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import ALPHA
+from evalkit._settings import ALPHA, THRESHOLD
 from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, Price, price
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison, adjust_pvalues, trials_to_confirm
@@ -27,6 +28,8 @@ from evalkit.stats import PairedComparison, adjust_pvalues, trials_to_confirm
 CONFIRM_POWER = 0.8
 #: Cap on the trials per side of one confirmed case.
 CONFIRM_MAX_TRIALS = 40
+#: Standard errors the screened change is moved toward zero before planning (winner's curse).
+SHRINK_SE = 1
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def plan_confirmation(
     alpha: float = ALPHA.default,
     power: float = CONFIRM_POWER,
     max_trials: int = CONFIRM_MAX_TRIALS,
-    threshold: float = 0.05,
+    threshold: float = THRESHOLD.default,
     budget: int | None = None,
     concurrency: int = DEFAULT_CONCURRENCY,
 ) -> ConfirmPlan:
@@ -268,9 +271,15 @@ def _case_plan(
 ) -> CasePlan:
     base = (case.baseline_passes + 0.5) / (case.baseline_trials + 1)
     cand = (case.candidate_passes + 0.5) / (case.candidate_trials + 1)
-    if abs(cand - base) < threshold:  # a named case the screen saw barely move
-        direction = 1.0 if cand > base else -1.0
-        cand = float(np.clip(base + direction * threshold, 0.0, 1.0))
+    direction = 1.0 if cand > base else -1.0
+    se = math.sqrt(
+        base * (1 - base) / (case.baseline_trials + 1)
+        + cand * (1 - cand) / (case.candidate_trials + 1)
+    )
+    # a case flagged because it looked large is smaller on average (the winner's curse): plan
+    # for the screened change less SHRINK_SE standard errors, and never below the threshold
+    effect = max(abs(cand - base) - SHRINK_SE * se, threshold)
+    cand = float(np.clip(base + direction * effect, 0.0, 1.0))
     plan = trials_to_confirm(
         base, cand, alpha=level, power=power, max_trials=max_trials, threshold=threshold
     )

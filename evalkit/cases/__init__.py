@@ -69,16 +69,16 @@ if TYPE_CHECKING:
         is_negated,
     )
     from evalkit.cases._schema import cases_schema, suite_schema, write_schemas
+    from evalkit.cases._skill_creator import (
+        SkillImport,
+        import_skill_dir,
+        is_skill_dir as is_skill_dir,
+    )
     from evalkit.cases._skill_store import (
         SKILL_TEXT_FILE as SKILL_TEXT_FILE,
         load_skill_text as load_skill_text,
         skill_text_hash as skill_text_hash,
         store_skill_texts as store_skill_texts,
-    )
-    from evalkit.cases._skill_creator import (
-        SkillImport,
-        import_skill_dir,
-        is_skill_dir as is_skill_dir,
     )
     from evalkit.cases._suite import (
         SkillExposure as SkillExposure,

@@ -181,11 +181,12 @@ def _print_verdicts(result: ConfirmResult, out: TextIO) -> None:
         f"{len(result.cases)} case(s):",
         file=out,
     )
-    for row in result.cases.itertuples(index=False):
+    for row in result.cases.to_dict("records"):
         print(
-            f"  {row.verdict:<12} {_safe(row.case_id)}  {_pp(row.estimate)} "
-            f"[{_pp(row.ci_low)}, {_pp(row.ci_high)}]  p (Holm) {row.p_adjusted:.3g}  "
-            f"({row.n_baseline} vs {row.n_candidate} trials)",
+            f"  {row['verdict']:<12} {_safe(row['case_id'])}  {_pp(float(row['estimate']))} "
+            f"[{_pp(float(row['ci_low']))}, {_pp(float(row['ci_high']))}]  p (Holm) "
+            f"{float(row['p_adjusted']):.3g}  ({row['n_baseline']} vs {row['n_candidate']} "
+            "trials)",
             file=out,
         )
     for verdict in ("regressed", "improved"):

@@ -6,8 +6,8 @@ comparison of :mod:`evalkit.stats`, and stops at the first settled look or when 
 :class:`SequentialConfig` is spent; :func:`plan_run` (``evalkit run --plan``) says beforehand
 what a run would cost and whether it can reach a verdict at all; :func:`confirm`
 (``evalkit confirm``) reruns the cases a comparison's screen flagged, each side with the skill
-texts its run kept, and gives them confirmatory verdicts on the new trials alone. Reading a finished sequential
-run back is an analysis (:func:`evalkit.analysis.sequential_compare`).
+texts its run kept, and gives them confirmatory verdicts on the new trials alone. Reading a
+finished sequential run back is an analysis (:func:`evalkit.analysis.sequential_compare`).
 """
 
 from typing import TYPE_CHECKING

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 import pandas as pd
@@ -201,7 +203,8 @@ def confirm(
     )  # fmt: skip
     manifests = (_manifest(base_dir), _manifest(cand_dir))
     provider = _provider(config.provider, manifests)
-    seed = config.seed if config.seed is not None else _fresh_seed(manifests, plan)
+    run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-confirm-") + token_hex(2)
+    seed = config.seed if config.seed is not None else _fresh_seed(manifests, plan, run_id)
     if seed in {m.seed for m in manifests}:
         raise ConfigError(
             f"--seed {seed} is a screened run's seed; a confirmation draws fresh trials: "
@@ -243,6 +246,7 @@ def confirm(
             "trials": max(c.trials for c in plan.cases),
             "case_trials": {c.case_id: c.trials for c in plan.cases},
             "seed": seed,
+            "run_id": run_id,
             "skills": (), "descriptions": (),
         }
     )  # fmt: skip
@@ -331,10 +335,15 @@ def _provider(given: str | None, manifests: tuple[Manifest, ...]) -> str:
     )
 
 
-def _fresh_seed(manifests: tuple[Manifest, ...], plan: ConfirmPlan) -> int:
-    """A seed no screened run used, derived from theirs and the cases confirmed."""
+def _fresh_seed(manifests: tuple[Manifest, ...], plan: ConfirmPlan, run_id: str) -> int:
+    """A seed no screened run used, derived from theirs, the cases and the confirmation's id.
+
+    The run id enters, so a second confirmation of the same screen draws new trials too
+    (never the first one's outcomes from the cache), and one run id always draws the same.
+    """
     used = {m.seed for m in manifests if m.seed is not None}
-    seed = int(stable_hash(["confirm", sorted(used), [c.case_id for c in plan.cases]]), 16)
+    cases = [c.case_id for c in plan.cases]
+    seed = int(stable_hash(["confirm", sorted(used), cases, run_id]), 16)
     seed %= 2**31
     while seed in used:
         seed += 1
@@ -373,7 +382,7 @@ def _with_stored_texts(
         variant = f"confirm-{name}"
         suite = _add_side(suite, run_dir, record, condition, variant)
         conditions[name] = Condition(
-            mode=record.mode,  # type: ignore[arg-type]
+            mode=record.mode,
             variant=variant,
             description=f"{condition} of run {manifest.run_id}, its stored skill texts",
         )

@@ -17,9 +17,9 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import ALPHA
+from evalkit._settings import ALPHA, CONFIDENCE, THRESHOLD
+from evalkit.stats._types import Verdict
 from evalkit.stats._verdicts import (
-    Verdict,
     adjust_pvalues,
     case_verdicts,
     fisher_pvalue,
@@ -50,7 +50,7 @@ def fisher_power(
     candidate_rate: float,
     trials: int,
     alpha: float = ALPHA.default,
-    threshold: float = 0.0,
+    threshold: float = THRESHOLD.default,
 ) -> float:
     """Exact chance that a case's Fisher test names the change in the true direction.
 
@@ -109,7 +109,7 @@ def trials_to_confirm(
     alpha: float = ALPHA.default,
     power: float = 0.8,
     max_trials: int = 40,
-    threshold: float = 0.0,
+    threshold: float = THRESHOLD.default,
 ) -> TrialsPlan:
     """The fewest trials per side at which the case's Fisher test reaches ``power``.
 
@@ -164,8 +164,8 @@ def confirm_case_table(
     baseline: str,
     candidate: str,
     alpha: float = ALPHA.default,
-    threshold: float = 0.05,
-    confidence: float = 0.95,
+    threshold: float = THRESHOLD.default,
+    confidence: float = CONFIDENCE.default,
 ) -> pd.DataFrame:
     """Confirmatory per-case verdicts: Fisher per case, Holm over the cases given.
 
@@ -192,8 +192,8 @@ def confirm_case_table(
     """
     passed = rows.assign(passed=rows["passed"].astype(bool))
     sides = passed[passed["condition"].isin([baseline, candidate])]
-    counts = sides.groupby(["case_id", "condition"])["passed"].agg(["sum", "count"])
-    counts = counts.unstack("condition").fillna(0)
+    grouped = sides.groupby(["case_id", "condition"])["passed"].agg(["sum", "count"])
+    counts = pd.DataFrame(grouped.unstack("condition").fillna(0))
     cases = [str(c) for c in counts.index]
     pass_b = _column(counts, "sum", baseline)
     pass_c = _column(counts, "sum", candidate)
