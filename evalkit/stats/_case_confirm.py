@@ -102,6 +102,7 @@ class TrialsPlan(NamedTuple):
     capped: bool
 
 
+@lru_cache(maxsize=4096)  # a plan is a pure function of its rates: screens repeat them
 def trials_to_confirm(
     baseline_rate: float,
     candidate_rate: float,
