@@ -27,8 +27,10 @@ def _brute_power(base: float, cand: float, n: int, alpha: float) -> float:
     return float(total)
 
 
-@pytest.mark.parametrize(("base", "cand", "n", "alpha"),
-                         [(0.8, 0.3, 12, 0.05), (0.9, 0.5, 20, 0.025), (0.6, 0.55, 9, 0.05)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("base", "cand", "n", "alpha"),
+    [(0.8, 0.3, 12, 0.05), (0.9, 0.5, 20, 0.025), (0.6, 0.55, 9, 0.05)],
+)
 def test_fisher_power_matches_an_enumeration_with_scipy(
     base: float, cand: float, n: int, alpha: float
 ) -> None:

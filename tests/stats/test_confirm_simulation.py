@@ -52,8 +52,14 @@ def _world(seed: int) -> tuple[np.random.Generator, np.ndarray, np.ndarray, list
     return rng, base, cand, [f"c{i:02d}" for i in range(CASES)]
 
 
-def _confirm(rng: np.random.Generator, base: np.ndarray, cand: np.ndarray, ids: list[str],
-             screen: tuple[FlaggedCase, ...], budget: int) -> tuple[set[str], int, int]:  # fmt: skip
+def _confirm(
+    rng: np.random.Generator,
+    base: np.ndarray,
+    cand: np.ndarray,
+    ids: list[str],
+    screen: tuple[FlaggedCase, ...],
+    budget: int,
+) -> tuple[set[str], int, int]:
     """Plan, draw the fresh trials, decide: (cases confirmed, items planned, items drawn)."""
     plan = plan_confirmation(screen, PRICE_ROWS, alpha=ALPHA, budget=budget)
     if not plan.cases:
