@@ -146,8 +146,9 @@ class CasePlan:
         screen: Its screening figures.
         baseline_rate: Baseline pass rate planned for (the screen's, shrunk: passes + 1/2
             over trials + 1, so 3 of 3 plans at 0.875, not at a certain pass).
-        candidate_rate: Candidate pass rate planned for (likewise; moved to the practical
-            threshold's distance from the baseline when the screen saw less).
+        candidate_rate: Candidate pass rate planned for (likewise, with a flagged case's
+            change moved :data:`SHRINK_SE` standard errors toward zero, and at least the
+            practical threshold away from the baseline).
         trials: Trials per side.
         power: The exact power at those trials and the Holm level of the plan's first step.
         capped: True when the cap on trials was reached below the target power.
@@ -215,7 +216,8 @@ def plan_confirmation(
     Each case is planned at the level ``alpha / m`` (Holm's first step, m the cases
     confirmed), so the plan holds for every case Holm reaches. When the items exceed
     ``budget`` the case with the largest screening p-value is dropped and the rest replanned
-    (one case fewer lowers the level each needs), until the plan fits.
+    (one case fewer lowers the level each needs), until the plan fits; the strongest case
+    alone runs at the trials the budget affords (its power said in a note).
 
     Args:
         screen: The cases to confirm, strongest first (:func:`flagged_cases`).
@@ -240,6 +242,14 @@ def plan_confirmation(
         items = 2 * sum(c.trials for c in cases)
         if budget is None or items <= budget or not kept:
             break
+        if len(kept) == 1 and budget >= 4:  # the strongest case alone: at the trials it affords
+            cases = (_case_plan(kept[0], alpha, power, budget // 2, threshold),)
+            items = 2 * cases[0].trials
+            notes.append(
+                f"the budget of {budget:,} items binds: {cases[0].case_id} runs "
+                f"{cases[0].trials} trials per side, power {cases[0].power:.0%}"
+            )
+            break
         dropped.insert(0, kept.pop())
     if dropped:
         notes.append(
@@ -247,7 +257,7 @@ def plan_confirmation(
             + ", ".join(c.case_id for c in dropped)
             + " (the weakest in the screen first); raise --budget to confirm them too"
         )
-    capped = [c.case_id for c in cases if c.capped]
+    capped = [c.case_id for c in cases if c.capped and c.trials == max_trials]
     if capped:
         notes.append(
             f"{', '.join(capped)}: {max_trials} trials per side (the cap) stay below "
@@ -277,8 +287,10 @@ def _case_plan(
         + cand * (1 - cand) / (case.candidate_trials + 1)
     )
     # a case flagged because it looked large is smaller on average (the winner's curse): plan
-    # for the screened change less SHRINK_SE standard errors, and never below the threshold
-    effect = max(abs(cand - base) - SHRINK_SE * se, threshold)
+    # for the screened change less SHRINK_SE standard errors, and never below the threshold;
+    # a case the user named was not selected by the screen, and is planned as it was seen
+    shrink = 0.0 if case.named else SHRINK_SE * se
+    effect = max(abs(cand - base) - shrink, threshold)
     cand = float(np.clip(base + direction * effect, 0.0, 1.0))
     plan = trials_to_confirm(
         base, cand, alpha=level, power=power, max_trials=max_trials, threshold=threshold

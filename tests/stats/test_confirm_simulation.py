@@ -11,8 +11,8 @@ Measured (100 draws, seeds 1000..): with 2 of 40 cases falling 90 % -> 50 % and 
 side in the screen, the screen flags a planted case in 51 of 200 chances (26 %: a screen at 20
 trials over 40 cases is weak), and confirm confirms 84 % of the planted cases it was given
 (planned at 80 % per case), never over its budget of 200 items; given the two planted cases by
-name, it confirms each in 96 % of draws and both in 93 %. No null case was confirmed in any
-draw. With five null cases named (300 draws, seeds 5000..), the family-wise error is 3.3 %,
+name, it confirms each in 88 % of draws and both in 77 %. No null case was confirmed in any
+draw. With five null cases named (300 draws, seeds 5000..), the family-wise error is 3.7 %,
 against alpha = 5 %.
 """
 
@@ -97,8 +97,8 @@ def test_confirm_finds_the_planted_cases_within_its_budget() -> None:
         named_each += len(found & set(PLANTED))
     assert given >= 25  # the screen at 20 trials flags a planted case about a quarter of draws
     assert confirmed / given >= 0.65  # measured 0.84 (planned at 0.8 per case)
-    assert named_each / (2 * draws) >= 0.8  # measured 0.96
-    assert named_both / draws >= 0.75  # measured 0.93
+    assert named_each / (2 * draws) >= 0.75  # measured 0.88
+    assert named_both / draws >= 0.65  # measured 0.77
     assert null_hits == 0
 
 
@@ -118,4 +118,4 @@ def test_the_confirmatory_family_wise_error_on_null_cases_is_at_most_alpha() -> 
         assert items == drawn
         errors += bool(found)
     rate = errors / draws
-    assert rate <= ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / draws)  # measured 0.033
+    assert rate <= ALPHA + 2 * np.sqrt(ALPHA * (1 - ALPHA) / draws)  # measured 0.037
