@@ -43,6 +43,17 @@ if TYPE_CHECKING:
         side_line as side_line,
     )
     from evalkit.analysis._compare import compare
+    from evalkit.analysis._confirm_plan import (
+        CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
+        CONFIRM_POWER as CONFIRM_POWER,
+        CasePlan,
+        ConfirmPlan,
+        FlaggedCase,
+        flagged_cases,
+        plan_confirmation,
+        screened_case as screened_case,
+        strongest_cases as strongest_cases,
+    )
     from evalkit.analysis._flips import flips
     from evalkit.analysis._forensics import CellExplanation, Explanation, explain
     from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
@@ -86,6 +97,11 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
+    "CasePlan",
+    "ConfirmPlan",
+    "FlaggedCase",
+    "flagged_cases",
+    "plan_confirmation",
     "CellExplanation",
     "Explanation",
     "explain",

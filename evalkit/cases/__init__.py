@@ -74,6 +74,12 @@ if TYPE_CHECKING:
         import_skill_dir,
         is_skill_dir as is_skill_dir,
     )
+    from evalkit.cases._skill_store import (
+        SKILL_TEXT_FILE as SKILL_TEXT_FILE,
+        load_skill_text as load_skill_text,
+        skill_text_hash as skill_text_hash,
+        store_skill_texts as store_skill_texts,
+    )
     from evalkit.cases._suite import (
         SkillExposure as SkillExposure,
         SkillTexts as SkillTexts,

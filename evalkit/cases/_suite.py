@@ -42,11 +42,14 @@ class VariantFiles:
         description: The trigger description under this variant.
         resources: Its directory of files (``None``: text only).
         resources_hash: Content hash of those files (their ``SKILL.md`` left out).
+        bootstrap: What self-load shows before the skill is loaded under this variant (None:
+            the skill's own bootstrap), e.g. the stored bootstrap of an earlier run.
     """
 
     description: str
     resources: Path | None = None
     resources_hash: str = ""
+    bootstrap: str | None = None
 
 
 @dataclass(frozen=True)
@@ -200,7 +203,11 @@ class Suite:
                     description=files.description,
                     mode=spec.mode,
                     text=skill.texts[spec.variant],
-                    bootstrap=skill.texts["bootstrap"] if spec.mode == "self-load" else "",
+                    bootstrap=(
+                        (skill.texts["bootstrap"] if files.bootstrap is None else files.bootstrap)
+                        if spec.mode == "self-load"
+                        else ""
+                    ),
                     resources=files.resources,
                     resources_hash=files.resources_hash,
                 )

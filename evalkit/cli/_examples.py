@@ -28,6 +28,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "evalkit compare before after",
         "evalkit compare before --conditions none,preloaded --json",
     ),
+    "confirm": (
+        "evalkit confirm before after --suite cases/demo --dry-run",
+        "evalkit confirm before after --suite cases/demo --budget 400 --yes --json",
+    ),
     "flips": ("evalkit flips before", "evalkit flips before after"),
     "explain": (
         "evalkit explain before --case anti-rm-rf-workdir --condition self-load",

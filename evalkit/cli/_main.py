@@ -69,6 +69,15 @@ COMMANDS: dict[str, Command] = {
         "evalkit.cli._analysis:configure_compare",
         "paired verdict: did the candidate improve or regress?",
     ),
+    "confirm": Command(
+        "evalkit.cli._confirm:configure",
+        "rerun the cases a comparison flags (or --case names) and confirm them",
+        "The targeted follow-up of compare: rerun only the cases its per-case screen flags "
+        "(or --case names), each side with the skill texts its run kept, with a fresh seed, at "
+        "the trials that would confirm each (priced first, capped by --budget), and give "
+        "confirmatory per-case verdicts on the new trials alone, Holm-corrected over the "
+        "cases confirmed. See docs/confirm.md.",
+    ),
     "flips": Command(
         "evalkit.cli._analysis:configure_flips",
         "flip rate within a run, or between two runs",

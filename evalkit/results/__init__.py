@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         PARTS_DIR as PARTS_DIR,
         RESULTS_FILE as RESULTS_FILE,
         SCORES_FILE as SCORES_FILE,
+        SKILLS_DIR as SKILLS_DIR,
         TRANSCRIPTS_DIR as TRANSCRIPTS_DIR,
         peek_manifest as peek_manifest,
         resolve_run_dir,

@@ -21,6 +21,8 @@ RESULTS_FILE = "results.parquet"
 SCORES_FILE = "scores.parquet"
 PARTS_DIR = "parts"
 TRANSCRIPTS_DIR = "transcripts"
+#: The skill texts a run exposed, content-addressed (``skills/<hash>/SKILL.md``).
+SKILLS_DIR = "skills"
 
 
 def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs") -> Path:

@@ -46,6 +46,9 @@ class ConditionRecord(_Record):
     """Stable hash of each skill's text under this condition."""
     descriptions: dict[str, str] | None = None
     """Self-load conditions: the trigger description of each skill in the agent's index."""
+    bootstrap_hashes: dict[str, str] | None = None
+    """Self-load conditions: the hash of each skill's bootstrap text (what the agent sees
+    before it loads the skill), stored like the texts of ``skill_hashes``."""
     items: int | None = None
     """Imported runs: rows of this condition."""
     passed: int | None = None
@@ -329,6 +332,13 @@ class Manifest(_Record):
     """Runs made by ``evalkit run --until-verdict``: drawing order, budget and every look."""
     ablation: AblationRecord | None = None
     """Runs made by ``evalkit ablate``: the ablated copies and their tree hashes."""
+    skill_texts: list[str] | None = None
+    """The hashes of the skill texts kept in the run's ``skills/<hash>/SKILL.md`` (every
+    text of ``skill_hashes`` and ``bootstrap_hashes``); None in runs written before runs
+    kept them, and in imported runs."""
+    confirm: dict[str, Any] | None = None
+    """Runs made by ``evalkit confirm``: the screened runs, the confirmed cases and their
+    planned trials (see ``docs/confirm.md``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object written to ``manifest.json``: ``version`` and every key set."""

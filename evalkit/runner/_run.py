@@ -19,11 +19,12 @@ from typing import Any
 
 import evalkit.runner._run_manifest as _run_manifest
 from evalkit._paths import safe_run_id
-from evalkit.cases import Suite, load_suite, stable_hash
+from evalkit.cases import Suite, load_suite, stable_hash, store_skill_texts
 from evalkit.errors import ConfigError, RunInterrupted, RunOutOfSpace, RunStopped
 from evalkit.results import (
     EVENTS_FILE,
     RESULTS_FILE,
+    SKILLS_DIR,
     FailureRecord,
     RunStatus,
     RunSummary,
@@ -39,7 +40,7 @@ from evalkit.runner._lock import hold_run_lock
 from evalkit.runner._prepare import Prepared, prepare
 from evalkit.runner._progress import RunProgress
 from evalkit.runner._resume import check_resumable
-from evalkit.runner._run_manifest import check_extension, run_manifest
+from evalkit.runner._run_manifest import check_extension, exposed_texts, run_manifest
 from evalkit.runner._scratch import make_scratch
 from evalkit.runner._signals import _Stop, _Terminated, sigterm_raises
 from evalkit.runner._space import describe_location, is_out_of_space
@@ -166,6 +167,7 @@ def _run_locked(prep: Prepared, config: RunConfig, run_id: str, run_dir: Path) -
 def _run_steps(prep: Prepared, config: RunConfig, run_id: str, run_dir: Path) -> RunResult:
     """Run the plan into ``run_dir``: manifest, items, parts, compaction, final manifest."""
     prep = _carried_over(prep, config, run_id, run_dir)
+    store_skill_texts(run_dir / SKILLS_DIR, exposed_texts(prep))  # before the manifest names them
     write_manifest(run_dir, run_manifest(prep, config, run_id, "partial", {}))
     append_event(run_dir, "run_started", run_id=run_id, items=len(prep.items), resume=config.resume)
     writer = PartWriter(run_dir)

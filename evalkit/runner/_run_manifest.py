@@ -8,7 +8,7 @@ from pathlib import Path
 from evalkit._git import git_sha
 from evalkit._redact import redact_settings
 from evalkit._version import __version__
-from evalkit.cases import stable_hash
+from evalkit.cases import SkillTexts, stable_hash
 from evalkit.errors import ConfigError
 from evalkit.results import (
     RESULTS_FILE,
@@ -51,6 +51,10 @@ def run_manifest(
             record.descriptions = {
                 skill: texts.description for skill, texts in sorted(suite.skills.items())
             }
+            record.bootstrap_hashes = {
+                skill: stable_hash(_bootstrap(texts, cond.variant))
+                for skill, texts in sorted(suite.skills.items())
+            }
         conditions[name] = record
     return Manifest(
         run_id=run_id,
@@ -80,6 +84,7 @@ def run_manifest(
             splits=list(config.splits),
         ),
         plan_hash=stable_hash([i.item_hash for i in prep.items]),
+        skill_texts=sorted({stable_hash(text) for text in exposed_texts(prep)}),
         command_line=config.command_line,
         status=status,
         counts=counts,
@@ -87,6 +92,33 @@ def run_manifest(
         **({"judge": prep.judge.record()} if prep.judge is not None else {}),
         **prep.carried,
     )
+
+
+def exposed_texts(prep: Prepared) -> list[str]:
+    """Every skill text the run's conditions expose: each variant's, and self-load bootstraps.
+
+    These are the texts of the manifest's ``skill_hashes`` and ``bootstrap_hashes``, which the
+    run keeps in its ``skills/`` directory (:func:`evalkit.cases.store_skill_texts`).
+    """
+    suite = prep.suite
+    texts: list[str] = []
+    for name in prep.conditions:
+        cond = suite.conditions[name]
+        if cond.mode == "none":
+            continue
+        for _, skill in sorted(suite.skills.items()):
+            texts.append(skill.texts.get(cond.variant, ""))
+            if cond.mode == "self-load":
+                texts.append(_bootstrap(skill, cond.variant))
+    return list(dict.fromkeys(texts))
+
+
+def _bootstrap(skill: SkillTexts, variant: str) -> str:
+    """What self-load showed of ``skill`` under ``variant`` before it was loaded."""
+    files = skill.variant_files.get(variant)
+    if files is not None and files.bootstrap is not None:
+        return files.bootstrap
+    return skill.texts.get("bootstrap", "")
 
 
 def check_extension(prep: Prepared, run_dir: Path, run_id: str) -> None:

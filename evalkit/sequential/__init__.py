@@ -4,8 +4,10 @@
 rounds of cases drawn in a seeded order, looks after each round with the anytime-valid
 comparison of :mod:`evalkit.stats`, and stops at the first settled look or when a budget of
 :class:`SequentialConfig` is spent; :func:`plan_run` (``evalkit run --plan``) says beforehand
-what a run would cost and whether it can reach a verdict at all. Reading a finished sequential
-run back is an analysis (:func:`evalkit.analysis.sequential_compare`).
+what a run would cost and whether it can reach a verdict at all; :func:`confirm`
+(``evalkit confirm``) reruns the cases a comparison's screen flagged, each side with the skill
+texts its run kept, and gives them confirmatory verdicts on the new trials alone. Reading a
+finished sequential run back is an analysis (:func:`evalkit.analysis.sequential_compare`).
 """
 
 from typing import TYPE_CHECKING
@@ -14,12 +16,16 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit.sequential._config import SequentialConfig
+    from evalkit.sequential._confirm import ConfirmConfig, ConfirmResult, confirm
     from evalkit.sequential._loop import SequentialRun, run_until_verdict
     from evalkit.sequential._plan import PLAN_POWER, RunPlan, plan_run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "ConfirmConfig",
+    "ConfirmResult",
+    "confirm",
     "PLAN_POWER",
     "RunPlan",
     "SequentialConfig",

@@ -41,6 +41,12 @@ if TYPE_CHECKING:
         percentile_interval,
     )
     from evalkit.stats._bradley_terry import BradleyTerry, bradley_terry
+    from evalkit.stats._case_confirm import (
+        TrialsPlan,
+        confirm_case_table,
+        fisher_power,
+        trials_to_confirm,
+    )
     from evalkit.stats._compare import compare_tables
     from evalkit.stats._delta_interval import (
         discordance_bound as discordance_bound,
@@ -129,11 +135,19 @@ if TYPE_CHECKING:
         unmatched_summary,
     )
     from evalkit.stats._variance import VarianceComponents, estimate_variance_components
-    from evalkit.stats._verdicts import holm, verdict
+    from evalkit.stats._verdicts import (
+        adjust_pvalues as adjust_pvalues,
+        holm,
+        verdict,
+    )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
 
 __all__ = [
+    "TrialsPlan",
+    "confirm_case_table",
+    "fisher_power",
+    "trials_to_confirm",
     "AdaptivePlan",
     "AdaptiveTrials",
     "BradleyTerry",

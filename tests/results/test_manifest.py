@@ -39,13 +39,13 @@ def test_runner_writes_a_versioned_manifest_with_its_keys(tiny_suite: Path, runs
     assert {
         "run_id", "created_at", "evalkit_version", "suite", "suite_path", "suite_git_sha",
         "dataset_version", "conditions", "providers", "trials", "seed", "concurrency", "backend",
-        "filters", "plan_hash", "command_line", "status", "counts",
+        "filters", "plan_hash", "command_line", "status", "counts", "skill_texts",
     } <= set(on_disk)
     assert "source" not in on_disk and "tool" not in on_disk
     assert on_disk["status"] == "complete" and on_disk["counts"]["items"] == result.items
     for record in on_disk["conditions"].values():
-        # self-load conditions also record the skill descriptions the agent was shown
-        extra = {"descriptions"} if record["mode"] == "self-load" else set()
+        # self-load conditions also record the skill descriptions and bootstraps it was shown
+        extra = {"descriptions", "bootstrap_hashes"} if record["mode"] == "self-load" else set()
         assert set(record) == {"mode", "variant", "skill_hashes"} | extra
     assert Manifest.model_validate(on_disk).to_json() == on_disk
 
