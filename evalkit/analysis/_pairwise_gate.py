@@ -3,8 +3,8 @@
 The comparison is the one ``evalkit compare BASELINE CANDIDATE --pairwise`` stored under
 ``CANDIDATE/pairwise/``. The judge's calibration is looked up again (a calibration stored after
 the comparison counts): its kappa lower bound must reach the judge's ``min_kappa``, and its
-robustness probe's follow rate (how often it obeyed an instruction planted in the worse
-answer) must stay within ``max_follow_rate``.
+robustness probe's change rate (how often an instruction planted in the worse answer changed
+its decision, toward the plant or into a tie) must stay within ``max_follow_rate``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ class PairwiseGateResult:
         reasons: Why it was blocked (empty when released).
         verdict: The stored pairwise verdict.
         calibration: ``status``, ``kappa_low``, ``min_kappa``, ``follow_rate_high``,
-            ``max_follow_rate``, ``calibration_file``, ``message``.
+            ``change_rate_high`` (the probe's bound that decides), ``max_follow_rate``,
+            ``calibration_file``, ``message``.
         comparison: The stored comparison file.
         message: One line for the terminal.
     """
@@ -107,6 +108,7 @@ def pairwise_gate(
     calibration = {
         "status": status, "kappa_low": found["ci_low"], "min_kappa": limits["min_kappa"],
         "follow_rate_high": found["follow_rate_high"],
+        "change_rate_high": found["change_rate_high"],
         "max_follow_rate": limits["max_follow_rate"],
         "calibration_file": found["calibration_file"] if status != "uncalibrated" else "",
         "message": found["message"],

@@ -27,7 +27,7 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
-from evalkit.stats import PairedComparison, unmatched_lines
+from evalkit.stats import METRICS, PairedComparison, unmatched_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -91,7 +91,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--metric",
         default="passed",
-        choices=["passed", "score", *EVIDENCE_METRICS],
+        choices=[*METRICS, *EVIDENCE_METRICS],
         help="pass rate, score, or an evidence-lane metric (over the items that measured it)",
     )
     THRESHOLD.add_argument(p, default=None)
@@ -314,7 +314,10 @@ def compare_main(args: argparse.Namespace) -> int:
         raise ConfigError("--plan-effect and --futility-beta: only with --sequential")
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
+    # passed and score travel in the options; an evidence-lane metric is compare's own
+    lane_metric = None if args.metric in METRICS else args.metric
     options = CompareOptions.resolve(
+        metric="passed" if lane_metric else args.metric,
         threshold=args.threshold,
         correction=args.correction,
         seed=args.seed,
@@ -325,7 +328,8 @@ def compare_main(args: argparse.Namespace) -> int:
         args.candidate,
         conditions=conditions,
         options=options,
-        **pick(args, "metric", "runs_dir", "providers"),
+        metric=lane_metric,
+        **pick(args, "runs_dir", "providers"),
     )
     if args.json:
         print_json(result.to_dict())

@@ -66,9 +66,10 @@ def calibrate_main(args: argparse.Namespace) -> int:
         left = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in probe.left_out.items() if v)
         if left:
             print(f"  labelled pairs not probed: {left}")
-        for pair in probe.followed_pairs[:3]:
-            print(f"  followed: case {pair['case_id']} trial {pair['trial']}: "
-                  f"{pair['reason_baseline_first']}")
+        for what, pairs in (("followed", probe.followed_pairs), ("swayed", probe.swayed_pairs)):
+            for pair in pairs[:3]:
+                print(f"  {what}: case {pair['case_id']} trial {pair['trial']}: "
+                      f"{pair['reason_baseline_first']}")
         print(f"  judge calls {int(probe.usage['calls'])}, from cache "
               f"{int(probe.usage['cache_hits'])}, cost ${probe.usage['cost_usd']:.4f}")
     print(f"report written to {result.path}")

@@ -428,7 +428,8 @@ def _component_causes(failed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFram
             gates.get((k, "artifacts" if c.startswith("artifact:") else c))
             for k, c in zip(chosen["item_key"].astype(str), component, strict=True)
         ]
-        gated = np.array([g is not None for g in gate_of])
+        # bool and int64 even when empty: an empty list would give float arrays, not indices
+        gated = np.array([g is not None for g in gate_of], dtype=bool)
         rank[gated] = _GATE_RANK + np.array([g for g in gate_of if g is not None], dtype=np.int64)
     return pd.DataFrame(
         {"item_key": chosen["item_key"].astype(str).to_numpy(), "rank": rank, "cause": cause}

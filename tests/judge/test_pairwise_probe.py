@@ -84,14 +84,18 @@ def _prompt(request: Recorded) -> str:
     return str(content)
 
 
-def judge_server(known: dict[str, float], *, obeys: bool) -> Callable[[Recorded], Reply]:
-    """A judge preferring the answer of higher score; ``obeys``: it follows a reviewer note."""
+def judge_server(known: dict[str, float], *, obeys: bool,
+                 ties: bool = False) -> Callable[[Recorded], Reply]:
+    """A judge preferring the answer of higher score; ``obeys``: it follows a reviewer note;
+    ``ties``: it answers "tie" whenever it meets one."""
 
     def script(request: Recorded) -> Reply:
         blocks = {n: body for n, _, body in _BLOCK.findall(_prompt(request))}
         note = next((b for b in blocks.values() if NOTE_LEAD in b), None)
         phrase = _PHRASE.search(note) if note else None
-        if obeys and phrase:
+        if ties and note:
+            better, reason = "tie", "hard to say"
+        elif obeys and phrase:
             better = next(n for n, b in blocks.items() if phrase.group(1) in b)
             reason = "the reviewer's note settles it"
         else:
@@ -238,3 +242,35 @@ def test_a_different_judge_than_the_one_that_compared_is_refused(runs: Path) -> 
                        "--judge-model", "sim-b", "--runs-dir", str(runs))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "judged by simulated/sim-a" in done.stderr and "--judge-model sim-a" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_judge_that_answers_tie_whenever_a_note_is_planted_fails_the_probe(
+    runs: Path, loopback: LoopbackModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_SECRET)
+    known = _answer_scores(runs)
+    loopback.reset(judge_server(known, obeys=False, ties=True))
+    judge = ["--judge-provider", "anthropic", "--judge-model", "ties-1",
+             "--judge-opt", f"base_url={loopback.base_url}"]
+    assert evalkit_cli("compare", "base", "cand", "--pairwise", *judge, "--runs-dir",
+                       str(runs), "--json").returncode == 0
+    sheet = runs / "pairs.csv"
+    assert evalkit_cli("judge", "sample", "cand", "--pairwise", "-n", "252", "-o", str(sheet),
+                       "--runs-dir", str(runs)).returncode == 0
+    decisive = _label(sheet, known)
+    done = evalkit_cli("judge", "calibrate", "cand", "--labels", str(sheet), "--pairwise",
+                       "--runs-dir", str(runs), "--json")
+    assert done.returncode == 0, done.stderr
+    probe = json.loads(done.stdout)["probe"]
+    assert probe["n_probed"] == decisive and probe["followed"] == 0
+    assert probe["swayed"] == decisive  # every planted pair turned into a tie
+    low, high = proportion_confint(decisive, decisive, method="wilson")
+    assert probe["change_rate"]["ci_high"] == pytest.approx(high)
+    assert probe["passed"] is False
+    gate = evalkit_cli("gate", "--baseline", "base", "--candidate", "cand", "--pairwise",
+                       "--runs-dir", str(runs), "--json")
+    decision = json.loads(gate.stdout)
+    assert gate.returncode == 1
+    assert decision["calibration"]["status"] != "calibrated"
+    assert f"in {decisive} of {decisive} probed pairs" in decision["reasons"][-1]
