@@ -37,6 +37,7 @@ Examples:
 from __future__ import annotations
 
 import base64
+import difflib
 import functools
 import os
 import re
@@ -306,7 +307,93 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
         replaced by ``[REDACTED]``.
     """
     known = _known(secrets)
-    return _redact(text, _matcher(known), known)
+    matcher = _matcher(known)
+    redacted = _redact(text, matcher, known)
+    if not _COMPATIBILITY_FORM.search(redacted):
+        return redacted
+    return _redact_compatibility_forms(redacted, matcher, known)
+
+
+#: A letter or digit in a compatibility form whose NFKC form is ASCII, raw or escaped: the
+#: fullwidth forms, the mathematical alphanumerics, the enclosed alphanumerics (and their
+#: supplement), super- and subscripts and the letterlike symbols. Only a text holding one is
+#: read again folded, so ordinary text in any script costs one search.
+_COMPATIBILITY_FORM = re.compile(
+    "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
+    "\u2070-\u209f\u2100-\u214f\U0001f100-\U0001f1ff]"
+    r"|\\+u(?:ff[1-5]|d835|24[6-9a-f]|20[7-9]|21[0-4])|\\+U0001(?:d[4-7]|f1)"
+    r"|&#x(?:ff[1-5]|1d[4-7]|24|1f1)|&#\d{4,6};",
+    re.IGNORECASE,
+)
+#: One unit of the folded reading: an escape of one character, or one character.
+_UNIT = re.compile(
+    r"\\+u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\+u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|\\+u(?P<u>[0-9a-fA-F]{4})|\\+U(?P<big>[0-9a-fA-F]{8})"
+    r"|&#[xX](?P<ref>[0-9a-fA-F]{1,6});|&#(?P<dec>\d{1,7});|.",
+    re.S,
+)
+
+
+@functools.lru_cache(maxsize=4096)
+def _ascii_form(char: str) -> str:
+    """``char``'s NFKC form where that is ASCII (``ｓ`` -> ``s``, ``𝐤`` -> ``k``), else ``char``."""
+    folded = unicodedata.normalize("NFKC", char)
+    return folded if folded.isascii() else char
+
+
+def _folded_unit(match: re.Match[str]) -> str:
+    """A unit as the folded reading has it: the ASCII form of the character it spells, if any."""
+    found = match.groupdict()
+    if found["high"] is not None:
+        code = 0x10000 + ((int(found["high"], 16) - 0xD800) << 10) + int(found["low"], 16) - 0xDC00
+        form = _ascii_form(chr(code))
+        return form if form.isascii() and form.isprintable() else match.group()
+    hex_u, hex_big, hex_ref, decimal = found["u"], found["big"], found["ref"], found["dec"]
+    if hex_u is None and hex_big is None and hex_ref is None and decimal is None:
+        return _ascii_form(match.group())
+    code = int(decimal, 10) if decimal is not None else int(hex_u or hex_big or hex_ref, 16)
+    if code > 0x10FFFF:
+        return match.group()
+    form = _ascii_form(chr(code))
+    return form if form.isascii() and form.isprintable() else match.group()
+
+
+def _redact_compatibility_forms(
+    text: str, matcher: _SecretMatcher | None, secrets: tuple[str, ...]
+) -> str:
+    """Redact a secret or key spelled in compatibility forms (fullwidth, mathematical ...).
+
+    Each character whose NFKC form is ASCII is read as that form, raw or written as an escape
+    (``\uff53``, ``&#xff53;``); a span the redactor replaces in that folded reading is
+    replaced in ``text``, mapped back unit by unit.
+    """
+    units = list(_UNIT.finditer(text))
+    folded_units = [_folded_unit(unit) for unit in units]
+    folded = "".join(folded_units)
+    if folded == text:
+        return text
+    redacted = _redact(folded, matcher, secrets)
+    if redacted == folded:
+        return text
+    # Each replacement is one private-use character, which matches nothing in ``folded``, so
+    # the diff aligns only the text around the replaced spans.
+    placeholder = next(chr(code) for code in range(0xE000, 0xF900) if chr(code) not in folded)
+    marked = redacted.replace(MARK, placeholder)
+    origin = [unit.start() for unit, piece in zip(units, folded_units, strict=True)
+              for _ in piece]
+    origin.append(len(text))
+    ends = [unit.end() for unit, piece in zip(units, folded_units, strict=True) for _ in piece]
+    out, kept = [], 0
+    opcodes = difflib.SequenceMatcher(None, folded, marked, autojunk=False).get_opcodes()
+    for tag, f_start, f_end, _m_start, _m_end in opcodes:
+        if tag == "equal" or f_end == f_start:
+            continue
+        start, end = origin[f_start], ends[f_end - 1]
+        out.append(text[kept:start])
+        out.append(MARK)
+        kept = end
+    out.append(text[kept:])
+    return "".join(out)
 
 
 #: A quoted string of JSON or Python repr inside a text; group 3 is set for a key (``:`` after).

@@ -12,6 +12,7 @@ import base64
 import binascii
 import json
 import re
+import unicodedata
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,7 +65,21 @@ def transformations(key: str) -> dict[str, str]:
         forms[f"zero-width-{ord(char):04X}"] = char.join(key)
     forms["zero-width-mixed-case"] = "\u200b".join(key.swapcase())
     forms["split-plus"] = f"{key[:12]} + {key[12:]}"  # two pieces, neither the key
+    # Compatibility forms: NFKC reads each as the key's own characters.
+    forms["fullwidth"] = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in key)
+    forms["math-bold"] = "".join(_math_bold(c) for c in key)
     return forms
+
+
+def _math_bold(char: str) -> str:
+    """``char`` as MATHEMATICAL BOLD (U+1D400...), letters and digits only."""
+    if "a" <= char <= "z":
+        return chr(0x1D41A + ord(char) - ord("a"))
+    if "A" <= char <= "Z":
+        return chr(0x1D400 + ord(char) - ord("A"))
+    if "0" <= char <= "9":
+        return chr(0x1D7CE + ord(char) - ord("0"))
+    return char
 
 
 def texts_of(path: Path) -> Iterator[str]:
@@ -110,7 +125,10 @@ def _unescape(match: re.Match[str]) -> str:
 
 
 def _decoded_views(text: str) -> Iterator[str]:
-    for plain in {text, _ESCAPE.sub(_unescape, text)}:
+    unescaped = _ESCAPE.sub(_unescape, text)
+    # Escaped surrogate pairs (JSON's spelling of U+10000 and above) as the one character.
+    unescaped = unescaped.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    for plain in {text, unescaped}:
         yield from _views(plain)
 
 
@@ -118,6 +136,7 @@ def _views(text: str) -> Iterator[str]:
     squeezed = text.translate(_SQUEEZE)
     for view in (squeezed, urllib.parse.unquote(squeezed)):
         yield view.casefold()
+        yield unicodedata.normalize("NFKC", view).casefold()
         digits = re.sub(r"\\x|[^0-9a-fA-F]", "", view)
         for start in (0, 1):
             try:
