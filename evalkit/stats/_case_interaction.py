@@ -32,7 +32,6 @@ from scipy import stats
 
 from evalkit.stats._interval import json_float
 
-
 #: Permutations of the pass-bit test.
 PERMUTATIONS = 999
 

@@ -253,7 +253,7 @@ def _score_case(
 def _stratified_welch(
     strata: Sequence[tuple[np.ndarray, np.ndarray]], confidence: float
 ) -> tuple[float, float]:
-    """t interval of the strata-averaged difference of means (Satterthwaite's df)."""
+    """T interval of the strata-averaged difference of means (Satterthwaite's df)."""
     parts = []
     for cand, base in strata:
         if len(cand) < 2 or len(base) < 2:
