@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit._settings import SEED
 from evalkit.stats._interval import json_float
 
 #: Permutations of the pass-bit test.
@@ -107,7 +108,7 @@ def case_interaction(
     confidence: float,
     strata: tuple[str, ...] = ("condition", "provider"),
     binary: bool = False,
-    seed: int | None = 0,
+    seed: int | None = SEED.default,
 ) -> CaseInteraction:
     """The case x arm interaction F test of a comparison's trial matrices.
 
