@@ -415,6 +415,7 @@ def gate(
         seed=rules.seed,
         alpha=rules.alpha,
         correction=rules.correction,
+        case_correction=rules.correction,  # the gate stays confirmatory (Holm by default)
     )
     if reused is not None and len(reused.reused):
         note = reused_note(len(reused.reused), reused.n_pairs)

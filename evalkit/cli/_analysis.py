@@ -96,6 +96,11 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
     )
     THRESHOLD.add_argument(p, default=None)
     p.add_argument("--correction", default="holm", help="per-case multiplicity correction")
+    p.add_argument(
+        "--case-correction", default="bh", choices=["holm", "bh", "by"],
+        help="correction across the pooled case rows (which cases moved): bh (false discovery "
+        "rate, the default), by, or holm (family-wise)",
+    )
     add_bootstrap_options(p)
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when the verdict is regressed"
@@ -320,6 +325,9 @@ def compare_main(args: argparse.Namespace) -> int:
         metric="passed" if lane_metric else args.metric,
         threshold=args.threshold,
         correction=args.correction,
+        case_correction={"bh": "fdr_bh", "by": "fdr_by"}.get(
+            args.case_correction, args.case_correction
+        ),
         seed=args.seed,
         n_resamples=args.resamples,
     )
@@ -431,8 +439,12 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
         f"  {_delta_text(result)} over {result.n_cases} cases{scope}; "
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
     )
-    if result.equivalence["equivalent"]:
+    if result.case_summary:
+        out.line(Bold(result.case_summary))
+    if result.equivalence["equivalent"] or "cannot be claimed" in result.equivalence["note"]:
         out.line(result.equivalence["note"])
+    if result.case_interaction is not None:
+        out.line(result.case_interaction.line())
     if result.sign_flip is not None:
         out.line(
             f"sign-flip test over {result.sign_flip.n_cases} cases: "

@@ -59,21 +59,29 @@ def case_verdict_note(cases: pd.DataFrame, *, binary: bool, alpha: float) -> str
     """
     if not binary or cases.empty:
         return ""
-    counts = cases[["n_baseline", "n_candidate"]].drop_duplicates()
-    best = min(
-        smallest_case_pvalue(int(b), int(c))
-        for b, c in counts.itertuples(index=False, name=None)
-    )
+    pooled = "p_smallest" in cases.columns
+    if pooled:  # the pooled case rows know the smallest p their strata can give
+        best = float(cases["p_smallest"].min())
+    else:
+        counts = cases[["n_baseline", "n_candidate"]].drop_duplicates()
+        best = min(
+            smallest_case_pvalue(int(b), int(c))
+            for b, c in counts.itertuples(index=False, name=None)
+        )
     if best <= alpha:
         return ""
     needed = trials_for_a_case_verdict(alpha)
     most = int(cases[["n_baseline", "n_candidate"]].min(axis=1).max())
+    several = pooled and int(cases["n_strata"].max()) > 1
+    per_side = "trials per side (pooled over its providers and conditions)" if several else (
+        "trials per side")
     if most <= 1:
         said = "with one trial per side a case is one outcome each, so none can be judged alone"
     else:
+        test = "CMH or Fisher" if several else "Fisher"
         said = (
-            f"with at most {most} trials per side the most lopsided case reaches p = "
-            f"{best:.2g} (Fisher), above alpha = {alpha:g}"
+            f"with at most {most} {per_side} the most lopsided case reaches p = "
+            f"{best:.2g} ({test}), above alpha = {alpha:g}"
         )
     return (
         f"no single case can be named regressed or improved: {said}; the verdict above is "

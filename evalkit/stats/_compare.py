@@ -38,6 +38,7 @@ def compare_tables(
     seed: int | None = SEED.default,
     alpha: float = ALPHA.default,
     correction: Correction = "holm",
+    case_correction: Correction = "fdr_bh",
     resample_trials: bool = False,
     labels: tuple[str, str] | None = None,
     options: CompareOptions | None = None,
@@ -76,6 +77,7 @@ def compare_tables(
         seed: Seed (same seed, same result).
         alpha: Per-case significance level after correction.
         correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
+        case_correction: Correction across the pooled case rows (``"fdr_bh"`` by default).
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
         labels: ``(baseline_label, candidate_label)`` of two tables (e.g. their run ids);
             default ``("baseline", "candidate")``. Two conditions are labelled by their names.
@@ -110,6 +112,7 @@ def compare_tables(
         seed=seed,
         alpha=alpha,
         correction=correction,
+        case_correction=case_correction,
         resample_trials=resample_trials,
     )
     metric = settings.metric

@@ -72,6 +72,16 @@ def equivalence(comparison: Compared) -> dict[str, Any]:
     level = round(float(d.confidence) * 100)
     span = f"[{percent(low):+.1f}, {percent(high):+.1f}] pp"
     if -margin < low and high < margin:
+        unsettled = _cases_moved(comparison, margin)
+        if unsettled:
+            return {
+                "equivalent": False,
+                "margin": margin,
+                "note": (
+                    f"no practical difference cannot be claimed: the average's {level} % "
+                    f"interval {span} lies inside ±{margin * 100:g} pp, but {unsettled}"
+                ),
+            }
         return {
             "equivalent": True,
             "margin": margin,
@@ -88,6 +98,29 @@ def equivalence(comparison: Compared) -> dict[str, Any]:
             "reaches past the practical threshold"
         ),
     }
+
+
+def _cases_moved(comparison: Compared, margin: float) -> str:
+    """Why the cases forbid an equivalence claim ("" when they do not).
+
+    A named case (its estimate beyond the threshold, its adjusted p below alpha) or a change
+    that differs between cases (the case x condition interaction rejects) means the average
+    is not the whole story, whatever its interval.
+    """
+    rows = getattr(comparison, "case_rows", None)
+    interaction = getattr(comparison, "case_interaction", None)
+    said = []
+    if rows is not None and not rows.empty and "verdict" in rows:
+        named = rows[rows["verdict"].isin(["regressed", "improved"])]
+        if len(named):
+            ids = ", ".join(dict.fromkeys(str(c) for c in named["case_id"]))
+            said.append(
+                f"{named['case_id'].nunique()} case(s) moved beyond ±{margin * 100:g} pp "
+                f"({ids})"
+            )
+    if interaction is not None and interaction.differs:
+        said.append(f"the change differs between cases (interaction {interaction.text()})")
+    return " and ".join(said)
 
 
 def equivalence_power(

@@ -40,7 +40,12 @@ class CompareOptions(Options):
         n_resamples: Bootstrap replicates (>= 100).
         seed: Seed (same seed, same result); None draws a fresh one.
         alpha: Per-case significance level after correction, in (0, 1).
-        correction: Multiplicity correction across cases (``"holm"``, ``"fdr_bh"``, ...).
+        correction: Multiplicity correction across the per-unit rows (one per case and
+            provider/condition: ``"holm"``, ``"fdr_bh"``, ...).
+        case_correction: Correction across the pooled case rows, the screen of which cases
+            moved (:mod:`evalkit.stats._case_screen`): ``"fdr_bh"`` (Benjamini-Hochberg, the
+            default: a false discovery rate), ``"fdr_by"`` or ``"holm"`` (family-wise, for
+            confirmatory uses such as the gate).
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
 
     Examples:
@@ -57,6 +62,7 @@ class CompareOptions(Options):
     seed: int | None = SEED.default
     alpha: Alpha = ALPHA.default
     correction: Correction = "holm"
+    case_correction: Correction = "fdr_bh"
     resample_trials: bool = False
 
     @classmethod
@@ -89,6 +95,7 @@ class CompareOptions(Options):
         if isinstance(data, dict):
             check_choice("metric", data.get("metric", "passed"), METRICS)
             check_choice("correction", data.get("correction", "holm"), CORRECTIONS)
+            check_choice("case_correction", data.get("case_correction", "fdr_bh"), CORRECTIONS)
         return data
 
 

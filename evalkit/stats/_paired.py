@@ -13,6 +13,9 @@ from evalkit._display import rich_html
 from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_decisions, case_verdict_note
+from evalkit.stats._case_interaction import CaseInteraction, case_interaction
+from evalkit.stats._case_screen import case_columns, case_screen
+from evalkit.stats._case_summary import case_summary, named_case_rows
 from evalkit.stats._equivalence import equivalence
 from evalkit.stats._frame import (
     as_frame,
@@ -122,6 +125,13 @@ class PairedComparison:
             ``ungraded``: judged statements the run's judge could not grade); missing evidence,
             counted here and never taken as a pass or a failure.
         ungraded_note: One line explaining :attr:`ungraded_items` ("" when there are none).
+        case_screen: One row per case pooling its providers and conditions as strata (CMH for
+            pass bits, a stratified permutation test for scores), corrected across cases with
+            :attr:`case_correction` (:func:`~evalkit.stats.case_screen`); None when not
+            computed (the per-condition and per-provider parts).
+        case_correction: The correction of :attr:`case_screen` (``"fdr_bh"`` by default).
+        case_interaction: Whether the change differs between cases (the case x condition
+            interaction F test, :class:`~evalkit.stats.CaseInteraction`), or None.
     """
 
     metric: Metric
@@ -157,6 +167,9 @@ class PairedComparison:
     ungraded_note: str = ""
     next_step: dict[str, Any] | None = None
     case_reasons: tuple[dict[str, Any], ...] | None = None
+    case_screen: pd.DataFrame | None = None
+    case_correction: Correction = "fdr_bh"
+    case_interaction: CaseInteraction | None = None
 
     @property
     def scope(self) -> str:
@@ -261,18 +274,47 @@ class PairedComparison:
 
     @property
     def case_verdict_note(self) -> str:
-        """Why no case can be named regressed or improved ("" when some case could be)."""
-        return case_verdict_note(self.cases, binary=self.metric == "passed", alpha=self.alpha)
+        """Why no case can be named regressed or improved ("" when some case could be).
+
+        It reads the pooled case rows when there are (their trials pooled over providers and
+        conditions), else the per-unit rows.
+        """
+        rows = self.case_screen if self.case_screen is not None else self.cases
+        return case_verdict_note(rows, binary=self.metric == "passed", alpha=self.alpha)
+
+    @property
+    def case_rows(self) -> pd.DataFrame:
+        """The rows that name cases: :attr:`case_screen` when computed, else :attr:`cases`."""
+        return self.case_screen if self.case_screen is not None else self.cases
 
     @property
     def regressed_cases(self) -> list[str]:
-        """Case ids whose per-case verdict is ``"regressed"``."""
-        return _case_ids(self.cases, "regressed")
+        """Case ids named ``"regressed"`` (by the pooled case rows when there are)."""
+        return _case_ids(self.case_rows, "regressed")
 
     @property
     def improved_cases(self) -> list[str]:
-        """Case ids whose per-case verdict is ``"improved"``."""
-        return _case_ids(self.cases, "improved")
+        """Case ids named ``"improved"`` (by the pooled case rows when there are)."""
+        return _case_ids(self.case_rows, "improved")
+
+    @property
+    def named_cases(self) -> dict[str, list[dict[str, Any]]]:
+        """``{"regressed": [...], "improved": [...]}``: each named case with its figures.
+
+        Each entry: ``case_id`` (and ``lane`` when cases were matched on it), ``estimate``,
+        ``ci_low``, ``ci_high``, ``p_value``, ``p_adjusted``, ``n_baseline``,
+        ``n_candidate`` (the pooled row's; :func:`~evalkit.stats.named_case_rows`).
+        """
+        return named_case_rows(self.case_rows)
+
+    @property
+    def case_summary(self) -> str:
+        """The sentence said first when the change is concentrated or a case is named.
+
+        E.g. ``"-0.7 pp on average, concentrated: 2 cases dropped 32-49 pp"``; "" when no case
+        is named and the change is not shown to differ between cases.
+        """
+        return case_summary(self)
 
 
     def _repr_html_(self) -> str | None:
@@ -335,6 +377,17 @@ class PairedComparison:
                     "cases": case_rows,
                     "regressed_cases": self.regressed_cases,
                     "improved_cases": self.improved_cases,
+                    "named_cases": self.named_cases,
+                    "case_summary": self.case_summary,
+                    "case_screen": None
+                    if self.case_screen is None
+                    else {
+                        "correction": self.case_correction,
+                        "alpha": self.alpha,
+                        "rows": _screen_records(self.case_screen),
+                    },
+                    "case_interaction": self.case_interaction
+                    and self.case_interaction.to_dict(),
                     "case_verdict_note": self.case_verdict_note,
                     "equivalence": self.equivalence,
                     "threshold": self.threshold,
@@ -384,6 +437,22 @@ class PairedComparison:
                 }
             )
         )
+
+
+def _screen_records(screen: pd.DataFrame) -> list[dict[str, Any]]:
+    """The pooled case rows as JSON records (numbers as floats, NaN as None)."""
+    out = []
+    for row in screen.to_dict("records"):
+        item = {c: plain(row[c]) for c in case_columns(screen) if c in row}
+        item["verdict"] = str(row["verdict"])
+        for column in ("n_strata", "n_baseline", "n_candidate"):
+            item[column] = int(row[column])
+        for column in ("baseline_rate", "candidate_rate", "estimate", "ci_low", "ci_high",
+                       "p_value", "p_adjusted", "p_smallest"):
+            item[column] = json_float(row[column])
+        item["method"] = str(row["method"])
+        out.append(item)
+    return out
 
 
 def _case_ids(cases: pd.DataFrame, which: str) -> list[str]:
@@ -467,6 +536,7 @@ def compare_matrices(
     options: CompareOptions,
     *,
     summary: Callable[[pd.DataFrame, RowPairs], OverallSummary] | None = None,
+    screen: bool = True,
 ) -> PairedComparison:
     """Paired comparison of two aligned ``(cases x trials)`` matrices (no input validation).
 
@@ -480,11 +550,20 @@ def compare_matrices(
         summary: The overall figures from the per-case table and its rows' aligned trial
             pairs (e.g. a pool stratified by case), computed instead of
             :func:`overall_summary` over the matrices.
+        screen: Also compute the pooled case rows and the case x condition interaction
+            (False for the parts of a larger comparison, which report their own rows only).
 
     Returns:
         The comparison.
     """
     cases = case_table(keys, baseline, candidate, options)
+    extra: dict[str, Any] = {"case_correction": options.case_correction}
+    if screen:
+        extra["case_screen"] = case_screen(keys, baseline, candidate, options)
+        extra["case_interaction"] = case_interaction(
+            keys, baseline, candidate, confidence=options.confidence,
+            binary=options.metric == "passed", seed=options.seed,
+        )
     if summary is not None:
         overall = summary(cases, row_pairs(baseline, candidate))
     else:
@@ -498,6 +577,7 @@ def compare_matrices(
         cases=cases,
         unmatched=unmatched,
         **overall,
+        **extra,
     )
 
 

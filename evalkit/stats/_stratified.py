@@ -157,6 +157,7 @@ def compare_pair(
         pairs.unmatched,
         options,
         summary=partial(stratified_summary, on=on, options=options) if pooled else None,
+        screen=not part,
     )
     note = reused_note(reused, split.n_pairs)
     result = dataclasses.replace(result, reused_items=reused, reuse_note=note)
@@ -385,5 +386,7 @@ def _condition_comparison(
         pairs = restrict_pairs(whole, "condition", name, trials)
     if pairs is None or pairs.keys.empty:
         return _no_common_case(on, options, reused, n_pairs)
-    result = compare_matrices(pairs.keys, pairs.baseline, pairs.candidate, pairs.unmatched, options)
+    result = compare_matrices(
+        pairs.keys, pairs.baseline, pairs.candidate, pairs.unmatched, options, screen=False
+    )
     return dataclasses.replace(result, reused_items=reused, reuse_note=reused_note(reused, n_pairs))

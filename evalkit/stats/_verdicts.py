@@ -48,12 +48,13 @@ def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> Verdict:
 
     - ``"improved"``: the CI excludes 0 (``ci_low > 0``) and the estimate is at least the
       practical ``threshold`` (default 5 pp of pass rate, or 0.05 of score);
-    - ``"regressed"``: the CI upper bound is below 0;
+    - ``"regressed"``: the CI upper bound is below 0 and the estimate is at most
+      ``-threshold`` (the threshold binds both directions alike);
     - ``"inconclusive"``: otherwise, including undefined (NaN) intervals.
 
     Args:
         delta: The paired difference with its interval.
-        threshold: Practical threshold for "improved" (>= 0).
+        threshold: Practical threshold of "improved" and "regressed" (>= 0).
 
     Returns:
         ``"improved"``, ``"regressed"`` or ``"inconclusive"``.
@@ -69,7 +70,7 @@ def verdict(delta: Interval, threshold: float = DEFAULT_THRESHOLD) -> Verdict:
     estimate, low, high = float(delta.estimate), float(delta.ci_low), float(delta.ci_high)
     if low > 0 and estimate >= threshold - _TOLERANCE:
         return "improved"
-    if high < 0:
+    if high < 0 and estimate <= -threshold + _TOLERANCE:
         return "regressed"
     return "inconclusive"
 
@@ -148,7 +149,8 @@ def overall_verdict(
         return OverallVerdict("inconclusive", note)
     if from_interval == "inconclusive" and significant:
         estimate = float(delta.estimate)
-        if float(delta.ci_low) > 0 and estimate < threshold:
+        clear = float(delta.ci_low) > 0 or float(delta.ci_high) < 0
+        if clear and abs(estimate) < threshold:
             note = (
                 f"the change is statistically clear (sign-flip p = {sign_pvalue:.3g}) but "
                 f"smaller than the practical threshold of {threshold * 100:g} pp"
@@ -158,6 +160,14 @@ def overall_verdict(
                 f"the sign-flip test over cases rejects (p = {sign_pvalue:.3g}) but the "
                 "interval includes 0: the evidence is borderline, so no verdict"
             )
+        return OverallVerdict("inconclusive", note)
+    low, high = float(delta.ci_low), float(delta.ci_high)
+    if from_interval == "inconclusive" and (low > 0 or high < 0):
+        note = (
+            f"the interval excludes 0 but the change ({float(delta.estimate) * 100:+.1f} pp) is "
+            f"smaller than the practical threshold of {threshold * 100:g} pp, which binds "
+            "both directions"
+        )
         return OverallVerdict("inconclusive", note)
     return OverallVerdict(from_interval, "")
 
@@ -309,14 +319,15 @@ def case_verdicts(
     """Per-case verdicts from adjusted p-values.
 
     A case is ``"regressed"`` when its adjusted p-value is below ``alpha`` and its estimate is
-    negative; ``"improved"`` when the adjusted p-value is below ``alpha`` and its estimate is at
-    least ``threshold``; ``"inconclusive"`` otherwise.
+    at most ``-threshold``; ``"improved"`` when the adjusted p-value is below ``alpha`` and its
+    estimate is at least ``threshold``; ``"inconclusive"`` otherwise (the threshold binds both
+    directions alike).
 
     Args:
         estimates: Per-case differences (candidate - baseline).
         adjusted: Adjusted p-values.
         alpha: Significance level.
-        threshold: Practical threshold for "improved".
+        threshold: Practical threshold of both directions.
 
     Returns:
         One verdict per case.
@@ -324,7 +335,7 @@ def case_verdicts(
     out: list[Verdict] = []
     for estimate, p in zip(estimates, adjusted, strict=True):
         significant = bool(p < alpha)
-        if significant and estimate < 0:
+        if significant and estimate < 0 and estimate <= -threshold + _TOLERANCE:
             out.append("regressed")
         elif significant and estimate > 0 and estimate >= threshold - _TOLERANCE:
             out.append("improved")

@@ -1,0 +1,195 @@
+"""Is the change the same for every case? (case x condition interaction).
+
+A mean over cases hides where an edit acts: an edit that breaks two cases of forty by 40 pp
+moves the mean by 2 pp, inside any practical threshold. This test asks whether the cases'
+changes differ by more than their trials' noise explains.
+
+Within each stratum ``s`` (a provider and condition of the comparison), case ``c`` has the
+difference of arm means ``d[c, s]`` with variance ``sigma2 * (1/n_b + 1/n_c)``. Under "the
+change is the same for every case of the stratum" the two-way model ``y ~ case + arm`` holds
+within ``s``; its residual sum of squares exceeds that of the full model (a mean per case and
+arm) by exactly ``sum_c w[c, s] (d[c, s] - dbar[s])^2`` with ``w = 1 / (1/n_b + 1/n_c)`` and
+``dbar`` the ``w``-weighted mean (the arm factor has two levels). The **F test** divides that
+sum, over its ``sum_s (C_s - 1)`` degrees of freedom, by the pooled within-cell variance of
+the trials (``sum (n - 1)`` degrees of freedom): the interaction F of a two-way ANOVA, in
+time linear in the trials. For scores its p is read from the F distribution. Pass bits are
+far from normal at a few trials a case (the F test then rejects 6-7 % of A/A comparisons at
+5 %), so their p is a **permutation p**: the arm labels are permuted within every (case,
+stratum) cell, which leaves each cell's passes and trials as they are and draws the
+candidate's passes from their hypergeometric law (:data:`PERMUTATIONS` draws, ``p = (1 +
+hits) / (1 + draws)``); exact when no case changed, and close to the nominal rate under a
+change the same for every case (measured in ``tests/stats``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit._settings import SEED
+from evalkit.stats._interval import json_float
+
+#: Permutations of the pass-bit test.
+PERMUTATIONS = 999
+
+
+@dataclass(frozen=True)
+class CaseInteraction:
+    """Whether the candidate's change differs between cases.
+
+    Attributes:
+        n_cases: Cases compared.
+        f_statistic: Interaction F (NaN when undefined).
+        df_num: Its numerator degrees of freedom (cases - 1, summed over strata).
+        df_den: The within-cell degrees of freedom (trials - 1, summed over cells).
+        pvalue: p-value of the F test (NaN when undefined: fewer than two cases, one trial
+            per cell, or no variation of trials within any cell).
+        confidence: The level the test is read at (``differs``: p <= 1 - confidence).
+        method: How it was computed.
+    """
+
+    n_cases: int
+    f_statistic: float
+    df_num: int
+    df_den: int
+    pvalue: float
+    confidence: float
+    method: str = "two-way ANOVA interaction F (case x arm within strata)"
+    permutations: int = 0
+
+    @property
+    def differs(self) -> bool:
+        """Whether the test rejects "the same change for every case"."""
+        return bool(np.isfinite(self.pvalue) and self.pvalue <= 1.0 - self.confidence)
+
+    def text(self) -> str:
+        """The test in words, e.g. ``"F(39, 160) = 2.31, p = 0.0004"``."""
+        if not np.isfinite(self.pvalue):
+            return "not testable (no within-case variation of trials to test against)"
+        return f"F({self.df_num}, {self.df_den}) = {self.f_statistic:.2f}, p = {self.pvalue:.3g}"
+
+    def line(self) -> str:
+        """One line for the compare text, worded like the provider one."""
+        if not np.isfinite(self.pvalue):
+            return (
+                f"cases: {self.n_cases}; no test of whether the change differs between them "
+                "(one trial per cell, or no trial-to-trial variation to test against)"
+            )
+        said = (
+            "the change differs between cases" if self.differs
+            else "no evidence the change differs between cases"
+        )
+        return f"cases: {said} (interaction {self.text()})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON object (``compare --json``'s ``case_interaction``)."""
+        return {
+            "n_cases": int(self.n_cases),
+            "f_statistic": json_float(self.f_statistic),
+            "df_num": int(self.df_num),
+            "df_den": int(self.df_den),
+            "pvalue": json_float(self.pvalue),
+            "differs": self.differs,
+            "confidence": float(self.confidence),
+            "method": self.method,
+            "permutations": int(self.permutations),
+        }
+
+
+def case_interaction(
+    keys: pd.DataFrame,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    *,
+    confidence: float,
+    strata: tuple[str, ...] = ("condition", "provider"),
+    binary: bool = False,
+    seed: int | None = SEED.default,
+) -> CaseInteraction:
+    """The case x arm interaction F test of a comparison's trial matrices.
+
+    Args:
+        keys: One row per unit (case columns, maybe ``condition``/``provider``).
+        baseline: ``(U, K)`` baseline trial values (NaN = absent).
+        candidate: ``(U, K)`` candidate trial values.
+        confidence: Level the result is read at.
+        strata: Unit columns that make a stratum (those present are used).
+        binary: The values are pass bits: the p-value is the within-cell permutation p.
+        seed: Seed of the permutations.
+
+    Returns:
+        The :class:`CaseInteraction`.
+
+    Examples:
+        >>> keys = pd.DataFrame({"case_id": ["a", "b", "c"]})
+        >>> base = np.array([[1.0, 1, 1, 0], [1, 0, 1, 1], [1, 1, 0, 1]])
+        >>> cand = np.array([[0.0, 0, 0, 0], [1, 0, 1, 1], [1, 1, 0, 1]])
+        >>> result = case_interaction(keys, base, cand, confidence=0.95)
+        >>> result.df_num, result.df_den, round(result.f_statistic, 2)
+        (2, 18, 1.8)
+    """
+    by = [c for c in strata if c in keys.columns]
+    others = [c for c in keys.columns if c not in by]
+    n_cases = int(keys[others].drop_duplicates().shape[0]) if others else len(keys)
+    n_b = np.isfinite(baseline).sum(axis=1).astype(float)
+    n_c = np.isfinite(candidate).sum(axis=1).astype(float)
+    mean_b = np.nansum(baseline, axis=1) / n_b
+    mean_c = np.nansum(candidate, axis=1) / n_c
+    within = np.nansum((baseline - mean_b[:, None]) ** 2, axis=1) + np.nansum(
+        (candidate - mean_c[:, None]) ** 2, axis=1
+    )
+    df_den = int(np.sum(n_b - 1) + np.sum(n_c - 1))
+    weight = 1.0 / (1.0 / n_b + 1.0 / n_c)
+    stratum = (
+        keys.groupby(by, sort=False, dropna=False).ngroup().to_numpy()
+        if by
+        else np.zeros(len(keys), dtype=int)
+    )
+    count = np.bincount(stratum)
+    df_num = int(np.sum(np.maximum(count - 1, 0)))
+    rss = float(within.sum())
+    nan = float("nan")
+    if df_num < 1 or df_den < 1 or rss <= 0:
+        return CaseInteraction(n_cases, nan, df_num, max(df_den, 0), nan, confidence)
+    between = _between(mean_c - mean_b, weight, stratum)
+    f_statistic = float((between / df_num) / (rss / df_den))
+    if not binary:
+        pvalue = float(stats.f.sf(f_statistic, df_num, df_den))
+        return CaseInteraction(n_cases, f_statistic, df_num, df_den, pvalue, confidence)
+    x_c = np.rint(mean_c * n_c)
+    passes = x_c + np.rint(mean_b * n_b)
+    rng = np.random.default_rng(seed)
+    drawn = rng.hypergeometric(
+        passes.astype(np.int64),
+        (n_b + n_c - passes).astype(np.int64),
+        n_c.astype(np.int64),
+        size=(PERMUTATIONS, len(n_c)),
+    ).astype(float)
+    drawn_b = passes - drawn
+    drawn_within = drawn - drawn**2 / n_c + drawn_b - drawn_b**2 / n_b  # binary SS per arm
+    drawn_between = _between(drawn / n_c - drawn_b / n_b, weight, stratum)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = drawn_between / drawn_within.sum(axis=1)
+    hits = int(np.sum(ratio >= between / rss - 1e-12))
+    pvalue = (1 + hits) / (1 + PERMUTATIONS)
+    return CaseInteraction(
+        n_cases, f_statistic, df_num, df_den, pvalue, confidence,
+        method="case x arm interaction F within strata, within-cell permutation p",
+        permutations=PERMUTATIONS,
+    )
+
+
+def _between(diff: np.ndarray, weight: np.ndarray, stratum: np.ndarray) -> np.ndarray:
+    """``sum w (d - dbar)^2`` over the last axis, ``dbar`` the weighted mean per stratum."""
+    total_w = np.bincount(stratum, weights=weight)
+    if diff.ndim == 1:
+        centre = np.bincount(stratum, weights=weight * diff) / total_w
+        return np.asarray(np.sum(weight * (diff - centre[stratum]) ** 2))
+    sums = np.zeros((diff.shape[0], len(total_w)))
+    np.add.at(sums.T, stratum, (weight * diff).T)
+    centre = sums / total_w
+    return np.asarray(np.sum(weight * (diff - centre[:, stratum]) ** 2, axis=1))

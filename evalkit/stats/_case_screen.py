@@ -1,0 +1,304 @@
+"""Which cases moved: one row per case that pools its providers, stratified by provider.
+
+A comparison's per-unit rows (:func:`~evalkit.stats._paired.case_table`) are one row per case
+and provider (and condition): on a leaderboard of 18 providers x 3 trials a side, each row
+holds 3 trials a side, no row can reach a verdict, and a correction across 1,566 rows makes
+sure none does. Yet each case has 54 trials a side. This module gives each case one row
+that uses them all, with each (provider, condition) cell of the case a **stratum**, so a
+provider that is better at everything never looks like an effect of the edit:
+
+- **pass bits**: the Cochran-Mantel-Haenszel test of conditional independence of arm and
+  outcome over the strata's 2x2 tables (statsmodels ``StratifiedTable.test_null_odds`` with
+  the continuity correction), or Fisher's exact test when only one stratum carries
+  information (with one provider this is the per-unit row's own test). CMH needs a large
+  total, not large strata, which is the leaderboard's shape (many strata of 3 + 3 trials);
+- **scores**: a stratified permutation test (arm labels permuted within each stratum,
+  statistic the case's estimate below), exact in distribution under "no change in any
+  stratum" whatever the scores look like; with one stratum the exact two-sample
+  permutation test of the per-unit rows.
+
+The case's **estimate** weighs its strata alike: the mean over strata of (candidate -
+baseline) rate, the weighting ``compare``'s overall figure uses for a case. Its interval:
+one stratum, the per-unit row's (Newcombe; scores Welch); several, a Wald interval of that
+mean with each stratum's variance Agresti-Caffo adjusted (one pass and one failure added to
+each arm; scores: each arm's sample variance, Satterthwaite degrees of freedom).
+
+"Which cases moved" is a screening question, so the rows are corrected across cases at a
+stated false discovery rate (Benjamini-Hochberg by default, ``CompareOptions.case_correction``).
+A case is named regressed (improved) when its adjusted p is below ``alpha`` and its estimate
+is at most ``-threshold`` (at least ``+threshold``). Confirmatory uses (the gate) ask for
+Holm instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from evalkit.stats._options import CompareOptions
+from evalkit.stats._verdicts import (
+    adjust_pvalues,
+    case_verdicts,
+    fisher_pvalue,
+    newcombe_interval,
+    permutation_pvalue,
+    welch_interval,
+)
+
+#: Columns of the screen after the case columns.
+SCREEN_COLUMNS = (
+    "n_strata",
+    "n_baseline",
+    "n_candidate",
+    "baseline_rate",
+    "candidate_rate",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+    "p_smallest",
+    "method",
+)
+
+#: The columns a stratum of a case is made of (the unit columns that are not the case).
+STRATUM_COLUMNS = ("condition", "provider")
+
+#: Random within-stratum permutations of the stratified score test.
+SCORE_PERMUTATIONS = 1999
+
+
+def case_columns(keys: pd.DataFrame) -> list[str]:
+    """The unit columns that name a case (all but condition and provider)."""
+    return [c for c in keys.columns if c not in STRATUM_COLUMNS]
+
+
+def case_screen(
+    keys: pd.DataFrame,
+    baseline: np.ndarray,
+    candidate: np.ndarray,
+    options: CompareOptions,
+) -> pd.DataFrame:
+    """One row per case, its strata pooled, corrected across cases at ``case_correction``.
+
+    Args:
+        keys: One row per unit (case, maybe with condition, provider, lane).
+        baseline: ``(U, K)`` baseline trial values (NaN = absent).
+        candidate: ``(U, K)`` candidate trial values.
+        options: The comparison's settings (metric, confidence, alpha, threshold, seed and
+            ``case_correction``).
+
+    Returns:
+        The case columns, then :data:`SCREEN_COLUMNS`: ``n_strata`` (cells pooled),
+        ``n_baseline``/``n_candidate`` (trials pooled), the strata-averaged rates and
+        estimate, its interval, the raw and adjusted p, the verdict, ``p_smallest`` (the
+        smallest p these trial counts could give: pass bits only, else NaN) and ``method``.
+    """
+    columns = case_columns(keys)
+    if keys.empty:
+        return pd.DataFrame(columns=[*columns, *SCREEN_COLUMNS])
+    groups = keys.reset_index(drop=True).groupby(columns, sort=True, dropna=False).indices
+    binary = options.metric == "passed"
+    seeds = np.random.SeedSequence(0 if options.seed is None else options.seed).generate_state(
+        len(groups)
+    )
+    rows = []
+    for index, (name, positions) in enumerate(groups.items()):
+        base, cand = baseline[positions], candidate[positions]
+        figures = (
+            _binary_case(base, cand, options.confidence)
+            if binary
+            else _score_case(base, cand, options.confidence, int(seeds[index]))
+        )
+        values = name if isinstance(name, tuple) else (name,)
+        rows.append(dict(zip(columns, values, strict=True)) | figures)
+    table = pd.DataFrame(rows)
+    pvalues = table["p_value"].to_numpy(dtype=float)
+    adjusted = adjust_pvalues(pvalues, options.alpha, options.case_correction)
+    table["p_adjusted"] = adjusted
+    table["verdict"] = case_verdicts(
+        table["estimate"].to_numpy(dtype=float), adjusted, options.alpha, options.threshold
+    )
+    return table[[*columns, *SCREEN_COLUMNS]]
+
+
+def _rates(base: np.ndarray, cand: np.ndarray) -> dict[str, object]:
+    n_b = np.isfinite(base).sum(axis=1)
+    n_c = np.isfinite(cand).sum(axis=1)
+    rate_b = np.nansum(base, axis=1) / n_b
+    rate_c = np.nansum(cand, axis=1) / n_c
+    return {
+        "n_strata": len(n_b),
+        "n_baseline": int(n_b.sum()),
+        "n_candidate": int(n_c.sum()),
+        "baseline_rate": float(rate_b.mean()),
+        "candidate_rate": float(rate_c.mean()),
+        "estimate": float((rate_c - rate_b).mean()),
+    }
+
+
+def _binary_case(base: np.ndarray, cand: np.ndarray, confidence: float) -> dict[str, object]:
+    """The pooled row of one case's pass bits (its strata are the rows of the matrices)."""
+    figures = _rates(base, cand)
+    n_b = np.isfinite(base).sum(axis=1)
+    n_c = np.isfinite(cand).sum(axis=1)
+    x_b = np.rint(np.nansum(base, axis=1)).astype(int)
+    x_c = np.rint(np.nansum(cand, axis=1)).astype(int)
+    estimate = float(figures["estimate"])  # type: ignore[arg-type]
+    if len(n_b) == 1:
+        low, high = newcombe_interval(x_c, n_c, x_b, n_b, confidence)
+        low_value, high_value = float(low[0]), float(high[0])
+    else:
+        low_value, high_value = _caffo_interval(x_c, n_c, x_b, n_b, confidence)
+    pvalue, method = stratified_binary_pvalue(x_c, n_c, x_b, n_b)
+    smallest = min(
+        stratified_binary_pvalue(n_c, n_c, np.zeros_like(n_b), n_b)[0],
+        stratified_binary_pvalue(np.zeros_like(n_c), n_c, n_b, n_b)[0],
+    )
+    return figures | {
+        "ci_low": min(low_value, estimate),
+        "ci_high": max(high_value, estimate),
+        "p_value": pvalue,
+        "p_smallest": smallest,
+        "method": method,
+    }
+
+
+def stratified_binary_pvalue(
+    x_c: np.ndarray, n_c: np.ndarray, x_b: np.ndarray, n_b: np.ndarray
+) -> tuple[float, str]:
+    """Two-sided p of "arm and outcome are independent in every stratum" (CMH or Fisher).
+
+    Args:
+        x_c: Candidate passes per stratum.
+        n_c: Candidate trials per stratum.
+        x_b: Baseline passes per stratum.
+        n_b: Baseline trials per stratum.
+
+    Returns:
+        ``(p, method)``: Fisher's exact test when one stratum carries information (both arms
+        present, neither all passes nor all failures), else the continuity-corrected CMH
+        test over the informative strata; 1.0 when none does.
+
+    Examples:
+        >>> p, method = stratified_binary_pvalue(
+        ...     np.array([3]), np.array([3]), np.array([0]), np.array([3]))
+        >>> round(p, 3), method
+        (0.1, 'fisher')
+    """
+    x_c, n_c, x_b, n_b = (np.asarray(a, dtype=int) for a in (x_c, n_c, x_b, n_b))
+    passes, total = x_c + x_b, n_c + n_b
+    informative = (n_c > 0) & (n_b > 0) & (passes > 0) & (passes < total)
+    if not informative.any():
+        return 1.0, "no informative stratum"
+    if informative.sum() == 1:
+        k = int(np.flatnonzero(informative)[0])
+        return fisher_pvalue(int(x_c[k]), int(n_c[k]), int(x_b[k]), int(n_b[k])), "fisher"
+    from statsmodels.stats.contingency_tables import StratifiedTable  # on use
+
+    a, b = x_c[informative], (n_c - x_c)[informative]
+    c, d = x_b[informative], (n_b - x_b)[informative]
+    tables = np.array([[a, b], [c, d]], dtype=float)  # (2, 2, K)
+    result = StratifiedTable(tables).test_null_odds(correction=True)
+    return float(min(1.0, result.pvalue)), "cmh"
+
+
+def _caffo_interval(
+    x_c: np.ndarray, n_c: np.ndarray, x_b: np.ndarray, n_b: np.ndarray, confidence: float
+) -> tuple[float, float]:
+    """Wald interval of the strata-averaged difference, each arm Agresti-Caffo adjusted."""
+    p_c = (x_c + 1.0) / (n_c + 2.0)
+    p_b = (x_b + 1.0) / (n_b + 2.0)
+    variance = p_c * (1 - p_c) / (n_c + 2.0) + p_b * (1 - p_b) / (n_b + 2.0)
+    centre = float(np.mean(p_c - p_b))
+    half = float(stats.norm.isf((1 - confidence) / 2)) * math.sqrt(float(variance.sum())) / len(
+        variance
+    )
+    return max(-1.0, centre - half), min(1.0, centre + half)
+
+
+def _score_case(
+    base: np.ndarray, cand: np.ndarray, confidence: float, seed: int
+) -> dict[str, object]:
+    """The pooled row of one case's scores (its strata are the rows of the matrices)."""
+    figures = _rates(base, cand)
+    estimate = float(figures["estimate"])  # type: ignore[arg-type]
+    strata = [
+        (c[np.isfinite(c)], b[np.isfinite(b)]) for c, b in zip(cand, base, strict=True)
+    ]
+    if len(strata) == 1:
+        low, high = welch_interval(strata[0][0], strata[0][1], confidence)
+        pvalue = permutation_pvalue(strata[0][0], strata[0][1], seed)
+        method = "permutation"
+    else:
+        low, high = _stratified_welch(strata, confidence)
+        pvalue = stratified_permutation_pvalue(strata, seed)
+        method = "stratified-permutation"
+    if math.isfinite(low):
+        low, high = min(low, estimate), max(high, estimate)
+    return figures | {
+        "ci_low": low,
+        "ci_high": high,
+        "p_value": pvalue,
+        "p_smallest": float("nan"),
+        "method": method,
+    }
+
+
+def _stratified_welch(
+    strata: Sequence[tuple[np.ndarray, np.ndarray]], confidence: float
+) -> tuple[float, float]:
+    """T interval of the strata-averaged difference of means (Satterthwaite's df)."""
+    parts = []
+    for cand, base in strata:
+        if len(cand) < 2 or len(base) < 2:
+            return float("nan"), float("nan")
+        parts += [np.var(cand, ddof=1) / len(cand) / len(strata) ** 2, len(cand) - 1]
+        parts += [np.var(base, ddof=1) / len(base) / len(strata) ** 2, len(base) - 1]
+    variances = np.array(parts[0::2], dtype=float)
+    dfs = np.array(parts[1::2], dtype=float)
+    centre = float(np.mean([np.mean(c) - np.mean(b) for c, b in strata]))
+    total = float(variances.sum())
+    if total == 0:
+        return centre, centre
+    df = total**2 / float(np.sum(variances**2 / dfs))
+    half = float(stats.t.isf((1 - confidence) / 2, df)) * math.sqrt(total)
+    return centre - half, centre + half
+
+
+def stratified_permutation_pvalue(
+    strata: Sequence[tuple[np.ndarray, np.ndarray]], seed: int
+) -> float:
+    """Two-sided p of a stratified permutation test of the strata-averaged difference.
+
+    Arm labels are permuted within each stratum (:data:`SCORE_PERMUTATIONS` random
+    permutations, ``p = (1 + hits) / (1 + permutations)``, which keeps the test valid).
+
+    Args:
+        strata: ``(candidate values, baseline values)`` per stratum.
+        seed: Seed of the permutations.
+
+    Returns:
+        The p-value (1.0 when no stratum varies).
+    """
+    rng = np.random.default_rng(seed)
+    observed = np.mean([np.mean(c) - np.mean(b) for c, b in strata])
+    draws = np.zeros(SCORE_PERMUTATIONS)
+    varies = False
+    for cand, base in strata:
+        pooled = np.concatenate([cand, base])
+        if np.ptp(pooled) == 0:
+            continue
+        varies = True
+        shuffled = rng.permuted(np.tile(pooled, (SCORE_PERMUTATIONS, 1)), axis=1)
+        draws += shuffled[:, : len(cand)].mean(axis=1) - shuffled[:, len(cand) :].mean(axis=1)
+    if not varies:
+        return 1.0
+    draws /= len(strata)
+    hits = int(np.sum(np.abs(draws) >= abs(observed) - 1e-12))
+    return float((1 + hits) / (1 + SCORE_PERMUTATIONS))
