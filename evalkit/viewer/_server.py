@@ -272,6 +272,7 @@ class _HTTPServer(ThreadingHTTPServer):
     """One thread per connection, at most ``max_connections`` of them; errors in one line."""
 
     daemon_threads = True
+    request_queue_size = 128  # a burst of connections waits in the backlog, none is dropped
 
     def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
                  max_connections: int) -> None:

@@ -31,23 +31,28 @@ from evalkit._redact import redact_text, redact_value
 DISPLAY_CHARS = 1000
 #: Characters past the cut that the redactor still reads, so no half of a key is left visible.
 _REDACT_MARGIN = 512
+#: Room left for the note saying the length: a cut text is at most ``limit`` long, so cutting
+#: it again changes nothing.
+_NOTE_ROOM = 64
 
 
 def shorten(text: str, limit: int = DISPLAY_CHARS) -> str:
-    """``text``, or its first ``limit`` characters and how long it was.
+    """``text``, or its start and how long it was, in at most ``limit`` characters.
 
-    The kept part is redacted before the cut (a key cut in half is no longer recognised).
+    The kept part is redacted before the cut (a key cut in half is no longer recognised), and
+    a cut text is not cut again.
 
     Examples:
         >>> shorten("abc")
         'abc'
-        >>> shorten("x" * 12, limit=4)
-        'xxxx… (12 characters in all, sha256 59ff…)'
+        >>> shorten("x" * 120, limit=100)
+        'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx… (120 characters in all, sha256 13f0…)'
     """
     if len(text) <= limit:
         return text
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:4]
-    kept = redact_text(text[: limit + _REDACT_MARGIN])[:limit]
+    keep = limit - min(_NOTE_ROOM, limit // 2)
+    kept = redact_text(text[: keep + _REDACT_MARGIN])[:keep]
     return f"{kept}… ({len(text):,} characters in all, sha256 {digest}…)"
 
 
