@@ -238,7 +238,8 @@ def test_every_json_answer_is_redacted_and_shows_controls_as_markers(
                 assert "leak-[REDACTED]" in shown
                 assert "evil\u27e8U+202E\u27e9gnp.exe" in shown
                 assert "esc\u27e8U+001B\u27e9[2K\u27e8U+000D\u27e9FAKE: all pass" in shown
-                assert "[REDACTED]" in json.dumps(data.get("case_reasons") or data["cases"])
+                reasons = json.dumps([case.get("reasons") for case in data["cases"]])
+                assert "verifier saw [REDACTED]" in reasons
             page = client.get("/run/after").text
             assert SECRET not in page and "\u202e" not in page
     finally:
