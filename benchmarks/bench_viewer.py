@@ -58,7 +58,7 @@ def main() -> None:
     case = str(rows["case_id"].iloc[0])
     server = ViewServer(run_dir.parent).start()
     client = httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
-                          cookies={"evalkit_view_token": server.token}, timeout=600)
+                          cookies={server.cookie_name: server.token}, timeout=600)
     pages = {
         "index (/api/runs)": "/api/runs",
         "run page": "/run/big",

@@ -26,7 +26,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"evalkit view of {server.runs_dir}: {server.url}", flush=True)
     eprint("read-only, on 127.0.0.1 only; the address holds this start's token. Ctrl-C stops.")
     if args.open:
-        webbrowser.open(server.url)
+        webbrowser.open(server.launch_file().as_uri())  # the token stays off command lines
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -5,21 +5,33 @@ while it runs, from its ``events.jsonl``: ``run_started`` says how many items ar
 each ``item_finished`` adds one done (and one passed). The events file only grows, so each run's
 file is read from where the last look stopped. A directory that is not a readable run gives a
 row with its ``error`` instead of stopping the index.
+
+Only regular files are read, in bounded reads (:mod:`evalkit.viewer._files`): a FIFO, a device
+or a link in place of a run's manifest or events is an error row, never a reader that waits.
+No lock is held while a file is read: a look takes a run's offset under the lock, reads without
+it, and keeps what it read only if no other look moved the offset meanwhile.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit._paths import is_inside
+from evalkit._paths import is_inside, unsafe_component_reason
 from evalkit._untrusted import load_json
-from evalkit.results import EVENTS_FILE, MANIFEST_FILE, peek_manifest
+from evalkit.errors import InputError
+from evalkit.results import EVENTS_FILE, MANIFEST_FILE
+from evalkit.viewer._files import read_bounded, read_regular
 
 #: Most bytes of new events read for one run in one look (the rest at the next look).
 EVENTS_CHUNK_BYTES = 8 * 1024 * 1024
+#: Most bytes of a manifest the index reads (a run's manifest is a few kilobytes).
+MANIFEST_MAX_BYTES = 16 * 1024 * 1024
 
 
 @dataclass
@@ -67,11 +79,16 @@ class RunIndex:
         self._lock = threading.Lock()
 
     def run_dir(self, run_id: str) -> Path | None:
-        """The directory of ``run_id`` when it is a run inside the root (no link out)."""
-        if not run_id or "/" in run_id or run_id.startswith(".") or "\x00" in run_id:
+        """The directory of ``run_id`` when it is a run inside the root (no link out).
+
+        A run id is one plain directory name of the root (no separator, no leading ``.``, no
+        control or format character), never a path: nothing outside the root is looked at,
+        the current directory included.
+        """
+        if run_id.startswith(".") or unsafe_component_reason(run_id) is not None:
             return None
         path = self.root / run_id
-        if not is_inside(run_id, self.root) or not (path / MANIFEST_FILE).is_file():
+        if not is_inside(run_id, self.root) or not os.path.lexists(path / MANIFEST_FILE):
             return None
         return path
 
@@ -83,7 +100,12 @@ class RunIndex:
         except OSError:
             return []
         for path in entries:
-            if path.name.startswith(".") or not (path / MANIFEST_FILE).is_file():
+            if path.name.startswith(".") or not os.path.lexists(path / MANIFEST_FILE):
+                continue
+            unsafe = unsafe_component_reason(path.name)
+            if unsafe is not None:
+                found.append(RunRow(path.name, error=f"not served: the directory name {unsafe}; "
+                                    "rename it to a plain name"))
                 continue
             if self.run_dir(path.name) is None:
                 found.append(RunRow(path.name, error="links outside the runs directory"))
@@ -93,12 +115,15 @@ class RunIndex:
 
     def _row(self, path: Path) -> RunRow:
         try:
-            manifest = peek_manifest(path)
+            manifest = _manifest(path)
         except Exception as exc:  # a hostile or damaged run is a row, never a crash
-            return RunRow(path.name, error=f"manifest unreadable: {str(exc)[:200]}")
+            return RunRow(path.name, error=f"manifest unreadable: {str(exc)[:300]}")
         if not isinstance(manifest, dict):
             return RunRow(path.name, error="manifest is not a JSON object")
-        tail = self._events(path)
+        try:
+            tail = self._events(path)
+        except Exception as exc:
+            return RunRow(path.name, error=f"events unreadable: {str(exc)[:300]}")
         found_counts = manifest.get("counts")
         counts: dict[str, Any] = found_counts if isinstance(found_counts, dict) else {}
         status = str(manifest.get("status") or "")
@@ -130,23 +155,33 @@ class RunIndex:
         )
 
     def _events(self, run_dir: Path) -> _Tail:
-        """The run's events read on from the last look (a partial last line waits)."""
+        """The run's events read on from the last look (a partial last line waits).
+
+        The lock guards the offsets only; the file is read without it.
+        """
         with self._lock:
             tail = self._tails.setdefault(run_dir.name, _Tail())
-            path = run_dir / EVENTS_FILE
-            try:
-                with path.open("rb") as fh:
-                    fh.seek(tail.offset)
-                    chunk = fh.read(EVENTS_CHUNK_BYTES)
-            except OSError:
-                return tail
-            end = chunk.rfind(b"\n")
-            if end < 0:
-                return tail
-            tail.offset += end + 1
-            for line in chunk[: end + 1].splitlines():
-                _read_event(tail, line)
-            return tail
+            start = tail.offset
+        chunk = read_regular(run_dir / EVENTS_FILE, EVENTS_CHUNK_BYTES, offset=start)
+        end = chunk.rfind(b"\n") if chunk else -1
+        with self._lock:
+            if end >= 0 and tail.offset == start:  # else another look read it meanwhile
+                tail.offset += end + 1
+                for line in chunk[: end + 1].splitlines():  # type: ignore[index]
+                    _read_event(tail, line)
+            return dataclasses.replace(tail)
+
+
+def _manifest(run_dir: Path) -> object:
+    """A run's manifest as plain JSON, read as a regular file within the bound ({} if none)."""
+    path = run_dir / MANIFEST_FILE
+    data = read_bounded(path, MANIFEST_MAX_BYTES)
+    if data is None:
+        return {}
+    try:
+        return load_json(data, path)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from exc
 
 
 def _read_event(tail: _Tail, line: bytes) -> None:

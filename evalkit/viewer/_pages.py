@@ -29,6 +29,7 @@ from evalkit.report import (
 )
 from evalkit.results import load_manifest
 from evalkit.stats import PairedComparison, pass_rates
+from evalkit.viewer._shown import shortened
 
 
 def esc(value: object) -> str:
@@ -77,7 +78,7 @@ def _link(path: str, **query: str) -> str:
 def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
     """A run: its facts, pass rates by condition and provider, comparisons, its items."""
     manifest = load_manifest(run_dir)
-    facts = run_facts(rows, manifest.model_dump(mode="json") if manifest else {})
+    facts = run_facts(rows, shortened(manifest.model_dump(mode="json")) if manifest else {})
     parts = [sanitize_html(facts.html)]
     graded = rows[rows["status"] != "ungraded"] if "status" in rows else rows
     by = [c for c in ("condition", "provider") if c in graded and graded[c].nunique() > 0]
@@ -133,15 +134,16 @@ def comparison(
     """``compare`` of the query's two runs or two conditions of one run, as the CLI runs it.
 
     The query names ``baseline`` and ``candidate`` runs, or a ``run`` and its conditions ``a``
-    and ``b``; the defaults are ``evalkit compare``'s. Returns the result, a title and the
-    query used.
+    and ``b``; the defaults are ``evalkit compare``'s. Each run is given to ``compare`` as its
+    directory inside ``runs_dir``, never as a name ``compare`` could find elsewhere (the
+    current directory first). Returns the result, a title and the query used.
     """
     if query.get("run"):
         run, a, b = query["run"], query.get("a", ""), query.get("b", "")
-        result = compare(run, conditions=(a, b), runs_dir=runs_dir)
+        result = compare(runs_dir / run, conditions=(a, b), runs_dir=runs_dir)
         return result, f"{run}: {b} vs {a}", {"run": run, "a": a, "b": b}
     base, cand = query.get("baseline", ""), query.get("candidate", "")
-    result = compare(base, cand, runs_dir=runs_dir)
+    result = compare(runs_dir / base, runs_dir / cand, runs_dir=runs_dir)
     return result, f"{cand} vs {base}", {"baseline": base, "candidate": cand}
 
 
@@ -198,9 +200,17 @@ def explain_page(runs_dir: Path, query: Mapping[str, str]) -> str:
     """Why a case flips (:func:`evalkit.analysis.explain`), as the flip forensics show it."""
     run, case = query.get("run", ""), query.get("case", "")
     baseline = query.get("baseline") or None
-    result = explain(run, case, baseline=baseline, runs_dir=runs_dir)
+    result = shortened(explain(runs_dir / run, case,
+                               baseline=runs_dir / baseline if baseline else None,
+                               runs_dir=runs_dir))
     back = f'<p><a href="/run/{esc(quote(run, safe=""))}">back to run {esc(run)}</a></p>'
-    return page(f"Why {case} flips", back + sanitize_html(explanation_fragment(result).html))
+    return page(f"Why {shortened(case)} flips",
+                back + sanitize_html(explanation_fragment(result).html))
+
+
+def full_case_id(cut: Mapping[str, str], case: str) -> str:
+    """The whole case id a page showed cut short (``case`` itself when it was not cut)."""
+    return cut.get(case, case)
 
 
 def error_page(title: str, message: str) -> str:

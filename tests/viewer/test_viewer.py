@@ -47,7 +47,7 @@ def server(runs: Path) -> Iterator[ViewServer]:
 
 
 def _client(server: ViewServer, *, token: bool = True) -> httpx.Client:
-    cookies = {"evalkit_view_token": server.token} if token else {}
+    cookies = {server.cookie_name: server.token} if token else {}
     return httpx.Client(base_url=f"http://127.0.0.1:{server.port}", cookies=cookies,
                         follow_redirects=False, timeout=60)
 
