@@ -33,7 +33,9 @@ FrameMaker = Callable[..., pd.DataFrame]
         (0.05, 0.001, 0.10, "improved"),  # exactly at the threshold
         (0.15 - 0.1, 0.001, 0.10, "improved"),  # 0.04999999999999999 in floats
         (0.02, -0.03, 0.07, "inconclusive"),
-        (-0.02, -0.03, -0.001, "regressed"),  # any significant loss is a regression
+        (-0.02, -0.03, -0.001, "inconclusive"),  # significant but inside the threshold
+        (-0.05, -0.09, -0.001, "regressed"),  # the threshold binds both directions alike
+        (-0.10, -0.18, -0.02, "regressed"),
         (0.0, 0.0, 0.0, "inconclusive"),
         (float("nan"), float("nan"), float("nan"), "inconclusive"),
     ],
