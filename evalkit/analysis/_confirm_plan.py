@@ -70,10 +70,11 @@ def flagged_cases(
 ) -> tuple[FlaggedCase, ...]:
     """The cases a comparison's per-case screen flags, strongest first.
 
-    A case is flagged when a row of it has the verdict ``improved`` or ``regressed``, or when
-    its unadjusted p-value stays below ``alpha`` after Benjamini-Hochberg across the case
-    rows (the screen's false discovery rate). A case with several rows (conditions,
-    providers) keeps its strongest.
+    A case is flagged when its row has the verdict ``improved`` or ``regressed``, or when its
+    p-value stays below ``alpha`` after the screen's false-discovery-rate correction. The
+    rows are the comparison's pooled case rows (one per case, over its providers and
+    conditions) where it has them, else its per-unit rows, corrected here by
+    Benjamini-Hochberg, each case keeping its strongest.
 
     Args:
         comparison: The screening comparison (pass rates).
@@ -111,12 +112,15 @@ def strongest_cases(
 
 
 def _screened(comparison: PairedComparison, alpha: float) -> list[FlaggedCase]:
-    rows = comparison.cases
+    rows = comparison.case_rows
     if rows is None or rows.empty:
         return []
     if comparison.metric != "passed":
         raise ConfigError("confirm: confirms pass rates only (compare --metric passed)")
-    screen = adjust_pvalues(rows["p_value"].to_numpy(dtype=float), alpha, "fdr_bh")
+    if comparison.case_screen is not None:  # one row per case, pooled and already screened
+        screen = rows["p_adjusted"].to_numpy(dtype=float)
+    else:
+        screen = adjust_pvalues(rows["p_value"].to_numpy(dtype=float), alpha, "fdr_bh")
     rows = rows.assign(_screen=screen).sort_values(["p_value", "case_id"], kind="stable")
     out = []
     for case_id, group in rows.groupby("case_id", sort=False):

@@ -225,33 +225,6 @@ def tied_plan(
     return cases, more, note
 
 
-def confirm_command(result: PairedComparison, baseline: str, candidate: str) -> str | None:
-    """The targeted follow-up of a comparison whose cases were flagged (hook; off for now).
-
-    ``evalkit confirm BASELINE CANDIDATE`` reruns only the flagged cases. It is offered when
-    :data:`CONFIRM_AVAILABLE` is set and some case of ``result`` was named improved or
-    regressed.
-
-    Args:
-        result: The comparison.
-        baseline: The baseline run as named on the command line.
-        candidate: The candidate run.
-
-    Returns:
-        The command, or None.
-    """
-    if not CONFIRM_AVAILABLE or "verdict" not in result.cases:
-        return None
-    flagged = result.cases["verdict"].astype(str).isin(["improved", "regressed"])
-    if not bool(flagged.any()):
-        return None
-    return shlex.join(["evalkit", "confirm", baseline, candidate])
-
-
-#: Whether ``evalkit confirm`` exists to be offered (:func:`confirm_command`).
-CONFIRM_AVAILABLE = False
-
-
 #: Options of the run's own command line that the next step's command sets or drops.
 _SET = ("--run-id", "--runs-dir", "--trials", "--conditions", "--max-items", "--max-usd",
         "--max-rounds", "--plan-cases", "--round-cases", "--plan-effect", "--futility-beta",

@@ -349,13 +349,54 @@ def compare_main(args: argparse.Namespace) -> int:
             ("improved", result.improved_cases),
         ):
             out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
+            for line in _named_case_lines(result, label):
+                out.line(line)
             for line in _case_reason_lines(result, label):
                 out.line(line)
         if result.case_verdict_note:
             out.line(f"  ({result.case_verdict_note})")
+        follow_up = _confirm_line(args, result)
+        if follow_up:
+            out.line(follow_up)
         for line in unmatched_lines(result):
             out.line(line)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _named_case_lines(result: PairedComparison, verdict: str) -> list[str]:
+    """One line per named case: its change pooled over providers, interval and adjusted p."""
+    rows = result.case_rows
+    if rows is None or rows.empty or result.case_screen is None:
+        return []
+    lines = []
+    for row in rows[rows["verdict"] == verdict].to_dict("records"):
+        lines.append(
+            f"  {row['case_id']}: {_pct(row['candidate_rate'] - row['baseline_rate'])} "
+            f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}], "
+            f"{row['baseline_rate']:.0%} -> {row['candidate_rate']:.0%} over "
+            f"{int(row['n_baseline'])} vs {int(row['n_candidate'])} trials, adjusted p "
+            f"{row['p_adjusted']:.2g} ({result.case_correction})"
+        )
+    return lines
+
+
+def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
+    """The targeted follow-up, offered when a case is named or the change is concentrated."""
+    named = [*result.regressed_cases, *result.improved_cases]
+    concentrated = result.case_interaction is not None and result.case_interaction.differs
+    if result.metric != "passed" or not (named or concentrated):
+        return ""
+    import shlex
+
+    runs = [args.baseline] if args.candidate is None else [args.baseline, args.candidate]
+    command = ["evalkit", "confirm", *runs]
+    if args.conditions:
+        command += ["--conditions", args.conditions]
+    what = (f"the {len(named)} named case(s)" if named else
+            "the cases its screen ranks strongest (or name them with --case)")
+    return (f"follow-up: {shlex.join(command)} --suite SUITE --dry-run  (reruns only {what} "
+            "on fresh samples, both sides' stored skill texts, and prices it before spending; "
+            "drop --dry-run to run it)")
 
 
 def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
