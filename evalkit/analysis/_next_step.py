@@ -112,11 +112,7 @@ def next_step(
             if trials > 1 and strict_trials is None:
                 trials_needed = equivalence_trials(effect, threshold, components,
                                                    result.n_cases, alpha)
-        notes.append(
-            f"the observed change ({percent(effect):+.1f} pp) is inside the practical threshold "
-            f"of {threshold * 100:g} pp: even settled it would not matter in practice, so the "
-            "plan is for showing no practical difference rather than a verdict"
-        )
+        notes.append(_inside_note(result, effect, threshold))
     if strict_trials is not None:
         notes.append(f"under the strict flake policy a case is one outcome (all of its "
                      f"{strict_trials} trials pass): cases are planned at {strict_trials} "
@@ -134,6 +130,41 @@ def next_step(
     return feasible_plan(step, result, rows, suite_path=suite_path,
                          two_runs=candidate is not None, components=components,
                          command_line=command_line)
+
+
+def cases_past_threshold(result: PairedComparison) -> tuple[list[str], int]:
+    """The cases that moved past the threshold in this sample, and how many could have.
+
+    The first are strongest first; the count is of the cases whose intervals reach past the
+    threshold (the ones the average cannot vouch for). Read from the comparison's pooled case
+    rows where it has them, else its per-unit rows.
+    """
+    rows = result.case_rows
+    if rows is None or rows.empty or "ci_low" not in rows:
+        return [], 0
+    threshold = float(result.threshold)
+    low, high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
+    reach = rows[(low <= -threshold) | (high >= threshold)]
+    estimate = reach["estimate"].astype(float)
+    moved = reach.assign(_size=estimate.abs())[estimate.abs() >= threshold]
+    moved = moved.sort_values(["_size", "case_id"], ascending=[False, True], kind="stable")
+    return list(dict.fromkeys(moved["case_id"].astype(str))), int(reach["case_id"].nunique())
+
+
+def _inside_note(result: PairedComparison, effect: float, threshold: float) -> str:
+    """Why the plan is for equivalence, and what the average cannot say about single cases."""
+    head = (f"the observed change ({percent(effect):+.1f} pp) is inside the practical threshold "
+            f"of {threshold * 100:g} pp on average")
+    moved, reaching = cases_past_threshold(result)
+    if not reaching:
+        return (f"{head}: even settled it would not matter in practice, so the plan is for "
+                "showing no practical difference rather than a verdict")
+    named = ", ".join(moved[:3]) + (f" and {len(moved) - 3} more" if len(moved) > 3 else "")
+    which = (f"{len(moved)} case(s) moved by more than {threshold * 100:g} pp in this sample "
+             f"({named}), and " if moved else "")
+    return (f"{head}, but {which}the intervals of {reaching} case(s) reach past it: the average "
+            "cannot show that no single case moved, so this plan is for the average only; "
+            "to settle the cases, confirm them on fresh samples (evalkit confirm)")
 
 
 def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str | None:

@@ -289,7 +289,7 @@ def _instead(step: NextStep, ratio: float, so_far: int) -> str:
     head = (f"that is {ratio:.1f}x the {so_far:,} items compared so far, out of proportion "
             f"(more than {OUT_OF_PROPORTION:g}x); instead")
     if step.goal == "equivalence":
-        return (f"{head}: read this result as 'no change as large as "
+        return (f"{head}: read this result as 'no average change as large as "
                 f"{step.threshold * 100:g} pp was seen' (not a proof of none), add cases "
                 "(a new case carries more than another trial of an old one), or raise the "
                 "threshold (--threshold) if a larger change is what matters")

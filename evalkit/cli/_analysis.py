@@ -382,9 +382,12 @@ def _named_case_lines(result: PairedComparison, verdict: str) -> list[str]:
 
 def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
     """The targeted follow-up, offered when a case is named or the change is concentrated."""
+    from evalkit.analysis._next_step import cases_past_threshold
+
     named = [*result.regressed_cases, *result.improved_cases]
     concentrated = result.case_interaction is not None and result.case_interaction.differs
-    if result.metric != "passed" or not (named or concentrated):
+    moved = [] if named else cases_past_threshold(result)[0][:3]
+    if result.metric != "passed" or not (named or concentrated or moved):
         return ""
     import shlex
 
@@ -392,7 +395,15 @@ def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
     command = ["evalkit", "confirm", *runs]
     if args.conditions:
         command += ["--conditions", args.conditions]
+    else:  # confirm reruns one condition: the one whose change was largest
+        parts = [(name, part) for name, part in result.by_condition if part.n_cases > 0]
+        if len(result.by_condition) > 1 and parts:
+            name, _ = max(parts, key=lambda item: abs(float(item[1].delta.estimate)))
+            command += ["--conditions", name]
+    for case_id in moved:
+        command += ["--case", case_id]
     what = (f"the {len(named)} named case(s)" if named else
+            f"the {len(moved)} case(s) that moved most" if moved else
             "the cases its screen ranks strongest (or name them with --case)")
     return (f"follow-up: {shlex.join(command)} --suite SUITE --dry-run  (reruns only {what} "
             "on fresh samples, both sides' stored skill texts, and prices it before spending; "
