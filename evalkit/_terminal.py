@@ -5,8 +5,8 @@ A case id, a tag, a model's answer or a recorded command line can hold a carriag
 to a terminal as they are, they overwrite what evalkit printed or put something else on the
 clipboard than what is shown. Two paths keep every text output to text:
 
-- :class:`TextOnly` wraps a text stream and passes everything written through
-  :func:`evalkit._bidi.neutralize_controls`: each such character becomes a visible marker
+- :class:`TextOnly` wraps a text stream and passes everything written through the redactor
+  and :func:`evalkit._bidi.neutralize_controls`: each such character becomes a visible marker
   (``⟨U+001B⟩``), newline and tab stay. The ``evalkit`` command installs it on ``sys.stdout``
   and ``sys.stderr`` for its whole run (:func:`text_only_output`), so every ``print`` of the
   command line, every error message and every argparse message goes through it.
@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import IO, TYPE_CHECKING, Any, TextIO, cast
 
 from evalkit._bidi import BIDI_CONTROLS, TERMINAL_CONTROLS, neutralize_controls
+from evalkit._redact import redact_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -65,8 +66,12 @@ class TextOnly:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        """Write ``text`` neutralised; return its length as given (what ``print`` expects)."""
-        self.stream.write(neutralize_controls(text))
+        """Write ``text`` redacted and neutralised; return its length as given (as ``print``).
+
+        Redaction (:func:`evalkit._redact.redact_text`) comes first, so a key in run data that
+        the pages black out is blacked out on the terminal too, whatever printed it.
+        """
+        self.stream.write(neutralize_controls(redact_text(text)))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:

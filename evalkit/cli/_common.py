@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._plain import json_text
+from evalkit._redact import redact_value
 from evalkit._settings import CONCURRENCY, N_RESAMPLES, SEED
-from evalkit._terminal import json_escaped
+from evalkit._terminal import json_escaped, underneath
 from evalkit.errors import ConfigError
 
 #: Exit code of ``evalkit run`` when the run finished but failed: every item of the run, or of
@@ -24,10 +25,14 @@ def print_json(data: dict[str, Any]) -> None:
     r"""Print one JSON object on stdout (NaN and infinities become null).
 
     Every display control of the data is a ``\uXXXX`` escape (``evalkit._terminal``): the
-    JSON decodes to the data's exact strings and holds nothing a terminal would obey.
+    JSON decodes to the data's strings and holds nothing a terminal would obey. Keys in the
+    data are redacted (:func:`evalkit._redact.redact_value`), as on every page.
     """
-    sys.stdout.write(json_escaped(json_text(data)) + "\n")
-    sys.stdout.flush()
+    # Redacted as values (the JSON stays valid), then written beneath the text wrapper: the
+    # escaped JSON holds no display control, and a second pass over megabytes would be slow.
+    out = underneath(sys.stdout)
+    out.write(json_escaped(json_text(redact_value(data))) + "\n")
+    out.flush()
 
 
 def eprint(message: str) -> None:
