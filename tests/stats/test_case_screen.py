@@ -75,9 +75,7 @@ def _reference_p(base: pd.DataFrame, cand: pd.DataFrame) -> pd.DataFrame:
         else:
             tables = [
                 np.array([[xc, nc - xc], [xb, nb - xb]], dtype=float)
-                for xc, nc, xb, nb in zip(
-                    x_c[keep], n_c[keep], x_b[keep], n_b[keep], strict=True
-                )
+                for xc, nc, xb, nb in zip(x_c[keep], n_c[keep], x_b[keep], n_b[keep], strict=True)
             ]
             p = StratifiedTable(tables).test_null_odds(correction=True).pvalue
         out.append({"case_id": case, "estimate": estimate, "p_value": min(1.0, float(p))})
