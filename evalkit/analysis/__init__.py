@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         parse_roles as parse_roles,
     )
     from evalkit.analysis._next_step import (
+        cases_past_threshold as cases_past_threshold,
         next_step,
         run_command_line as run_command_line,
         run_suite_path as run_suite_path,

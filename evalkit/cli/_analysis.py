@@ -382,7 +382,7 @@ def _named_case_lines(result: PairedComparison, verdict: str) -> list[str]:
 
 def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
     """The targeted follow-up, offered when a case is named or the change is concentrated."""
-    from evalkit.analysis._next_step import cases_past_threshold
+    from evalkit.analysis import cases_past_threshold
 
     named = [*result.regressed_cases, *result.improved_cases]
     concentrated = result.case_interaction is not None and result.case_interaction.differs
