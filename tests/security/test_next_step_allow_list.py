@@ -17,6 +17,7 @@ command goes only where the suite itself says (its own local server).
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -127,18 +128,20 @@ def test_gate_prints_the_same_rebuilt_next_step(scene: Scene) -> None:
     _check_command(command, left_out, scene)
 
 
-@pytest.mark.slow
-def test_pasting_the_printed_next_step_sends_nothing_where_the_run_chose(scene: Scene) -> None:
-    done = evalkit_cli("compare", "a", "b", "--conditions", "none,self-load", cwd=scene.root)
-    command, _ = _next_step(assert_text_only(done.stdout.encode()))
+def _paste(command: str, scene: Scene) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` in bash as a reader would paste it, with a key in the environment."""
     scene.attacker.reset()
     scene.own.reset()
     bin_dir = Path(sys.executable).parent
     env = {k: v for k, v in os.environ.items() if k != "EVALKIT_SANDBOX"}
     env |= {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}", "PYTHONPATH": str(ROOT),
             "OPENAI_API_KEY": KEY}
-    pasted = subprocess.run(["bash", "-c", command], cwd=scene.root, env=env,
-                            capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(["bash", "-c", command], cwd=scene.root, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def _assert_only_the_suites_server(pasted: subprocess.CompletedProcess[str],
+                                   scene: Scene) -> None:
     assert scene.attacker.requests == [], "the pasted command reached the run's server"
     reached = scene.own.model_requests()
     assert reached, pasted.stderr  # it ran, against the suite's own server
@@ -147,6 +150,44 @@ def test_pasting_the_printed_next_step_sends_nothing_where_the_run_chose(scene: 
     assert not any(SECRET in r.text for r in reached), "the private file was sent"
     assert pasted.returncode == 2 and "refused the credentials" in pasted.stderr
     assert not (scene.root / "PWNED").exists()
+
+
+@pytest.mark.slow
+def test_pasting_the_printed_next_step_sends_nothing_where_the_run_chose(scene: Scene) -> None:
+    done = evalkit_cli("compare", "a", "b", "--conditions", "none,self-load", cwd=scene.root)
+    command, _ = _next_step(assert_text_only(done.stdout.encode()))
+    _assert_only_the_suites_server(_paste(command, scene), scene)
+
+
+@pytest.mark.slow
+def test_pasting_a_next_step_whose_run_line_selects_real_cases_still_sends_nothing_away(
+    scene: Scene,
+) -> None:
+    """The same attack without the hostile ``--tags``: every demo case matches.
+
+    With ``--tags`` matching no case, a pasted command stops before it sends anything, so
+    the test above would pass even if the options were carried. Here the recorded line
+    selects real cases: carried as recorded, its ``--provider-opt base_url`` would send the
+    reader's key (and, through ``--skill``, the private file) to the attacker's server.
+    """
+    runs = scene.root / "runs"
+    shutil.copytree(runs / "b", runs / "c")
+    manifest_path = runs / "c" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    manifest["run_id"] = "c"
+    words = shlex.split(manifest["command_line"])
+    at = words.index("--tags")
+    manifest["command_line"] = shlex.join(words[:at] + words[at + 2:])
+    manifest_path.write_text(json.dumps(manifest), encoding="utf-8")
+    as_recorded = _paste(manifest["command_line"], scene)  # the attack works unfiltered
+    assert scene.attacker.model_requests(), as_recorded.stderr
+    done = evalkit_cli("compare", "a", "c", "--conditions", "none,self-load", cwd=scene.root)
+    assert done.returncode == 0, done.stderr
+    command, left_out = _next_step(assert_text_only(done.stdout.encode()))
+    printed = shlex.split(command)
+    assert "--tags" not in printed and "--provider-opt" not in printed
+    assert left_out.startswith("left out of the next step: --provider-opt base_url, ")
+    _assert_only_the_suites_server(_paste(command, scene), scene)
 
 
 def test_a_resume_hint_from_a_damaged_run_is_rebuilt_the_same_way(scene: Scene) -> None:
@@ -168,3 +209,37 @@ def test_a_resume_hint_from_a_damaged_run_is_rebuilt_the_same_way(scene: Scene) 
     assert found.group(2).startswith("--tags (its value holds control characters), "
                                      "--provider-opt base_url, --skill safe-shell, --no-sandbox")
     assert str(scene.attacker.port) not in error and str(scene.secret) not in error
+
+
+def test_the_option_table_classifies_every_option_of_evalkit_run_and_nothing_else() -> None:
+    """Each option of ``evalkit run``'s real parser is carried, session-only or left out.
+
+    A new run flag cannot slip through unclassified: ``_parse`` treats an option it does not
+    know as an unreadable line, and one the table lists but the parser lacks is a stale entry.
+    """
+    from evalkit import _command_line as table
+    from evalkit.cli._main import CommandParser, build_parser
+
+    root = build_parser()
+    [commands] = [action for action in root._actions
+                  if isinstance(action, argparse._SubParsersAction)]
+    run = commands.choices["run"]
+    assert isinstance(run, CommandParser)
+    run.configure()
+    options: set[str] = set()
+    flags: set[str] = set()
+    for action in run._actions:
+        if isinstance(action, argparse._HelpAction):
+            continue
+        (flags if action.nargs == 0 else options).update(action.option_strings)
+    assert options and flags
+    assert table.RUN_OPTIONS == options, (
+        f"unclassified: {sorted(options - table.RUN_OPTIONS)}; "
+        f"not options of evalkit run: {sorted(table.RUN_OPTIONS - options)}")
+    assert table.RUN_FLAGS == flags, (
+        f"unclassified: {sorted(flags - table.RUN_FLAGS)}; "
+        f"not flags of evalkit run: {sorted(table.RUN_FLAGS - flags)}")
+    groups = [table.CARRIED, table.SESSION, table.LEFT_OUT]
+    flag_groups = [table.CARRIED_FLAGS, table.SESSION_FLAGS, table.LEFT_OUT_FLAGS]
+    for kind in (groups, flag_groups):  # each option in exactly one group
+        assert sum(len(group) for group in kind) == len(frozenset().union(*kind))
