@@ -180,11 +180,15 @@ def equivalence_trials(
     if design.between_diff <= 0 and design.within <= 0:
         return None  # no variance measured: the zero-spread rule, not this model, decides
     omega_floor = math.sqrt(design.between_diff)
-    if equivalence_power(effect, threshold, omega_floor, cases, alpha) < NEXT_STEP_POWER:
+    guard = 1.0 - alpha  # the case x condition test must not reject either (equivalence_cases)
+
+    def reach(omega: float) -> float:
+        return guard * equivalence_power(effect, threshold, omega, cases, alpha)
+
+    if reach(omega_floor) < NEXT_STEP_POWER:
         return None  # the spread between cases alone is too wide at these cases
     for trials in range(1, MAX_TRIALS + 1):
-        omega = math.sqrt(design.omega2(trials))
-        if equivalence_power(effect, threshold, omega, cases, alpha) >= NEXT_STEP_POWER:
+        if reach(math.sqrt(design.omega2(trials))) >= NEXT_STEP_POWER:
             return trials
     return None
 

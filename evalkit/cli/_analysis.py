@@ -370,8 +370,9 @@ def _named_case_lines(result: PairedComparison, verdict: str) -> list[str]:
         return []
     lines = []
     for row in rows[rows["verdict"] == verdict].to_dict("records"):
+        where = f" ({row['condition']})" if "condition" in row else ""
         lines.append(
-            f"  {row['case_id']}: {_pct(row['candidate_rate'] - row['baseline_rate'])} "
+            f"  {row['case_id']}{where}: {_pct(row['candidate_rate'] - row['baseline_rate'])} "
             f"[{_pct(row['ci_low'])}, {_pct(row['ci_high'])}], "
             f"{row['baseline_rate']:.0%} -> {row['candidate_rate']:.0%} over "
             f"{int(row['n_baseline'])} vs {int(row['n_candidate'])} trials, adjusted p "

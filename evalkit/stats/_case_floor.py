@@ -73,7 +73,7 @@ def case_verdict_note(cases: pd.DataFrame, *, binary: bool, alpha: float) -> str
     needed = trials_for_a_case_verdict(alpha)
     most = int(cases[["n_baseline", "n_candidate"]].min(axis=1).max())
     several = pooled and int(cases["n_strata"].max()) > 1
-    per_side = "trials per side (pooled over its providers and conditions)" if several else (
+    per_side = "trials per side (pooled over its providers)" if several else (
         "trials per side")
     if most <= 1:
         said = "with one trial per side a case is one outcome each, so none can be judged alone"

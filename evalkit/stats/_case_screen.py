@@ -66,15 +66,18 @@ SCREEN_COLUMNS = (
     "method",
 )
 
-#: The columns a stratum of a case is made of (the unit columns that are not the case).
-STRATUM_COLUMNS = ("condition", "provider")
+#: The columns a stratum of a case row is made of: its providers. Conditions stay apart (a row
+#: per case and condition): they are different treatments, and pooling them would dilute an
+#: edit that changes one condition only (a case that falls 7/7 -> 0/7 when preloaded and is
+#: unchanged in the three others is -25 pp pooled, and not named).
+STRATUM_COLUMNS = ("provider",)
 
 #: Random within-stratum permutations of the stratified score test.
 SCORE_PERMUTATIONS = 1999
 
 
 def case_columns(keys: pd.DataFrame) -> list[str]:
-    """The unit columns that name a case (all but condition and provider)."""
+    """The unit columns that name a case row (all but the provider: case, and condition)."""
     return [c for c in keys.columns if c not in STRATUM_COLUMNS]
 
 

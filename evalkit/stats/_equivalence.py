@@ -155,6 +155,10 @@ def equivalence_cases(
 ) -> PowerResult:
     """Cases needed to show "no practical difference (within +-margin)" with ``power``.
 
+    The claim needs the whole interval within the margin *and* the case x condition
+    interaction test not to reject, which a uniform change passes with chance ``1 - alpha``:
+    the power planned for is the product.
+
     Args:
         margin: The practical threshold (e.g. 0.05 for 5 pp).
         n_trials: Trials per case and arm.
@@ -185,8 +189,20 @@ def equivalence_cases(
                   f"is {true_effect * 100:+g} pp"),
         )
 
+    # The claim also needs the case x condition interaction test not to reject (a change that
+    # differs between cases is no "no practical difference"): a uniform change passes it with
+    # chance 1 - alpha, so that is the most any number of cases reaches.
+    guard = 1.0 - design.alpha
+    if design.power >= guard:
+        return design.result(
+            n_cases=None, power=0.0, se=float("nan"), **common,
+            note=(f"the claim also needs the test of whether the change differs between cases "
+                  f"not to reject, which a uniform change passes {guard:.0%} of the time: a "
+                  f"power of {design.power:.0%} is out of reach"),
+        )
+
     def reach(n: int) -> float:
-        return equivalence_power(true_effect, margin, omega, n, design.alpha)
+        return guard * equivalence_power(true_effect, margin, omega, n, design.alpha)
 
     low, high = 2, 2
     while reach(high) < design.power:

@@ -120,7 +120,7 @@ class PairedComparison:
             ``ungraded``: judged statements the run's judge could not grade); missing evidence,
             counted here and never taken as a pass or a failure.
         ungraded_note: One line explaining :attr:`ungraded_items` ("" when there are none).
-        case_screen: One row per case pooling its providers and conditions as strata (CMH for
+        case_screen: One row per case and condition pooling its providers as strata (CMH for
             pass bits, a stratified permutation test for scores), corrected across cases with
             :attr:`case_correction` (:func:`~evalkit.stats.case_screen`); None when not
             computed (the per-condition and per-provider parts).

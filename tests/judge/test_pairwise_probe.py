@@ -260,7 +260,7 @@ def test_a_judge_that_answers_tie_whenever_a_note_is_planted_fails_the_probe(
                        "--runs-dir", str(runs)).returncode == 0
     decisive = _label(sheet, known)
     done = evalkit_cli("judge", "calibrate", "cand", "--labels", str(sheet), "--pairwise",
-                       "--runs-dir", str(runs), "--json")
+                       *judge, "--runs-dir", str(runs), "--json")  # named again: not from run data
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)["probe"]
     assert probe["n_probed"] == decisive and probe["followed"] == 0
