@@ -38,8 +38,7 @@ from evalkit.stats._verdicts import (
     overall_verdict,
 )
 
-#: Below this many discordant pairs McNemar's test is exact (binomial), else chi-square
-#: with continuity correction (the usual rule of thumb, b + c < 25).
+#: The columns the per-case table adds after the unit columns (:func:`case_table`).
 CASE_COLUMNS = (
     "n_baseline",
     "n_candidate",
