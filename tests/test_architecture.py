@@ -536,6 +536,26 @@ def test_the_api_reference_lists_every_public_name_as_it_is() -> None:
             assert f"| `{name}` |" in committed, f"evalkit.{package}.{name}"
 
 
+def test_the_architecture_docs_draw_the_errors_and_root_modules_as_they_are() -> None:
+    """The error tree and the root-module table of docs/architecture.md come from the code."""
+    spec = importlib.util.spec_from_file_location(
+        "make_architecture_tables", ROOT / "scripts" / "make_architecture_tables.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    committed = tables.ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    assert committed == tables.rendered(committed), "run scripts/make_architecture_tables.py"
+    import evalkit.errors
+
+    for name, value in vars(evalkit.errors).items():
+        if isinstance(value, type) and issubclass(value, Exception):
+            assert f"── {name} " in committed or name == "EvalkitError", name
+    for path in (ROOT / "evalkit").glob("_*.py"):
+        if path.stem not in ("__init__", "__main__"):
+            assert f"| `evalkit.{path.stem}` |" in committed, path.name
+
+
 def test_no_plumbing_in_all() -> None:
     """A public name that other packages import is one the user documentation speaks of.
 
