@@ -25,11 +25,8 @@ the block that ``__all__`` leaves out is the package's internal surface: it reso
 way, for sibling packages, but it is not part of the API (docs/api.md lists the public
 names; ``tests/test_architecture.py`` keeps plumbing off ``__all__``).
 
-A name that moved to another package stays answered where it was, as a deprecated alias: the
-package passes a literal ``_DEPRECATED_ALIASES = {name: "evalkit.newpackage"}`` table to
-:func:`attach`, and a use of the old path imports the new one and warns ``DeprecationWarning``
-naming it. The table holds strings, not imports, so the old package does not depend on the new
-one (``tests/test_architecture.py`` reads it with :func:`declared_aliases`).
+Every name has one home: a name that moves is imported from its new package by every caller
+(nothing was released, so there are no deprecated aliases; CHANGELOG.md says what moved).
 """
 
 from __future__ import annotations
@@ -37,8 +34,7 @@ from __future__ import annotations
 import ast
 import importlib
 import sys
-import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,27 +66,6 @@ def declared_imports(package: str, init_file: str | Path) -> dict[str, tuple[str
     return found
 
 
-def declared_aliases(init_file: str | Path) -> dict[str, str]:
-    """A package ``__init__``'s deprecated aliases: its literal ``_DEPRECATED_ALIASES`` table.
-
-    Args:
-        init_file: The package's ``__init__.py``.
-
-    Returns:
-        ``{old public name: the package it moved to}`` (empty without a table).
-    """
-    tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), filename=str(init_file))
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        if node_value := getattr(node, "value", None):
-            if any(isinstance(t, ast.Name) and t.id == "_DEPRECATED_ALIASES" for t in targets):
-                table: dict[str, str] = ast.literal_eval(node_value)
-                return table
-    return {}
-
-
 def _is_type_checking(test: ast.expr) -> bool:
     if isinstance(test, ast.Name):
         return test.id == "TYPE_CHECKING"
@@ -100,36 +75,19 @@ def _is_type_checking(test: ast.expr) -> bool:
 def attach(
     package: str,
     init_file: str | Path,
-    deprecated_aliases: Mapping[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Module ``__getattr__`` and ``__dir__`` that import a package's public names on first use.
 
     Args:
         package: The package's ``__name__``.
         init_file: The package's ``__file__``.
-        deprecated_aliases: Names that moved out of the package, each to the package that
-            exports it now (``{"plan_run": "evalkit.sequential"}``), or to the package and
-            its new name when it was renamed too (``"evalkit.ablation:SkillComponent"``). Such
-            a name still
-            resolves, with a :class:`DeprecationWarning` naming its new path at every use; it
-            is neither in ``__all__`` nor in ``dir()``.
 
     Returns:
         ``(__getattr__, __dir__)`` to assign in the package's namespace.
     """
     targets = declared_imports(package, init_file)
-    moved = dict(deprecated_aliases or {})
 
     def __getattr__(name: str) -> Any:
-        if name in moved:
-            home, _, new_name = moved[name].partition(":")
-            new_name = new_name or name
-            warnings.warn(
-                f"{package}.{name} is deprecated: use {home}.{new_name}",
-                DeprecationWarning,
-                stacklevel=2,
-            )
-            return getattr(importlib.import_module(home), new_name)
         try:
             module, attribute = targets[name]
         except KeyError:

@@ -211,7 +211,6 @@ class Registry(Generic[T]):
         validate: Checks an entry, ``validate(value, spec, name)``, and returns it (raises
             ``ConfigError`` for a value that is not an entry of this kind); by default an
             entry is a factory: anything callable.
-        legacy_group: The entry-point group of earlier releases, still read.
         hint: Text added after the list of names in the unknown-name error (how to spell a
             name with an argument, for instance).
         bases: The kind's base classes: a class deriving from one (or an instance of one)
@@ -227,7 +226,6 @@ class Registry(Generic[T]):
         field: str,
         builtins: Mapping[str, T | str],
         validate: Callable[[Any, str, str], T] | None = None,
-        legacy_group: str | None = None,
         hint: str = "",
         bases: tuple[type, ...] = (),
     ) -> None:
@@ -235,7 +233,6 @@ class Registry(Generic[T]):
         self.option = option
         self.field = field
         self.group = ENTRY_POINT_GROUP
-        self.legacy_group = legacy_group
         self.builtins = builtins
         self.hint = hint
         self.bases = bases
@@ -257,9 +254,7 @@ class Registry(Generic[T]):
     def plugin_specs(self) -> dict[str, str]:
         """``name -> "module:attribute"`` of the installed entry points of this kind."""
         if self._plugins is None:
-            found = {}
-            if self.legacy_group:
-                found = {ep.name: ep.value for ep in entry_points(group=self.legacy_group)}
+            found: dict[str, str] = {}
             prefix = f"{self.kind}."
             for ep in entry_points(group=ENTRY_POINT_GROUP):
                 if ep.name.startswith(prefix):

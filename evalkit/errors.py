@@ -3,37 +3,8 @@
 Packages that export one (``evalkit.runner.RunStopped``, ``evalkit.report.ReportError``, ...)
 re-export it from this module. The CLI maps the branches to exit codes: an ``InputError`` or a
 ``PlanError`` exits with 2, ``RunOutOfSpace`` with 75 (:data:`EXIT_NO_SPACE`),
-``RunInterrupted`` with 130/143. The tree::
-
-    EvalkitError
-    ├── InputError            bad user input; the CLI exits with code 2
-    │   ├── SuiteError        a suite failed validation (carries every problem at once)
-    │   ├── RunNotFoundError  a run directory or run id does not exist
-    │   ├── CorruptFileError  a file of a run cannot be read (truncated, damaged, empty)
-    │   ├── InputBoundError   an untrusted JSON/YAML text is too large or nested too deeply
-    │   ├── FixtureLinkError  a fixture's symlink leaves the fixture, loops or is unresolvable
-    │   ├── ReportInputError  a report notebook stopped on bad input (also a ReportError)
-    │   └── ConfigError       an invalid option, provider setting or flag combination
-    │       ├── UnknownPluginError  no provider, import format or optimizer has that name
-    │       ├── SandboxUnavailableError  bubblewrap is missing and the sandbox is on
-    │       ├── RunLocked     another live process writes the run directory
-    │       └── RunStopped    a run stopped at its first configuration error (auth, config)
-    ├── PlanError             the work plan is inconsistent (e.g. duplicate item keys)
-    ├── RunInterrupted        a run stopped by SIGINT/SIGTERM; exit code 130/143
-    ├── RunOutOfSpace         a run stopped by a full disk or a file size limit; exit code 75
-    ├── ReportError           a report notebook cell failed; the executed notebook is kept
-    │   └── ReportInputError  (see above)
-    ├── TamperError           a file the optimizer must not touch changed; the run is aborted
-    ├── SealError             the sealed test split was already unsealed
-    └── ProviderError         an agent invocation failed (becomes an error row, never a crash)
-        ├── AuthError         the provider refused the credentials: stops the run (exit 2)
-        └── InfraError        retryable infrastructure failure
-            ├── ProviderTimeout   the invocation exceeded its time budget
-            ├── RateLimited       HTTP 429 or an equivalent signal
-            ├── ServerError       HTTP 5xx or a malformed response stream
-            ├── ConnectionFailed  the endpoint could not be reached
-            ├── AgentCrashed      an agent CLI exited before producing any output
-            └── JudgeAnswerError  a judge's answer could not be parsed as a verdict
+``RunInterrupted`` with 130/143. docs/architecture.md draws the tree of these classes from
+their docstrings.
 """
 
 from __future__ import annotations

@@ -9,9 +9,8 @@ between packages, on an import of another package's private module, on a package
 one that docs/architecture.md does not allow it to, on a root-level module importing a
 package, and on a public exception class defined outside ``evalkit/errors.py``.
 
-Two kinds of string are not imports: a package's ``_DEPRECATED_ALIASES`` table (old public
-name -> the package it moved to), whose aliases must answer, with a warning, the new package's
-public name, and the declared edges of :data:`DECLARED_STRING_EDGES`, each with its reason.
+One kind of string is not an import: the declared edges of :data:`DECLARED_STRING_EDGES`, each
+with its reason. A name has one home: no package answers a name that lives in another one.
 """
 
 from __future__ import annotations
@@ -27,8 +26,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from evalkit._lazy import declared_aliases
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "evalkit"
@@ -108,10 +105,6 @@ DECLARED_STRING_EDGES: dict[tuple[str, str], str] = {
     "that kind is first asked for; the kind's registry imports the root module, not back",
 }
 
-# Module-level tables whose strings name where a deprecated name moved: not imports (the old
-# name resolves on use), but each must name a real attribute.
-ALIAS_TABLES = {"_DEPRECATED_ALIASES"}
-
 # A string naming an evalkit module: ``evalkit.a.b``, ``evalkit.a.b:attr`` or ``evalkit.a.name``.
 _NAMES_A_MODULE = re.compile(r"evalkit(?:\.[A-Za-z_]\w*)+(?::[A-Za-z_][\w.]*)?")
 
@@ -121,21 +114,6 @@ def _module_name(path: Path) -> str:
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
-
-
-def _alias_table_strings(tree: ast.Module) -> dict[int, str]:
-    """The string constants of the module's alias tables, by node id."""
-    found: dict[int, str] = {}
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else []
-        if isinstance(node, ast.AnnAssign):
-            targets = [node.target]
-        if any(isinstance(t, ast.Name) and t.id in ALIAS_TABLES for t in targets):
-            assert node.value is not None
-            for inner in ast.walk(node.value):
-                if isinstance(inner, ast.Constant) and isinstance(inner.value, str):
-                    found[id(inner)] = inner.value
-    return found
 
 
 def _named_module(text: str, modules: set[str]) -> str | None:
@@ -155,11 +133,10 @@ def _named_module(text: str, modules: set[str]) -> str | None:
 
 
 def _string_imports(tree: ast.Module, modules: set[str]) -> set[str]:
-    """The evalkit modules named by the file's string constants (alias tables left out)."""
-    aliases = _alias_table_strings(tree)
+    """The evalkit modules named by the file's string constants."""
     found: set[str] = set()
     for node in ast.walk(tree):
-        if not isinstance(node, ast.Constant) or id(node) in aliases:
+        if not isinstance(node, ast.Constant):
             continue
         named = _named_module(node.value, modules) if isinstance(node.value, str) else None
         if named is not None:
@@ -309,30 +286,27 @@ def test_every_package_is_in_the_table() -> None:
     assert packages == set(ALLOWED)
 
 
-def _aliases() -> list[tuple[str, str, str]]:
-    """``(old package, name, new package)`` of every declared deprecated alias."""
-    return [
-        (f"evalkit.{init.parent.name}", name, target)
-        for init in sorted(PACKAGE.glob("*/__init__.py"))
-        for name, target in declared_aliases(init).items()
-    ]
+#: Names that lived in another package before the first release (CHANGELOG.md): each is
+#: answered by its one home only.
+MOVED_BEFORE_RELEASE = [
+    ("evalkit.analysis", "import_results", "evalkit.interop"),
+    ("evalkit.analysis", "run_until_verdict", "evalkit.sequential"),
+    ("evalkit.cases", "skill_components", "evalkit.ablation"),
+    ("evalkit.judge", "Verdict", "evalkit.judge"),
+    ("evalkit.report", "trend", "evalkit.analysis"),
+    ("evalkit.scorers", "run_command", "evalkit.sandbox"),
+    ("evalkit.stats", "compare", "evalkit.stats"),
+]
 
 
-def test_aliases_are_declared() -> None:
-    assert ("evalkit.analysis", "import_results", "evalkit.interop") in _aliases()
-
-
-@pytest.mark.parametrize(("package", "name", "target"), _aliases())
-def test_a_deprecated_alias_answers_the_new_packages_public_name(
-    package: str, name: str, target: str
-) -> None:
-    home, _, new_name = target.partition(":")
-    new_name = new_name or name
-    old, new = importlib.import_module(package), importlib.import_module(home)
-    assert new_name in new.__all__ and name not in old.__all__  # one home, the old path warns
-    with pytest.warns(DeprecationWarning, match=f"use {home}.{new_name}"):
-        value = getattr(old, name)
-    assert value is getattr(new, new_name)
+@pytest.mark.parametrize(("package", "name", "home"), MOVED_BEFORE_RELEASE)
+def test_a_moved_name_has_one_home(package: str, name: str, home: str) -> None:
+    old = importlib.import_module(package)
+    with pytest.raises(AttributeError, match=name):
+        getattr(old, name)
+    assert name not in dir(old)
+    if home != package:
+        assert name in importlib.import_module(home).__all__
 
 
 def test_string_imports_are_read() -> None:
@@ -560,6 +534,26 @@ def test_the_api_reference_lists_every_public_name_as_it_is() -> None:
     for package in reference.packages():
         for name in _public(package):
             assert f"| `{name}` |" in committed, f"evalkit.{package}.{name}"
+
+
+def test_the_architecture_docs_draw_the_errors_and_root_modules_as_they_are() -> None:
+    """The error tree and the root-module table of docs/architecture.md come from the code."""
+    spec = importlib.util.spec_from_file_location(
+        "make_architecture_tables", ROOT / "scripts" / "make_architecture_tables.py"
+    )
+    assert spec is not None and spec.loader is not None
+    tables = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tables)
+    committed = tables.ARCHITECTURE_DOC.read_text(encoding="utf-8")
+    assert committed == tables.rendered(committed), "run scripts/make_architecture_tables.py"
+    import evalkit.errors
+
+    for name, value in vars(evalkit.errors).items():
+        if isinstance(value, type) and issubclass(value, Exception):
+            assert f"── {name} " in committed or name == "EvalkitError", name
+    for path in (ROOT / "evalkit").glob("_*.py"):
+        if path.stem not in ("__init__", "__main__"):
+            assert f"| `evalkit.{path.stem}` |" in committed, path.name
 
 
 def test_no_plumbing_in_all() -> None:

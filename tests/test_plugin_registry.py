@@ -174,24 +174,6 @@ def test_registration_refuses_what_is_not_a_plugin_of_the_kind(clean_plugins: No
     assert "echo" not in evalkit.plugin_names("provider")
 
 
-@pytest.mark.parametrize(
-    ("old", "kind", "arguments"),
-    [
-        ("evalkit.providers:register_provider", "provider", ("echo", create_echo)),
-        ("evalkit.interop:register_importer", "importer", (PAIRS,)),
-        ("evalkit.optimize:register_optimizer", "optimizer", ("fixed", make_fixed)),
-    ],
-)
-def test_the_old_registration_calls_still_work_and_warn(
-    old: str, kind: str, arguments: tuple[Any, ...], clean_plugins: None
-) -> None:
-    module, _, name = old.partition(":")
-    function = getattr(__import__(module, fromlist=[name]), name)
-    with pytest.warns(DeprecationWarning, match=f'evalkit.register\\("{kind}"'):
-        function(*arguments)
-    assert {"echo", "pairs", "fixed"} & set(evalkit.plugin_names(kind))
-
-
 # ---- one spec syntax -------------------------------------------------------------------------
 
 
@@ -236,7 +218,7 @@ def test_one_entry_point_group_publishes_every_kind(
     assert isinstance(proposed, _Fixed) and proposed.text == "# published"
 
 
-def test_the_groups_of_earlier_releases_are_still_read(
+def test_only_the_one_group_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_plugins: None
 ) -> None:
     site = tmp_path / "site"
@@ -249,6 +231,7 @@ def test_the_groups_of_earlier_releases_are_still_read(
     monkeypatch.syspath_prepend(str(site))
     for kind in PLUGIN_KINDS:
         registry(kind).reload_plugins()
-    assert create_provider("echo-old").name == "simulated"
-    assert "pairs-old" in evalkit.plugin_names("importer")
-    assert isinstance(load_optimizer("fixed-old:x"), _Fixed)
+    # Per-kind groups were never released: a package publishing in them adds nothing.
+    assert "echo-old" not in evalkit.plugin_names("provider")
+    assert "pairs-old" not in evalkit.plugin_names("importer")
+    assert "fixed-old" not in evalkit.plugin_names("optimizer")

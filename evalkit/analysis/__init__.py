@@ -9,28 +9,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
-#: Names that moved to another package, by the package they live in now: each still resolves
-#: here, with a DeprecationWarning naming its new path (strings, not imports: this package does
-#: not depend on those).
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "EXPORT_FORMATS": "evalkit.interop",
-    "ExportResult": "evalkit.interop",
-    "IMPORT_FORMATS": "evalkit.interop",
-    "ImportRequest": "evalkit.interop",
-    "ImportResult": "evalkit.interop",
-    "Importer": "evalkit.interop",
-    "PLAN_POWER": "evalkit.sequential",
-    "RunPlan": "evalkit.sequential",
-    "SequentialRun": "evalkit.sequential",
-    "export_run": "evalkit.interop",
-    "import_results": "evalkit.interop",
-    "importer_names": "evalkit.interop",
-    "plan_run": "evalkit.sequential",
-    "register_importer": "evalkit.interop",
-    "run_until_verdict": "evalkit.sequential",
-    "DEFAULT_MIN_KAPPA": "evalkit.results",
-}
-
 if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
         JudgeCalibration,
@@ -95,7 +73,7 @@ if TYPE_CHECKING:
         trend,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "CasePlan",

@@ -4,19 +4,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
-#: Names that moved to another package (``"package"``, or ``"package:new_name"`` when renamed):
-#: each still resolves here, with a DeprecationWarning naming its new path. A skill's components
-#: are what an ablation removes, so they live with ablation.
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "CHARS_PER_TOKEN": "evalkit.ablation",
-    "AblatedCopy": "evalkit.ablation",
-    "Component": "evalkit.ablation:SkillComponent",
-    "estimate_tokens": "evalkit.ablation",
-    "pick_components": "evalkit.ablation",
-    "skill_components": "evalkit.ablation",
-    "write_ablated_copy": "evalkit.ablation",
-}
-
 if TYPE_CHECKING:
     from evalkit.cases._artifacts import (
         ARTIFACT_KINDS as ARTIFACT_KINDS,
@@ -88,7 +75,7 @@ if TYPE_CHECKING:
     )
     from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "EVIDENCE_METRICS",

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
         Importer,
         ImportRequest,
         importer_names,
-        register_importer,
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
@@ -34,5 +33,4 @@ __all__ = [
     "export_run",
     "import_results",
     "importer_names",
-    "register_importer",
 ]

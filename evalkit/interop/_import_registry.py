@@ -22,7 +22,6 @@ rest (keys, hashes, the run directory), whatever the format.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,10 +30,6 @@ from typing import Any
 from evalkit._registry import Registry, import_attribute
 from evalkit.errors import ConfigError
 from evalkit.interop._import_common import ParsedSource
-
-#: The entry-point group of earlier releases for importers (still read; new packages publish
-#: ``importer.NAME`` in ``evalkit.plugins``).
-ENTRY_POINT_GROUP = "evalkit.importers"
 
 
 @dataclass(frozen=True)
@@ -154,23 +149,8 @@ IMPORTERS: Registry[Importer] = Registry(
     field="format",
     builtins=BUILTIN_IMPORTERS,
     validate=_an_importer,
-    legacy_group=ENTRY_POINT_GROUP,
     bases=(Importer,),
 )
-
-
-def register_importer(importer: Importer) -> None:
-    """Deprecated: use ``evalkit.register("importer", importer.name, importer)``.
-
-    Args:
-        importer: The format.
-    """
-    warnings.warn(
-        'register_importer is deprecated: use evalkit.register("importer", name, importer)',
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    IMPORTERS.register(importer.name, importer)
 
 
 def importer_names() -> tuple[str, ...]:

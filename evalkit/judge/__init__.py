@@ -14,17 +14,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
-#: Names that moved or were renamed (``"package:new_name"``): each still resolves here, with a
-#: DeprecationWarning naming its new path. ``Verdict`` meant a statement's verdict here and the
-#: verdict literal in ``evalkit.stats``.
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "Verdict": "evalkit.judge:StatementVerdict",
-    "CALIBRATION_DIR": "evalkit.results",
-    "LABEL_COLUMNS": "evalkit.results",
-    "pairwise_calibration": "evalkit.results",
-    "judged_statements": "evalkit.results",
-}
-
 if TYPE_CHECKING:
     from evalkit.judge._apply import (
         JUDGE_ERROR as JUDGE_ERROR,
@@ -113,7 +102,7 @@ if TYPE_CHECKING:
         resolve_judge_spec as resolve_judge_spec,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "Answer",

@@ -17,7 +17,6 @@ if TYPE_CHECKING:
         OptimizerFactory,
         load_optimizer,
         optimizer_names,
-        register_optimizer,
     )
     from evalkit.optimize._optimizers import (
         CallableOptimizer,
@@ -71,6 +70,5 @@ __all__ = [
     "optimize",
     "optimizer_names",
     "read_state",
-    "register_optimizer",
     "write_state",
 ]

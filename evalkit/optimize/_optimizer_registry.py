@@ -21,7 +21,6 @@ Whatever a spec imports must declare itself an optimizer: a factory or function 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -31,10 +30,6 @@ from evalkit.optimize._optimizers import CallableOptimizer, Optimizer
 
 OptimizerFactory = Callable[[str, Mapping[str, Any]], Optimizer]
 """Builds an optimizer from the text after ``NAME:`` and the ``--optimizer-opt`` settings."""
-
-#: The entry-point group of earlier releases for optimizer factories (still read; new packages
-#: publish ``optimizer.NAME`` in ``evalkit.plugins``).
-ENTRY_POINT_GROUP = "evalkit.optimizers"
 
 #: The built-in optimizers, imported on first use.
 BUILTIN_OPTIMIZERS: Mapping[str, str] = {
@@ -52,26 +47,10 @@ OPTIMIZERS: Registry[OptimizerFactory] = Registry(
     option="--optimizer",
     field="optimizer",
     builtins=BUILTIN_OPTIMIZERS,
-    legacy_group=ENTRY_POINT_GROUP,
     hint=" (as NAME:ARG, e.g. command:CMD or provider:claude_code; python:module:function "
     "for a plain function)",
     bases=(Optimizer,),
 )
-
-
-def register_optimizer(name: str, factory: OptimizerFactory) -> None:
-    """Deprecated: use ``evalkit.register("optimizer", name, factory)``.
-
-    Args:
-        name: The name ``--optimizer NAME[:ARG]`` uses.
-        factory: ``factory(arg, settings)`` builds the optimizer.
-    """
-    warnings.warn(
-        'register_optimizer is deprecated: use evalkit.register("optimizer", name, factory)',
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    OPTIMIZERS.register(name, factory)
 
 
 def optimizer_names() -> tuple[str, ...]:

@@ -3,8 +3,7 @@
 Each provider is built by a factory from a mapping of settings (see
 :func:`create_provider`); built-ins are imported on first use, third-party ones are the
 ``provider`` plugins of :func:`evalkit.register` and of the ``evalkit.plugins`` entry-point
-group (the ``evalkit.providers`` group of earlier releases, :data:`ENTRY_POINT_GROUP`, is still
-read).
+group.
 """
 
 from typing import TYPE_CHECKING
@@ -33,13 +32,11 @@ if TYPE_CHECKING:
     )
     from evalkit.providers._registry import (
         BUILTIN_PROVIDERS,
-        ENTRY_POINT_GROUP,
         ProviderFactory,
         cached_provider as cached_provider,
         canonical_settings as canonical_settings,
         create_provider,
         provider_names,
-        register_provider,
     )
     from evalkit.providers._settings import (
         OUTCOME,
@@ -54,7 +51,6 @@ else:
 
 __all__ = [
     "BUILTIN_PROVIDERS",
-    "ENTRY_POINT_GROUP",
     "OUTCOME",
     "RUNTIME",
     "AgentCrashed",
@@ -78,7 +74,6 @@ __all__ = [
     "create_provider",
     "parse_settings",
     "provider_names",
-    "register_provider",
     "register_secret_env",
     "restore_workspace",
 ]

@@ -18,7 +18,6 @@ Whatever a spec imports must declare itself a provider: a factory marked
 from __future__ import annotations
 
 import json
-import warnings
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -29,10 +28,6 @@ from evalkit.providers._settings import ProviderSettings
 
 ProviderFactory = Callable[[Mapping[str, Any]], Provider]
 """Builds a provider from a mapping of settings (raises ``ConfigError`` on bad settings)."""
-
-#: The entry-point group of earlier releases for provider factories (still read; new packages
-#: publish ``provider.NAME`` in ``evalkit.plugins``).
-ENTRY_POINT_GROUP = "evalkit.providers"
 
 #: The built-in providers, imported on first use.
 BUILTIN_PROVIDERS: Mapping[str, str] = {
@@ -52,24 +47,8 @@ PROVIDERS: Registry[ProviderFactory] = Registry(
     option="--provider",
     field="provider",
     builtins=BUILTIN_PROVIDERS,
-    legacy_group=ENTRY_POINT_GROUP,
     bases=(Provider,),
 )
-
-
-def register_provider(name: str, factory: ProviderFactory) -> None:
-    """Deprecated: use ``evalkit.register("provider", name, factory)``.
-
-    Args:
-        name: Registry name used by ``--provider``.
-        factory: Builds the provider from a mapping of settings.
-    """
-    warnings.warn(
-        'register_provider is deprecated: use evalkit.register("provider", name, factory)',
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    PROVIDERS.register(name, factory)
 
 
 def provider_names() -> tuple[str, ...]:

@@ -11,17 +11,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _display, _lazy
 
-#: Names that moved to another package: each still resolves here, with a DeprecationWarning
-#: naming its new path. The trend is an analysis across runs; the report renders it.
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "Trend": "evalkit.analysis",
-    "load_items": "evalkit.analysis",
-    "trend": "evalkit.analysis",
-    "read_transcript": "evalkit.results",
-    "read_transcripts": "evalkit.results",
-    "judged_statements": "evalkit.results",
-}
-
 if TYPE_CHECKING:
     from evalkit.errors import ReportError, ReportInputError
     from evalkit.report._ablation import (
@@ -194,7 +183,7 @@ if TYPE_CHECKING:
         within_flips,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 
 def _register_rich_displays() -> None:

@@ -85,7 +85,6 @@ if TYPE_CHECKING:
         SourceFile,
         load_manifest,
         manifest_path as manifest_path,
-        read_manifest as read_manifest,
         write_manifest,
     )
     from evalkit.results._pairwise_status import (

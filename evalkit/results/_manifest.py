@@ -10,14 +10,13 @@ not know (an imported run has no ``seed`` or ``plan_hash``; a run made by the ru
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalkit.results._files import read_json_record, write_json_atomic
-from evalkit.results._layout import MANIFEST_FILE, resolve_run_dir
+from evalkit.results._layout import MANIFEST_FILE
 
 #: Version of the manifest layout written by this evalkit (bumped on extension).
 MANIFEST_VERSION = 1
@@ -389,32 +388,3 @@ def load_manifest(run_dir: str | os.PathLike[str]) -> Manifest | None:
         MANIFEST_VERSION,
         "fix the value or rewrite the run (evalkit run --resume rewrites the manifest)",
     )
-
-
-def read_manifest(
-    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
-) -> dict[str, Any]:
-    """Deprecated: read a run's ``manifest.json`` as a plain dict; use :func:`load_manifest`.
-
-    ``load_manifest(resolve_run_dir(run, runs_dir))`` is the one manifest reader; its
-    ``to_json()`` is this dict. This function warns with ``DeprecationWarning`` and returns
-    what it always did.
-
-    Args:
-        run: A run directory, or a run id under ``runs_dir``.
-        runs_dir: Where run ids are looked up.
-
-    Returns:
-        The manifest's JSON object, with ``version`` (empty when the run has none).
-
-    Raises:
-        InputError: The manifest is not valid JSON or a field has the wrong type.
-    """
-    warnings.warn(
-        "evalkit.results.read_manifest is deprecated: use evalkit.results.load_manifest "
-        "(its .to_json() is the dict read_manifest returned)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    manifest = load_manifest(resolve_run_dir(run, runs_dir))
-    return {} if manifest is None else manifest.to_json()

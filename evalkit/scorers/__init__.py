@@ -4,15 +4,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
-#: Names answered here that live elsewhere (each warns, naming its home): one home per name.
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "EVIDENCE_METRICS": "evalkit.cases",
-    "find_affirmed": "evalkit.cases",
-    "is_negated": "evalkit.cases",
-    "CommandOutcome": "evalkit.sandbox",
-    "run_command": "evalkit.sandbox",
-}
-
 if TYPE_CHECKING:
     from evalkit.scorers._artifacts import (
         ArtifactCheck as ArtifactCheck,
@@ -49,7 +40,7 @@ if TYPE_CHECKING:
         run_check as run_check,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "EvidenceResult",

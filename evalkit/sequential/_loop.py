@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -263,29 +262,10 @@ def _has_results(run_dir: Path) -> bool:
 
 
 
-def _given_settings(
-    sequential: SequentialConfig | None, settings: dict[str, Any]
-) -> SequentialConfig:
-    """The sequential design, from a :class:`SequentialConfig` or the deprecated keywords."""
-    if not settings:
-        return SequentialConfig() if sequential is None else sequential
-    if sequential is not None:
-        raise TypeError("run_until_verdict: pass a SequentialConfig or keyword settings, not both")
-    warnings.warn(
-        "run_until_verdict(suite, config, round_cases=..., ...) is deprecated: pass the design "
-        "as evalkit.sequential.SequentialConfig (run_until_verdict(suite, config, "
-        "SequentialConfig(round_cases=...)))",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return SequentialConfig(**settings)
-
-
 def run_until_verdict(
     suite: str | os.PathLike[str] | Suite,
     config: RunConfig,
     sequential: SequentialConfig | None = None,
-    **settings: Any,
 ) -> SequentialRun:
     """Run baseline and candidate in rounds of cases until the verdict is settled.
 
@@ -303,8 +283,6 @@ def run_until_verdict(
         config: Run options; ``conditions`` must name the baseline and the candidate.
         sequential: The design (round size, threshold, level, budgets, adaptive trials,
             planned effect); None: the defaults of :class:`SequentialConfig`.
-        **settings: Deprecated: the fields of :class:`SequentialConfig` as keywords (warns
-            :class:`DeprecationWarning`; pass ``sequential`` instead).
 
     Returns:
         A :class:`SequentialRun`.
@@ -315,7 +293,7 @@ def run_until_verdict(
             another planned effect (a bad value of the design is refused when the
             :class:`SequentialConfig` is built).
     """
-    sequential = _given_settings(sequential, settings)
+    sequential = SequentialConfig() if sequential is None else sequential
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-seq")
     run_dir = Path(config.runs_dir) / run_id

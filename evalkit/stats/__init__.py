@@ -16,15 +16,6 @@ from typing import TYPE_CHECKING
 
 from evalkit import _lazy
 
-#: Renamed names (``"package:new_name"``): each still resolves, with a DeprecationWarning.
-#: ``compare`` and ``sequential_compare`` of tables are ``compare_tables`` and
-#: ``sequential_compare_tables``: the ``evalkit.analysis`` ones (runs or tables) are those users
-#: call.
-_DEPRECATED_ALIASES: dict[str, str] = {
-    "compare": "evalkit.stats:compare_tables",
-    "sequential_compare": "evalkit.stats:sequential_compare_tables",
-}
-
 if TYPE_CHECKING:
     from evalkit.stats._adaptive import (
         AdaptiveTrials,
@@ -113,7 +104,6 @@ if TYPE_CHECKING:
     from evalkit.stats._sequential_compare import SequentialComparison, sequential_compare_tables
     from evalkit.stats._sequential_power import SequentialPlan
     from evalkit.stats._sequential_simulation import (
-        simulate_adaptive as simulate_adaptive,
         simulate_sequential,
     )
     from evalkit.stats._settings import (
@@ -141,7 +131,7 @@ if TYPE_CHECKING:
         verdict,
     )
 else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__, _DEPRECATED_ALIASES)
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "AdaptivePlan",

@@ -2,13 +2,11 @@
 
 :func:`simulate_sequential` simulates the sequential comparison under Miller's model; given an
 adaptive-trials design (``adaptive=``) it simulates the two-stage runs of that design and
-reports the work items they spend as well. :func:`simulate_adaptive` is its former
-adaptive-only form, kept as a deprecated alias.
+reports the work items they spend as well.
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import overload
 
 import numpy as np
@@ -16,7 +14,7 @@ import numpy as np
 from evalkit._settings import ALPHA, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials
-from evalkit.stats._adaptive_power import AGENT_CONCENTRATION, AdaptivePlan, simulate_design
+from evalkit.stats._adaptive_power import AdaptivePlan, simulate_design
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
 from evalkit.stats._sequential import FUTILITY_BETA
@@ -195,64 +193,3 @@ def _trials(n_trials: int | None, design: AdaptiveTrials | None) -> int:
             f"({design.total_trials}); leave n_trials out to take the design's"
         )
     return design.total_trials
-
-
-def simulate_adaptive(
-    effect: float,
-    design: AdaptiveTrials,
-    *,
-    adaptive: bool = True,
-    baseline_rate: float = 0.5,
-    concentration: float = AGENT_CONCENTRATION,
-    alpha: float = ALPHA.default,
-    threshold: float | None = None,
-    max_cases: int = 1000,
-    round_size: int = 10,
-    plan_cases: int | None = None,
-    n_sims: int = 200,
-    seed: int | None = SEED.default,
-    plan_effect: float | None = None,
-    futility_beta: float = FUTILITY_BETA,
-    coupling: float = 1.0,
-) -> AdaptivePlan:
-    """Deprecated: use ``simulate_sequential(effect, adaptive=design, ...)``.
-
-    Same results as before; note its own defaults (``concentration`` agent-like,
-    ``round_size=10``), which :func:`simulate_sequential` does not share. With
-    ``adaptive=False`` every case runs ``design.total_trials`` trials (the plan of
-    ``simulate_sequential`` without a design, with its work items counted).
-
-    Args:
-        effect: True difference of mean pass rates.
-        design: The two-stage design.
-        adaptive: False: the design switched off.
-        baseline_rate: Mean baseline rate.
-        concentration: Beta concentration of case difficulty.
-        alpha: 1 - confidence of the confidence sequence.
-        threshold: Practical threshold (default 0.05).
-        max_cases: Budget of cases.
-        round_size: Cases per round.
-        plan_cases: Cases the bets are tuned for.
-        n_sims: Simulations.
-        seed: Seed.
-        plan_effect: Planned effect of the futility boundary.
-        futility_beta: Its ``beta``.
-        coupling: Share of cases whose candidate rate follows their own difficulty.
-
-    Returns:
-        An :class:`AdaptivePlan`.
-    """
-    warnings.warn(
-        "evalkit.stats.simulate_adaptive is deprecated; use "
-        "evalkit.stats.simulate_sequential(effect, adaptive=design, ...)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    settings = check_simulation(
-        effect, design.total_trials, baseline_rate=baseline_rate, alpha=alpha,
-        threshold=threshold, max_cases=max_cases, round_size=round_size, plan_cases=plan_cases,
-        n_sims=n_sims, seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
-    )
-    return simulate_design(
-        settings, design, adaptive=adaptive, concentration=concentration, coupling=coupling
-    )

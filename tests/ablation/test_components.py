@@ -20,16 +20,6 @@ from evalkit.errors import ConfigError
 SUITE = Path(__file__).resolve().parents[1] / "fixtures" / "suites" / "ablation"
 
 
-def test_the_old_home_still_answers_with_a_warning() -> None:
-    import evalkit.cases
-
-    with pytest.warns(DeprecationWarning, match="use evalkit.ablation.SkillComponent"):
-        old = evalkit.cases.Component
-    from evalkit.ablation import SkillComponent
-
-    assert old is SkillComponent
-
-
 def test_components_are_description_sections_and_files() -> None:
     components = skill_components(load_suite(SUITE), "shell")
     assert [c.id for c in components] == [

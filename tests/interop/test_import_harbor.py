@@ -318,7 +318,10 @@ def test_a_registered_format_imports_and_is_listed(
 
 
 def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A package publishing ``evalkit.importers`` adds a format (a real dist-info on sys.path)."""
+    """A package publishing ``importer.NAME`` in ``evalkit.plugins`` adds a format.
+
+    The package is a real dist-info on sys.path.
+    """
     from evalkit.interop import _import_registry
 
     package = tmp_path / "site"
@@ -328,8 +331,8 @@ def test_an_entry_point_format_is_found(tmp_path: Path, monkeypatch: pytest.Monk
         "IMPORTER = Importer('pairs-ep', 'tests.plugin_fixtures:read_pairs', ('.pairs',),\n"
         "                    'pairs')\n"
     )
-    install_entry_points(package, "pairs-plugin", "evalkit.importers",
-                         "pairs-ep = pairs_plugin:IMPORTER\n")
+    install_entry_points(package, "pairs-plugin", "evalkit.plugins",
+                         "importer.pairs-ep = pairs_plugin:IMPORTER\n")
     monkeypatch.syspath_prepend(str(package))
     _import_registry.IMPORTERS.reload_plugins()
     try:

@@ -76,8 +76,8 @@ def test_an_entry_point_optimizer_is_found(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_registry: None
 ) -> None:
     site = tmp_path / "site"
-    install_entry_points(site, "fixed-plugin", "evalkit.optimizers",
-                         f"fixed-ep = {__name__}:make_fixed\n")
+    install_entry_points(site, "fixed-plugin", "evalkit.plugins",
+                         f"optimizer.fixed-ep = {__name__}:make_fixed\n")
     monkeypatch.syspath_prepend(str(site))
     _optimizer_registry.OPTIMIZERS.reload_plugins()
     assert "fixed-ep" in optimizer_names()

@@ -15,7 +15,6 @@ from evalkit.results import (
     MANIFEST_VERSION,
     Manifest,
     load_manifest,
-    read_manifest,
 )
 from evalkit.runner import RunConfig, run
 
@@ -97,15 +96,3 @@ def test_a_run_without_manifest_reads_as_none(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE_RUNS / "after", run_dir)
     (run_dir / MANIFEST_FILE).unlink()
     assert load_manifest(run_dir) is None
-
-
-def test_read_manifest_is_a_deprecated_reader_of_the_same_json(tmp_path: Path) -> None:
-    with pytest.warns(DeprecationWarning, match="evalkit.results.load_manifest"):
-        read = read_manifest("after", runs_dir=FIXTURE_RUNS)
-    manifest = load_manifest(FIXTURE_RUNS / "after")
-    assert manifest is not None and read == manifest.to_json()
-    bare = tmp_path / "bare"
-    shutil.copytree(FIXTURE_RUNS / "after", bare)
-    (bare / MANIFEST_FILE).unlink()
-    with pytest.warns(DeprecationWarning):
-        assert read_manifest(bare) == {}

@@ -18,11 +18,7 @@ from evalkit.cli._flags import FLAGS
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig
 from evalkit.sequential import (
-    PLAN_POWER,
-    RunPlan,
     SequentialConfig,
-    SequentialRun,
-    plan_run,
     run_until_verdict,
 )
 from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
@@ -132,30 +128,3 @@ def test_the_record_keeps_its_keys_and_a_resumed_run_keeps_its_design(tmp_path: 
     assert again.record.max_rounds == 2  # a budget given again replaces the recorded one
 
 
-def test_the_keyword_settings_still_work_with_a_warning(tmp_path: Path) -> None:
-    config = RunConfig(runs_dir=tmp_path, conditions=("none", "preloaded"), progress=False)
-    with (
-        pytest.warns(DeprecationWarning, match="SequentialConfig"),
-        pytest.raises(ConfigError, match="round_cases must be at least 1"),
-    ):
-        run_until_verdict(DEMO, config, round_cases=0)
-    with pytest.raises(TypeError, match="not both"):
-        run_until_verdict(DEMO, config, SequentialConfig(), round_cases=3)
-
-
-@pytest.mark.parametrize(
-    ("name", "moved"),
-    [
-        ("run_until_verdict", run_until_verdict),
-        ("plan_run", plan_run),
-        ("RunPlan", RunPlan),
-        ("PLAN_POWER", PLAN_POWER),
-        ("SequentialRun", SequentialRun),
-    ],
-)
-def test_the_old_analysis_names_are_deprecated_aliases(name: str, moved: object) -> None:
-    import evalkit.analysis
-
-    with pytest.warns(DeprecationWarning, match=rf"use evalkit\.sequential\.{name}$"):
-        assert getattr(evalkit.analysis, name) is moved
-    assert name not in evalkit.analysis.__all__ and name not in dir(evalkit.analysis)

@@ -21,7 +21,6 @@ from evalkit.stats import (
     required_cases,
     required_trials,
     sequential_compare_tables,
-    simulate_adaptive,
     simulate_sequential,
 )
 from evalkit.stats._adaptive_power import AGENT_CONCENTRATION
@@ -122,17 +121,15 @@ def test_a_design_from_components_equals_the_components_keyword() -> None:
     )
 
 
-def test_simulate_adaptive_is_a_deprecated_alias_of_simulate_sequential() -> None:
+def test_simulate_sequential_takes_an_adaptive_design_or_fixed_trials() -> None:
     design = AdaptiveTrials(total_trials=3)
     settings = {"max_cases": 120, "round_size": 10, "n_sims": 15, "seed": 4}
-    new = simulate_sequential(0.2, adaptive=design, concentration=AGENT_CONCENTRATION, **settings)  # type: ignore[call-overload]
-    with pytest.warns(DeprecationWarning, match="simulate_sequential"):
-        old = simulate_adaptive(0.2, design, **settings)  # type: ignore[arg-type]
-    assert old == new
-    with pytest.warns(DeprecationWarning):
-        off = simulate_adaptive(0.2, design, adaptive=False, **settings)  # type: ignore[arg-type]
+    adaptive = simulate_sequential(  # type: ignore[call-overload]
+        0.2, adaptive=design, concentration=AGENT_CONCENTRATION, **settings
+    )
     fixed = simulate_sequential(0.2, 3, concentration=AGENT_CONCENTRATION, **settings)  # type: ignore[call-overload]
-    assert off.expected_cases == fixed.expected_cases and off.improved == fixed.improved
-    assert off.design is None and off.stage_two_share == 1.0
+    assert adaptive.design is not None and adaptive.design["total_trials"] == 3
+    assert 0.0 < adaptive.stage_two_share < 1.0  # some cases stop after their first trial
+    assert adaptive.expected_items < 3 * 2 * fixed.expected_cases * 1.5
     with pytest.raises(InputError, match="total_trials"):
         simulate_sequential(0.2, 5, adaptive=design)
