@@ -1,8 +1,10 @@
-"""Write the golden ``--json`` outputs of the analysis commands on the two committed demo runs.
+"""Write what stays golden of the analysis commands' ``--json`` outputs on the demo runs.
 
-``tests/test_golden_outputs.py`` holds the commands' outputs to these files byte for byte, so
-a restructuring that changes a number, a key or a message fails there. Run this only when an
-output is meant to change, and say why in the commit::
+That is each output's key schema (``tests/fixtures/golden/schemas.json``: every key path with
+its JSON types, the contract scripts rely on) and the whole output of the seeded simulations
+(``tests/golden_commands.py`` ``WHOLE``). The figures are not frozen: they are checked against
+independent computations in ``tests/test_reference_outputs.py``. Run this only when a key is
+meant to appear, go or change type, and say why in the commit::
 
     python scripts/make_golden_outputs.py
 
@@ -12,6 +14,7 @@ The runs (``tests/fixtures/golden/runs/demo-a`` and ``demo-b``) are ``evalkit ru
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -20,17 +23,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.golden_commands import GOLDEN, GOLDEN_COMMANDS, golden_output  # noqa: E402
+from tests.golden_commands import (  # noqa: E402
+    GOLDEN,
+    GOLDEN_COMMANDS,
+    SCHEMAS,
+    WHOLE,
+    command_output,
+    golden_text,
+    key_schema,
+)
 
 
 def main() -> None:
-    """Run every golden command on a copy of the runs and write its output."""
+    """Run every command on a copy of the runs and write the schemas and the whole outputs."""
+    schemas = {}
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp) / "runs"
         shutil.copytree(GOLDEN / "runs", runs)
         for name, argv in GOLDEN_COMMANDS.items():
-            (GOLDEN / f"{name}.json").write_text(golden_output(argv, runs), encoding="utf-8")
-            print(f"wrote {GOLDEN / f'{name}.json'}")
+            record = command_output(argv, runs)
+            schemas[name] = key_schema(record["stdout"])
+            if name in WHOLE:
+                (GOLDEN / f"{name}.json").write_text(golden_text(record), encoding="utf-8")
+                print(f"wrote {GOLDEN / f'{name}.json'}")
+    SCHEMAS.write_text(json.dumps(schemas, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {SCHEMAS}")
 
 
 if __name__ == "__main__":
