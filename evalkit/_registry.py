@@ -9,8 +9,7 @@ precedence:
    use (so the module holding the table imports none of them) or ready entries;
 3. third-party entries, published by installed packages under the one entry-point group
    :data:`ENTRY_POINT_GROUP` with the name ``KIND.NAME`` (``provider.echo =
-   "evalkit_echo:create_echo"``), read once per process. The groups of earlier releases
-   (``evalkit.providers``, ``evalkit.importers``, ``evalkit.optimizers``) are still read.
+   "evalkit_echo:create_echo"``), read once per process.
 
 One spec syntax: wherever a name is asked for (``--provider``, ``--format``, ``--optimizer``),
 ``package.module:attribute`` that no source knows is imported as an entry of that kind. One
