@@ -1,9 +1,9 @@
 """The one kind of options object: a frozen pydantic model whose bad value is a ConfigError.
 
-Every configuration evalkit takes as one object (``RunConfig``, ``AblationConfig``,
-``CompareOptions``, ``PowerDesign``, ...) is a pydantic model. :class:`Options` is the base of
-those a library function takes beside flat keywords: building one with a bad value raises the
-same :class:`~evalkit.errors.ConfigError` a bad flat keyword raises (naming the flag and the
+Every configuration evalkit takes as one object (``RunConfig``, ``SequentialConfig``,
+``GatePolicy``, ``CompareOptions``, ``PowerDesign``, ``AblationConfig``, ``OptimizeConfig``,
+``ConfirmConfig``) derives from :class:`Options`: building one with a bad value raises the same
+:class:`~evalkit.errors.ConfigError` a bad flat keyword raises (naming the flag and the
 field, ``--confidence / confidence must be a number in (0, 1), e.g. 0.95, but 1.5 was
 passed``), not a pydantic ``ValidationError``; and :func:`merge_flat` is the one rule for a
 call given both the object and flat keywords.
@@ -11,6 +11,7 @@ call given both the object and flat keywords.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -40,7 +41,8 @@ class Options(BaseModel):
 
     Raises:
         ConfigError: A field's value is out of range or of the wrong kind (named), or a field
-            that does not exist was given.
+            that does not exist was given; its ``problems`` lists every error as ``(where,
+            what)``, for a file that holds the options (a gate policy).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -49,7 +51,38 @@ class Options(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise ConfigError(validation_message(exc)) from None
+            raise options_error(exc) from None
+        except ConfigError:
+            raise
+        except InputError as exc:  # a shared check of evalkit.stats, raised inside a validator
+            named = re.search(r"`(\w+)`", str(exc))
+            raise ConfigError(str(exc), setting=named.group(1) if named else "") from None
+
+
+def options_error(exc: ValidationError) -> ConfigError:
+    """The one :class:`ConfigError` of a bad options value: its message and the field it names.
+
+    Args:
+        exc: The validation error of an options object.
+
+    Returns:
+        A ``ConfigError`` worded by :func:`validation_message`, ``setting`` the field its first
+        error is about (the last part of its location; "" at the top level).
+    """
+    location = exc.errors()[0]["loc"]
+    error = ConfigError(validation_message(exc), setting=str(location[-1]) if location else "")
+    error.problems = tuple(
+        (".".join(str(part) for part in err["loc"]), _problem(err)) for err in exc.errors()
+    )
+    return error
+
+
+def _problem(error: Any) -> str:
+    """One validation error in words (an unknown field says so)."""
+    if error["type"] == "extra_forbidden":
+        return "unknown field"
+    cause = (error.get("ctx") or {}).get("error")
+    return str(cause) if cause is not None else str(error["msg"])
 
 
 def merge_flat(

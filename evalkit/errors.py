@@ -180,7 +180,18 @@ class FixtureLinkError(InputError):
 
 
 class ConfigError(InputError):
-    """An invalid option, provider setting or combination of flags."""
+    """An invalid option, provider setting or combination of flags.
+
+    Args:
+        message: What is wrong and how to fix it.
+        setting: The Python field or parameter the message is about (``round_cases``), when
+            there is one: the command line rewrites it as its flag (``--round-cases``).
+    """
+
+    def __init__(self, message: str = "", *, setting: str = "") -> None:
+        self.setting = setting
+        self.problems: tuple[tuple[str, str], ...] = ()
+        super().__init__(message)
 
 
 class UnknownPluginError(ConfigError):

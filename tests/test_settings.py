@@ -10,7 +10,6 @@ import argparse
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from evalkit._settings import (
     ALPHA,
@@ -124,7 +123,7 @@ def test_concurrency_from_python_and_from_the_command_line(tmp_path: Path) -> No
         lambda: AblationConfig(skill="s", concurrency=0),
         lambda: OptimizeConfig(skill="s", optimizer="command:true", concurrency=0),
     ):
-        with pytest.raises(ValidationError, match=message):
+        with pytest.raises(ConfigError, match=message):
             config()
     for argv in (
         ("run", TINY, "--concurrency", "0"),

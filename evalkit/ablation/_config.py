@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from evalkit._options import Options
 from evalkit._paths import unsafe_component_reason
 from evalkit._settings import (
     ALPHA,
@@ -22,10 +23,9 @@ from evalkit._settings import (
 from evalkit.runner import Backend
 
 
-class AblationConfig(BaseModel):
+class AblationConfig(Options):
     """Everything that shapes ``evalkit ablate`` besides the suite."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     skill: str
     """The suite skill whose components are ablated."""

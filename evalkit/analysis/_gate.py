@@ -26,6 +26,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
 from evalkit._git import git_sha
+from evalkit._options import Options, options_error
 from evalkit._percent import percent
 from evalkit._plain import plain_fields
 from evalkit._settings import ALPHA, N_RESAMPLES, SEED, THRESHOLD, Alpha, Threshold
@@ -73,10 +74,9 @@ class Budgets(BaseModel):
     """Largest allowed increase of total tokens (input + output) over the baseline, in percent."""
 
 
-class GatePolicy(BaseModel):
+class GatePolicy(Options):
     """The gate policy (``--policy gate.yaml``)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     metric: Metric = "passed"
     """Compared value: pass rate or score."""
@@ -132,15 +132,16 @@ def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:
         raise InputError(f"{file}: cannot read policy ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         raise InputError(f"{file}: YAML syntax error: {exc}") from None
+    odd = [key for key in raw if not isinstance(key, str)] if isinstance(raw, dict) else []
+    if odd:
+        raise InputError(f"invalid gate policy:\n  {file}: {odd[0]!r}: a setting's name is text")
     try:
-        return GatePolicy.model_validate(raw)
-    except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            where = ".".join(str(p) for p in err["loc"]) or "(top level)"
-            msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
-            problems.append(f"{file}: {where}: {msg}")
-        raise InputError("invalid gate policy:\n  " + "\n  ".join(problems)) from None
+        return GatePolicy.model_validate(raw)  # a bad value: Options' one ConfigError
+    except (ConfigError, ValidationError) as exc:  # ValidationError: not a mapping at all
+        error = options_error(exc) if isinstance(exc, ValidationError) else exc
+        problems = error.problems or ((error.setting, str(error)),)
+        lines = [f"{file}: {where or '(top level)'}: {what}" for where, what in problems]
+        raise InputError("invalid gate policy:\n  " + "\n  ".join(lines)) from None
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 
-from pydantic import ValidationError
-
 from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, SEED, THRESHOLD
 from evalkit.ablation import AblationConfig, AblationResult, ablate, list_components
 from evalkit.cli._common import (
@@ -18,7 +16,7 @@ from evalkit.cli._common import (
     provider_settings,
     split_csv,
 )
-from evalkit.errors import ConfigError
+from evalkit.cli._flags import settings_of_flags
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -132,7 +130,7 @@ def main(args: argparse.Namespace) -> int:
     """List the components, or run the study and print the verdicts."""
     if args.list:
         return _list(args)
-    try:
+    with settings_of_flags():
         config = AblationConfig(
             skill=args.skill,
             components=tuple(args.component or ()),
@@ -146,12 +144,6 @@ def main(args: argparse.Namespace) -> int:
             **pick(args, "batch", "minimal", "seed", "n_resamples", "concurrency", "backend"),
             **pick(args, "runs_dir", "run_id", "copies_quota_bytes"),
         )
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
-            for e in exc.errors()
-        )
-        raise ConfigError(f"evalkit ablate: {problems}") from None
     result = ablate(args.suite, config)
     if args.json:
         print_json(result.to_dict())

@@ -11,10 +11,9 @@ already name both the flag and the parameter
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-
-from pydantic import ValidationError
 
 from evalkit._settings import SETTINGS
 from evalkit.errors import ConfigError
@@ -54,22 +53,21 @@ def flag_message(parameter: str, message: str) -> str:
 
 @contextmanager
 def settings_of_flags() -> Iterator[None]:
-    """Show a settings object's validation error as a :class:`ConfigError`, never a traceback.
+    """Show a settings object's bad value with the flag it came from, never a traceback.
 
-    A :class:`~pydantic.ValidationError` whose first error is a check of a parameter in
-    :data:`FLAGS` (at any depth, e.g. ``run.concurrency``) becomes the library's message with
-    the flag in it; any other names the setting (``run.run_id: ...``).
+    Building an options object (:class:`evalkit._options.Options`) with a bad value raises a
+    :class:`ConfigError` whose ``setting`` names the field; a field in :data:`FLAGS` is
+    rewritten as its flag (``--round-cases must be at least 1, got 0``).
 
     Raises:
-        ConfigError: The first error of the settings.
+        ConfigError: The settings' first error, worded for the command line.
     """
     try:
         yield
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        parameter = str(first["loc"][-1]) if first["loc"] else ""
-        cause = (first.get("ctx") or {}).get("error")
-        if parameter in FLAGS and isinstance(cause, ValueError):
-            raise ConfigError(flag_message(parameter, str(cause))) from None
-        where = ".".join(str(part) for part in first["loc"]) or "(settings)"
-        raise ConfigError(f"{where}: {cause if cause is not None else first['msg']}") from None
+    except ConfigError as exc:
+        message = str(exc)
+        for parameter in re.findall(r"`(\w+)`", message):
+            message = flag_message(parameter, message)
+        if message != str(exc):
+            raise ConfigError(message, setting=exc.setting) from None
+        raise

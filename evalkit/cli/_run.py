@@ -276,10 +276,10 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
 
     futility_arguments(args)
     given = {name: getattr(args, name) for name in SEQUENTIAL_OPTIONS}
-    sequential = SequentialConfig.model_validate(  # errors name the flags, not the parameters
-        {name: value for name, value in given.items() if value is not None},
-        context={"names": FLAGS},
-    )
+    with settings_of_flags():  # errors name the flags, not the parameters
+        sequential = SequentialConfig(
+            **{name: value for name, value in given.items() if value is not None}
+        )
     outcome = run_until_verdict(suite, config, sequential)
     if args.json:
         print_json(outcome.to_dict())

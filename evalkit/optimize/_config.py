@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
+from evalkit._options import Options
 from evalkit._settings import (
     ALPHA,
     N_RESAMPLES_QUICK,
@@ -65,7 +66,7 @@ RECORD_ORDER = (
 )
 
 
-class OptimizeConfig(BaseModel):
+class OptimizeConfig(Options):
     """Options of an optimisation run.
 
     How the evaluations run (provider, trials, concurrency, backend, ...) and where the
@@ -74,7 +75,6 @@ class OptimizeConfig(BaseModel):
     variant. Its fields of :data:`RUN_FIELDS` may also be given flat, as keywords of their own.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     skill: str
     """Name of the suite skill whose canonical text (or description) is optimised."""

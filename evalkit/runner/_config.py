@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
+from evalkit._options import Options
 from evalkit._paths import unsafe_component_reason
 from evalkit._settings import CONCURRENCY, RETRIES, Concurrency, Retries
 
@@ -41,7 +42,7 @@ class DescriptionOverride(BaseModel):
     """The new description."""
 
 
-class RunConfig(BaseModel):
+class RunConfig(Options):
     """Everything that shapes a run besides the suite. ``None`` means "the suite's default".
 
     Only ``provider``, ``provider_options``, ``model``, ``conditions``, the case filters,
@@ -50,7 +51,6 @@ class RunConfig(BaseModel):
     backend, paths and progress never do.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     provider: str | None = None
     """Provider name (default: the suite's, else ``simulated``)."""

@@ -1,15 +1,13 @@
-"""The design settings of a sequential run (``evalkit run --until-verdict``), validated once.
+r"""The design settings of a sequential run (``evalkit run --until-verdict``), validated once.
 
 :class:`SequentialConfig` holds what :func:`~evalkit.sequential.run_until_verdict` decides
 with besides the :class:`~evalkit.runner.RunConfig`: the round size, the verdict's threshold
 and level, the tuning, the budgets, adaptive trials and the planned-effect futility boundary.
-It checks every value when it is built; an error names the parameter
-(``round_cases must be at least 1, got 0``). A caller that knows the parameters by other names
-(the command line knows them by their flags) passes those names as validation context (the
-shared settings ``confidence`` and ``threshold`` are checked by their entries of
-:mod:`evalkit._settings`, whose message names both the flag and the parameter)::
-
-    SequentialConfig.model_validate(values, context={"names": {"round_cases": "--round-cases"}})
+It checks every value when it is built; a bad one is a :class:`~evalkit.errors.ConfigError`
+naming the parameter (``\`round_cases\` must be at least 1, got 0``, with ``setting`` the
+parameter, which the command line shows as its flag; the shared settings ``confidence`` and
+``threshold`` are checked by their entries of :mod:`evalkit._settings`, whose message names
+both the flag and the parameter).
 
 The design half of a run's manifest record (:class:`~evalkit.results.SequentialRecord`) is
 written from it, with the same keys and values as the record always had.
@@ -20,14 +18,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
+from pydantic import model_validator
 
+from evalkit._options import Options
 from evalkit._settings import CONFIDENCE, THRESHOLD
 from evalkit.errors import ConfigError
 from evalkit.stats import FUTILITY_BETA
 
 
-class SequentialConfig(BaseModel):
+class SequentialConfig(Options):
     """How a sequential run draws, looks, spends and stops.
 
     A budget given again when a run is resumed replaces the recorded one (a run stopped by
@@ -39,7 +38,6 @@ class SequentialConfig(BaseModel):
             validation context's ``names`` gives it).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     round_cases: int = 10
     """Cases per round (one look after each round)."""
@@ -70,37 +68,47 @@ class SequentialConfig(BaseModel):
     """Error rate of that boundary (in (0, 1))."""
 
     @model_validator(mode="after")
-    def _check_ranges(self, info: ValidationInfo) -> SequentialConfig:
-        names: dict[str, str] = dict((info.context or {}).get("names", {}))
-
+    def _check_ranges(self) -> SequentialConfig:
         def name(parameter: str) -> str:
-            return names.get(parameter, parameter)
+            return f"`{parameter}`"
 
         CONFIDENCE.check(self.confidence)  # the table's rules, naming flag and field
         THRESHOLD.check(self.threshold)
         if self.round_cases < 1:
-            raise ConfigError(f"{name('round_cases')} must be at least 1, got {self.round_cases}")
+            raise ConfigError(
+                f"{name('round_cases')} must be at least 1, got {self.round_cases}",
+                setting="round_cases",
+            )
         for parameter in ("max_items", "max_usd", "max_rounds", "plan_cases"):
             value = getattr(self, parameter)
             if value is not None and (not math.isfinite(value) or value <= 0):
-                raise ConfigError(f"{name(parameter)} must be a positive number, got {value!r}")
+                raise ConfigError(
+                    f"{name(parameter)} must be a positive number, got {value!r}",
+                    setting=parameter,
+                )
         effect = self.plan_effect
         if effect is not None and not (math.isfinite(effect) and 0 < effect < 1):
             raise ConfigError(
                 f"{name('plan_effect')} must be a difference of pass rates in (0, 1), e.g. 0.1 "
-                f"for 10 pp, got {effect!r}"
+                f"for 10 pp, got {effect!r}",
+                setting="plan_effect",
             )
         beta = self.futility_beta
         if not (math.isfinite(beta) and 0 < beta < 1):
-            raise ConfigError(f"{name('futility_beta')} must be in (0, 1), e.g. 0.2, got {beta!r}")
+            raise ConfigError(
+                f"{name('futility_beta')} must be in (0, 1), e.g. 0.2, got {beta!r}",
+                setting="futility_beta",
+            )
         probability = self.stage_two_probability
         if probability is not None and not self.adaptive_trials:
             raise ConfigError(
-                f"{name('stage_two_probability')}: only with {name('adaptive_trials')}"
+                f"{name('stage_two_probability')}: only with {name('adaptive_trials')}",
+                setting="stage_two_probability",
             )
         if probability is not None and not 0 < probability <= 1:
             raise ConfigError(
-                f"{name('stage_two_probability')} must be in (0, 1], got {probability}"
+                f"{name('stage_two_probability')} must be in (0, 1], got {probability}",
+                setting="stage_two_probability",
             )
         return self
 

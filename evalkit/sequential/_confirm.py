@@ -20,8 +20,9 @@ from secrets import token_hex
 from typing import Any
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from evalkit._options import Options
 from evalkit._plain import plain_fields
 from evalkit._registry import plugin_names
 from evalkit._settings import ALPHA, THRESHOLD, Alpha, Threshold
@@ -55,14 +56,13 @@ from evalkit.stats import confirm_case_table, records
 BASELINE, CANDIDATE = "baseline", "candidate"
 
 
-class ConfirmConfig(BaseModel):
+class ConfirmConfig(Options):
     """What a confirmation confirms and how (``evalkit confirm``'s own options).
 
     How its run runs (provider, seed, concurrency, runs directory, run id, progress) is the
     :class:`~evalkit.runner.RunConfig` passed beside it.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     conditions: tuple[str, ...] | None = None
     """One run: ``(baseline, candidate)`` conditions; two runs: the one condition compared

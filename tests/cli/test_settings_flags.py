@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from evalkit.analysis import load_policy
 from evalkit.cli._flags import FLAGS, flag_message
-from evalkit.errors import InputError
+from evalkit.errors import ConfigError, InputError
 from evalkit.optimize import OptimizeConfig
 from evalkit.runner import RunConfig
 from evalkit.stats import DEFAULT_THRESHOLD
@@ -23,7 +22,7 @@ CONCURRENCY_RULE = "--concurrency / concurrency must be an integer >= 1, but 0 w
 
 
 def test_concurrency_is_checked_by_run_config_and_shown_with_its_flag(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match=CONCURRENCY_RULE):
+    with pytest.raises(ConfigError, match=CONCURRENCY_RULE):
         RunConfig(concurrency=0)
     done = evalkit_cli("run", TINY, "--concurrency", "0", "--runs-dir", tmp_path)
     assert done.returncode == 2
@@ -45,7 +44,7 @@ def test_the_threshold_rule_is_the_same_for_the_gate_policy_and_the_optimiser(
     with pytest.raises(InputError, match=f"threshold: .*{rule}"):
         load_policy(policy)
     assert load_policy(None).threshold == DEFAULT_THRESHOLD
-    with pytest.raises(ValidationError, match=r"must be a number in \[0, 1\]"):
+    with pytest.raises(ConfigError, match=r"must be a number in \[0, 1\]"):
         OptimizeConfig(skill="s", optimizer="command:true", threshold=-0.1)
     assert OptimizeConfig(skill="s", optimizer="command:true").threshold == DEFAULT_THRESHOLD
     done = evalkit_cli(
@@ -78,5 +77,5 @@ def test_optimize_config_holds_a_run_config_and_records_the_old_flat_json() -> N
     )
     assert nested == config
     assert OptimizeConfig(skill="s", optimizer="command:true").run.trials == 3
-    with pytest.raises(ValidationError, match="inside `run`"):
+    with pytest.raises(ConfigError, match="inside `run`"):
         OptimizeConfig(skill="s", optimizer="command:true", trials=2, run=RunConfig())

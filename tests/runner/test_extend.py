@@ -70,5 +70,5 @@ def test_a_case_given_more_trials_grows_keeping_its_first_trials(tmp_path: Path)
     kept = after.set_index("item_key").loc[before.index]
     assert (kept["started_at"] == before["started_at"]).all()  # not run again
     assert (kept["item_hash"] == before["item_hash"]).all()
-    with pytest.raises(ValueError, match="greater than 0"):
+    with pytest.raises(ConfigError, match="greater than 0"):
         RunConfig(case_trials={"sum-numbers": 0})

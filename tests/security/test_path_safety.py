@@ -7,8 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
+from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig, run
 from tests.conftest import TINY, evalkit_cli
 
@@ -42,7 +42,7 @@ def test_hostile_run_id_is_refused_and_nothing_is_written(
 
 @pytest.mark.parametrize("run_id", HOSTILE_RUN_IDS)
 def test_library_refuses_hostile_run_id(tmp_path: Path, run_id: str) -> None:
-    with pytest.raises(ValidationError, match="run id"):
+    with pytest.raises(ConfigError, match="run id"):
         RunConfig(runs_dir=tmp_path, run_id=run_id)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from evalkit._settings import CONFIDENCE, THRESHOLD, Setting
-from evalkit.cli._flags import FLAGS
+from evalkit.cli._flags import FLAGS, settings_of_flags
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig
 from evalkit.sequential import (
@@ -25,17 +25,17 @@ from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
 from tests.conftest import DEMO, evalkit_cli
 
 BAD = [
-    ({"round_cases": 0}, "round_cases must be at least 1, got 0"),
-    ({"max_items": 0}, "max_items must be a positive number, got 0"),
-    ({"max_usd": -1.0}, "max_usd must be a positive number, got -1.0"),
-    ({"max_rounds": -2}, "max_rounds must be a positive number, got -2"),
-    ({"plan_cases": 0}, "plan_cases must be a positive number, got 0"),
-    ({"plan_effect": 1.5}, "plan_effect must be a difference of pass rates in (0, 1)"),
-    ({"futility_beta": 1.0}, "futility_beta must be in (0, 1), e.g. 0.2, got 1.0"),
-    ({"stage_two_probability": 0.5}, "stage_two_probability: only with adaptive_trials"),
+    ({"round_cases": 0}, "`round_cases` must be at least 1, got 0"),
+    ({"max_items": 0}, "`max_items` must be a positive number, got 0"),
+    ({"max_usd": -1.0}, "`max_usd` must be a positive number, got -1.0"),
+    ({"max_rounds": -2}, "`max_rounds` must be a positive number, got -2"),
+    ({"plan_cases": 0}, "`plan_cases` must be a positive number, got 0"),
+    ({"plan_effect": 1.5}, "`plan_effect` must be a difference of pass rates in (0, 1)"),
+    ({"futility_beta": 1.0}, "`futility_beta` must be in (0, 1), e.g. 0.2, got 1.0"),
+    ({"stage_two_probability": 0.5}, "`stage_two_probability`: only with `adaptive_trials`"),
     (
         {"adaptive_trials": True, "stage_two_probability": 0.0},
-        "stage_two_probability must be in (0, 1], got 0.0",
+        "`stage_two_probability` must be in (0, 1], got 0.0",
     ),
 ]
 
@@ -59,15 +59,15 @@ def test_a_bad_value_is_refused_naming_the_parameter(values: dict[str, Any], mes
 
 
 @pytest.mark.parametrize(("values", "message"), BAD)
-def test_named_by_the_context_a_bad_value_names_the_flag(
+def test_on_the_command_line_a_bad_value_names_the_flag(
     values: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ConfigError) as raised:
-        SequentialConfig.model_validate(values, context={"names": FLAGS})
+    with pytest.raises(ConfigError) as raised, settings_of_flags():
+        SequentialConfig(**values)
     flagged = message
     for parameter, flag in FLAGS.items():
-        flagged = flagged.replace(parameter, flag)
-    assert str(raised.value).startswith(flagged)
+        flagged = flagged.replace(f"`{parameter}`", flag)
+    assert str(raised.value).startswith(flagged) and "`" not in str(raised.value)
 
 
 @pytest.mark.parametrize(
@@ -78,12 +78,14 @@ def test_named_by_the_context_a_bad_value_names_the_flag(
 def test_a_shared_setting_is_refused_with_its_one_message(
     values: dict[str, Any], setting: Setting[float]
 ) -> None:
-    """The shared settings name both the flag and the parameter, with or without a context."""
+    """The shared settings name both the flag and the parameter, in Python and on the CLI."""
     (value,) = values.values()
-    for context in (None, {"names": FLAGS}):
-        with pytest.raises(ConfigError) as raised:
-            SequentialConfig.model_validate(values, context=context)
-        assert str(raised.value) == setting.message(value)
+    with pytest.raises(ConfigError) as raised:
+        SequentialConfig(**values)
+    assert str(raised.value) == setting.message(value)
+    with pytest.raises(ConfigError) as raised, settings_of_flags():
+        SequentialConfig(**values)
+    assert str(raised.value) == setting.message(value)
 
 
 def test_every_setting_of_the_command_line_has_its_flag() -> None:
