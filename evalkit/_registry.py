@@ -57,6 +57,7 @@ PLUGIN_KINDS: Mapping[str, str] = {
     "provider": "evalkit.providers._registry:PROVIDERS",
     "importer": "evalkit.interop._import_registry:IMPORTERS",
     "optimizer": "evalkit.optimize._optimizer_registry:OPTIMIZERS",
+    "suite_format": "evalkit.cases._suite_formats:SUITE_FORMATS",
 }
 
 
@@ -69,7 +70,7 @@ def plugin(kind: str) -> Callable[[EntryT], EntryT]:
     kinds by stacking the decorator.
 
     Args:
-        kind: ``provider``, ``importer`` or ``optimizer`` (:data:`PLUGIN_KINDS`).
+        kind: ``provider``, ``importer``, ``optimizer`` or ``suite_format`` (:data:`PLUGIN_KINDS`).
 
     Returns:
         The decorator.
@@ -332,7 +333,7 @@ def registry(kind: str) -> Registry[Any]:
     """The registry of one plugin kind.
 
     Args:
-        kind: ``provider``, ``importer`` or ``optimizer`` (:data:`PLUGIN_KINDS`).
+        kind: ``provider``, ``importer``, ``optimizer`` or ``suite_format`` (:data:`PLUGIN_KINDS`).
 
     Raises:
         ConfigError: No such kind.
@@ -352,7 +353,7 @@ def register(kind: str, name: str, entry: Any) -> None:
     overrides that one built-in in this process; every other name is left as it was.
 
     Args:
-        kind: ``provider``, ``importer`` or ``optimizer``.
+        kind: ``provider``, ``importer``, ``optimizer`` or ``suite_format``.
         name: The name ``--provider``, ``--format`` or ``--optimizer`` takes.
         entry: The plugin.
 
@@ -366,7 +367,7 @@ def plugin_names(kind: str) -> tuple[str, ...]:
     """Every available name of a plugin kind: the built-ins in order, then the others sorted.
 
     Args:
-        kind: ``provider``, ``importer`` or ``optimizer``.
+        kind: ``provider``, ``importer``, ``optimizer`` or ``suite_format``.
 
     Raises:
         ConfigError: No such kind.

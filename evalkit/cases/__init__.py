@@ -73,6 +73,16 @@ if TYPE_CHECKING:
         Suite,
         VariantFiles as VariantFiles,
     )
+    from evalkit.cases._suite_formats import (
+        SUITE_FORMATS as SUITE_FORMATS,
+        SkillCreatorOptions,
+        SuiteFormat,
+        SuiteImported,
+        TableOptions,
+        detect_suite_format as detect_suite_format,
+        import_suite,
+        suite_format_names,
+    )
     from evalkit.cases._table import CaseTableImport, TableColumns, import_case_table
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
@@ -97,22 +107,28 @@ __all__ = [
     "NewSuite",
     "PairwiseSpec",
     "Skill",
+    "SkillCreatorOptions",
     "SkillImport",
     "Suite",
     "SuiteDefaults",
     "SuiteFile",
+    "SuiteFormat",
+    "SuiteImported",
     "SuiteInspection",
     "TableColumns",
+    "TableOptions",
     "WorkflowCheck",
     "cases_schema",
     "directory_hash",
     "find_affirmed",
     "import_case_table",
     "import_skill_dir",
+    "import_suite",
     "is_negated",
     "init_suite",
     "inspect_suite",
     "load_suite",
+    "suite_format_names",
     "suite_schema",
     "write_schemas",
 ]

@@ -8,18 +8,17 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.cases import (
+    SUITE_FORMATS,
     Suite,
     SuiteInspection,
-    TableColumns,
-    import_case_table,
-    import_skill_dir,
+    detect_suite_format,
     inspect_suite,
-    is_skill_dir,
     load_suite,
 )
 from evalkit.cli._common import add_common_options, eprint, print_json
+from evalkit.cli._flags import settings_of_flags
 from evalkit.cli._sandbox import add_sandbox_flag, apply_sandbox_flag
-from evalkit.errors import ConfigError, InputError, Problem, grouped_lines, plural, problem_count
+from evalkit.errors import ConfigError, Problem, grouped_lines, plural, problem_count
 from evalkit.scorers import REFERENCE_CACHE_DIR, ReferenceCache, check_case
 
 #: Cases whose reference answers and solutions ``cases validate`` checks at once.
@@ -76,8 +75,15 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
         "directory (writes cases/<table name>.yaml)",
     )
     im.add_argument(
-        "--from", dest="source_format", choices=("skill-creator", "table"),
-        help="what SOURCE is (default: a directory holding SKILL.md is skill-creator)",
+        "--from", dest="source_format", metavar="FORMAT",
+        help="what SOURCE is: skill-creator, table, or a registered suite format (default: "
+        "the first format that recognises SOURCE; a directory holding SKILL.md is "
+        "skill-creator, a .csv or .jsonl file is table)",
+    )
+    im.add_argument(
+        "--from-opt", action="append", default=[], metavar="KEY=VALUE",
+        help="an option of the format (repeatable): any format's own options; the built-ins' "
+        "are also the flags below",
     )
     im.add_argument("--stale", metavar="FILE_OR_GIT_REV", help="skill: an older SKILL.md")
     im.add_argument("--bootstrap", metavar="FILE", help="skill: what self-load shows first")
@@ -105,69 +111,52 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     add_common_options(im, import_cases, runs_dir=None)
 
 
+#: The built-in formats' options that have flags of their own (each ``dest`` is the field).
+_FORMAT_FLAGS = (
+    "stale", "bootstrap", "triggers", "evals", "skill", "prompt_col", "id_col",
+    "expected_skill_col", "expectations_col", "pattern_col", "category_col", "split_col",
+    "force",
+)
+
+
 def import_cases(args: argparse.Namespace) -> int:
-    """Import a skill directory as a suite, or a table as a case file."""
-    as_skill = args.source_format == "skill-creator" or (
-        args.source_format is None and (is_skill_dir(args.source) or bool(args.skill))
+    """Import SOURCE with its suite format (``--from``, or the first that recognises it)."""
+    given: dict[str, Any] = {
+        field: value for field in _FORMAT_FLAGS
+        if (value := getattr(args, field)) not in (None, False, [], ())
+    }
+    if given.get("skill") and args.source_format is None:
+        args.source_format = "skill-creator"  # --skill names skills under SOURCE
+    chosen = (
+        SUITE_FORMATS.get(args.source_format) if args.source_format
+        else detect_suite_format(args.source)
     )
-    skill_options = [o for o in ("stale", "bootstrap", "triggers", "evals", "skill")
-                     if getattr(args, o)]
-    if as_skill:
-        if args.prompt_col:
-            raise ConfigError("--prompt-col applies to tables; a skill directory has its evals")
-        done = import_skill_dir(
-            args.source, args.output, stale=args.stale, bootstrap=args.bootstrap,
-            triggers=tuple(args.triggers or ()), evals=args.evals,
-            skills=tuple(args.skill or ()),
-        )
-        for warning in done.warnings:
-            eprint(f"warning: {warning}")
-        if args.json:
-            print_json(done.to_dict())
-        else:
-            print(
-                f"wrote suite {done.suite_dir} for skill '{done.skill}' ({done.files_copied} files "
-                f"copied, see skills.lock.json): {done.eval_cases} eval "
-                f"cases, {done.trigger_cases} trigger cases, conditions "
-                f"{', '.join(done.conditions)}; next: evalkit run {done.suite_dir}"
-            )
-        return 0
-    if skill_options:
+    fields = set(chosen.options.model_fields)
+    foreign = sorted(set(given) - fields)
+    if foreign:
+        flag = "--" + foreign[0].replace("_", "-")
         raise ConfigError(
-            f"--{skill_options[0]} applies to skill directories; {args.source} is a table"
+            f"{flag} is not an option of the {chosen.name} format ({args.source}); its "
+            f"options: {', '.join(sorted(fields)) or 'none'}",
+            setting=foreign[0],
         )
-    if not args.prompt_col:
-        raise ConfigError(
-            f"{args.source}: a table needs --prompt-col (the column holding the prompt); "
-            "for a skill directory, pass the directory holding SKILL.md"
-        )
-    return import_table(args)
-
-
-def import_table(args: argparse.Namespace) -> int:
-    """Write the case file; then validate the suite it landed in, when it is in one."""
-    columns = TableColumns(
-        prompt=args.prompt_col,
-        id=args.id_col,
-        expected_skill=args.expected_skill_col,
-        expectations=args.expectations_col,
-        pattern=args.pattern_col,
-        category=args.category_col,
-        split=args.split_col,
-    )
-    done = import_case_table(args.source, args.output, columns, overwrite=args.force)
-    suite_dir = done.output.parent.parent
-    if (suite_dir / "suite.yaml").is_file():
-        try:
-            load_suite(suite_dir)
-        except InputError:
-            done.output.unlink()
-            raise
+    for pair in args.from_opt:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--from-opt {pair!r}: write KEY=VALUE", setting="from_opt")
+        given[key.replace("-", "_")] = value
+    for field in ("triggers", "skill"):
+        if field in given and isinstance(given[field], list):
+            given[field] = tuple(given[field])
+    with settings_of_flags():
+        options = chosen.parse_options(given)
+    done = chosen.write(Path(args.source), Path(args.output), options)
+    for warning in done.warnings:
+        eprint(f"warning: {warning}")
     if args.json:
-        print_json(done.to_dict())
+        print_json(done.record)
     else:
-        parts = ", ".join(f"{n} {category}" for category, n in sorted(done.by_category.items()))
-        print(f"wrote {done.cases} cases ({parts}) from {done.source} to {done.output}")
+        print(done.summary)
     return 0
 
 
