@@ -309,7 +309,8 @@ def trajectory_response(trial_dir: Path, model: str | None) -> dict[str, Any] | 
         events = atif_events(data)
         if not events:
             return None
-        agent = data.get("agent") if isinstance(data.get("agent"), Mapping) else {}
+        agent = data.get("agent")
+        agent = agent if isinstance(agent, Mapping) else {}
         metrics = data.get("final_metrics")
         metrics = metrics if isinstance(metrics, Mapping) else {}
         return response(
@@ -321,6 +322,90 @@ def trajectory_response(trial_dir: Path, model: str | None) -> dict[str, Any] | 
             extra={"source": "atif", "schema_version": str(data.get("schema_version") or "")},
         )
     return None
+
+
+def _bounded_text(path: Path) -> str | None:
+    """A text file another tool wrote, when it is a plain file within the size bound."""
+    try:
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > max_input_bytes():
+            return None
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _episode_number(path: Path) -> int:
+    return int(path.name.rpartition("-")[2])
+
+
+def terminus_events(logs: Path) -> list[dict[str, str]]:
+    """The native events of a Terminal-Bench 1.0 Terminus agent's ``agent-logs/episode-N``.
+
+    Episode 0's ``prompt.txt`` (the task and the first screen) is the ``user`` message; a
+    later episode's prompt is what the terminal showed after the last keystrokes, a
+    ``tool_result`` of the ``terminal`` tool. Each ``response.json`` gives the agent's
+    analysis and explanation as an ``assistant`` message and one ``tool_call`` of the
+    ``terminal`` tool per command (its keystrokes).
+
+    Args:
+        logs: The trial's ``agent-logs`` directory.
+
+    Returns:
+        The events, in episode order (none without episodes).
+    """
+    if logs.is_symlink() or not logs.is_dir():
+        return []
+    episodes = [
+        p for p in logs.iterdir()
+        if p.is_dir() and not p.is_symlink() and re.fullmatch(r"episode-\d+", p.name)
+    ]
+    out: list[dict[str, str]] = []
+    for episode in sorted(episodes, key=_episode_number):
+        prompt = _bounded_text(episode / "prompt.txt")
+        if prompt is not None:
+            first = _episode_number(episode) == 0
+            out.append(event("user", prompt) if first else event("tool_result", prompt, "terminal"))
+        text = _bounded_text(episode / "response.json")
+        if text is None:
+            continue
+        try:
+            answer = load_json(text, episode / "response.json")
+        except ValueError:
+            out.append(event("assistant", text))  # an answer the agent could not parse
+            continue
+        if not isinstance(answer, Mapping):
+            out.append(event("assistant", answer))
+            continue
+        said = [
+            str(answer[k]) for k in ("state_analysis", "analysis", "explanation", "plan")
+            if isinstance(answer.get(k), str) and answer[k].strip()
+        ]
+        if said:
+            out.append(event("assistant", "\n".join(said)))
+        for command in answer.get("commands") or []:
+            keys = command.get("keystrokes") if isinstance(command, Mapping) else command
+            if isinstance(keys, str):
+                out.append(event("tool_call", keys, "terminal"))
+    return out
+
+
+def trial_response(trial_dir: Path, model: str | None) -> dict[str, Any] | None:
+    """The transcript of a Harbor or Terminal-Bench trial directory, or None.
+
+    An ATIF ``trajectory.json`` (:data:`TRAJECTORY_FILES`) is read first; otherwise a
+    Terminus agent's ``agent-logs/episode-N`` (:func:`terminus_events`).
+
+    Args:
+        trial_dir: The trial directory.
+        model: The trial's model.
+    """
+    found = trajectory_response(trial_dir, model)
+    if found is not None:
+        return found
+    events = terminus_events(trial_dir / "agent-logs")
+    if not events:
+        return None
+    return response(events, model=model, extra={"source": "terminus"})
 
 
 def _count(value: Any) -> int | None:
