@@ -43,7 +43,10 @@ _ATTACHMENT = re.compile(r"attachment://([0-9A-Za-z_-]+)")
 
 
 def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
-    """One native transcript event from untrusted content: redacted, then cut.
+    """One native transcript event from untrusted content, cut to :data:`EVENT_CHARS`.
+
+    A text too long is redacted before it is cut (cutting first could leave half a secret,
+    which no pattern recognises); every text is redacted again with its record.
 
     Args:
         kind: ``system``, ``user``, ``assistant``, ``tool_call`` or ``tool_result``.
@@ -56,12 +59,13 @@ def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
     Examples:
         >>> event("tool_result", "x" * 9000, "bash")["content"][:24]
         '[… 1,000 characters cut]'
-        >>> event("user", "key sk-proj-AAAAbbbbCCCCdddd1234")["content"]
-        'key [REDACTED]'
+        >>> event("user", "k" * 9000)["content"][-24:]
+        '[… 1,000 characters cut]'
     """
     text = content if isinstance(content, str) else json.dumps(content, default=str)
     if len(text) <= EVENT_CHARS:
-        return {"kind": kind, "content": clip(text, EVENT_CHARS), "name": str(name or "")}
+        # redacted with the whole record when it is written (transcript_lines)
+        return {"kind": kind, "content": text, "name": str(name or "")}
     # only a window a little wider than what is kept is redacted: a secret across the
     # window's edge is cut off with the margin
     cut = _CUT.format(n=len(text) - EVENT_CHARS)
