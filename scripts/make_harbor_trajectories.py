@@ -7,7 +7,8 @@ each trial of ``tests/fixtures/imports/harbor/`` (the task: write 6 x 7 to ``/ap
 with skills, the agent reads the skill's ``SKILL.md`` first and computes with Python; without,
 it writes a wrong number, as the trials' verifier output says), then runs that converter on
 it, so each ``trajectory.json`` is the bytes Harbor writes. It runs offline (LiteLLM, which
-Harbor uses for cost estimates, falls back to its bundled price table). Harbor needs Python >= 3.12 (see scripts/make_harbor_jobs.py)::
+Harbor uses for cost estimates, falls back to its bundled price table). Harbor needs
+Python >= 3.12 (see scripts/make_harbor_jobs.py)::
 
     .harbor/bin/python scripts/make_harbor_trajectories.py
 """

@@ -343,13 +343,15 @@ def _episode_number(path: Path) -> int:
 
 
 def terminus_events(logs: Path) -> list[dict[str, str]]:
-    """The native events of a Terminal-Bench 1.0 Terminus agent's ``agent-logs/episode-N``.
+    """The native events of a Terminal-Bench Terminus agent's ``agent-logs/episode-N``.
 
     Episode 0's ``prompt.txt`` (the task and the first screen) is the ``user`` message; a
     later episode's prompt is what the terminal showed after the last keystrokes, a
-    ``tool_result`` of the ``terminal`` tool. Each ``response.json`` gives the agent's
-    analysis and explanation as an ``assistant`` message and one ``tool_call`` of the
-    ``terminal`` tool per command (its keystrokes).
+    ``tool_result`` of the ``terminal`` tool. Each ``response.json`` (Terminus 1) or
+    ``response.txt`` (Terminus 2, the JSON answer inside the model's text) gives the agent's
+    analysis and explanation (or plan) as an ``assistant`` message and one ``tool_call`` of
+    the ``terminal`` tool per command (its keystrokes); an answer that is not JSON is the
+    ``assistant`` message as it is.
 
     Args:
         logs: The trial's ``agent-logs`` directory.
@@ -369,13 +371,16 @@ def terminus_events(logs: Path) -> list[dict[str, str]]:
         if prompt is not None:
             first = _episode_number(episode) == 0
             out.append(event("user", prompt) if first else event("tool_result", prompt, "terminal"))
+        # Terminus 1 writes response.json, Terminus 2 the model's raw text (response.txt)
         text = _bounded_text(episode / "response.json")
+        if text is None:
+            text = _bounded_text(episode / "response.txt")
         if text is None:
             continue
         try:
-            answer = load_json(text, episode / "response.json")
+            answer = load_json(text[text.find("{"):text.rfind("}") + 1] or text, episode)
         except ValueError:
-            out.append(event("assistant", text))  # an answer the agent could not parse
+            out.append(event("assistant", text))  # an answer that is not JSON (XML, prose)
             continue
         if not isinstance(answer, Mapping):
             out.append(event("assistant", answer))

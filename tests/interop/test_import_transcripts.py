@@ -90,6 +90,211 @@ def test_a_log_without_messages_imports_rows_without_transcripts(tmp_path: Path)
     assert not (result.run_dir / "transcripts").exists()
 
 
+def _inspect_events(messages: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """What a transcript must hold, from inspect-ai's own reading of the messages."""
+    out = []
+    for m in messages:
+        if m["role"] in ("system", "user"):
+            out.append((m["role"], m["text"], ""))
+        elif m["role"] == "assistant":
+            if m["text"]:
+                out.append(("assistant", m["text"], ""))
+            for function, arguments in m["tool_calls"]:
+                (value,) = arguments.values()  # each tool here takes one argument
+                out.append(("tool_call", value, function))
+        else:
+            text = "\n".join(t for t in (m["text"], m["error"] and f"error: {m['error']}") if t)
+            out.append(("tool_result", text, m["function"]))
+    return out
+
+
+def test_an_inspect_agent_with_tools_keeps_calls_and_results_with_the_tool_names(
+    tmp_path: Path,
+) -> None:
+    tools = FIX / "inspect-tools"
+    expected = json.loads((tools / "expected.json").read_text())
+    result = import_results(tools / "capitals-tools.eval", "inspect", "tools", runs_dir=tmp_path)
+    rows, records = _records(result.run_dir)
+    assert len(records) == len(rows) == len(expected["samples"]) == 6
+    seen_error = False
+    for sample in expected["samples"]:
+        row = rows[(rows.case_id == sample["id"]) & (rows.trial == sample["epoch"] - 1)].iloc[0]
+        events = records[row["item_key"]]["response"]["events"]
+        assert [(e["kind"], e["content"], e["name"]) for e in events] == _inspect_events(
+            sample["messages"])
+        seen_error |= any(e["content"].startswith("error: unknown country") for e in events)
+    assert seen_error, "the log's tool error is kept in its tool result"
+
+
+def test_explain_on_an_inspect_agent_finds_the_skill_load_the_failing_trial_skipped(
+    tmp_path: Path,
+) -> None:
+    tools = FIX / "inspect-tools"
+    expected = json.loads((tools / "expected.json").read_text())
+    # from inspect-ai's reading: cap-australia's epoch 1 answers at once (wrong), epoch 2
+    # loads the skill, looks the capital up and answers right
+    by_epoch = {s["epoch"]: s for s in expected["samples"] if s["id"] == "cap-australia"}
+    assert [m["role"] for m in by_epoch[1]["messages"]] == ["user", "assistant"]
+    assert by_epoch[2]["messages"][1]["tool_calls"][0][0] == "load_skill"
+    assert (by_epoch[1]["score"]["match"], by_epoch[2]["score"]["match"]) == ("I", "C")
+    import_results(tools / "capitals-tools.eval", "inspect", "tools", runs_dir=tmp_path)
+    (cell,) = evalkit.explain("tools", "cap-australia", runs_dir=tmp_path).cells
+    # steps 0 (the prompt) and 1 (an assistant message) share their kind; at step 2 the
+    # passing trial loads the skill and the failing one has ended
+    assert cell.first_divergence == 2 and "differ in kind first at step 2" in cell.divergence_note
+    step = cell.divergence[cell.divergence["step"] == 2].iloc[0]
+    assert (step["passing_kind"], step["failing_kind"]) == ("skill load · capitals", "(ended)")
+    assert "does not call lookup" in " ".join(cell.distinguishing["sentence"])
+
+
+def _atif_events(path: Path) -> list[tuple[str, str, str]]:
+    """What a transcript must hold, read from the ATIF file by its specification."""
+    out = []
+    for step in json.loads(path.read_text())["steps"]:
+        if step["source"] != "agent":
+            out.append((step["source"], step["message"], ""))
+            continue
+        if step.get("message"):
+            out.append(("assistant", step["message"], ""))
+        names = {}
+        for call in step.get("tool_calls") or []:
+            names[call["tool_call_id"]] = call["function_name"]
+            (value,) = call["arguments"].values()
+            out.append(("tool_call", value, call["function_name"]))
+        for result in (step.get("observation") or {}).get("results") or []:
+            out.append(("tool_result", result["content"], names[result["source_call_id"]]))
+    return out
+
+
+def test_harbor_trials_keep_the_atif_trajectory_harbor_wrote(tmp_path: Path) -> None:
+    result = import_results(FIX / "harbor", "harbor", "hb", runs_dir=tmp_path)
+    rows, records = _records(result.run_dir)
+    assert len(records) == len(rows) == 4
+    trials = sorted((FIX / "harbor").glob("job-*/task-*/agent/trajectory.json"))
+    assert len(trials) == 4
+    expected = sorted(tuple(_atif_events(p)) for p in trials)
+    got = sorted(tuple((e["kind"], e["content"], e["name"]) for e in r["response"]["events"])
+                 for r in records.values())
+    assert got == expected
+    loaded = rows.set_index("item_key")["condition"]
+    for key, record in records.items():
+        reads = [e for e in record["response"]["events"] if e["name"] == "Read"]
+        # with skills the agent reads the skill first (a skill load, as in native runs)
+        assert bool(reads) == (loaded[key] == "self-load")
+        if reads:
+            from evalkit._skill_load import skill_loaded
+
+            assert skill_loaded(reads[0]) == "arithmetic"
+        assert record["response"]["model"] == "claude-opus-4-5"
+
+
+def test_a_trial_without_a_trajectory_imports_without_a_transcript(tmp_path: Path) -> None:
+    jobs = tmp_path / "jobs"
+    shutil.copytree(FIX / "harbor", jobs)
+    for path in jobs.glob("job-no-skills/*/agent/trajectory.json"):
+        path.unlink()
+    broken = next(jobs.glob("job-with-skills/*/agent/trajectory.json"))
+    broken.write_text("{not json")
+    result = import_results(jobs, "harbor", "hb", runs_dir=tmp_path / "runs")
+    rows, records = _records(result.run_dir)
+    assert len(rows) == 4 and len(records) == 1
+    assert rows["transcript_path"].notna().sum() == 1
+
+
+PROMPT = "Write the answer of task-00 to /app/answer.txt.\n\nCurrent terminal state:\n$ "
+
+
+def _terminus_1(trial: Path, episodes: list[tuple[str, dict[str, Any]]]) -> None:
+    """Episodes as Terminus 1 logs them: prompt.txt, and response.json indented by 4."""
+    for number, (prompt, answer) in enumerate(episodes):
+        folder = trial / "agent-logs" / f"episode-{number}"
+        folder.mkdir(parents=True)
+        (folder / "prompt.txt").write_text(prompt)
+        (folder / "response.json").write_text(json.dumps(answer, indent=4))
+
+
+def _batch(explanation: str, *keys: str, done: bool) -> dict[str, Any]:
+    return {"state_analysis": "A shell in /app.", "explanation": explanation,
+            "commands": [{"keystrokes": k, "is_blocking": True, "timeout_sec": 5.0}
+                         for k in keys],
+            "is_task_complete": done}
+
+
+def test_terminal_bench_terminus_episodes_become_a_transcript_explain_aligns(
+    tmp_path: Path,
+) -> None:
+    runs_in = tmp_path / "tb"
+    shutil.copytree(FIX / "terminal-bench-1", runs_in)
+    task = runs_in / "no-skills" / "task-00"
+    # attempt 1 failed (is_resolved false), attempt 3 passed (see the fixture's results.json)
+    assert not json.loads((task / "task-00.1-of-3.no-skills" / "results.json").read_text())[
+        "is_resolved"]
+    assert json.loads((task / "task-00.3-of-3.no-skills" / "results.json").read_text())[
+        "is_resolved"]
+    _terminus_1(task / "task-00.1-of-3.no-skills",
+                [(PROMPT, _batch("Write the answer.", "echo 41 > /app/answer.txt\n", done=True))])
+    _terminus_1(task / "task-00.3-of-3.no-skills", [
+        (PROMPT, _batch("Compute it first.", "python3 -c 'print(6*7)'\n", done=False)),
+        ("$ python3 -c 'print(6*7)'\n42\n$ ",
+         _batch("Write it.", "echo 42 > /app/answer.txt\n", done=True)),
+    ])
+    # Terminus 2 keeps the model's text, the JSON answer inside it
+    later = runs_in / "with-skills" / "task-00" / "task-00.1-of-3.with-skills" / "agent-logs"
+    (later / "episode-0").mkdir(parents=True)
+    (later / "episode-0" / "prompt.txt").write_text(PROMPT)
+    (later / "episode-0" / "response.txt").write_text(
+        'Here is my answer:\n{"analysis": "Empty.", "plan": "Write 42.", "commands": '
+        '[{"keystrokes": "echo 42 > /app/answer.txt\\n", "duration": 1}], '
+        '"task_complete": true}')
+    result = import_results(runs_in, "terminal-bench", "tb", runs_dir=tmp_path / "runs")
+    rows, records = _records(result.run_dir)
+    assert len(records) == 3
+    by_trial = {(r.condition, r.trial): records.get(r.item_key) for r in rows.itertuples()
+                if r.case_id == "task-00"}
+    passing = by_trial[("no-skills", 2)]
+    assert passing is not None
+    assert [(e["kind"], e["name"], e["content"]) for e in passing["response"]["events"]] == [
+        ("user", "", PROMPT),
+        ("assistant", "", "A shell in /app.\nCompute it first."),
+        ("tool_call", "terminal", "python3 -c 'print(6*7)'\n"),
+        ("tool_result", "terminal", "$ python3 -c 'print(6*7)'\n42\n$ "),
+        ("assistant", "", "A shell in /app.\nWrite it."),
+        ("tool_call", "terminal", "echo 42 > /app/answer.txt\n"),
+    ]
+    terminus_2 = by_trial[("with-skills", 0)]
+    assert terminus_2 is not None
+    assert [(e["kind"], e["content"]) for e in terminus_2["response"]["events"]][1:] == [
+        ("assistant", "Empty.\nWrite 42."), ("tool_call", "echo 42 > /app/answer.txt\n")]
+    cells = evalkit.explain("tb", "task-00", condition="no-skills",
+                            runs_dir=tmp_path / "runs").cells
+    (cell,) = cells
+    # the failing attempt 1 against the passing attempt 3: the same kinds up to the command,
+    # then the passing one reads the terminal's output and the failing one has ended
+    assert "passing run trial 2 against failing run trial 0" in cell.divergence_note
+    assert cell.first_divergence == 3
+    step = cell.divergence[cell.divergence["step"] == 3].iloc[0]
+    assert (step["passing_kind"], step["failing_kind"]) == ("tool_result · terminal", "(ended)")
+
+
+def test_promptfoo_results_keep_their_prompt_and_output(tmp_path: Path) -> None:
+    path = FIX / "promptfoo" / "results.json"
+    raw = json.loads(path.read_text())["results"]["results"]
+    result = import_results(path, "promptfoo", "pf", runs_dir=tmp_path)
+    rows, records = _records(result.run_dir)
+    assert len(records) == len(rows) == len(raw) == 18
+    expected = sorted(
+        (r["prompt"]["raw"], r["response"]["output"]) for r in raw if r.get("response")
+    )
+    got = sorted(
+        tuple(e["content"] for e in rec["response"]["events"]) for rec in records.values()
+        if len(rec["response"]["events"]) == 2
+    )
+    assert got == expected
+    for record in records.values():
+        kinds = [e["kind"] for e in record["response"]["events"]]
+        assert kinds in (["user", "assistant"], ["user"])
+
+
 # ----------------------------------------------------------------- real public A/B logs
 
 
