@@ -118,6 +118,7 @@ def _finalize(
     scores: list[dict[str, Any]] = []
     dropped: dict[str, list[str]] = {}
     transcripts: dict[str, dict[str, Any]] = {}
+    unkept: list[str] = []
     for row in parsed.rows:
         values = dict(row.values)
         provider = values.get("provider")
@@ -152,12 +153,18 @@ def _finalize(
         scores += [{**s, "item_key": key} for s in row.scores]
         if row.transcript is not None:
             transcripts[key] = row.transcript
+        elif row.transcript_note is not None:
+            unkept.append(row.transcript_note)
     rows.sort(key=lambda r: str(r["item_key"]))
     scores.sort(key=lambda s: (str(s["item_key"]), str(s["component"])))
     for field_name, where in dropped.items():
         parsed.warnings.append(
             f"{len(where)} row(s) had an impossible {field_name} (not finite, negative, or past "
             f"a 64-bit integer), stored as null: first {where[0]}"
+        )
+    if unkept:
+        parsed.warnings.append(
+            f"{len(unkept)} item(s) imported without their transcript: first {unkept[0]}"
         )
     return rows, scores, transcript_lines(rows, transcripts)
 

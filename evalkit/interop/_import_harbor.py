@@ -462,7 +462,7 @@ def _row(
     if outcome["score"] is not None:
         check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
     row.scores = _reasons(trial, row.values, threshold, verifier_output(path.parent))
-    row.transcript = trial_response(path.parent, model)
+    row.transcript, row.transcript_note = trial_response(path.parent, model)
     return row
 
 

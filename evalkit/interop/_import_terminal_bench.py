@@ -385,7 +385,7 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
         trial_dir = item.run_dir / trial.task_id / trial.trial_name
         output = file_tail(trial_dir / POST_TEST_PANE, limit=_OUTPUT_LIMIT)
         row.scores = _reasons(trial, values, output)
-        row.transcript = trial_response(trial_dir, values.get("model"))
+        row.transcript, row.transcript_note = trial_response(trial_dir, values.get("model"))
         if trial.is_resolved is not None and trial.failure_mode == "agent_timeout":
             modes["graded agent_timeout"] += 1
         attempt = _attempt(trial.trial_name)

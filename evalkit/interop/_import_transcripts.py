@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._redact import clip, clip_tail, redact_value, secret_values
-from evalkit._untrusted import load_json, max_input_bytes
+from evalkit._untrusted import MAX_BYTES_ENV, load_json, max_input_bytes
 from evalkit.results import TRANSCRIPTS_DIR
 
 #: Characters kept of one event's content (the native bash tool keeps 8,000 of its output).
@@ -288,31 +288,42 @@ def atif_events(trajectory: Mapping[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def trajectory_response(trial_dir: Path, model: str | None) -> dict[str, Any] | None:
-    """The transcript of a trial directory holding an ATIF ``trajectory.json``, or None.
+def trajectory_response(
+    trial_dir: Path, model: str | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The transcript of a trial directory holding an ATIF ``trajectory.json``.
 
-    A file that is missing, too large for the bounded reader, not JSON or not a trajectory
-    gives no transcript (the row is imported without one).
+    The file is read as every untrusted file is (:mod:`evalkit._untrusted`: bounded in size
+    and nesting). One that is too large, too deep, not JSON or not a trajectory gives no
+    transcript, and a note says why (the row is imported without one).
 
     Args:
         trial_dir: The trial directory.
         model: The trial's model, when the trajectory does not name one.
+
+    Returns:
+        ``(response, None)``; ``(None, note)`` for an unreadable trajectory; ``(None, None)``
+        when there is none.
     """
     for name in TRAJECTORY_FILES:
         path = trial_dir / name
         if not path.is_file() or path.is_symlink():
             continue
         try:
-            if path.stat().st_size > max_input_bytes():
-                return None
+            size, limit = path.stat().st_size, max_input_bytes()
+            if size > limit:
+                return None, (f"{path}: {size:,} bytes, more than the {limit:,} bytes evalkit "
+                              f"reads (set {MAX_BYTES_ENV} to raise it)")
             data = load_json(path.read_bytes(), path)
-        except (OSError, ValueError):
-            return None
+        except json.JSONDecodeError as exc:
+            return None, f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})"
+        except (OSError, ValueError) as exc:  # InputBoundError is a ValueError
+            return None, f"{path}: {exc}"
         if not isinstance(data, Mapping) or not isinstance(data.get("steps"), list):
-            return None
+            return None, f"{path}: no 'steps' list: not an ATIF trajectory"
         events = atif_events(data)
         if not events:
-            return None
+            return None, None
         agent = data.get("agent")
         agent = agent if isinstance(agent, Mapping) else {}
         metrics = data.get("final_metrics")
@@ -324,8 +335,8 @@ def trajectory_response(trial_dir: Path, model: str | None) -> dict[str, Any] | 
             output_tokens=_count(metrics.get("total_completion_tokens")),
             cost_usd=_cost(metrics.get("total_cost_usd")),
             extra={"source": "atif", "schema_version": str(data.get("schema_version") or "")},
-        )
-    return None
+        ), None
+    return None, None
 
 
 def _bounded_text(path: Path) -> str | None:
@@ -398,23 +409,30 @@ def terminus_events(logs: Path) -> list[dict[str, str]]:
     return out
 
 
-def trial_response(trial_dir: Path, model: str | None) -> dict[str, Any] | None:
-    """The transcript of a Harbor or Terminal-Bench trial directory, or None.
+def trial_response(
+    trial_dir: Path, model: str | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The transcript of a Harbor or Terminal-Bench trial directory, and why it has none.
 
-    An ATIF ``trajectory.json`` (:data:`TRAJECTORY_FILES`) is read first; otherwise a
-    Terminus agent's ``agent-logs/episode-N`` (:func:`terminus_events`).
+    An ATIF ``trajectory.json`` (:data:`TRAJECTORY_FILES`) is read first
+    (:func:`trajectory_response`); otherwise a Terminus agent's ``agent-logs/episode-N``
+    (:func:`terminus_events`).
 
     Args:
         trial_dir: The trial directory.
         model: The trial's model.
+
+    Returns:
+        ``(response or None, note or None)``: the note says why a trajectory on disk gave
+        no transcript.
     """
-    found = trajectory_response(trial_dir, model)
-    if found is not None:
-        return found
+    found, note = trajectory_response(trial_dir, model)
+    if found is not None or note is not None:
+        return found, note
     events = terminus_events(trial_dir / "agent-logs")
     if not events:
-        return None
-    return response(events, model=model, extra={"source": "terminus"})
+        return None, None
+    return response(events, model=model, extra={"source": "terminus"}), None
 
 
 def _count(value: Any) -> int | None:

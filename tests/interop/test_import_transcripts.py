@@ -188,17 +188,45 @@ def test_harbor_trials_keep_the_atif_trajectory_harbor_wrote(tmp_path: Path) -> 
         assert record["response"]["model"] == "claude-opus-4-5"
 
 
-def test_a_trial_without_a_trajectory_imports_without_a_transcript(tmp_path: Path) -> None:
+def test_a_trial_without_a_readable_trajectory_imports_without_a_transcript(
+    tmp_path: Path,
+) -> None:
     jobs = tmp_path / "jobs"
     shutil.copytree(FIX / "harbor", jobs)
     for path in jobs.glob("job-no-skills/*/agent/trajectory.json"):
         path.unlink()
-    broken = next(jobs.glob("job-with-skills/*/agent/trajectory.json"))
+    broken = sorted(jobs.glob("job-with-skills/*/agent/trajectory.json"))[0]
     broken.write_text("{not json")
     result = import_results(jobs, "harbor", "hb", runs_dir=tmp_path / "runs")
     rows, records = _records(result.run_dir)
     assert len(rows) == 4 and len(records) == 1
     assert rows["transcript_path"].notna().sum() == 1
+    (warning,) = [w for w in result.warnings if "without their transcript" in w]
+    assert warning.startswith(f"1 item(s) imported without their transcript: first {broken}: "
+                              "not valid JSON")
+
+
+def test_trajectories_are_read_within_the_untrusted_input_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    jobs = tmp_path / "jobs"
+    shutil.copytree(FIX / "harbor", jobs)
+    # one trajectory nested deeper than any reader goes (a depth bomb in a tool's arguments)
+    bomb = sorted(jobs.glob("job-no-skills/*/agent/trajectory.json"))[0]
+    data = json.loads(bomb.read_text())
+    data["steps"][0]["extra"] = {"deep": json.loads("[" * 500 + "]" * 500)}
+    bomb.write_text(json.dumps(data))
+    # and a size bound between the no-skills trial files and the with-skills trajectories
+    large = sorted(jobs.glob("job-with-skills/*/agent/trajectory.json"))
+    bound = min(p.stat().st_size for p in large) - 1
+    assert all(p.stat().st_size <= bound for p in jobs.rglob("result.json"))
+    monkeypatch.setenv("EVALKIT_MAX_INPUT_BYTES", str(bound))
+    result = import_results(jobs, "harbor", "hb", runs_dir=tmp_path / "runs")
+    rows, records = _records(result.run_dir)
+    assert len(rows) == 4 and len(records) == 1, "only the small, shallow trajectory is kept"
+    (warning,) = [w for w in result.warnings if "without their transcript" in w]
+    assert warning.startswith("3 item(s) imported without their transcript: first ")
+    assert "nested more than 128 levels" in warning or f"more than the {bound:,} bytes" in warning
 
 
 PROMPT = "Write the answer of task-00 to /app/answer.txt.\n\nCurrent terminal state:\n$ "
