@@ -29,6 +29,8 @@ from evalkit.results import TRANSCRIPTS_DIR
 
 #: Characters kept of one event's content (the native bash tool keeps 8,000 of its output).
 EVENT_CHARS = 8000
+#: Characters kept of a tool's name (names come from the source too).
+NAME_CHARS = 200
 #: Events kept of one transcript (the first ones; a note says how many were left out).
 MAX_EVENTS = 2000
 #: The one shard an import writes, relative to the run directory.
@@ -65,7 +67,7 @@ def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
     text = content if isinstance(content, str) else json.dumps(content, default=str)
     if len(text) <= EVENT_CHARS:
         # redacted with the whole record when it is written (transcript_lines)
-        return {"kind": kind, "content": text, "name": str(name or "")}
+        return {"kind": kind, "content": text, "name": clip(str(name or ""), NAME_CHARS)}
     # only a window a little wider than what is kept is redacted: a secret across the
     # window's edge is cut off with the margin
     cut = _CUT.format(n=len(text) - EVENT_CHARS)
@@ -73,7 +75,7 @@ def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
         text = f"{cut}\n{clip_tail(text[-(EVENT_CHARS + _MARGIN):], EVENT_CHARS)}"
     else:
         text = f"{clip(text[: EVENT_CHARS + _MARGIN], EVENT_CHARS)}\n{cut}"
-    return {"kind": kind, "content": text, "name": str(name or "")}
+    return {"kind": kind, "content": text, "name": clip(str(name or ""), NAME_CHARS)}
 
 
 def response(
