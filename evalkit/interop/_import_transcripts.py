@@ -483,8 +483,8 @@ def transcript_lines(
 ) -> list[str]:
     """The shard's lines, each row holding a transcript pointed to it (``transcript_path``).
 
-    Every record passes the redactor (the secrets of this process's environment), as a
-    native outcome does before it is written.
+    Every response passes the redactor (the secrets of this process's environment), as a
+    native outcome does before it is written; the item key and provider are the row's.
 
     Args:
         rows: The result rows (``item_key``, ``provider``); updated in place.
@@ -499,8 +499,10 @@ def transcript_lines(
         found = transcripts.get(str(row["item_key"]))
         if found is None:
             continue
-        record = {"item_key": row["item_key"], "provider": row.get("provider"), "response": found}
-        record = redact_value(record, known)
+        # the key stays as the row has it (the reader matches them); what the agent said and
+        # did passes the redactor
+        record = {"item_key": row["item_key"], "provider": row.get("provider"),
+                  "response": redact_value(found, known)}
         lines.append(json.dumps(record, default=str, separators=(",", ":")))
         row["transcript_path"] = IMPORT_SHARD
     return lines

@@ -476,3 +476,13 @@ def test_a_secret_across_the_cut_is_not_left_half(
     assert "characters cut" in content
     assert secret[:8] not in content and secret[-8:] not in content
     assert "[REDACTED]" in content
+
+
+def test_a_case_id_the_redactor_would_touch_still_finds_its_transcript(tmp_path: Path) -> None:
+    log = json.loads((FIX / "inspect-json" / "capitals-beta.json").read_text())
+    log["samples"][0]["id"] = "key-sk-proj-AAAAbbbbCCCCdddd1234"
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(log))
+    result = import_results(path, "inspect", "odd", runs_dir=tmp_path / "runs")
+    rows, records = _records(result.run_dir)
+    assert list(records) == list(rows["item_key"]) and "sk-proj" in rows["item_key"].iloc[0]
