@@ -10,7 +10,7 @@ the tool's name).
 Imported text is untrusted and may be huge: every event's content passes the redactor before
 it is cut to :data:`EVENT_CHARS` characters (a tool's output keeps its end, as the native
 bash tool keeps the end of a command's output; other texts keep their start), a transcript
-keeps at most :data:`MAX_EVENTS` events, and the whole record passes the redactor again when
+keeps at most :data:`MAX_EVENTS` events, and the whole response passes the redactor again when
 it is written, as a native outcome does.
 """
 
@@ -48,7 +48,7 @@ def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
     """One native transcript event from untrusted content, cut to :data:`EVENT_CHARS`.
 
     A text too long is redacted before it is cut (cutting first could leave half a secret,
-    which no pattern recognises); every text is redacted again with its record.
+    which no pattern recognises); every text is redacted again with its response.
 
     Args:
         kind: ``system``, ``user``, ``assistant``, ``tool_call`` or ``tool_result``.
@@ -66,7 +66,7 @@ def event(kind: str, content: Any, name: str = "") -> dict[str, str]:
     """
     text = content if isinstance(content, str) else json.dumps(content, default=str)
     if len(text) <= EVENT_CHARS:
-        # redacted with the whole record when it is written (transcript_lines)
+        # redacted with the whole response when it is written (transcript_lines)
         return {"kind": kind, "content": text, "name": clip(str(name or ""), NAME_CHARS)}
     # only a window a little wider than what is kept is redacted: a secret across the
     # window's edge is cut off with the margin
