@@ -574,6 +574,7 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
         (matcher is None or not matcher.may_match(joined))
         and not _TRIGGERS.search(joined.casefold())
         and (pieces is None or not pieces.found_in(joined))
+        and not _COMPATIBILITY_FORM.search(joined)
     ):
         return value
     return _redact_nested(value, matcher, known)
@@ -619,7 +620,11 @@ def _redact_nested(
     value: Any, matcher: _SecretMatcher | None, secrets: tuple[str, ...] = ()
 ) -> Any:
     if isinstance(value, str):
-        return _redact(value, matcher, secrets)
+        # each string as redact_text has it, compatibility forms (fullwidth ...) included
+        redacted = _redact(value, matcher, secrets)
+        if not _COMPATIBILITY_FORM.search(redacted):
+            return redacted
+        return _redact_compatibility_forms(redacted, matcher, secrets)
     if isinstance(value, dict):
         return {
             _redact_nested(k, matcher, secrets): _redact_nested(v, matcher, secrets)

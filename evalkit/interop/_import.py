@@ -26,6 +26,7 @@ from evalkit.interop._import_registry import (
     ImportRequest,
     get_importer,
 )
+from evalkit.interop._import_transcripts import transcript_lines, write_shard
 from evalkit.matrix import item_key
 from evalkit.results import (
     RESULT_SCHEMA,
@@ -101,8 +102,13 @@ def _source(format: str, given: list[Path], files: list[Path]) -> dict[str, Any]
 
 def _finalize(
     parsed: ParsedSource, format: str, run_id: str, suite: str | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Assign keys, hashes and defaults; reject two rows with one key."""
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """Assign keys, hashes and defaults; reject two rows with one key.
+
+    Returns:
+        The result rows, the score rows, and the transcript shard's lines (the rows with a
+        transcript point to the shard).
+    """
     if not parsed.rows:
         raise InputError("nothing to import: the input holds no result rows")
     case_ids = sorted({str(r.values["case_id"]) for r in parsed.rows})
@@ -111,6 +117,8 @@ def _finalize(
     rows: list[dict[str, Any]] = []
     scores: list[dict[str, Any]] = []
     dropped: dict[str, list[str]] = {}
+    transcripts: dict[str, dict[str, Any]] = {}
+    unkept: list[str] = []
     for row in parsed.rows:
         values = dict(row.values)
         provider = values.get("provider")
@@ -143,6 +151,10 @@ def _finalize(
         )
         rows.append(values)
         scores += [{**s, "item_key": key} for s in row.scores]
+        if row.transcript is not None:
+            transcripts[key] = row.transcript
+        elif row.transcript_note is not None:
+            unkept.append(row.transcript_note)
     rows.sort(key=lambda r: str(r["item_key"]))
     scores.sort(key=lambda s: (str(s["item_key"]), str(s["component"])))
     for field_name, where in dropped.items():
@@ -150,7 +162,11 @@ def _finalize(
             f"{len(where)} row(s) had an impossible {field_name} (not finite, negative, or past "
             f"a 64-bit integer), stored as null: first {where[0]}"
         )
-    return rows, scores
+    if unkept:
+        parsed.warnings.append(
+            f"{len(unkept)} item(s) imported without their transcript: first {unkept[0]}"
+        )
+    return rows, scores, transcript_lines(rows, transcripts)
 
 
 #: Figures an import stores only when they are possible: finite, non-negative, within int64.
@@ -235,6 +251,7 @@ def _write(
     scores: list[dict[str, Any]],
     manifest: Manifest,
     counts: dict[str, int],
+    transcripts: list[str],
 ) -> dict[str, Any]:
     """Write the run into a hidden temporary directory, then rename it into place."""
     results = conform(pa.Table.from_pylist(rows, schema=RESULT_SCHEMA), RESULT_SCHEMA)
@@ -251,6 +268,7 @@ def _write(
             imported_from=source.path if source else None,
             format=source.format if source else None,
         )
+        write_shard(tmp, transcripts)
         write_parquet(results, tmp / RESULTS_FILE)
         write_parquet(score_table, tmp / SCORES_FILE)
         written = write_manifest(tmp, manifest)
@@ -372,12 +390,12 @@ def import_results(
             timeout_policy=timeout_policy,
         )
     )
-    rows, scores = _finalize(parsed, format, run_id, suite)
+    rows, scores, transcripts = _finalize(parsed, format, run_id, suite)
     counts = _counts(rows)
     source = _source(format, given, parsed.files or files)
     manifest = _manifest(rows, parsed, run_id, source, counts)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
-    written = _write(run_dir, rows, scores, manifest, counts)
+    written = _write(run_dir, rows, scores, manifest, counts, transcripts)
     return ImportResult.from_counts(
         run_id,
         run_dir,

@@ -61,6 +61,10 @@ class SourceRow:
         identity: JSON-serialisable content that identifies the item (hashed into
             ``item_hash``).
         scores: Per-component score rows (``component, value, max_value, passed, detail``).
+        transcript: What the agent said and did, as a native transcript's ``response``
+            (``AgentResponse.to_json()``), when the source holds it.
+        transcript_note: Why a transcript the source holds could not be kept (too large,
+            not JSON), for the import's warnings.
     """
 
     values: dict[str, Any]
@@ -68,6 +72,8 @@ class SourceRow:
     where: str
     identity: Any
     scores: list[dict[str, Any]] = field(default_factory=list)
+    transcript: dict[str, Any] | None = None
+    transcript_note: str | None = None
 
     def problem(self, message: str) -> InputError:
         """An :class:`InputError` located at this row."""

@@ -55,6 +55,7 @@ from evalkit.interop._import_common import (
 from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
 from evalkit.interop._import_terminal_bench import TIMEOUT_POLICIES, is_terminal_bench
+from evalkit.interop._import_transcripts import trial_response
 
 #: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
 DEFAULT_PASS_THRESHOLD = 1.0
@@ -461,6 +462,7 @@ def _row(
     if outcome["score"] is not None:
         check_score(outcome["score"], row, " (Harbor reward; evalkit scores lie in [0, 1])")
     row.scores = _reasons(trial, row.values, threshold, verifier_output(path.parent))
+    row.transcript, row.transcript_note = trial_response(path.parent, model)
     return row
 
 

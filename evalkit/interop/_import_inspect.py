@@ -34,6 +34,7 @@ from evalkit.interop._import_common import (
     short_error,
     source_text,
 )
+from evalkit.interop._import_transcripts import inspect_response
 
 _ZSTD = 93  # ZIP compression method 93: Zstandard
 _STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
@@ -456,6 +457,9 @@ def _sample_row(
             )
         values["score"], values["passed"] = score_value(chosen["value"], scorer, row)
         values["status"] = "ok"
+    row.transcript = inspect_response(
+        sample, model, (values["input_tokens"], values["output_tokens"], values["cost_usd"])
+    )
     row.identity = {
         "task": spec.get("task"),
         "task_args": spec.get("task_args"),

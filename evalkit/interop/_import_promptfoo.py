@@ -33,6 +33,7 @@ from evalkit.interop._import_common import (
     read_text,
     short_error,
 )
+from evalkit.interop._import_transcripts import promptfoo_response
 
 SUFFIXES = (".json",)
 _ASSERT, _ERROR = 1, 2
@@ -191,6 +192,7 @@ def _row(
             score=check_score(score, row, fix) if score is not None else float(result["success"]),
         )
     row.scores = _components(result)
+    row.transcript = promptfoo_response(result)
     description = test.get("description") or result.get("description")
     variables = result.get("vars") if isinstance(result.get("vars"), dict) else test.get("vars")
     row.identity = {

@@ -53,6 +53,7 @@ from evalkit.interop._import_common import (
 )
 from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
+from evalkit.interop._import_transcripts import trial_response
 
 TIMEOUT_POLICIES = ("graded", "failed", "error")
 #: An agent timeout the tests still graded keeps its verdict, as the leaderboard counts it.
@@ -384,6 +385,7 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
         trial_dir = item.run_dir / trial.task_id / trial.trial_name
         output = file_tail(trial_dir / POST_TEST_PANE, limit=_OUTPUT_LIMIT)
         row.scores = _reasons(trial, values, output)
+        row.transcript, row.transcript_note = trial_response(trial_dir, values.get("model"))
         if trial.is_resolved is not None and trial.failure_mode == "agent_timeout":
             modes["graded agent_timeout"] += 1
         attempt = _attempt(trial.trial_name)

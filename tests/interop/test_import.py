@@ -312,8 +312,9 @@ def test_run_directory_contents(runs_dir: Path) -> None:
     result = import_results(PROMPTFOO, "promptfoo", "files", runs_dir=runs_dir)
     run_dir = runs_dir / "files"
     assert sorted(p.name for p in run_dir.iterdir()) == [
-        "events.jsonl", "manifest.json", "results.parquet", "scores.parquet"
+        "events.jsonl", "manifest.json", "results.parquet", "scores.parquet", "transcripts"
     ]
+    assert [p.name for p in (run_dir / "transcripts").iterdir()] == ["part-00001.jsonl"]
     manifest = load_manifest(run_dir).to_json()
     assert manifest["status"] == "complete" and manifest["run_id"] == "files"
     assert manifest["counts"]["items"] == result.items == 18

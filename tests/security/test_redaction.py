@@ -128,6 +128,18 @@ def test_nested_values_and_clipping_redact_before_cutting() -> None:
     assert OPENAI_KEY[:10] not in clip(text, 20, KEYS)
 
 
+@pytest.mark.parametrize("name", sorted(transformations(OPENAI_KEY)))
+def test_a_record_is_redacted_as_each_of_its_texts_is(tmp_path: Path, name: str) -> None:
+    """``redact_value`` (transcripts, rows) catches every form ``redact_text`` does."""
+    form = transformations(OPENAI_KEY)[name]
+    record = {"events": [{"kind": "user", "content": f"use {form} now", "name": ""}], "n": 2}
+    redacted = redact_value(record, KEYS)
+    assert redacted["events"][0]["content"] == redact_text(f"use {form} now", KEYS)
+    path = tmp_path / "record.json"
+    path.write_text(json.dumps(redacted), encoding="utf-8")
+    assert leaks([path], OPENAI_KEY) == []
+
+
 def test_whitespace_table_is_what_str_isspace_says() -> None:
     spaces = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
     assert set(WHITESPACE) == spaces
