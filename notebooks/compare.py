@@ -17,8 +17,8 @@
 #
 # Did the candidate do better, worse, or can we not tell yet? Cases are paired (and trials line
 # up by number); the overall interval is a paired cluster bootstrap over cases, and a case is
-# named *regressed* or *improved* only when an exact test says so after correction for the
-# number of cases.
+# named *regressed* or *improved* only when its change, its trials pooled over its providers,
+# reaches the practical threshold and its test says so after correction for the number of cases.
 
 # %% tags=["parameters"]
 run: str = "tests/fixtures/runs/after"  # candidate run (directory or run id; default: an example)
