@@ -123,7 +123,8 @@ def named_cases_section(comparison: PairedComparison, *, compact: bool = False) 
 
     Args:
         comparison: A comparison.
-        compact: The rich display's form (fewer columns, at most 10 rows).
+        compact: The rich display's form, under a banner whose first line is the summary:
+            no summary of its own, fewer columns, at most 10 rows.
 
     Returns:
         ``<section class="ek-named-cases">`` with the summary sentence
@@ -133,7 +134,7 @@ def named_cases_section(comparison: PairedComparison, *, compact: bool = False) 
         (``id="no-named-cases"``).
     """
     parts = []
-    if comparison.case_summary:
+    if comparison.case_summary and not compact:  # the compact form's banner says it first
         parts.append(f'<p class="ek-named-summary"><b>{esc(comparison.case_summary)}</b></p>')
     if comparison.case_interaction is not None:
         parts.append(f'<p class="ek-note">{esc(comparison.case_interaction.line())}</p>')
