@@ -17,8 +17,8 @@
 #
 # Did the candidate do better, worse, or can we not tell yet? Cases are paired (and trials line
 # up by number); the overall interval is a paired cluster bootstrap over cases, and a case is
-# named *regressed* or *improved* only when an exact test says so after correction for the
-# number of cases.
+# named *regressed* or *improved* only when its change, its trials pooled over its providers,
+# reaches the practical threshold and its test says so after correction for the number of cases.
 
 # %% tags=["parameters"]
 run: str = "tests/fixtures/runs/after"  # candidate run (directory or run id; default: an example)
@@ -45,6 +45,7 @@ import evalkit
 from evalkit.report import (
     calibration_note,
     case_keys,
+    case_named_column,
     case_pairs,
     cause_changes,
     compare_view,
@@ -62,7 +63,11 @@ from evalkit.report import (
     item_browser,
     key_values,
     looks_table,
+    named_case_columns,
+    named_case_table,
+    named_cases_section,
     next_step_facts,
+    no_named_case_note,
     note,
     paired_excerpts,
     paired_rows,
@@ -113,6 +118,18 @@ display(stat_cards([
     ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
      "regressed / improved after correction"),
 ]))
+
+# %% [markdown]
+# ## Where the change is
+#
+# An average can sit inside the practical threshold while a few cases dropped by 40 pp. Each
+# case is judged once, on all of its trials (its providers pooled as strata), and named
+# *regressed* or *improved* when its change reaches the practical threshold and its p-value,
+# adjusted across the cases, is below alpha. These are the cases `evalkit compare` names, in
+# its text and in `--json` (`regressed_cases`, `improved_cases`, `named_cases`).
+
+# %%
+display(named_cases_section(result))
 
 # %%
 settle = next_step_facts(result)
@@ -218,17 +235,18 @@ if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len
 # %% [markdown]
 # ## Regressed cases
 #
-# Cases whose drop is larger than noise (exact test per case, corrected for multiplicity), each
-# with a baseline item that passed and a candidate item that failed, side by side.
+# The named regressed cases (above), each with a baseline item that passed and a candidate item
+# that failed, side by side.
 
 # %%
 cases = result.cases.assign(decided_by=result.case_decisions())
-regressed = cases[cases["verdict"] == "regressed"]
+named = named_case_table(result)
+regressed = named[named["verdict"] == "regressed"]
 display(interval_table(
-    regressed, case_keys(result.cases), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "p_value", "p_adjusted", "decided_by"],
+    regressed, named_case_columns(result), kind="pp", header="change",
+    extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="regressed",
-    empty="No case regressed beyond noise.",
+    empty=no_named_case_note(result) or "No case is named regressed.",
 ))
 display(paired_excerpts(
     case_pairs(view, "regressed", max_pairs),
@@ -258,18 +276,18 @@ for case in regressed.head(max_pairs).to_dict("records"):
         why = evalkit.explain(view.candidate_run, case["case_id"], condition=candidate_condition)
     display(explanation_fragment(why))
 if regressed.empty:
-    display(note("No case regressed beyond noise: nothing to explain."))
+    display(note("No case is named regressed: nothing to explain."))
 
 # %% [markdown]
 # ## Improved cases
 
 # %%
-improved = cases[cases["verdict"] == "improved"]
+improved = named[named["verdict"] == "improved"]
 display(interval_table(
-    improved, case_keys(result.cases), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "p_value", "p_adjusted", "decided_by"],
+    improved, named_case_columns(result), kind="pp", header="change",
+    extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="improved",
-    empty="No case improved beyond noise.",
+    empty=no_named_case_note(result) or "No case is named improved.",
 ))
 display(paired_excerpts(
     case_pairs(view, "improved", max_pairs),
@@ -283,16 +301,17 @@ display(paired_excerpts(
 
 # %%
 display(note(
-    f"Each case's interval is its own ({confidence:.0%}, unadjusted); its verdict needs its "
-    f"p-value after {result.correction} correction across the {len(cases)} case rows to be at "
-    f"most "
-    f"{result.alpha:g}, so a case whose interval excludes 0 can stay inconclusive "
-    "(decided_by says which applied)."
+    f"One row per case in each condition and provider. Each row's interval is its own "
+    f"({confidence:.0%}, unadjusted); its verdict needs its p-value after {result.correction} "
+    f"correction across the {len(cases)} rows to be at most {result.alpha:g}, so a row whose "
+    "interval excludes 0 can stay inconclusive (decided_by says which applied). The named "
+    "cases above pool a case's providers into one row (case_named)."
 ))
 display(interval_table(
-    cases.sort_values("estimate", kind="stable"), case_keys(result.cases), kind="pp",
-    header="change",
-    extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by"],
+    cases.assign(case_named=case_named_column(result)).sort_values("estimate", kind="stable"),
+    case_keys(result.cases), kind="pp", header="change",
+    extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by",
+           "case_named"],
     table_id="all-cases",
 ))
 
@@ -364,6 +383,8 @@ display(key_values({
     "metric": result.metric,
     "overall interval": f"{result.delta.method}, {n_resamples:,} resamples, seed {seed}",
     "per-case tests": f"exact tests, {result.correction} correction, alpha {result.alpha:g}",
+    "named cases": f"pooled case rows (CMH or Fisher), {result.case_correction} across cases, "
+                   f"alpha {result.alpha:g}",
     "practical threshold": pp(result.threshold),
     "evalkit": evalkit.__version__,
 }))

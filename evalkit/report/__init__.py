@@ -51,6 +51,13 @@ if TYPE_CHECKING:
     )
     from evalkit.report._labels import labelling_page, read_label_rows
     from evalkit.report._matched_view import matched_rate_section
+    from evalkit.report._named_cases import (
+        case_named_column,
+        named_case_columns,
+        named_case_table,
+        named_cases_section,
+        no_named_case_note,
+    )
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
         Optimization as Optimization,
@@ -212,6 +219,7 @@ __all__ = [
     "calibration_facts",
     "calibration_note",
     "case_keys",
+    "case_named_column",
     "case_pairs",
     "comparison_calibration",
     "comparison_statements",
@@ -267,6 +275,10 @@ __all__ = [
     "matched_rate_section",
     "metrics_table",
     "missing_cases",
+    "named_case_columns",
+    "named_case_table",
+    "named_cases_section",
+    "no_named_case_note",
     "next_step_facts",
     "note",
     "optimization_facts",

@@ -31,6 +31,7 @@ from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
 from evalkit.report._forensics_view import explanation_html
 from evalkit.report._matched_view import matched_rate_section
+from evalkit.report._named_cases import case_named_column, named_cases_section
 from evalkit.report._plots import (
     figure_html,
     forest_plot,
@@ -66,6 +67,7 @@ from evalkit.stats import (
     PairedComparison,
     PowerResult,
     SequentialComparison,
+    correction_words,
     minimum_detectable_effect,
     pass_rates,
     unmatched_lines,
@@ -97,11 +99,13 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
         *more,
         f"wins {result.wins}, losses {result.losses}, ties {result.ties} (cases)",
         f"{len(result.regressed_cases)} case(s) regressed, {len(result.improved_cases)} improved "
-        f"({result.correction} correction, alpha {result.alpha:g}); practical threshold "
-        f"{pp(result.threshold)}",
+        f"(named at {correction_words(result.case_correction, result.alpha)}); practical "
+        f"threshold {pp(result.threshold)}",
     ]
     if result.equivalence["equivalent"]:
         details.insert(0, result.equivalence["note"])
+    if result.case_summary:  # where the change is, said before anything else
+        details.insert(0, result.case_summary)
     if result.case_verdict_note:
         details.append(result.case_verdict_note)
     if result.sign_flip is not None:
@@ -125,8 +129,9 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
 
 
 def _comparison_cases(result: PairedComparison) -> Fragment:
-    """The cases that moved most and the forest plot of a comparison."""
-    cases = result.cases.assign(_named=result.cases["verdict"] != "inconclusive")
+    """The cases that moved most (with the verdict their case is named with) and the forest plot."""
+    named = case_named_column(result)
+    cases = result.cases.assign(case_named=named, _named=named != "")
     cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
         ["_named", "_size"], ascending=False, kind="stable"
     )
@@ -135,8 +140,10 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
         case_keys(cases),
         kind="pp",
         header="change",
-        extra=["baseline_rate", "candidate_rate", "verdict"],
-        caption=f"Cases that moved most ({min(COMPACT_ROWS, len(cases))} of {len(cases)})",
+        extra=["baseline_rate", "candidate_rate", "case_named"],
+        caption=f"Cases that moved most ({min(COMPACT_ROWS, len(cases))} of {len(cases)}); "
+        "case named: the case's verdict from its pooled row (the table above)",
+        table_id="moved-most",
         max_rows=COMPACT_ROWS,
     )
     figure = figure_html(
@@ -175,10 +182,10 @@ def _case_reasons(result: PairedComparison, shown: pd.DataFrame) -> Fragment:
 
 
 def comparison_html(result: PairedComparison) -> str:
-    """A paired comparison: its verdict banner, the cases that moved most, the forest plot.
+    """A comparison: its verdict banner, named cases, the cases that moved most, the forest plot.
 
     With several providers the per-provider table, their forest plot and the heterogeneity
-    line come before the cases.
+    line come after the named cases.
     """
     return styled(comparison_fragment(result).html)
 
@@ -187,7 +194,7 @@ def comparison_fragment(result: PairedComparison) -> Fragment:
     """The markup of :func:`comparison_html` without its stylesheet (for pages that have one)."""
     from evalkit.report._providers import provider_section
 
-    parts = _comparison_banner(result)
+    parts = _comparison_banner(result) + named_cases_section(result, compact=True)
     if result.by_provider:
         parts = parts + provider_section(result)
     return parts + _comparison_cases(result)

@@ -38,6 +38,7 @@ from evalkit.stats import (
     FlipRate,
     PairedComparison,
     compare_tables,
+    correction_words,
     flip_rate_between,
     flip_rate_within,
     unmatched_lines,
@@ -493,10 +494,13 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
         f"wins {c.wins}, losses {c.losses}, ties {c.ties}",
         f"improved needs the interval above 0 and an effect of at least {pp(c.threshold)}; "
         "regressed needs the upper bound below 0",
-        f"per-case verdicts: exact tests, {c.correction} correction at alpha {c.alpha:g}; "
-        f"{len(c.regressed_cases)} regressed, {len(c.improved_cases)} improved"
+        f"named cases: each case's trials pooled over its providers, named at "
+        f"{correction_words(c.case_correction, c.alpha)}; {len(c.regressed_cases)} "
+        f"regressed, {len(c.improved_cases)} improved"
         + (f" ({c.case_verdict_note})" if c.case_verdict_note else ""),
     ]
+    if c.case_summary:  # where the change is, said before anything else
+        details.insert(0, c.case_summary)
     if c.sign_flip is not None:
         details.append(
             f"sign-flip test over {c.sign_flip.n_cases} cases: {c.sign_flip.text()}"
@@ -672,8 +676,10 @@ def case_pairs(
     Returns:
         ``(caption, baseline row, candidate row)`` triples.
     """
-    cases = view.comparison.cases
-    chosen = cases[cases["verdict"] == verdict].head(max_cases)
+    cases = view.comparison.case_rows  # the cases the comparison names, pooled over providers
+    chosen = cases[cases["verdict"] == verdict]
+    chosen = chosen.iloc[chosen["estimate"].abs().to_numpy().argsort(kind="stable")[::-1]]
+    chosen = chosen.head(max_cases)
     want_base = verdict == "regressed"
     out: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None]] = []
     for case in rows_of(chosen):

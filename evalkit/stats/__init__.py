@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         fisher_power,
         trials_to_confirm,
     )
+    from evalkit.stats._case_summary import correction_words as correction_words
     from evalkit.stats._compare import compare_tables
     from evalkit.stats._delta_interval import (
         discordance_bound as discordance_bound,

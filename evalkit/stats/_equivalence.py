@@ -88,6 +88,7 @@ def equivalence(comparison: Compared) -> dict[str, Any]:
             "note": (
                 f"no practical difference (within ±{margin * 100:g} pp): the whole {level} % "
                 f"interval {span} lies inside the practical threshold"
+                + _average_only(comparison, margin)
             ),
         }
     return {
@@ -121,6 +122,28 @@ def _cases_moved(comparison: Compared, margin: float) -> str:
     if interaction is not None and interaction.differs:
         said.append(f"the change differs between cases (interaction {interaction.text()})")
     return " and ".join(said)
+
+
+def _average_only(comparison: Compared, margin: float) -> str:
+    """The claim's scope when single cases are not settled ("" when every case is).
+
+    The claim is about the average: no case was named and the change does not differ between
+    cases, but a case whose own interval reaches past the threshold may still have moved by
+    more than it (two cases of forty can drop 40 pp and stay unnamed at 10 trials). The note
+    says so rather than let the claim read as one about every case.
+    """
+    rows = getattr(comparison, "case_rows", None)
+    if rows is None or rows.empty or "ci_low" not in rows or "ci_high" not in rows:
+        return ""
+    low, high = rows["ci_low"].astype(float), rows["ci_high"].astype(float)
+    reaching = rows.loc[(low <= -margin) | (high >= margin), "case_id"].nunique()
+    if not reaching:
+        return ""
+    return (
+        f"; this speaks for the average only: the own intervals of {reaching} of "
+        f"{rows['case_id'].nunique()} cases reach past ±{margin * 100:g} pp, so a single case "
+        "may still have moved that far (evalkit confirm settles single cases)"
+    )
 
 
 def equivalence_power(

@@ -19,8 +19,10 @@ import pandas as pd
 
 from evalkit.analysis import compare, explain
 from evalkit.report import (
+    case_named_column,
     comparison_fragment,
     explanation_fragment,
+    interval,
     interval_table,
     item_browser,
     note,
@@ -159,35 +161,49 @@ def comparison_page(result: PairedComparison, title: str, query: Mapping[str, st
     step = data.get("next_step") or {}
     if isinstance(step, dict) and step.get("text"):
         parts.append(sanitize_html(note(f"next step: {step['text']}").html))
-    cases = result.cases
+    run = query.get("run") or query.get("candidate", "")
+
+    def explain_link(case: str) -> str:
+        target = {"run": run, "case": case}
+        if query.get("baseline"):
+            target["baseline"] = query["baseline"]
+        return f'<a href="{esc(_link("/explain", **target))}">{esc(case)}</a>'
+
+    named = [*result.regressed_cases, *result.improved_cases]
+    if named:
+        links = ", ".join(explain_link(case) for case in named)
+        parts.append(f'<p class="ek-view-named">Why each named case flips: {links}</p>')
+    cases = result.cases.assign(
+        change=[interval(e, lo, hi, "pp") for e, lo, hi in zip(
+            result.cases["estimate"], result.cases["ci_low"], result.cases["ci_high"],
+            strict=True)],
+        case_named=case_named_column(result),
+    )
+    columns = ("condition", "provider", "change", "verdict", "case_named")
     if not cases.empty:
-        run = query.get("run") or query.get("candidate", "")
+        heads_of = _HEADS | {"change": f"change [{result.delta.confidence:.0%} CI]"}
         rows = []
         for record in cases.to_dict("records"):
-            case = str(record.get("case_id"))
-            target = {"run": run, "case": case}
-            if query.get("baseline"):
-                target["baseline"] = query["baseline"]
             cells = "".join(
-                f"<td>{esc(_cell(record.get(k)))}</td>"
-                for k in ("condition", "provider", "verdict", "delta", "ci_low", "ci_high")
-                if k in record
+                f"<td>{esc(_cell(record.get(k)))}</td>" for k in columns if k in record
             )
-            rows.append(
-                f'<tr><td><a href="{esc(_link("/explain", **target))}">{esc(case)}</a></td>'
-                f"{cells}</tr>"
-            )
+            rows.append(f"<tr><td>{explain_link(str(record.get('case_id')))}</td>{cells}</tr>")
         heads = "".join(
-            f"<th>{esc(k)}</th>"
-            for k in ("case", "condition", "provider", "verdict", "delta", "ci_low", "ci_high")
-            if k == "case" or k in cases
+            f"<th>{esc(heads_of.get(k, k))}</th>"
+            for k in ("case", *columns) if k == "case" or k in cases
         )
         parts.append(
-            "<h2>Cases</h2><p class=\"ek-note\">A case opens why it flips.</p>"
-            f'<table class="ek-table"><thead><tr>{heads}</tr></thead>'
+            "<h2>Cases</h2><p class=\"ek-note\">One row per case in each condition and provider "
+            "(verdict: the row's own, corrected across rows; case named: the case's, from its "
+            "pooled row above). A case opens why it flips.</p>"
+            f'<table class="ek-table" id="ek-view-cases"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
     return page(f"Compare {title}", "".join(parts))
+
+
+#: Headers of the viewer's case table that differ from their column names.
+_HEADS = {"verdict": "row verdict", "case_named": "case named"}
 
 
 def _cell(value: object) -> str:

@@ -181,7 +181,9 @@ def test_condition_comparisons_have_one_row_per_condition() -> None:
         assert row.estimate == pytest.approx(alone.delta.estimate)
     headline, details = rk.verdict_lines(view)
     assert "stratified by case" in headline
-    assert details[0].startswith("by condition: none ")
+    # where the change is comes first, then the verdict by condition
+    assert details[0] == view.comparison.case_summary != ""
+    assert details[1].startswith("by condition: none ")
     within = rk.compare_view(AFTER, None, "none,preloaded", n_resamples=500)
     assert rk.condition_comparisons(within.comparison).empty
 

@@ -85,10 +85,12 @@ def test_the_banner_tells_the_verdict(chromium: Browser, tmp_path: Path) -> None
         headline = page.locator(".ek-banner-headline").inner_text()
         assert f"over {result.n_cases} matched cases" in headline
         assert page.locator(".ek-banner-inconclusive").count() == 1
-        rows = page.locator("table.ek-table tbody tr").all_inner_texts()
+        rows = page.locator("table#moved-most tbody tr").all_inner_texts()
         assert len(rows) == 10 and result.cases["case_id"].nunique() >= 1
-        # The cases with a verdict come first.
+        # The rows of named cases come first.
         assert "quote-variables" in rows[0] or "sum-numbers" in rows[0]
+        named = page.locator("table#named-cases tbody tr").all_inner_texts()
+        assert len(named) == len(result.regressed_cases) + len(result.improved_cases) == 2
     finally:
         page.close()
 
