@@ -34,6 +34,13 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._adaptive_power import AdaptivePlan
     from evalkit.stats._agreement import Kappa, cohens_kappa
+    from evalkit.stats._allocation import (
+        NeymanAllocation,
+        allocation_probabilities,
+        draw_round as draw_round,
+        weighted_increments,
+    )
+    from evalkit.stats._allocation_simulation import AllocationSimulation, simulate_allocation
     from evalkit.stats._bootstrap import (
         case_delta_interval,
         cluster_bootstrap,
@@ -146,6 +153,7 @@ else:
 __all__ = [
     "AdaptivePlan",
     "AdaptiveTrials",
+    "AllocationSimulation",
     "BradleyTerry",
     "CORRECTIONS",
     "CompareOptions",
@@ -161,6 +169,7 @@ __all__ = [
     "MatchedRates",
     "McNemarResult",
     "Metric",
+    "NeymanAllocation",
     "PairedComparison",
     "PairwiseStats",
     "PlanModel",
@@ -175,6 +184,7 @@ __all__ = [
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
+    "allocation_probabilities",
     "bradley_terry",
     "case_delta_interval",
     "case_order",
@@ -214,6 +224,7 @@ __all__ = [
     "required_trials",
     "sequential_compare_tables",
     "sequential_verdict",
+    "simulate_allocation",
     "simulate_power",
     "simulate_sequential",
     "stage_two_draw",
@@ -221,4 +232,5 @@ __all__ = [
     "unmatched_lines",
     "unmatched_summary",
     "verdict",
+    "weighted_increments",
 ]
