@@ -10,15 +10,20 @@ drawn several times, each draw one more pair of it).
 
 Allocation. The share ``1 - floor`` of the probability goes to the cases in proportion to an
 estimate of the root mean square of their pair differences, ``r_i = sqrt(E[D_i^2])`` (the
-probability that a pair of the case differs), the rest is spread evenly:
+square root of the probability that a pair of the case differs), the rest is spread evenly:
 
-    q_i = floor / N + (1 - floor) * r_i / sum_j r_j,
-    r_i^2 = (prior_pairs * pooled + s_i) / (prior_pairs + n_i),
+    q_i = floor / N + (1 - floor) * r_i / sum_j r_j.
 
-with ``n_i`` the case's pairs so far, ``s_i`` those that differed and ``pooled`` the share of
-all pairs so far that differed (with a prior of one differing pair in two). A case none of
-whose pairs has differed gets less and less (``r_i^2 = prior * pooled / (prior + n_i)``); a
-case that flips gets more; no case gets less than ``floor / N``.
+The estimate is empirical Bayes over two kinds of case, those that never flip and those that
+do. ``rho``, the disagreement rate of a case that flips, is pooled over the cases whose pairs
+have differed (prior: one differing pair in two); the share of cases that flip is their count
+over the chance of having noticed a flipping case with the pairs each case had. A case whose
+pairs have differed gets ``r_i^2 = (s_i + prior_pairs * rho) / (n_i + prior_pairs)`` (``n_i``
+pairs, ``s_i`` of them differing); a case none of whose ``n_i`` pairs has differed gets
+``r_i^2 = P(it flips | n_i agreeing pairs) * rho``, which falls geometrically with ``n_i``; a
+case not drawn yet gets the share of flipping cases times ``rho``. So a case that has not
+differed after its first pairs gets few more, cases that flip get more, and no case gets
+less than ``floor / N``: every case stays in the estimate.
 
 Estimator. Each pair is weighted by its case's inverse probability, ``X = D / (N q_i)``
 (Horvitz-Thompson). Given everything before the draw, the case is ``i`` with probability
@@ -46,7 +51,7 @@ from evalkit.errors import InputError
 from evalkit.stats._frame import check_positive_int
 
 #: Default share of each draw's probability spread evenly over the cases.
-ALLOCATION_FLOOR = 0.5
+ALLOCATION_FLOOR = 0.7
 
 
 @dataclass(frozen=True)
@@ -57,14 +62,14 @@ class NeymanAllocation:
         floor: Share of the probability spread evenly over the cases, in (0, 1]: no case is
             drawn with probability below ``floor / N``, and the weighted increments lie in
             ``[-1 / floor, 1 / floor]``; 1 draws every case with the same probability.
-        prior_pairs: Weight, in pairs, of the pooled share of differing pairs in a case's
-            estimate (how many agreeing pairs it takes to halve a case's share of the rest).
+        prior_pairs: Weight, in pairs, of the pooled disagreement rate of the cases that
+            flipped in the estimate of one such case's rate.
         round_pairs: Pairs drawn per round (one look after each round).
         seed: Seed of the draws.
     """
 
     floor: float = ALLOCATION_FLOOR
-    prior_pairs: float = 0.3
+    prior_pairs: float = 2.0
     round_pairs: int = 20
     seed: int = SEED.default
 
@@ -72,7 +77,7 @@ class NeymanAllocation:
         """Check the design (an :class:`~evalkit.errors.InputError` names the bad field)."""
         if not (isinstance(self.floor, int | float) and 0.0 < self.floor <= 1.0):
             raise InputError(
-                f"allocation: `floor` must be a share in (0, 1], e.g. 0.5, not {self.floor!r}"
+                f"allocation: `floor` must be a share in (0, 1], e.g. 0.7, not {self.floor!r}"
             )
         prior = self.prior_pairs
         if not (isinstance(prior, int | float) and math.isfinite(prior) and prior > 0):
@@ -110,8 +115,15 @@ def allocation_probabilities(
     """
     n = np.asarray(pairs, dtype=float)
     s = np.asarray(differed, dtype=float)
-    pooled = (1.0 + s.sum()) / (2.0 + n.sum())
-    spread = np.sqrt((design.prior_pairs * pooled + s) / (design.prior_pairs + n))
+    flipped = s > 0
+    rate = (1.0 + s[flipped].sum()) / (2.0 + n[flipped].sum())  # of the cases that flipped
+    unseen_flip = (1.0 - rate) ** n  # chance a varying case has not differed in its n pairs
+    noticed = 1.0 - unseen_flip[n > 0]
+    varying = float(np.clip((flipped.sum() + 1.0) / (noticed.sum() + 2.0), 0.05, 1.0))
+    odds = varying * unseen_flip
+    chance = np.where(flipped, 1.0, odds / (odds + 1.0 - varying))
+    own = np.where(flipped, (s + design.prior_pairs * rate) / (n + design.prior_pairs), rate)
+    spread = np.sqrt(chance * own)
     return design.floor / len(n) + (1.0 - design.floor) * spread / spread.sum()
 
 
