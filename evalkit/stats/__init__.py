@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         draw_round as draw_round,
         weighted_increments,
     )
+    from evalkit.stats._allocation_replay import AllocationPlan, allocation_plan
     from evalkit.stats._allocation_simulation import AllocationSimulation, simulate_allocation
     from evalkit.stats._bootstrap import (
         case_delta_interval,
@@ -153,6 +154,7 @@ else:
 __all__ = [
     "AdaptivePlan",
     "AdaptiveTrials",
+    "AllocationPlan",
     "AllocationSimulation",
     "BradleyTerry",
     "CORRECTIONS",
@@ -184,6 +186,7 @@ __all__ = [
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
+    "allocation_plan",
     "allocation_probabilities",
     "bradley_terry",
     "case_delta_interval",

@@ -124,7 +124,7 @@ def allocation_probabilities(
     chance = np.where(flipped, 1.0, odds / (odds + 1.0 - varying))
     own = np.where(flipped, (s + design.prior_pairs * rate) / (n + design.prior_pairs), rate)
     spread = np.sqrt(chance * own)
-    return design.floor / len(n) + (1.0 - design.floor) * spread / spread.sum()
+    return np.asarray(design.floor / len(n) + (1.0 - design.floor) * spread / spread.sum())
 
 
 def weighted_increments(
@@ -144,7 +144,8 @@ def weighted_increments(
         >>> weighted_increments(np.array([1.0, -1.0]), np.array([0.5, 0.25]), 2).tolist()
         [1.0, -2.0]
     """
-    return np.asarray(differences, dtype=float) / (n_cases * np.asarray(probabilities, float))
+    weights = n_cases * np.asarray(probabilities, dtype=float)
+    return np.asarray(np.asarray(differences, dtype=float) / weights)
 
 
 def draw_round(probabilities: np.ndarray, design: NeymanAllocation, round_index: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evalkit._settings import CONFIDENCE, THRESHOLD
+from evalkit._settings import CONFIDENCE, SEED, THRESHOLD
 from evalkit.errors import InputError
 from evalkit.stats._allocation import (
     NeymanAllocation,
@@ -142,7 +142,7 @@ def simulate_allocation(
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
     n_sims: int = 200,
-    seed: int = 0,
+    seed: int = SEED.default,
     stop: bool = True,
     rule: AllocationRule | None = None,
     weighted: bool = True,
