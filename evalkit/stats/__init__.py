@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         draw_round as draw_round,
         weighted_increments,
     )
+    from evalkit.stats._allocation_compare import allocated_compare_tables
     from evalkit.stats._allocation_replay import AllocationPlan, allocation_plan
     from evalkit.stats._allocation_simulation import AllocationSimulation, simulate_allocation
     from evalkit.stats._bootstrap import (
@@ -186,6 +187,7 @@ __all__ = [
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
+    "allocated_compare_tables",
     "allocation_plan",
     "allocation_probabilities",
     "bradley_terry",

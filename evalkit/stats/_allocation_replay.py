@@ -28,8 +28,9 @@ class AllocationPlan(NamedTuple):
         rounds: Complete rounds on disk (every pair they drew has both trials).
         increments: The weighted increments of those rounds, in the order drawn.
         looks: Pairs after each complete round (where the looks are).
-        trials: Trials per condition each case needs once the next round is run (the
-            ``case_trials`` of the run that completes it; cases not drawn yet are absent).
+        trials: Trials per condition each case needs once the round after the replayed ones
+            is run (the ``case_trials`` of the run that completes it; cases not drawn yet are
+            absent). With ``max_rounds`` replayed, that round is round ``max_rounds + 1``.
     """
 
     rounds: int
