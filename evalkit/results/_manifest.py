@@ -223,13 +223,13 @@ class SequentialRecord(_Record):
     adaptive: AdaptiveRecord | None = None
     """Adaptive trials (``--adaptive-trials``): the design and each case's draw; None: every
     case runs every trial."""
-    allocation: AllocationRecord | None = None
-    """Neyman allocation of paired trials (``--allocate-trials``): rounds draw pairs of any
-    case of ``order``, and a look's ``n_cases`` counts pairs; None: rounds draw new cases."""
     stop_reason: str | None = None
     """``improved``, ``regressed``, ``futile``, ``futile-planned``, ``max-items``, ``max-usd``,
     ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while
     the run goes on."""
+    allocation: AllocationRecord | None = None
+    """Neyman allocation of paired trials (``--allocate-trials``): rounds draw pairs of any
+    case of ``order``, and a look's ``n_cases`` counts pairs; None: rounds draw new cases."""
 
 
 class RunFilters(_Record):
