@@ -40,7 +40,10 @@ if TYPE_CHECKING:
         draw_round as draw_round,
         weighted_increments,
     )
-    from evalkit.stats._allocation_compare import allocated_compare_tables
+    from evalkit.stats._allocation_compare import (
+        ALLOCATION_METHOD as ALLOCATION_METHOD,
+        allocated_compare_tables,
+    )
     from evalkit.stats._allocation_replay import AllocationPlan, allocation_plan
     from evalkit.stats._allocation_simulation import AllocationSimulation, simulate_allocation
     from evalkit.stats._bootstrap import (

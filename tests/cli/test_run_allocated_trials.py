@@ -41,6 +41,10 @@ def test_allocated_run_draws_pairs_replays_them_and_reads_back(tmp_path: Path) -
     shown = evalkit_cli("compare", tmp_path / "al", "--sequential", "--json")
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["looks"] == out["looks"]
+    text = evalkit_cli("compare", tmp_path / "al", "--sequential")
+    assert f"look at {looks[0]['n_cases']} pairs:" in text.stdout
+    printed = evalkit_cli(*_args(tmp_path, "al", "--allocate-trials", "--resume"))
+    assert f"look 1: {looks[0]['n_cases']} pairs," in printed.stdout
     # a resumed run replays the same draws: nothing new is run, the same verdict
     resumed = evalkit_cli(*_args(tmp_path, "al", "--allocate-trials", "--json", "--resume"))
     assert resumed.returncode == 0, resumed.stderr
