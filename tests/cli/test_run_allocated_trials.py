@@ -63,3 +63,10 @@ def test_allocate_trials_needs_until_verdict(tmp_path: Path) -> None:
     done = evalkit_cli("run", "cases/demo", "--allocate-trials", "--runs-dir", tmp_path)
     assert done.returncode == 2
     assert "--allocate-trials: only with --until-verdict" in done.stderr
+
+
+def test_a_budget_below_one_round_of_pairs_is_refused(tmp_path: Path) -> None:
+    done = evalkit_cli(*_args(tmp_path, "b", "--allocate-trials", "--max-items", "6"))
+    assert done.returncode == 2
+    assert "--max-items 6 is smaller than one round (10 items: 5 pairs" in done.stderr
+    assert "Traceback" not in done.stderr
