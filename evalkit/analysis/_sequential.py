@@ -28,7 +28,9 @@ from evalkit.stats import (
     FUTILITY_BETA,
     AdaptiveTrials,
     Metric,
+    NeymanAllocation,
     SequentialComparison,
+    allocated_compare_tables,
     sequential_compare_tables,
 )
 
@@ -133,6 +135,24 @@ def sequential_compare(
         refuse_errored(cand, labels[1], conditions)
     if record is not None and conditions is None:
         conditions = (record.baseline, record.candidate)
+    if record is not None and record.allocation is not None and tuple(conditions or ()) == (
+        record.baseline,
+        record.candidate,
+    ):
+        return allocated_compare_tables(
+            base,
+            record.order,
+            (record.baseline, record.candidate),
+            NeymanAllocation(**record.allocation.model_dump()),
+            threshold=record.threshold if threshold is None else threshold,
+            confidence=record.confidence if confidence is None else confidence,
+            plan_pairs=record.plan_cases if plan_cases is None else plan_cases,
+            max_rounds=len(record.looks) or None,
+            **(
+                _futility_settings(record)
+                | _given_futility(plan_effect, futility_beta, record.futility_beta)
+            ),
+        )
     if record is not None and tuple(conditions or ()) == (record.baseline, record.candidate):
         return sequential_compare_tables(
             base,

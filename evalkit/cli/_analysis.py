@@ -27,7 +27,7 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
-from evalkit.stats import METRICS, PairedComparison, unmatched_lines
+from evalkit.stats import ALLOCATION_METHOD, METRICS, PairedComparison, unmatched_lines
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -449,13 +449,14 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     else:
         out = Lines()
         _print_comparison(out, result)
+        unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
             out.line(
-                f"  look at {look.n_cases} cases: {_pct(look.estimate)} "
+                f"  look at {look.n_cases} {unit}: {_pct(look.estimate)} "
                 f"[{_pct(look.ci_low)}, {_pct(look.ci_high)}] -> {look.verdict}{reason}"
             )
-        stopped = "not settled" if result.stopped_at is None else f"{result.stopped_at} cases"
+        stopped = "not settled" if result.stopped_at is None else f"{result.stopped_at} {unit}"
         out.line(f"stopped at: {stopped}; method: {result.method}")
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 

@@ -22,6 +22,7 @@ from evalkit.errors import ConfigError
 FLAGS: dict[str, str] = {
     **{setting.name: setting.flag for setting in SETTINGS},
     "adaptive_trials": "--adaptive-trials",
+    "allocate_trials": "--allocate-trials",
     "futility_beta": "--futility-beta",
     "max_items": "--max-items",
     "max_rounds": "--max-rounds",

@@ -47,6 +47,7 @@ SEQUENTIAL_OPTIONS = (
     "confidence",
     "plan_cases",
     "adaptive_trials",
+    "allocate_trials",
     "stage_two_probability",
     "plan_effect",
     "futility_beta",
@@ -139,6 +140,13 @@ def configure(p: argparse.ArgumentParser) -> None:
         help="each case runs 1 trial per condition first and its other trials only when its "
         "outcomes differ (or, with --stage-two-probability, by a seeded draw); the estimate "
         "is corrected for it (docs/statistics.md, 'Adaptive trials')",
+    )
+    sequential.add_argument(
+        "--allocate-trials",
+        action="store_true",
+        help="draw --round-cases pairs of trials per round from all the selected cases, more "
+        "of those whose pairs differ (Neyman allocation; the estimate weights each pair by "
+        "its chance: docs/statistics.md, 'Neyman allocation of paired trials')",
     )
     sequential.add_argument(
         "--stage-two-probability",
@@ -347,12 +355,19 @@ def _print_sequential(outcome: SequentialRun) -> None:
             f"adaptive trials: {full} of {len(adaptive.cases)} cases ran all "
             f"{adaptive.total_trials} trials, the others {adaptive.first_trials}"
         )
+    unit = "cases"
+    if outcome.record.allocation is not None:
+        unit = "pairs"
+        print(
+            f"allocated trials: {outcome.record.allocation.round_pairs} pairs per round over "
+            f"{len(outcome.record.order)} cases, more of those whose pairs differ"
+        )
     for look in outcome.record.looks:
         low = "-" if look.ci_low is None else f"{look.ci_low * 100:+.1f}"
         high = "-" if look.ci_high is None else f"{look.ci_high * 100:+.1f}"
         estimate = "-" if look.estimate is None else f"{look.estimate * 100:+.1f}"
         print(
-            f"  look {look.round}: {look.n_cases} cases, {estimate} pp [{low}, {high}] "
+            f"  look {look.round}: {look.n_cases} {unit}, {estimate} pp [{low}, {high}] "
             f"-> {look.verdict}"
             + (f" ({look.reason})" if look.reason and look.reason != look.verdict else "")
         )

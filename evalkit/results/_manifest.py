@@ -171,6 +171,22 @@ class AdaptiveRecord(_Record):
     """Each case whose stage 1 is done, by case id."""
 
 
+class AllocationRecord(_Record):
+    """The Neyman allocation of a sequential run (``--allocate-trials``).
+
+    The rounds' draws follow from it and the outcomes, so no draw is recorded.
+    """
+
+    floor: float
+    """Share of each draw's probability spread evenly over the cases."""
+    prior_pairs: float
+    """Weight, in pairs, of the pooled disagreement rate in a flipping case's estimate."""
+    round_pairs: int
+    """Pairs drawn per round."""
+    seed: int
+    """Seed of the draws."""
+
+
 class SequentialRecord(_Record):
     """How a sequential run (``evalkit run --until-verdict``) drew its cases and every look."""
 
@@ -210,6 +226,9 @@ class SequentialRecord(_Record):
     """``improved``, ``regressed``, ``futile``, ``futile-planned``, ``max-items``, ``max-usd``,
     ``max-rounds``, ``cases-exhausted`` or ``run-failed`` (a round's run failed); None while
     the run goes on."""
+    allocation: AllocationRecord | None = None
+    """Neyman allocation of paired trials (``--allocate-trials``): rounds draw pairs of any
+    case of ``order``, and a look's ``n_cases`` counts pairs; None: rounds draw new cases."""
 
 
 class RunFilters(_Record):

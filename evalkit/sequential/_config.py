@@ -60,6 +60,11 @@ class SequentialConfig(Options):
     stage_two_probability: float | None = None
     """With ``adaptive_trials``: stage-2 probability of a case whose first outcomes agree
     (default ``(K - 1) / K``)."""
+    allocate_trials: bool = False
+    """Neyman allocation of paired trials (:class:`~evalkit.stats.NeymanAllocation`): each
+    round draws ``round_cases`` *pairs* (a baseline and a candidate trial of one case) from
+    all the selected cases, more of those whose pairs differ; the looks use the weighted
+    increments (docs/statistics.md, "Neyman allocation of paired trials")."""
     plan_effect: float | None = None
     """The planned effect (in (0, 1)): a look also stops the run as ``futile-planned`` when
     the futility e-process against "the difference is at least ``plan_effect``" reaches
@@ -109,6 +114,11 @@ class SequentialConfig(Options):
             raise ConfigError(
                 f"{name('stage_two_probability')} must be in (0, 1], got {probability}",
                 setting="stage_two_probability",
+            )
+        if self.allocate_trials and self.adaptive_trials:
+            raise ConfigError(
+                f"{name('allocate_trials')} and {name('adaptive_trials')} are two designs of "
+                "the trials: pass one of them"
             )
         return self
 

@@ -38,6 +38,7 @@ from evalkit.results import (
     write_manifest,
 )
 from evalkit.runner import RunConfig, RunResult, run
+from evalkit.sequential._allocated import allocation_record, run_allocated
 from evalkit.sequential._config import SequentialConfig
 from evalkit.sequential._next_step import sequential_next_step
 from evalkit.stats import (
@@ -154,6 +155,9 @@ def _new_record(
         max_items=sequential.max_items,
         max_usd=sequential.max_usd,
         max_rounds=sequential.max_rounds,
+        allocation=allocation_record(sequential.round_cases, seed)
+        if sequential.allocate_trials
+        else None,
         adaptive=None
         if adaptive is None
         else AdaptiveRecord(
@@ -318,6 +322,12 @@ def run_until_verdict(
         )
     else:  # a budget given again replaces the recorded one (a spent run can be continued)
         record = record.model_copy(update=sequential.budgets())
+    if record.allocation is not None:
+        result, comparison, stop, rounds, rows = run_allocated(loaded, config, record, run_id)
+        return SequentialRun(
+            run=result, comparison=comparison, stop_reason=stop, rounds=rounds,
+            items=len(rows), cost_usd=agent_cost(rows), record=record,
+        )  # fmt: skip
     design = _recorded_design(record)
     items_per_case = 2 * trials
     first = min(record.round_cases, len(record.order)) * items_per_case

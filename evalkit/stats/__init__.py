@@ -25,6 +25,18 @@ if TYPE_CHECKING:
     )
     from evalkit.stats._adaptive_power import AdaptivePlan
     from evalkit.stats._agreement import Kappa, cohens_kappa
+    from evalkit.stats._allocation import (
+        NeymanAllocation,
+        allocation_probabilities,
+        draw_round as draw_round,
+        weighted_increments,
+    )
+    from evalkit.stats._allocation_compare import (
+        ALLOCATION_METHOD as ALLOCATION_METHOD,
+        allocated_compare_tables,
+    )
+    from evalkit.stats._allocation_replay import AllocationPlan, allocation_plan
+    from evalkit.stats._allocation_simulation import AllocationSimulation, simulate_allocation
     from evalkit.stats._bootstrap import (
         case_delta_interval,
         cluster_bootstrap,
@@ -137,6 +149,8 @@ else:
 __all__ = [
     "AdaptivePlan",
     "AdaptiveTrials",
+    "AllocationPlan",
+    "AllocationSimulation",
     "BradleyTerry",
     "CORRECTIONS",
     "CompareOptions",
@@ -152,6 +166,7 @@ __all__ = [
     "MatchedRates",
     "McNemarResult",
     "Metric",
+    "NeymanAllocation",
     "PairedComparison",
     "PairwiseStats",
     "PlanModel",
@@ -166,6 +181,9 @@ __all__ = [
     "VarianceComponents",
     "Verdict",
     "adaptive_case_estimates",
+    "allocated_compare_tables",
+    "allocation_plan",
+    "allocation_probabilities",
     "bradley_terry",
     "case_delta_interval",
     "case_order",
@@ -205,6 +223,7 @@ __all__ = [
     "required_trials",
     "sequential_compare_tables",
     "sequential_verdict",
+    "simulate_allocation",
     "simulate_power",
     "simulate_sequential",
     "stage_two_draw",
@@ -212,4 +231,5 @@ __all__ = [
     "unmatched_lines",
     "unmatched_summary",
     "verdict",
+    "weighted_increments",
 ]

@@ -118,7 +118,7 @@ def test_the_record_keeps_its_keys_and_a_resumed_run_keeps_its_design(tmp_path: 
     assert list(record) == [
         "baseline", "candidate", "order", "round_cases", "threshold", "confidence", "method",
         "plan_cases", "plan_effect", "futility_beta", "max_items", "max_usd", "max_rounds",
-        "looks", "adaptive", "stop_reason",
+        "looks", "adaptive", "stop_reason", "allocation",
     ]
     assert (record["round_cases"], record["threshold"], record["confidence"]) == (4, 0.1, 0.9)
     assert record["futility_beta"] is None and record["max_rounds"] == 1
