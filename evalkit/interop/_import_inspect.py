@@ -34,6 +34,7 @@ from evalkit.interop._import_common import (
     short_error,
     source_text,
 )
+from evalkit.interop._import_unfinished import incomplete_row, is_incomplete
 
 _ZSTD = 93  # ZIP compression method 93: Zstandard
 _STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
@@ -410,15 +411,21 @@ def _sample_row(
         if isinstance(score["value"], dict | list):
             continue  # a multi-value scorer: only selectable values enter scores.parquet
         value, passed = score_value(score["value"], name, row)
+        # an incomplete score's explanation is its own row, the sample's cause (not repeated)
+        incomplete = not passed and is_incomplete(score)
         row.scores.append(
             {
                 "component": name.rsplit("/", 1)[-1],
                 "value": value,
                 "max_value": 1.0,
                 "passed": passed,
-                "detail": score_detail(score, passed, target),
+                "detail": score_detail(
+                    {"answer": score.get("answer")} if incomplete else score, passed, target
+                ),
             }
         )
+        if incomplete:
+            row.scores.append(incomplete_row(name.rsplit("/", 1)[-1], score))
     error = sample.get("error")
     limit = sample.get("limit") if isinstance(sample.get("limit"), dict) else None
     row.scores += _limit_row(limit)
