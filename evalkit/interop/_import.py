@@ -202,8 +202,9 @@ def _manifest(
     conditions: dict[str, ConditionRecord] = {}
     providers: dict[tuple[Any, Any], ProviderRecord] = {}
     for row in sorted(rows, key=lambda r: (r["condition"], r["case_id"], r["trial"])):
+        original = originals.get(row["condition"])
         tally = conditions.setdefault(row["condition"], ConditionRecord(
-            items=0, passed=0, source_value=originals.get(row["condition"])))
+            items=0, passed=0, **({"source_value": original} if original is not None else {})))
         tally.items = (tally.items or 0) + 1
         tally.passed = (tally.passed or 0) + int(row["passed"])
         providers.setdefault(
