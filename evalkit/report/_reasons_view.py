@@ -321,3 +321,34 @@ def cause_changes(
         "and candidate",
         table_id=table_id,
     )
+
+
+def failure_changes_table(
+    changes: pd.DataFrame, table_id: str = "failure-changes"
+) -> Fragment:
+    """``LiftResult.failure_changes`` as a table: each condition beside the baseline (role A).
+
+    Args:
+        changes: The lift's ``failure_changes`` (``provider, baseline_condition, condition,
+            outcome, cause, baseline, candidate, change``).
+        table_id: ``id`` of the table.
+
+    Returns:
+        The table (``provider`` only when there are several), unfinished items first; an
+        empty fragment when there is nothing to compare.
+    """
+    if changes.empty:
+        return Fragment("")
+    base = str(changes["baseline_condition"].iloc[0])
+    shown = changes.drop(columns=["baseline_condition"])
+    if shown["provider"].nunique() <= 1:
+        shown = shown.drop(columns=["provider"])
+    shown = shown.rename(columns={"baseline": f"{base} (A)", "candidate": "this condition"})
+    return html_table(
+        shown,
+        formats={"change": lambda v: f"{int(v):+d}"},
+        caption=f"Failing items by outcome and primary cause: each condition against {base} "
+        "(A). Did not finish: a timeout, a limit, a cancellation, a sandbox kill or an error; "
+        "answered wrong: the rest",
+        table_id=table_id,
+    )
