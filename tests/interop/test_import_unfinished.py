@@ -150,6 +150,7 @@ def _harbor_jobs(out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_harbor_agent_timeouts_are_unfinished_items_apart_from_wrong_answers(
     tmp_path: Path,
 ) -> None:
