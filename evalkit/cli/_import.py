@@ -32,7 +32,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
-        help="inspect: model (default), task_arg:NAME or metadata:NAME; "
+        help="inspect: model (default), task_arg:NAME (or task_args.NAME) or metadata:NAME; "
         "promptfoo: prompt (default) or provider; harbor: skills (default), job or "
         "task-path:REGEX; terminal-bench: run (default) or agent-kwarg:NAME",
     )

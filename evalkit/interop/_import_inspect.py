@@ -176,8 +176,15 @@ def load_log(path: Path, use_inspect_ai: bool = True) -> dict[str, Any] | None:
 def parse_condition_from(spec: str | None) -> tuple[str, str | None]:
     """Parse ``--condition-from`` for Inspect: ``model``, ``task_arg:NAME``, ``metadata:NAME``.
 
+    The log's own field paths name the same sources: ``task_args.NAME`` (``eval.task_args``)
+    and ``metadata.NAME`` (the sample's ``metadata``).
+
     Raises:
         ConfigError: Any other value.
+
+    Examples:
+        >>> parse_condition_from("task_args.plugin_url"), parse_condition_from("metadata:arm")
+        (('task_arg', 'plugin_url'), ('metadata', 'arm'))
     """
     spec = spec or "model"
     kind, _, name = spec.partition(":")
@@ -185,9 +192,13 @@ def parse_condition_from(spec: str | None) -> tuple[str, str | None]:
         return "model", None
     if kind in ("task_arg", "metadata") and name:
         return kind, name
+    field, _, name = spec.partition(".")
+    if field in ("task_args", "metadata") and name:
+        return ("task_arg" if field == "task_args" else "metadata"), name
     raise ConfigError(
-        "The value for `condition_from` must be one of ['model', 'task_arg:NAME', "
-        f"'metadata:NAME'] for Inspect AI logs, but {spec!r} was passed."
+        "The value for `condition_from` must be one of ['model', 'task_arg:NAME' (or "
+        "'task_args.NAME'), 'metadata:NAME' (or 'metadata.NAME')] for Inspect AI logs, but "
+        f"{spec!r} was passed."
     )
 
 

@@ -88,3 +88,15 @@ def test_a_table_import_takes_the_map_too(tmp_path: Path) -> None:
     assert set(read_run("t", tmp_path / "runs")["condition"]) == {"none", "preloaded"}
     manifest = json.loads((tmp_path / "runs" / "t" / "manifest.json").read_text())
     assert manifest["conditions"]["none"]["source_value"] == "0"
+
+
+def test_the_logs_field_path_names_the_task_argument_too(tmp_path: Path) -> None:
+    done = evalkit_cli("import", LOGS, "--format", "inspect", "--run-id", "ab", "--runs-dir",
+                       tmp_path, "--condition-from", "task_args.plugin_url", "--condition-map",
+                       f"{PLUGIN_URL}=plugin,false=baseline")
+    assert done.returncode == 0, done.stderr
+    assert set(read_run("ab", tmp_path)["condition"]) == {"plugin", "baseline"}
+    wrong = evalkit_cli("import", LOGS, "--format", "inspect", "--run-id", "ab2", "--runs-dir",
+                        tmp_path, "--condition-from", "task_args.nope")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert "no task argument 'nope'" in wrong.stderr and "plugin_url" in wrong.stderr
