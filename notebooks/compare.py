@@ -215,8 +215,9 @@ if wins_note(result):
 # ## What the failures are made of
 #
 # Failing items of each side counted by their primary cause (see the run report), and the
-# change: whether the candidate fails more for routing (the skill not loaded) or for execution
-# (missing patterns, the verifier).
+# change: whether the candidate's items did not finish (a timeout, a limit, a cancellation, a
+# sandbox kill, an error) or answered wrong, and whether it fails more for routing (the skill
+# not loaded) or for execution (missing patterns, the verifier).
 
 # %%
 paired_baseline, paired_candidate = paired_rows(view)

@@ -33,6 +33,7 @@ from IPython.display import display
 import evalkit
 from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
 from evalkit.report import (
+    failure_changes_table,
     failure_summary,
     figure_html,
     html_table,
@@ -97,12 +98,15 @@ display(html_table(trigger_confusion(rows), caption="Trigger confusion matrix (s
 # %% [markdown]
 # ## What the failures are made of
 #
-# Every failing item counted once, under its primary cause (an error or timeout, the skill not
-# loaded where loading was up to the agent, a gate such as the verifier, then the other failing
-# components): does a condition lose for routing or for execution?
+# Every failing item counted once, under its primary cause (what stopped it before it finished:
+# a timeout, a limit, a cancellation, a sandbox kill or an error; else the skill not loaded
+# where loading was up to the agent, a gate such as the verifier, then the other failing
+# components): did a condition's items not finish, or did they answer wrong, and was that
+# routing or execution? Then each condition against the baseline (A), cause by cause.
 
 # %%
 display(failure_summary(rows, None, causes=lifted.failure_causes))
+display(failure_changes_table(lifted.failure_changes))
 
 # %% [markdown]
 # ## Cases missing a condition

@@ -13,6 +13,7 @@ from evalkit._lanes import EVIDENCE_METRICS
 from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
+from evalkit.analysis._compare_causes import compare_cause_changes
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
@@ -191,9 +192,8 @@ def compare(
     if lane_metric is not None:
         # compared as a score; labelled with the lane metric it is
         result = dataclasses.replace(result, metric=lane_metric)  # type: ignore[arg-type]
-    result = dataclasses.replace(result, case_reasons=_reasons(
-        result, baseline, candidate, base, cand, conditions, runs_dir
-    ))
+    reasons, changes = _reasons(result, baseline, candidate, base, cand, conditions, runs_dir)
+    result = dataclasses.replace(result, case_reasons=reasons, failure_changes=changes)
     check = check_judge_calibration(compared)
     if check is None:
         return result
@@ -208,20 +208,22 @@ def _reasons(
     cand: pd.DataFrame | None,
     conditions: Sequence[str] | None,
     runs_dir: str | os.PathLike[str],
-) -> tuple[dict[str, Any], ...]:
-    """Why each compared case failed on each side (see :func:`compare_reasons`)."""
+) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
+    """Why each compared case failed on each side, and the sides' failures by cause.
+
+    See :func:`compare_reasons` and :func:`compare_cause_changes`.
+    """
     base_scores = run_scores(baseline, runs_dir)
     if cand is None:  # two conditions of one run
         first, second = (conditions or ("", ""))[:2]
-        return compare_reasons(
-            result.cases, base[base["condition"] == first], base_scores,
-            base[base["condition"] == second], base_scores, within_run=True,
-        )
-    assert candidate is not None
-    return compare_reasons(
-        result.cases, _compared(base, conditions), base_scores,
-        _compared(cand, conditions), run_scores(candidate, runs_dir), within_run=False,
-    )
+        sides = (base[base["condition"] == first], base_scores,
+                 base[base["condition"] == second], base_scores)
+    else:
+        assert candidate is not None
+        sides = (_compared(base, conditions), base_scores, _compared(cand, conditions),
+                 run_scores(candidate, runs_dir))
+    return (compare_reasons(result.cases, *sides, within_run=cand is None),
+            compare_cause_changes(*sides))
 
 
 def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:

@@ -49,6 +49,7 @@ from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
+from evalkit.analysis._lift_causes import FAILURE_CHANGE_COLUMNS, lift_cause_changes
 from evalkit.analysis._lift_scope import PoolScope, pool_cells, records_loading, trigger_absence
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
@@ -113,7 +114,7 @@ METHOD = "case-bootstrap"
 
 #: Columns of :attr:`LiftResult.notes` (conditions with only errors).
 #: Columns of ``LiftResult.failure_causes``.
-FAILURE_CAUSE_COLUMNS = ("provider", "condition", "cause", "failures", "share")
+FAILURE_CAUSE_COLUMNS = ("provider", "condition", "outcome", "cause", "failures", "share")
 NOTE_COLUMNS = [
     "provider", "lane", "condition", "roles", "items", "error_class", "count", "message", "note",
 ]
@@ -158,6 +159,10 @@ class LiftResult:
             (provider, case) cells that ran every role condition of the lane are pooled.
         pooled_scope: Per lane with several providers, what the pool counts and leaves out.
         trigger_note: Why the trigger metrics are absent ("" when computed or not wanted).
+        failure_changes: Each other condition's failing items by outcome ("did not finish",
+            "answered wrong") and primary cause beside the baseline condition's (role A):
+            columns ``provider, baseline_condition, condition, outcome, cause, baseline,
+            candidate, change``.
 
     ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
     """
@@ -179,6 +184,9 @@ class LiftResult:
     )
     pooled_scope: tuple[PoolScope, ...] = ()
     trigger_note: str = ""
+    failure_changes: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=list(FAILURE_CHANGE_COLUMNS))
+    )
 
 
     def _repr_html_(self) -> str | None:
@@ -197,7 +205,8 @@ class LiftResult:
         ``pooled_scope`` (per lane with several providers: the providers and (provider, case)
         cells the pool counts, those left out and why; see :class:`PoolScope`) and
         ``trigger_note`` (why the trigger metrics are absent: the data records no skill
-        loading; "" otherwise).
+        loading; "" otherwise) and ``failure_changes`` (each condition's failing items by
+        outcome and cause against the baseline condition's, role A).
         """
         keys = ["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]
         return {
@@ -212,6 +221,7 @@ class LiftResult:
             "failure_causes": records(self.failure_causes),
             "pooled_scope": [scope.to_dict() for scope in self.pooled_scope],
             "trigger_note": self.trigger_note,
+            "failure_changes": records(self.failure_changes),
         }
 
     def metric(
@@ -662,6 +672,7 @@ def lift(
             confidence=confidence,
             seed=seed,
         )
+    causes = _failure_causes(selected, data, runs_dir)
     return LiftResult(
         run_id=run_id,
         pooled=pd.DataFrame(pooled, columns=[*LIFT_COLUMNS, "note"]),
@@ -685,7 +696,8 @@ def lift(
         missing=pd.DataFrame(missing, columns=["provider", "lane", "case_id", "missing"]),
         roles=roles,
         notes=pd.DataFrame(notes, columns=NOTE_COLUMNS),
-        failure_causes=_failure_causes(selected, data, runs_dir),
+        failure_causes=causes,
         pooled_scope=tuple(scopes),
         trigger_note=trigger_absence(frame, roles),
+        failure_changes=lift_cause_changes(causes, roles["A"]),
     )

@@ -263,7 +263,23 @@ def lift_main(args: argparse.Namespace) -> int:
         console.print("what the failures are made of (failing items by primary cause):")
         for line in describe_causes(result.failure_causes, by=by):
             console.print(f"  {line}", markup=False, soft_wrap=True)
+        _print_failure_changes(console, result.failure_changes, several=len(by) > 1)
     return 0
+
+
+def _print_failure_changes(console: Console, changes: Any, *, several: bool) -> None:
+    """Each condition's failures by cause against the baseline condition's (role A)."""
+    if changes.empty:
+        return
+    from evalkit.results import describe_changes
+
+    base = changes["baseline_condition"].iloc[0]
+    console.print(f"failing items by cause, {base} (A) -> each other condition:",
+                  markup=False, soft_wrap=True)
+    for (provider, condition), group in changes.groupby(["provider", "condition"], sort=False):
+        label = f"{provider} / {condition}" if several else str(condition)
+        for line in describe_changes(group):
+            console.print(f"  {label}: {line}", markup=False, soft_wrap=True)
 
 
 def _role_text(roles: Mapping[str, str], success: Any) -> str:
@@ -355,12 +371,28 @@ def compare_main(args: argparse.Namespace) -> int:
                 out.line(line)
         if result.case_verdict_note:
             out.line(f"  ({result.case_verdict_note})")
+        for line in _failure_change_lines(result):
+            out.line(line)
         follow_up = _confirm_line(args, result)
         if follow_up:
             out.line(follow_up)
         for line in unmatched_lines(result):
             out.line(line)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
+
+
+def _failure_change_lines(result: PairedComparison) -> list[str]:
+    """The compared failing items by outcome and cause, baseline -> candidate."""
+    if not result.failure_changes:
+        return []
+    import pandas as pd
+
+    from evalkit.results import describe_changes
+
+    head = (f"failing items by cause, {result.baseline_label} -> {result.candidate_label} "
+            "(each failure counted once, under its primary cause):")
+    changes = pd.DataFrame(list(result.failure_changes))
+    return [head, *(f"  {line}" for line in describe_changes(changes))]
 
 
 def _named_case_lines(result: PairedComparison, verdict: str) -> list[str]:

@@ -32,9 +32,16 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
-        help="inspect: model (default), task_arg:NAME or metadata:NAME; "
+        help="inspect: model (default), task_arg:NAME (or task_args.NAME) or metadata:NAME; "
         "promptfoo: prompt (default) or provider; harbor: skills (default), job or "
         "task-path:REGEX; terminal-bench: run (default) or agent-kwarg:NAME",
+    )
+    p.add_argument(
+        "--condition-map",
+        metavar="VALUE=NAME,...",
+        help="name the conditions the source gives, e.g. "
+        "'http://localhost:9101=plugin,false=baseline' (every condition once, no two alike; "
+        "the manifest keeps each source value)",
     )
     p.add_argument(
         "--pass-threshold",
@@ -78,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
     options = pick(
         args, "runs_dir", "condition_from", "scorer", "lane", "suite", "pass_threshold",
-        "timeout_policy",
+        "timeout_policy", "condition_map",
     )
     result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:

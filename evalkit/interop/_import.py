@@ -9,7 +9,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from evalkit._version import __version__
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop._import_common import ParsedSource, SourceRow, expand_paths
+from evalkit.interop._import_conditions import parse_condition_map, rename_conditions
 from evalkit.interop._import_registry import (
     BUILTIN_IMPORTERS,
     ImportRequest,
@@ -212,11 +213,14 @@ def _manifest(
     run_id: str,
     source: dict[str, Any],
     counts: dict[str, int],
+    originals: dict[str, str],
 ) -> Manifest:
     conditions: dict[str, ConditionRecord] = {}
     providers: dict[tuple[Any, Any], ProviderRecord] = {}
     for row in sorted(rows, key=lambda r: (r["condition"], r["case_id"], r["trial"])):
-        tally = conditions.setdefault(row["condition"], ConditionRecord(items=0, passed=0))
+        original = originals.get(row["condition"])
+        tally = conditions.setdefault(row["condition"], ConditionRecord(
+            items=0, passed=0, **({"source_value": original} if original is not None else {})))
         tally.items = (tally.items or 0) + 1
         tally.passed = (tally.passed or 0) + int(row["passed"])
         providers.setdefault(
@@ -296,6 +300,7 @@ def import_results(
     suite: str | None = None,
     pass_threshold: float | None = None,
     timeout_policy: str | None = None,
+    condition_map: str | Mapping[str, str] | None = None,
 ) -> ImportResult:
     r"""Create a run directory from results produced by another harness.
 
@@ -336,6 +341,10 @@ def import_results(
         timeout_policy: Harbor and Terminal-Bench: what an agent timeout its tests still
             graded becomes: ``graded`` (its verdict stands; Terminal-Bench's default),
             ``failed`` (a timeout row; Harbor's default) or ``error`` (an error row).
+        condition_map: Names for the conditions the source gives (``"VALUE=NAME,..."`` or
+            ``{value: name}``, e.g. ``"http://localhost:9101=plugin,false=baseline"``): every
+            condition of the rows must be named, and no two alike; the manifest keeps each
+            one's ``source_value``.
 
     Returns:
         An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
@@ -356,6 +365,7 @@ def import_results(
         (2, 0.5)
     """
     importer = get_importer(format)
+    names = parse_condition_map(condition_map)
     if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
         raise ConfigError(
             f"run id {run_id!r} must be a plain name (letters, digits, '.', '_', '-'), "
@@ -390,10 +400,11 @@ def import_results(
             timeout_policy=timeout_policy,
         )
     )
+    originals = rename_conditions(parsed, names)
     rows, scores, transcripts = _finalize(parsed, format, run_id, suite)
     counts = _counts(rows)
     source = _source(format, given, parsed.files or files)
-    manifest = _manifest(rows, parsed, run_id, source, counts)
+    manifest = _manifest(rows, parsed, run_id, source, counts, originals)
     Path(runs_dir).mkdir(parents=True, exist_ok=True)
     written = _write(run_dir, rows, scores, manifest, counts, transcripts)
     return ImportResult.from_counts(

@@ -35,6 +35,7 @@ from evalkit.interop._import_common import (
     source_text,
 )
 from evalkit.interop._import_transcripts import inspect_response
+from evalkit.interop._import_unfinished import incomplete_row, is_incomplete
 
 _ZSTD = 93  # ZIP compression method 93: Zstandard
 _STDLIB_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
@@ -176,8 +177,15 @@ def load_log(path: Path, use_inspect_ai: bool = True) -> dict[str, Any] | None:
 def parse_condition_from(spec: str | None) -> tuple[str, str | None]:
     """Parse ``--condition-from`` for Inspect: ``model``, ``task_arg:NAME``, ``metadata:NAME``.
 
+    The log's own field paths name the same sources: ``task_args.NAME`` (``eval.task_args``)
+    and ``metadata.NAME`` (the sample's ``metadata``).
+
     Raises:
         ConfigError: Any other value.
+
+    Examples:
+        >>> parse_condition_from("task_args.plugin_url"), parse_condition_from("metadata:arm")
+        (('task_arg', 'plugin_url'), ('metadata', 'arm'))
     """
     spec = spec or "model"
     kind, _, name = spec.partition(":")
@@ -185,9 +193,13 @@ def parse_condition_from(spec: str | None) -> tuple[str, str | None]:
         return "model", None
     if kind in ("task_arg", "metadata") and name:
         return kind, name
+    field, _, name = spec.partition(".")
+    if field in ("task_args", "metadata") and name:
+        return ("task_arg" if field == "task_args" else "metadata"), name
     raise ConfigError(
-        "The value for `condition_from` must be one of ['model', 'task_arg:NAME', "
-        f"'metadata:NAME'] for Inspect AI logs, but {spec!r} was passed."
+        "The value for `condition_from` must be one of ['model', 'task_arg:NAME' (or "
+        "'task_args.NAME'), 'metadata:NAME' (or 'metadata.NAME')] for Inspect AI logs, but "
+        f"{spec!r} was passed."
     )
 
 
@@ -411,15 +423,21 @@ def _sample_row(
         if isinstance(score["value"], dict | list):
             continue  # a multi-value scorer: only selectable values enter scores.parquet
         value, passed = score_value(score["value"], name, row)
+        # an incomplete score's explanation is its own row, the sample's cause (not repeated)
+        incomplete = not passed and is_incomplete(score)
         row.scores.append(
             {
                 "component": name.rsplit("/", 1)[-1],
                 "value": value,
                 "max_value": 1.0,
                 "passed": passed,
-                "detail": score_detail(score, passed, target),
+                "detail": score_detail(
+                    {"answer": score.get("answer")} if incomplete else score, passed, target
+                ),
             }
         )
+        if incomplete:
+            row.scores.append(incomplete_row(name.rsplit("/", 1)[-1], score))
     error = sample.get("error")
     limit = sample.get("limit") if isinstance(sample.get("limit"), dict) else None
     row.scores += _limit_row(limit)

@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from evalkit.report._reasons_view import (
         cause_changes,
         cause_plot,
+        failure_changes_table,
         failure_summary,
         reason_line as reason_line,
         run_scores,
@@ -243,6 +244,7 @@ __all__ = [
     "flip_pairs",
     "cause_changes",
     "cause_plot",
+    "failure_changes_table",
     "failure_summary",
     "run_scores",
     "explanation_fragment",

@@ -28,7 +28,9 @@ from evalkit.report._plots import (
 )
 from evalkit.report._tables import Fragment, esc, html_table, pct
 from evalkit.results import (
+    DID_NOT_FINISH,
     SCORES_FILE,
+    cause_changes as results_cause_changes,
     describe_causes,
     failure_causes,
     item_reasons,
@@ -56,6 +58,9 @@ CAUSE_COLORS: Mapping[str, str] = MappingProxyType({
     "judged rubric item failed": "#c5b0d5",
     "score below the pass threshold": "#dbdb8d",
     "timeout": "#525252",
+    "cancelled": "#969696",
+    "sandbox killed": "#252525",
+    "incomplete": "#737373",
     "no reasons recorded": "#d9d9d9",
 })
 #: Colours of error causes (``error: CLASS``), in order of frequency.
@@ -245,14 +250,17 @@ def failure_summary(
     keep = _by(rows, by)
     if causes is None or not set(keep) <= set(causes.columns):
         causes = failure_causes(rows, scores, by=keep)
-    elif set(causes.columns) - {*keep, "cause", "failures", "share"}:
+    elif set(causes.columns) - {*keep, "outcome", "cause", "failures", "share"}:
         # counts of finer groups (several providers) summed into the groups asked for
-        causes = causes.groupby([*keep, "cause"], sort=False)["failures"].sum().reset_index()
+        causes = causes.groupby([*keep, "outcome", "cause"], sort=False)["failures"].sum(
+            ).reset_index()
         total = causes.groupby(keep)["failures"].transform("sum") if keep else (
             causes["failures"].sum())
         causes["share"] = causes["failures"] / total
-        causes = causes.sort_values([*keep, "failures"], ascending=[True] * len(keep) + [False],
-                                    kind="stable").reset_index(drop=True)
+        wrong = causes["outcome"] != DID_NOT_FINISH
+        causes = causes.assign(_wrong=wrong).sort_values(
+            [*keep, "_wrong", "failures"], ascending=[True] * len(keep) + [True, False],
+            kind="stable").drop(columns="_wrong").reset_index(drop=True)
     if causes.empty:
         return Fragment('<p class="ek-empty">No failing item.</p>')
     lines = "".join(f"<li>{esc(line)}</li>" for line in describe_causes(causes, by=keep))
@@ -294,24 +302,53 @@ def cause_changes(
         table_id: ``id`` of the table.
 
     Returns:
-        The table: ``*by, cause, <baseline>, <candidate>, change`` (failing items).
+        The table: ``*by, outcome, cause, <baseline>, <candidate>, change`` (failing
+        items; see :func:`evalkit.results.cause_changes`).
     """
     keep = _by(pd.concat([baseline, candidate], ignore_index=True), by)
     if "condition" in keep and not set(baseline["condition"]) & set(candidate["condition"]):
         keep.remove("condition")  # two conditions of one run: compare them as two sides
-    sides = []
-    for label, rows, scores in ((labels[0], baseline, baseline_scores),
-                                (labels[1], candidate, candidate_scores)):
-        counts = failure_causes(rows, scores, by=keep)
-        sides.append(counts.set_index([*keep, "cause"])["failures"].rename(label))
-    table = pd.concat(sides, axis=1).fillna(0).astype(int).reset_index()
+    table = results_cause_changes(failure_causes(baseline, baseline_scores, by=keep),
+                                  failure_causes(candidate, candidate_scores, by=keep), by=keep)
     if table.empty:
         return Fragment('<p class="ek-empty">No failing item on either side.</p>')
-    table["change"] = table[labels[1]] - table[labels[0]]
-    table = table.sort_values([*keep, "change"], ascending=[True] * len(keep) + [False])
+    table = table.rename(columns={"baseline": labels[0], "candidate": labels[1]})
     return html_table(
         table,
         formats={"change": lambda v: f"{int(v):+d}"},
-        caption="Failing items by primary cause, baseline and candidate",
+        caption="Failing items by outcome (did not finish: a timeout, a limit, a cancellation, "
+        "a sandbox kill or an error; answered wrong: the rest) and primary cause, baseline "
+        "and candidate",
+        table_id=table_id,
+    )
+
+
+def failure_changes_table(
+    changes: pd.DataFrame, table_id: str = "failure-changes"
+) -> Fragment:
+    """``LiftResult.failure_changes`` as a table: each condition beside the baseline (role A).
+
+    Args:
+        changes: The lift's ``failure_changes`` (``provider, baseline_condition, condition,
+            outcome, cause, baseline, candidate, change``).
+        table_id: ``id`` of the table.
+
+    Returns:
+        The table (``provider`` only when there are several), unfinished items first; an
+        empty fragment when there is nothing to compare.
+    """
+    if changes.empty:
+        return Fragment("")
+    base = str(changes["baseline_condition"].iloc[0])
+    shown = changes.drop(columns=["baseline_condition"])
+    if shown["provider"].nunique() <= 1:
+        shown = shown.drop(columns=["provider"])
+    shown = shown.rename(columns={"baseline": f"{base} (A)", "candidate": "this condition"})
+    return html_table(
+        shown,
+        formats={"change": lambda v: f"{int(v):+d}"},
+        caption=f"Failing items by outcome and primary cause: each condition against {base} "
+        "(A). Did not finish: a timeout, a limit, a cancellation, a sandbox kill or an error; "
+        "answered wrong: the rest",
         table_id=table_id,
     )

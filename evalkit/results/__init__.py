@@ -39,6 +39,13 @@ if TYPE_CHECKING:
         read_json_record as read_json_record,
         write_json_atomic as write_json_atomic,
     )
+    from evalkit.results._finish import (
+        ANSWERED_WRONG as ANSWERED_WRONG,
+        DID_NOT_FINISH as DID_NOT_FINISH,
+        cause_changes,
+        cause_outcome,
+        describe_changes,
+    )
     from evalkit.results._health import (
         ERROR_STATUSES as ERROR_STATUSES,
         dominant_error as dominant_error,
@@ -146,7 +153,10 @@ __all__ = [
     "read_parquet",
     "read_run",
     "read_scores",
+    "cause_changes",
+    "cause_outcome",
     "describe_causes",
+    "describe_changes",
     "failure_causes",
     "item_reasons",
     "reason_table",

@@ -52,6 +52,9 @@ class ConditionRecord(_Record):
     """Imported runs: rows of this condition."""
     passed: int | None = None
     """Imported runs: rows of this condition that passed."""
+    source_value: str | None = None
+    """Imported runs renamed with ``--condition-map``: the condition's value in the source
+    (e.g. ``http://localhost:9101`` for ``plugin``)."""
 
 
 class ProviderRecord(_Record):

@@ -27,6 +27,15 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from evalkit._redact import redact_text
+from evalkit.results._finish import (
+    DID_NOT_FINISH,
+    OUTCOMES,
+    UNFINISHED_COMPONENTS,
+    class_cause,
+    component_cause,
+    error_cause,
+    outcomes,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -143,18 +152,25 @@ def _errors(rows: pd.DataFrame) -> pd.DataFrame:
     import pandas as pd
 
     status = _column(rows, "status", "ok").fillna("ok").astype(str)
-    chosen = rows[~_isin(status, ["ok"])]
+    failed = ~_column(rows, "passed", False).fillna(False).astype(bool)
+    # a failing graded row whose class names a timeout or a limit (an agent timeout the
+    # verifier still graded, a context window exceeded) did not finish either
+    classes = _column(rows, "error_class", None)
+    named_unfinished = _isin(classes, {c for c in classes.dropna().unique() if class_cause(c)})
+    chosen = rows[~_isin(status, ["ok"]) | (failed & named_unfinished)]
     if chosen.empty:
         return pd.DataFrame(columns=list(REASON_COLUMNS))
     status = status[chosen.index]
     error_class = _column(chosen, "error_class", None).fillna("").astype(str)
     message = _column(chosen, "error_message", None).fillna("").astype(str)
-    is_error = status == "error"
-    # an error names its class in the cause, so its detail is the message alone
-    cause = status.where(~is_error, ("error: " + error_class).str.rstrip(": "))
-    # nor does a timeout repeat a class that only says "timeout"
-    named = error_class.where(error_class != status, "")
-    detail = message.where(is_error, (named + ": " + message).str.strip(": "))
+    cause = pd.Series(
+        [error_cause(s, c) for s, c in zip(status, error_class, strict=True)],
+        index=chosen.index, dtype=object,
+    )
+    # "error: CLASS" names its class, so its detail is the message alone; a timeout, a limit
+    # or a cancellation names what happened, and its detail the class (unless it only repeats it)
+    named = error_class.where((error_class != status) & (error_class != cause), "")
+    detail = message.where(cause.str.startswith("error"), (named + ": " + message).str.strip(": "))
     return pd.DataFrame(
         {
             "item_key": chosen["item_key"].astype(str),
@@ -218,7 +234,11 @@ def _component_reasons(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     ):
         known = _known(component)
         gate = gates.get((key, "artifacts" if component.startswith("artifact:") else component))
-        if ok:
+        if component in UNFINISHED_COMPONENTS and not ok:
+            # a limit or an incomplete score: the sample did not finish, whatever it scored
+            rank, cause = _ERROR_RANK, component_cause(
+                component, detail if isinstance(detail, str) else None)
+        elif ok:
             rank, cause = _COMPONENT_RANK + (known[0] if known else len(COMPONENT_ORDER)), "passed"
         elif gate is not None:
             rank, cause = _GATE_RANK + gate, known[1] if known else f"{component} failed"
@@ -422,6 +442,14 @@ def _component_causes(failed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFram
     artifact = np.char.startswith(component.astype(str), "artifact:")
     position[artifact], cause[artifact] = 1, "evidence missing or invalid"
     rank = _COMPONENT_RANK + position
+    unfinished = np.isin(component, list(UNFINISHED_COMPONENTS))
+    if unfinished.any():
+        details = chosen["detail"].to_numpy(dtype=object)[unfinished]
+        rank[unfinished] = _ERROR_RANK
+        cause[unfinished] = [
+            component_cause(c, None if d is None or d != d else str(d))
+            for c, d in zip(component[unfinished], details, strict=True)
+        ]
     gates = _gates(mine[mine["component"] == "total"])
     if gates:
         gate_of = [
@@ -488,14 +516,17 @@ def failure_causes(
         by: Grouping columns (present in ``rows``).
 
     Returns:
-        Columns ``*by, cause, failures, share`` (``share`` of the group's failures), the
-        causes of a group from the most to the least frequent; one row per group and cause.
+        Columns ``*by, outcome, cause, failures, share`` (``share`` of the group's failures;
+        ``outcome`` "did not finish" for a timeout, a limit, a cancellation, a sandbox kill or
+        an error, else "answered wrong": see :func:`~evalkit.results.cause_outcome`), a
+        group's unfinished items first, each outcome's causes from the most to the least
+        frequent; one row per group and cause.
     """
     import pandas as pd
 
     by = [c for c in by if c in rows.columns]
     failed = rows[~_column(rows, "passed", False).fillna(False).astype(bool)]
-    columns = [*by, "cause", "failures", "share"]
+    columns = [*by, "outcome", "cause", "failures", "share"]
     if failed.empty:
         return pd.DataFrame(columns=columns)
     frame = failed[by].reset_index(drop=True).assign(
@@ -507,12 +538,17 @@ def failure_causes(
         "failures"
     ].sum()
     out["share"] = out["failures"] / totals
-    out = out.sort_values([*by, "failures", "cause"], ascending=[True] * len(by) + [False, True])
+    out["outcome"] = outcomes(out["cause"])
+    out["_unfinished"] = out["outcome"] != DID_NOT_FINISH
+    out = out.sort_values([*by, "_unfinished", "failures", "cause"],
+                          ascending=[True] * len(by) + [True, False, True])
     return out.reset_index(drop=True)[columns]
 
 
 def describe_causes(causes: pd.DataFrame, by: Sequence[str] = ("condition",)) -> list[str]:
-    """One line per group of :func:`failure_causes`: ``"self-load: 31 failures: 18 ..."``.
+    """One line per group of :func:`failure_causes`, unfinished items apart from wrong answers.
+
+    ``"plugin: 8 failures: did not finish 8 (8 timeout); answered wrong 0"``.
 
     Args:
         causes: The output of :func:`failure_causes`.
@@ -529,8 +565,14 @@ def describe_causes(causes: pd.DataFrame, by: Sequence[str] = ("condition",)) ->
     for key, group in groups:
         label = " / ".join(str(k) for k in (key if isinstance(key, tuple) else (key,)))
         total = int(group["failures"].sum())
-        counts = zip(group["cause"], group["failures"], strict=True)
-        parts = ", ".join(f"{int(n)} {c}" for c, n in counts)
+        outcome = group["outcome"] if "outcome" in group else outcomes(group["cause"])
+        parts = []
+        for name in OUTCOMES:
+            mine = group[(outcome == name).to_numpy()]
+            counts = zip(mine["cause"], mine["failures"], strict=True)
+            listed = ", ".join(f"{int(n)} {c}" for c, n in counts)
+            parts.append(f"{name} {int(mine['failures'].sum())}" + (f" ({listed})" if listed
+                                                                     else ""))
         head = f"{label}: " if label else ""
-        lines.append(f"{head}{total} failure{'s' if total != 1 else ''}: {parts}")
+        lines.append(f"{head}{total} failure{'s' if total != 1 else ''}: {'; '.join(parts)}")
     return lines

@@ -101,6 +101,9 @@ class PairedComparison:
             (:func:`evalkit.analysis.compare` on runs): ``{"baseline": side, "candidate":
             side}``, a side ``{"trials", "failing", "causes": {cause: n}, "example"}`` or None;
             None when nobody attached them.
+        failure_changes: Failing items of the compared rows by outcome ("did not finish",
+            "answered wrong") and primary cause on each side, ``{"outcome", "cause",
+            "baseline", "candidate", "change"}`` records (:func:`evalkit.results.cause_changes`).
         next_step: Inconclusive verdicts of :func:`evalkit.analysis.compare`: what would
             settle it (``cases``, ``trials``, ``effect``, ``command``, ...; see
             :class:`evalkit.analysis.NextStep`); None otherwise.
@@ -161,6 +164,7 @@ class PairedComparison:
     ungraded_note: str = ""
     next_step: dict[str, Any] | None = None
     case_reasons: tuple[dict[str, Any], ...] | None = None
+    failure_changes: tuple[dict[str, Any], ...] | None = None
     case_screen: pd.DataFrame | None = None
     case_correction: Correction = "fdr_bh"
     case_interaction: CaseInteraction | None = None
@@ -340,7 +344,8 @@ class PairedComparison:
             make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
             ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
             no outcome until a judge grades them). Each case carries ``"reasons"`` when
-            ``case_reasons`` is set (see the attribute). Undefined numbers are None.
+            ``case_reasons`` is set (see the attribute); ``"failure_changes"`` likewise.
+            Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
@@ -417,6 +422,7 @@ class PairedComparison:
                     else None,
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
+                    "failure_changes": self.failure_changes and list(self.failure_changes),
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
                     "left_out_providers": [

@@ -22,6 +22,7 @@ from evalkit.report import (
     case_named_column,
     comparison_fragment,
     explanation_fragment,
+    html_table,
     interval,
     interval_table,
     item_browser,
@@ -161,6 +162,14 @@ def comparison_page(result: PairedComparison, title: str, query: Mapping[str, st
     step = data.get("next_step") or {}
     if isinstance(step, dict) and step.get("text"):
         parts.append(sanitize_html(note(f"next step: {step['text']}").html))
+    if result.failure_changes:
+        changes = pd.DataFrame(list(result.failure_changes)).rename(columns={
+            "baseline": result.baseline_label, "candidate": result.candidate_label})
+        table = html_table(changes, formats={"change": lambda v: f"{int(v):+d}"},
+                           caption="Failing items by outcome (did not finish: a timeout, a "
+                           "limit, a cancellation, a sandbox kill or an error; answered "
+                           "wrong: the rest) and primary cause", table_id="failure-changes")
+        parts.append(f"<h2>What the failures are made of</h2>{sanitize_html(table.html)}")
     run = query.get("run") or query.get("candidate", "")
 
     def explain_link(case: str) -> str:

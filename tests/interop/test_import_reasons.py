@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from evalkit.results import NO_REASONS, item_reasons, read_run, read_scores
+from evalkit.results import NO_REASONS, cause_outcome, item_reasons, read_run, read_scores
 from tests.conftest import ROOT, evalkit_cli
 
 FIX = ROOT / "tests" / "fixtures" / "imports"
@@ -65,9 +65,13 @@ def test_inspect_scorer_explanation_error_and_limit_are_the_reasons(tmp_path: Pa
     assert crashed["reason"].endswith("sandbox unavailable: could not start the task container")
     capped = rows.loc["token-capped"]
     assert capped["status"] == "ok" and not capped["passed"]  # scored after the limit
-    assert "limit failed: the sample hit its token limit (1000) before it finished" in (
-        capped["reason"])
+    # the limit is what happened: the sample did not finish, and its cause says which limit
+    assert capped["cause"] == "token limit"
+    assert capped["reason"].startswith(
+        "token limit: the sample hit its token limit (1000) before it finished")
     assert "line_count failed: counted 4 lines" in capped["reason"]
+    assert cause_outcome(capped["cause"]) == cause_outcome(crashed["cause"]) == "did not finish"
+    assert cause_outcome(wrong["cause"]) == "answered wrong"
     assert rows.loc["right", "reason"] == "passed on line_count 42 lines, as expected"
     assert rows["reasons_recorded"].all()
 

@@ -87,9 +87,9 @@ def test_the_run_report_counts_its_failures_by_cause(run_page: Opened) -> None:
     body = table.locator("tbody tr")
     assert body.count() == len(expected)
     first = body.nth(0).locator("td").all_inner_texts()
-    assert first[:3] == [
-        str(expected.iloc[0]["condition"]), expected.iloc[0]["cause"],
-        str(expected.iloc[0]["failures"]),
+    assert first[:4] == [
+        str(expected.iloc[0]["condition"]), expected.iloc[0]["outcome"],
+        expected.iloc[0]["cause"], str(expected.iloc[0]["failures"]),
     ]
     assert page.locator("figure#fig-failure-causes img").count() == 1  # the stacked bars
     summary = page.locator("ul.ek-causes").first.inner_text()
@@ -106,8 +106,8 @@ def test_the_lift_report_counts_its_failures_by_cause(
     lift = Opened(chromium, rendered["lift"].html_path)
     try:
         body = lift.page.locator("table#failure-causes tbody tr")
-        shown = [body.nth(i).locator("td").all_inner_texts()[:3] for i in range(body.count())]
-        assert shown == [[str(r["condition"]), r["cause"], str(r["failures"])]
+        shown = [body.nth(i).locator("td").all_inner_texts()[:4] for i in range(body.count())]
+        assert shown == [[str(r["condition"]), r["outcome"], r["cause"], str(r["failures"])]
                          for r in expected.to_dict("records")]
         assert "skill not loaded" in lift.page.locator("ul.ek-causes").inner_text()
     finally:
@@ -319,8 +319,8 @@ def test_hostile_text_in_a_reason_renders_as_text(
         assert shown == [f"why: {reason}"]  # the script is on the page as its text
         excerpt = page.locator(".ek-excerpts .ek-reason").all_text_contents()
         assert excerpt == [f"why: {reason}"]
-        assert page.locator("table#failure-causes tbody td").all_inner_texts()[1] == (
-            "forbidden pattern recommended")
+        assert page.locator("table#failure-causes tbody td").all_inner_texts()[1:3] == [
+            "answered wrong", "forbidden pattern recommended"]
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert not opened.errors
     finally:
