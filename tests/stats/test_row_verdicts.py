@@ -18,6 +18,8 @@ The practical threshold binds both directions and no comparison prints a directi
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,7 @@ from evalkit.stats._interval import Interval
 from evalkit.stats._verdicts import overall_verdict, verdict
 from tests.analysis.shaped_boards import write_run
 from tests.conftest import evalkit_cli
+from tests.golden_commands import GOLDEN
 
 ALPHA = 0.05
 THRESHOLD = 0.05
@@ -205,3 +208,27 @@ def test_cli_text_prints_no_direction_beside_no_practical_difference(tmp_path: P
         assert "after Holm" not in text
         if run_id == "split":
             assert "no practical difference cannot be claimed" in text
+
+
+@pytest.mark.slow
+def test_demo_runs_condition_rows_print_the_holm_p_their_verdict_follows(tmp_path: Path) -> None:
+    """``evalkit compare demo-a demo-b`` (the committed demo runs, four conditions).
+
+    self-load fell with raw sign-flip p 0.014; Holm across the four conditions makes it
+    0.055, so its row is inconclusive and says why; before, it printed "regressed" with no p.
+    """
+    runs = tmp_path / "runs"
+    shutil.copytree(GOLDEN / "runs", runs)
+    done = evalkit_cli("compare", "demo-a", "demo-b", "--runs-dir", runs)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line for line in done.stdout.splitlines()
+            if line.startswith("  ") and " delta " in line and "over 39 cases; p " in line}
+    assert set(rows) == {"none", "preloaded", "self-load", "stale"}, done.stdout
+    assert rows["self-load"].split()[1] == "inconclusive"
+    assert rows["self-load"].endswith("p 0.055")
+    as_json = evalkit_cli("compare", "demo-a", "demo-b", "--runs-dir", runs, "--json")
+    parts = {part["condition"]: part for part in json.loads(as_json.stdout)["by_condition"]}
+    raw = [parts[name]["p_value"] for name in sorted(parts)]
+    expected = multipletests(raw, method="holm")[1]
+    assert [parts[name]["p_adjusted"] for name in sorted(parts)] == pytest.approx(expected)
+    assert "Holm-adjusted across 4 conditions is 0.0548" in parts["self-load"]["verdict_note"]
