@@ -189,6 +189,7 @@ def test_a_regressed_provider_forbids_no_practical_difference() -> None:
     assert "1 provider(s) moved beyond ±5 pp (a regressed)" in claim["note"]
 
 
+@pytest.mark.slow
 def test_cli_text_prints_no_direction_beside_no_practical_difference(tmp_path: Path) -> None:
     """``evalkit compare RUN --conditions old,new --metric score`` on both shapes, as printed."""
     runs = tmp_path / "runs"
