@@ -110,8 +110,9 @@ def compare(
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
         runs_dir: Where run ids are looked up.
         providers: Keep only these providers (``"P,Q"`` or a sequence; default all). With
-            several providers every provider gets its own verdict (``by_provider``) and the
-            overall figures are pooled over providers, clustered by case.
+            several providers every provider gets its own verdict (``by_provider``, a
+            direction only when its p Holm-adjusted across the providers is below alpha)
+            and the overall figures are pooled over providers, clustered by case.
         options: How the comparison decides, as one :class:`~evalkit.stats.CompareOptions`
             (instead of ``threshold`` ... ``resample_trials``, not beside them).
 

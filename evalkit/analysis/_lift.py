@@ -15,9 +15,11 @@ trigger_precision/...     from ``expected_skill`` vs ``inferred_skill`` under se
 ========================  ==================================================================
 
 Success rates average trials within a case first, so a case with more trials does not weigh
-more. A case "passes" under a condition (for regression and unlock rates) when at least half
-its trials pass. Every metric is computed on the cases that have the conditions it needs;
-cases missing a condition are listed in ``missing``, never silently dropped. A condition whose
+more; the pool over providers averages each provider's rate of a case, so a provider that ran
+more trials of it does not weigh more either (``compare``'s weighting). A case "passes" under a
+condition (for regression and unlock rates) when at least half its trials pass. Every metric is
+computed on the cases that have the conditions it needs; cases missing a condition are listed
+in ``missing``, never silently dropped. A condition whose
 every item of a group ended in an error or a timeout (a dead server, a refused key) measured
 nothing: the metrics and the success rate that involve it are null, with a ``note`` naming the
 condition and its dominant error, and ``notes`` lists each such condition. Intervals come
@@ -50,7 +52,13 @@ from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
 from evalkit.analysis._lift_causes import FAILURE_CHANGE_COLUMNS, lift_cause_changes
-from evalkit.analysis._lift_scope import PoolScope, pool_cells, records_loading, trigger_absence
+from evalkit.analysis._lift_scope import (
+    PoolScope,
+    case_rates,
+    pool_cells,
+    records_loading,
+    trigger_absence,
+)
 from evalkit.analysis._providers import select_providers
 from evalkit.analysis._resample import CaseResampler
 from evalkit.errors import InputError
@@ -153,9 +161,10 @@ class LiftResult:
             empty without evidence items.
 
         pooled: Per lane with several providers, the metrics pooled over providers (the
-            ``metrics`` columns, ``provider`` = ``"pooled"``): each case counts once (its
-            trials of every provider averaged, so in a balanced run every provider weighs the
-            same) and the interval resamples cases, never (case, provider) units. Only the
+            ``metrics`` columns, ``provider`` = ``"pooled"``): each case counts once (the
+            mean of its providers' rates, so every provider of a case weighs the same however
+            many trials it ran, as in ``compare``) and the interval resamples cases, never
+            (case, provider) units. Only the
             (provider, case) cells that ran every role condition of the lane are pooled.
         pooled_scope: Per lane with several providers, what the pool counts and leaves out.
         trigger_note: Why the trigger metrics are absent ("" when computed or not wanted).
@@ -279,10 +288,9 @@ def _group_metrics(
     confidence: float,
     *,
     delta_seed: int | None,
+    providers_alike: bool = False,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
-    rates = group.pivot_table(
-        index="case_id", columns="condition", values="passed", aggfunc="mean", observed=True
-    ).astype(float)
+    rates = case_rates(group, providers_alike=providers_alike)
     present = [c for c in roles.values() if c in rates.columns]
     cases = rates.index.to_numpy()
     resampler = CaseResampler(len(cases), n_resamples, resampler_seed)
@@ -660,7 +668,8 @@ def lift(
             continue  # one provider left: its own metrics are the pool
         group_seed = None if seed is None else seed + 10_000 + index
         rows, _, _ = _group_metrics(
-            cells, roles, group_seed, n_resamples, confidence, delta_seed=seed
+            cells, roles, group_seed, n_resamples, confidence, delta_seed=seed,
+            providers_alike=True,
         )
         pooled += [{"provider": POOLED, "lane": lane} | r for r in rows]
     evidence = pd.DataFrame(columns=list(EVIDENCE_COLUMNS))

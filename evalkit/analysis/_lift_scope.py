@@ -116,3 +116,35 @@ def trigger_absence(frame: pd.DataFrame, roles: Mapping[str, str]) -> str:
         "(inferred_skill and skill_loaded are empty, as in imports that do not observe it), "
         "so precision, recall and over/under-triggering cannot be read"
     )
+
+
+def case_rates(group: pd.DataFrame, *, providers_alike: bool = False) -> pd.DataFrame:
+    """Each case's rate per condition (cases x conditions), the figure every lift metric uses.
+
+    Args:
+        group: Rows of one (provider, lane) group, or of a lane's pool over providers.
+        providers_alike: Weigh a case's providers alike (the pool): a (provider, case) cell's
+            rate is the mean of its trials and the case's the mean of its cells, as
+            ``compare`` and the matched rates weigh them; otherwise the mean of the case's
+            trials.
+
+    Returns:
+        Rates indexed by ``case_id``, one column per condition (NaN where a case lacks it).
+
+    Examples:
+        >>> rows = pd.DataFrame({"case_id": ["a"] * 4, "condition": "x",
+        ...                      "provider": ["p", "p", "p", "q"],
+        ...                      "passed": [True, True, True, False]})
+        >>> float(case_rates(rows).loc["a", "x"]), float(
+        ...     case_rates(rows, providers_alike=True).loc["a", "x"])
+        (0.75, 0.5)
+    """
+    values = group.assign(passed=group["passed"].astype(float))
+    if not providers_alike:
+        return values.pivot_table(
+            index="case_id", columns="condition", values="passed", aggfunc="mean", observed=True
+        ).astype(float)
+    cells = values.groupby(["case_id", "condition", "provider"], observed=True)["passed"].mean()
+    rates = cells.groupby(level=["case_id", "condition"], observed=True).mean().unstack()
+    rates.columns.name = "condition"
+    return rates.astype(float)

@@ -27,7 +27,13 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError
-from evalkit.stats import ALLOCATION_METHOD, METRICS, PairedComparison, unmatched_lines
+from evalkit.stats import (
+    ALLOCATION_METHOD,
+    METRICS,
+    PairedComparison,
+    family_columns,
+    unmatched_lines,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +49,7 @@ def _share(value: float) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.1%}"
 
 
-def _num(value: float, digits: int = 3) -> str:
+def _num(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
 
 
@@ -511,11 +517,15 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
             said += [Bold(verdict), f" for {', '.join(names)}"]
         out.line(*said)
         width = max(len(name) for name, _ in parts)
-        for name, part in parts:
+        out.line(
+            "  (each verdict over its own cases; p Holm-adjusted across conditions, a direction "
+            f"needs it below {1 - result.delta.confidence:g} and the interval past the threshold)"
+        )
+        for (name, part), family in zip(parts, family_columns(parts), strict=True):
             reused = f"; {part.reused_items} reused pair(s) left out" if part.reused_items else ""
             out.line(
                 f"  {name:<{width}}  {part.verdict:<12}  {_delta_text(part)} over "
-                f"{part.n_cases} cases{reused}"
+                f"{part.n_cases} cases; p {_num(family['p_adjusted'], 3)}{reused}"
             )
         out.line(f"overall, {result.scope}:")
     scope = f" ({result.scope})" if result.scope and not parts else ""
@@ -569,14 +579,14 @@ def _print_providers(out: Lines, result: PairedComparison) -> None:
     counted = table[~table["provider"].astype(str).isin(left_out)]
     out.line(
         f"by provider ({len(counted)}; each verdict over its own cases, p Holm-adjusted across "
-        "providers):"
+        f"providers, a direction needs it below {1 - result.delta.confidence:g} and the "
+        "interval past the threshold):"
     )
     for row in counted.to_dict("records"):
-        flag = "  regressed after Holm" if row["regressed"] else ""
         out.line(
             f"  {row['provider']!s:<{width}}  {row['verdict']:<12}  delta "
             f"{_pct(row['estimate'])} [{_pct(row['ci_low'])}, {_pct(row['ci_high'])}]"
-            f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}{flag}"
+            f" over {row['n_cases']} cases; p {_num(row['p_adjusted'], 3)}"
         )
     if left_out:
         out.line(f"  not compared: {result.left_out_text()}")

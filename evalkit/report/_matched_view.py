@@ -37,5 +37,6 @@ def matched_rate_section(rows: pd.DataFrame, confidence: float = CONFIDENCE.defa
         matched, ["condition"], header="rate over the shared cells",
         extra=["shared_cells", "pooled_rate", "own_cells"], table_id="rates-matched",
         caption="Each condition over the (provider, case) cells every condition ran, beside "
-        "its pooled rate over its own cells",
+        "its pooled rate over its own cells (a case's providers weighed alike, as compare "
+        "weighs them)",
     )

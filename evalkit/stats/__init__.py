@@ -102,6 +102,7 @@ if TYPE_CHECKING:
         reused_note as reused_note,
         split_reused as split_reused,
     )
+    from evalkit.stats._row_family import family_columns as family_columns
     from evalkit.stats._sequential import (
         FUTILE_PLANNED as FUTILE_PLANNED,
         FUTILITY_BETA as FUTILITY_BETA,

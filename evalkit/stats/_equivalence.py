@@ -104,9 +104,11 @@ def equivalence(comparison: Compared) -> dict[str, Any]:
 def _cases_moved(comparison: Compared, margin: float) -> str:
     """Why the cases forbid an equivalence claim ("" when they do not).
 
-    A named case (its estimate beyond the threshold, its adjusted p below alpha) or a change
-    that differs between cases (the case x condition interaction rejects) means the average
-    is not the whole story, whatever its interval.
+    A named case (its estimate beyond the threshold, its adjusted p below alpha), a provider
+    or condition row with a direction (:mod:`evalkit.stats._row_family`) or a change that
+    differs between cases (the case x condition interaction rejects) means the average is not
+    the whole story, whatever its interval: no comparison prints a direction beside "no
+    practical difference".
     """
     rows = getattr(comparison, "case_rows", None)
     interaction = getattr(comparison, "case_interaction", None)
@@ -119,6 +121,13 @@ def _cases_moved(comparison: Compared, margin: float) -> str:
                 f"{named['case_id'].nunique()} case(s) moved beyond ±{margin * 100:g} pp "
                 f"({ids})"
             )
+    for family in ("provider", "condition"):
+        parts = getattr(comparison, f"by_{family}", ()) or ()
+        moved = [f"{name} {part.verdict}" for name, part in parts
+                 if len(parts) > 1 and part.verdict in ("improved", "regressed")]
+        if moved:
+            said.append(f"{len(moved)} {family}(s) moved beyond ±{margin * 100:g} pp "
+                        f"({', '.join(moved)})")
     if interaction is not None and interaction.differs:
         said.append(f"the change differs between cases (interaction {interaction.text()})")
     return " and ".join(said)

@@ -30,6 +30,7 @@ from evalkit.stats._matrix import build_pairs
 from evalkit.stats._mcnemar import McNemarResult, arm_correlation, mcnemar_test
 from evalkit.stats._options import CompareOptions, compare_options
 from evalkit.stats._providers import provider_summary, provider_table
+from evalkit.stats._row_family import family_columns
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
 from evalkit.stats._ties import PairTies, RowPairs, row_pairs
 from evalkit.stats._types import Correction, Metric, Verdict
@@ -333,10 +334,12 @@ class PairedComparison:
             verdict) and ``"verdict_note"`` (why the verdict is inconclusive when the signals
             differ). Extended with ``"reused_items"`` and ``"reuse_note"`` (pairs left out as
             one sample), ``"by_condition"`` (``[{"condition", "verdict", "delta",
-            "n_cases", "reused_items", ...}]``, one comparison per condition between two
-            runs), ``"pooled"`` (``{"method": "stratified-by-case", "conditions"}`` when the
-            overall figures pool several conditions, else None) and ``"scope"`` (the same in
-            words). Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
+            "n_cases", "reused_items", ..., "p_value", "p_adjusted"}]``, one comparison per
+            condition between two runs; ``p_adjusted`` is Holm across the conditions, which a
+            condition's direction needs below alpha, None with one condition), ``"pooled"``
+            (``{"method": "stratified-by-case", "conditions"}`` when the overall figures pool
+            several conditions, else None) and ``"scope"`` (the same in words).
+            Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
             "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
             when judged expectations decide compared rows, else None). Extended with
             ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`), ``"pooled_providers"``
@@ -406,8 +409,10 @@ class PairedComparison:
                     "reused_items": int(self.reused_items),
                     "reuse_note": self.reuse_note,
                     "by_condition": [
-                        {"condition": name} | part.condition_summary()
-                        for name, part in self.by_condition
+                        {"condition": name} | part.condition_summary() | family
+                        for (name, part), family in zip(
+                            self.by_condition, family_columns(self.by_condition), strict=True
+                        )
                     ],
                     "pooled": {
                         "method": "clustered-by-case"

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import numpy as np
 import pandas as pd
 
 from evalkit.stats._interval import Interval
-from evalkit.stats._verdicts import adjust_pvalues
+from evalkit.stats._row_family import family_adjusted
 
 
 class Compared(Protocol):
@@ -33,6 +32,10 @@ PROVIDER_COLUMNS = (
 def provider_table(comparison: Compared) -> pd.DataFrame:
     """One row per provider: its verdict and figures, with Holm's correction across them.
 
+    The verdict follows the printed adjusted p (:mod:`evalkit.stats._row_family`): a provider
+    is ``"improved"`` or ``"regressed"`` only when its own interval, threshold and sign-flip
+    rule say so and its Holm-adjusted p is below ``1 - confidence``.
+
     Args:
         comparison: A comparison with several providers (``by_provider``).
 
@@ -40,8 +43,9 @@ def provider_table(comparison: Compared) -> pd.DataFrame:
         Columns ``provider, verdict, estimate, ci_low, ci_high, n_cases, wins, losses, ties,
         p_value, p_adjusted, regressed``: ``p_value`` is the provider's sign-flip test over its
         cases, ``p_adjusted`` Holm's adjustment across the providers, and ``regressed`` is
-        True when the provider's delta is negative and ``p_adjusted`` is at most ``1 -
-        confidence`` (the "no provider regressed" rule of ``gate``). Empty with one provider.
+        True when the verdict is ``"regressed"`` (so the practical threshold binds it as it
+        binds ``"improved"``; the "no provider regressed" rule of ``gate``). Empty with one
+        provider.
     """
     rows = [
         {
@@ -59,14 +63,8 @@ def provider_table(comparison: Compared) -> pd.DataFrame:
         for name, part in comparison.by_provider
     ]
     table = pd.DataFrame(rows, columns=list(PROVIDER_COLUMNS[:-2]))
-    level = 1.0 - float(comparison.delta.confidence)
-    pvalues = table["p_value"].to_numpy(dtype=float)
-    adjusted = np.full(len(table), np.nan)
-    finite = np.isfinite(pvalues)
-    if finite.any():
-        adjusted[finite] = adjust_pvalues(pvalues[finite], level, "holm")
-    table["p_adjusted"] = adjusted
-    table["regressed"] = (table["estimate"] < 0) & (table["p_adjusted"] <= level)
+    table["p_adjusted"] = family_adjusted([part for _, part in comparison.by_provider])
+    table["regressed"] = table["verdict"] == "regressed"
     return table
 
 

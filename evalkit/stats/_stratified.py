@@ -37,6 +37,7 @@ from evalkit.stats._reuse import (
     split_reused_by,
     split_reused_counting_by,
 )
+from evalkit.stats._row_family import correct_family
 from evalkit.stats._ties import RowPairs, pair_ties
 
 
@@ -238,7 +239,11 @@ def with_providers(
     """
     several_conditions = "condition" in on and result.cases["condition"].nunique() > 1
     _, splits = split_reused_by(base, cand, [*on, "trial"], "provider", providers)
-    parts = compare_parts(splits, providers, on, options, pooled=several_conditions)
+    parts = correct_family(
+        compare_parts(splits, providers, on, options, pooled=several_conditions),
+        1.0 - options.confidence,
+        "providers",
+    )
     clusters = [c for c in on if c not in ("condition", "provider")]
     spread = heterogeneity(
         result.cases,
@@ -354,6 +359,7 @@ def compare_runs(
         overall = compare_pair(base, cand, on, options, split=split, pooled=pooled, pairs=whole)
     if pooled:
         overall = dataclasses.replace(overall, pooled_conditions=shared)
+    by_condition = correct_family(by_condition, 1.0 - options.confidence, "conditions")
     return dataclasses.replace(overall, by_condition=by_condition)
 
 

@@ -91,7 +91,8 @@ def test_each_provider_verdict_is_that_providers_own_compare(
         alone = compare(board[board["provider"] == name], conditions=CONDITIONS,
                         n_resamples=10_000, seed=1)
         mine = out[name]
-        assert mine["verdict"] == alone.verdict
+        # its own verdict, kept only when its p Holm-adjusted across the 15 providers agrees
+        assert mine["verdict"] == (alone.verdict if mine["p_adjusted"] < 0.05 else "inconclusive")
         assert mine["delta"] == pytest.approx(alone.delta.estimate)
         assert (mine["ci_low"], mine["ci_high"]) == pytest.approx(
             (alone.delta.ci_low, alone.delta.ci_high)
