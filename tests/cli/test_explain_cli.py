@@ -39,8 +39,13 @@ def test_between_two_runs_the_text_lines_up_both_sides(runs: Path) -> None:
     assert any(line.startswith("    baseline trial 1: pass  score 1.00") for line in lines)
     failing = next(i for i, line in enumerate(lines) if "candidate trial 1: FAIL" in line)
     assert lines[failing + 1] == "      missing expected pattern: `timeout|deadline`"
-    assert ("    fails exactly when expected_patterns fails: 1 of 1 failing trial, "
-            "none of the 5 passing") in lines
+    # the component restates the outcome: listed as what the score saw, not as a cause
+    saw = lines.index("  what the score saw (restates the outcome, not a cause):")
+    assert lines[saw + 1] == ("    fails exactly when expected_patterns fails: 1 of 1 failing "
+                              "trial, none of the 5 passing")
+    assert lines[saw - 1] == ("  what separates the failing trials from the passing ones: no "
+                              "cause (the routing, status and tools are alike)")
+    assert lines[saw + 2].startswith("  chance: a 1-of-6 split (1 failing): ")
     assert f"   > step 1 passing [assistant] {GOOD_FILE}" in lines
     assert f"   > step 1 failing [assistant] {BAD_FILE}" in lines
 
@@ -79,7 +84,9 @@ def test_the_json_is_the_explanation_as_the_library_returns_it(runs: Path) -> No
     ]
     assert {"tools", "error_class", "reason", "tool_calls"} <= set(failing[0])
     assert {c["side"] for c in cell["components"]} == {"baseline", "candidate"}
-    assert cell["distinguishing"][0]["feature"] == "expected_patterns fails"
+    assert cell["distinguishing"] == []
+    assert cell["score_saw"][0]["feature"] == "expected_patterns fails"
+    assert cell["chance"]["n_trials"] == 6 and cell["chance"]["flip_rate_source"] == "default"
     assert cell["first_divergence"] == 1
 
 
