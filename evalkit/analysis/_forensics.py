@@ -435,7 +435,7 @@ def explain(
                 first_divergence=first,
                 divergence_note=note,
                 score_saw=saw,
-                chance=chance_check(group, rate, pairs),
+                chance=chance_check(group, rate, pairs, two_runs=baseline is not None),
             )
         )
     return Explanation(

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from scipy.stats import binom
 
 from evalkit._settings import ALPHA
 from evalkit.stats import flip_rate_within
@@ -102,6 +101,8 @@ def split_probability(n_trials: int, n_failing: int, flip_rate: float) -> float:
         >>> round(split_probability(3, 1, 0.16), 3)
         0.24
     """
+    from scipy.stats import binom  # scipy.stats takes a while to import: only when needed
+
     smaller = min(n_failing, n_trials - n_failing)
     if smaller <= 0:
         return float("nan")
@@ -135,13 +136,16 @@ def run_flip_rate(rows: list[pd.DataFrame], case: str) -> tuple[float, int]:
     return (flips / pairs, pairs) if pairs else (float("nan"), 0)
 
 
-def chance_check(trials: pd.DataFrame, flip_rate: float, n_pairs: int) -> ChanceCheck:
+def chance_check(
+    trials: pd.DataFrame, flip_rate: float, n_pairs: int, *, two_runs: bool = False
+) -> ChanceCheck:
     """Whether a cell's split is more than the flip rate makes likely.
 
     Args:
         trials: The cell's trials (``passed``).
         flip_rate: The run's flip rate on its other cases, or NaN (the default is taken).
         n_pairs: Trial pairs it was measured on.
+        two_runs: Whether the trials (and the flip rate) come from two runs.
 
     Returns:
         The :class:`ChanceCheck`.
@@ -150,14 +154,15 @@ def chance_check(trials: pd.DataFrame, flip_rate: float, n_pairs: int) -> Chance
     n, failing = len(passed), int((~passed).sum())
     measured = n_pairs > 0 and not math.isnan(flip_rate)
     rate = flip_rate if measured else DEFAULT_FLIP_RATE
+    runs = "the two runs" if two_runs else "this run"
     where = (
-        f"this run's flip rate on its other cases, {rate:.0%} of {n_pairs:,} trial pairs"
+        f"the flip rate of the other cases of {runs}, {rate:.0%} of {n_pairs:,} trial pairs"
         if measured else
-        f"the default flip rate of {rate:.0%} (the run has no trial pairs on other cases to "
-        "measure its own)"
+        f"the default flip rate of {rate:.0%} ({runs} "
+        f"{'have' if two_runs else 'has'} no trial pairs on other cases to measure one)"
     )
     probability = split_probability(n, failing, rate)
-    split = f"a {failing}-of-{n} split ({failing} failing)"
+    split = f"a {min(failing, n - failing)}-of-{n} split ({failing} of {n} trials fail)"
     if math.isnan(probability):
         sentence = (f"no split: {'every' if n != 1 else 'the'} trial "
                     f"{'fails' if failing else 'passes'}, so there is nothing for chance to "

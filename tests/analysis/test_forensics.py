@@ -187,3 +187,21 @@ def test_hostile_text_renders_as_text(runs: Path, tmp_path: Path) -> None:
     markup = evalkit.explain(rows, "<script>x</script>")._repr_html_()
     assert markup is not None
     assert "<script>x</script>" not in markup and "&lt;script&gt;x&lt;/script&gt;" in markup
+
+
+def test_the_divergence_pair_isolates_the_top_cause(runs: Path) -> None:
+    (cell,) = evalkit.explain("isolated-wait-server", "wait-server", runs_dir=runs).cells
+    trials = cell.trials.set_index("trial")
+    assert trials["passed"].tolist() == [True, False, True, True]
+    assert trials["skill_loaded"].tolist() == [True if t in (1, 2) else False for t in range(4)]
+    assert cell.distinguishing["feature"].iloc[0] == "the agent does not call bash"
+    # trial 0 is the first passing trial, but it also differs in routing; trial 2 does not
+    assert cell.divergence_note == (
+        "passing run trial 2 against failing run trial 1 (they differ in 'the agent does not "
+        "call bash' and in nothing else): they differ in kind first at step 3"
+    )
+    step = cell.divergence.set_index("step").loc[3]
+    assert (step["passing_kind"], step["failing_kind"]) == ("tool_call · bash", "assistant")
+    # both load the skill: the step before the missing call is the same skill load
+    before = cell.divergence.set_index("step").loc[2]
+    assert before["passing_kind"] == before["failing_kind"] == "tool_result · load_skill"

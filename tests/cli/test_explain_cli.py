@@ -45,7 +45,7 @@ def test_between_two_runs_the_text_lines_up_both_sides(runs: Path) -> None:
                               "trial, none of the 5 passing")
     assert lines[saw - 1] == ("  what separates the failing trials from the passing ones: no "
                               "cause (the routing, status and tools are alike)")
-    assert lines[saw + 2].startswith("  chance: a 1-of-6 split (1 failing): ")
+    assert lines[saw + 2].startswith("  chance: a 1-of-6 split (1 of 6 trials fail): ")
     assert f"   > step 1 passing [assistant] {GOOD_FILE}" in lines
     assert f"   > step 1 failing [assistant] {BAD_FILE}" in lines
 
@@ -125,3 +125,18 @@ def test_help_ends_with_examples_and_loads_no_pandas() -> None:
         "  evalkit explain after --case exec-config-port --baseline before --json",
     ]
     assert any("--baseline BASELINE" in line for line in shown)
+
+
+def test_preloaded_trials_say_preloaded_not_skill_loaded_no() -> None:
+    runs = ROOT / "tests" / "fixtures" / "runs"
+    done = evalkit_cli("explain", "after", "--case", "exec-config-port", "--condition",
+                       "preloaded", "--runs-dir", runs)
+    assert done.returncode == 0, done.stderr
+    trial_lines = [line for line in done.stdout.splitlines() if line.startswith("    trial ")]
+    assert trial_lines and all("  skill preloaded  " in line for line in trial_lines)
+    assert "skill loaded" not in done.stdout
+    why = evalkit.explain("after", "exec-config-port", runs_dir=runs)
+    by_condition = why.trials.groupby("condition")["preloaded"].all()
+    assert by_condition["preloaded"] and not by_condition["none"]
+    html = why._repr_html_()
+    assert html is not None and ">preloaded</td>" in html
