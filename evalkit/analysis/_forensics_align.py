@@ -115,12 +115,22 @@ def _complement(feature: str) -> str:
     return ""
 
 
-def _distinct(features: pd.DataFrame, top: str | None) -> list[str]:
-    """The features other than ``top``, one of each complementary pair, ``top``'s left out."""
+def _distinct(features: pd.DataFrame, top: str | None, routing: frozenset[str]) -> list[str]:
+    """The features other than ``top`` that say something of their own.
+
+    Left out: one of each complementary pair (called / not called), ``top``'s complement,
+    and, when ``top`` is about routing, the routing features that say the same of every
+    trial (``a skill is loaded`` and ``the agent loads X`` with one skill).
+    """
+    same: pd.Series | None = features[top].astype(bool) if top in features else None
     out: list[str] = []
     for feature in map(str, features.columns):
         if feature == top or _complement(feature) in (top, *out):
             continue
+        if same is not None and top in routing and feature in routing:
+            values = features[feature].astype(bool)
+            if values.equals(same) or values.equals(~same):
+                continue
         out.append(feature)
     return out
 
@@ -145,7 +155,7 @@ def _pair(
         failing = failing[marked] if marked.any() else failing
         clean = ~features.loc[passing.index, top].astype(bool)
         passing = passing[clean] if clean.any() else passing
-    others = _distinct(features, top)
+    others = _distinct(features, top, routing)
     best: tuple[tuple[int, int, int, int], Any, Any, list[str]] | None = None
     for order, (fi, frow) in enumerate(failing.iterrows()):
         for pi, prow in passing.iterrows():
@@ -212,7 +222,7 @@ def divergence(
         if isolated:
             label += (f" (they differ in '{top}'" + (
                 f", and also in {', '.join(repr(f) for f in differ)})" if differ
-                else " and in nothing else)"))
+                else " and in no other feature)"))
     index, how = first_divergence(pass_events, fail_events)
     if index is None:
         return empty, None, f"{label}: the transcripts are the same step by step"

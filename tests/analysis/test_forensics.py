@@ -198,7 +198,7 @@ def test_the_divergence_pair_isolates_the_top_cause(runs: Path) -> None:
     # trial 0 is the first passing trial, but it also differs in routing; trial 2 does not
     assert cell.divergence_note == (
         "passing run trial 2 against failing run trial 1 (they differ in 'the agent does not "
-        "call bash' and in nothing else): they differ in kind first at step 3"
+        "call bash' and in no other feature): they differ in kind first at step 3"
     )
     step = cell.divergence.set_index("step").loc[3]
     assert (step["passing_kind"], step["failing_kind"]) == ("tool_call · bash", "assistant")

@@ -127,6 +127,7 @@ def test_help_ends_with_examples_and_loads_no_pandas() -> None:
     assert any("--baseline BASELINE" in line for line in shown)
 
 
+@pytest.mark.slow
 def test_preloaded_trials_say_preloaded_not_skill_loaded_no() -> None:
     runs = ROOT / "tests" / "fixtures" / "runs"
     done = evalkit_cli("explain", "after", "--case", "exec-config-port", "--condition",
