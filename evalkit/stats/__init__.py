@@ -117,7 +117,9 @@ if TYPE_CHECKING:
         simulate_sequential,
     )
     from evalkit.stats._settings import (
+        DEFAULT_RESAMPLES,
         DEFAULT_THRESHOLD,
+        QUICK_RESAMPLES,
         check_threshold,
         threshold_field as threshold_field,
     )
@@ -151,6 +153,7 @@ __all__ = [
     "CompareOptions",
     "ConfidenceSequence",
     "Correction",
+    "DEFAULT_RESAMPLES",
     "DEFAULT_THRESHOLD",
     "FlipRate",
     "Heterogeneity",
@@ -166,6 +169,7 @@ __all__ = [
     "PlanModel",
     "PowerDesign",
     "PowerResult",
+    "QUICK_RESAMPLES",
     "RunningConfidenceSequence",
     "SequentialComparison",
     "SequentialPlan",
