@@ -2,7 +2,9 @@
 
 Steps are compared on their kind: a skill load (and which skill), a tool call or result (and
 which tool), a prompt, an answer. Where the kinds never differ, the first answer whose text
-does is the divergence.
+does is the divergence. The pair aligned isolates the top cause: the failing trial has it, the
+passing one has not, and they differ as little as the trials allow in anything else, routing
+first.
 """
 
 from __future__ import annotations

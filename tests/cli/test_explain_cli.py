@@ -141,3 +141,6 @@ def test_preloaded_trials_say_preloaded_not_skill_loaded_no() -> None:
     assert by_condition["preloaded"] and not by_condition["none"]
     html = why._repr_html_()
     assert html is not None and ">preloaded</td>" in html
+    # the display lists what the score saw apart from the causes, and the chance check
+    assert "What the score saw (restates the outcome, not a cause)" in html
+    assert html.count("Chance: ") == len(why.cells)
