@@ -19,10 +19,11 @@ so a user of the command line and a user of the library both recognise their own
 
 The bootstrap replicates are two entries with one flag, one name and one lower bound but two
 defaults: :data:`N_RESAMPLES` (10 000) for a paired analysis a user reads once (compare, the
-gate, lift, the evidence), and :data:`N_RESAMPLES_QUICK` (2 000) for the loops that compute
-an interval many times over (per pairwise case, per ablated component, per optimiser
-candidate, per run of a trend, per simulated study), where the cost is multiplied and the
-intervals are screens rather than the reported verdict.
+gate, lift, the evidence, and the report notebooks that show them, which read it as
+``evalkit.stats.DEFAULT_RESAMPLES``), and :data:`N_RESAMPLES_QUICK` (2 000) for the loops
+that compute an interval many times over (per pairwise case, per ablated component, per
+optimiser candidate, per run of a trend, per simulated study), where the cost is multiplied
+and the intervals are screens rather than the reported verdict.
 
 This module imports only the standard library and :mod:`evalkit.errors` at import time
 (pydantic's core is imported when a configuration class is built), so ``evalkit --version``

@@ -21,6 +21,8 @@
 # reaches the practical threshold and its test says so after correction for the number of cases.
 
 # %% tags=["parameters"]
+from evalkit.stats import DEFAULT_RESAMPLES
+
 run: str = "tests/fixtures/runs/after"  # candidate run (directory or run id; default: an example)
 baseline: str = ""  # baseline run; empty: compare two conditions of `run`
 conditions: str = ""  # no baseline: "A,B" (default none,preloaded); else keep only these
@@ -28,7 +30,7 @@ runs_dir: str = "runs"  # where run ids are looked up
 metric: str = "passed"  # "passed" (pass rate) or "score"
 threshold: float = 0.05  # practical threshold for "improved"
 confidence: float = 0.95  # confidence level
-n_resamples: int = 10000  # bootstrap replicates of the overall interval
+n_resamples: int = DEFAULT_RESAMPLES  # bootstrap replicates of the overall interval
 seed: int = 0  # bootstrap seed
 max_cases: int = 40  # most cases in the forest plot
 max_pairs: int = 5  # regressed / improved cases shown with their transcripts

@@ -19,10 +19,12 @@
 # their case-bootstrap confidence intervals, and how well the agent routes to the skill.
 
 # %% tags=["parameters"]
+from evalkit.stats import DEFAULT_RESAMPLES
+
 run: str = "tests/fixtures/runs/after"  # run directory or run id (default: an example run)
 runs_dir: str = "runs"  # where run ids are looked up
 confidence: float = 0.95  # confidence level
-n_resamples: int = 2000  # bootstrap replicates
+n_resamples: int = DEFAULT_RESAMPLES  # bootstrap replicates (evalkit lift's default)
 seed: int = 0  # bootstrap seed
 max_facets: int = 8  # most panels per figure
 roles: str = ""  # renamed conditions as evalkit lift --roles takes them; empty: standard

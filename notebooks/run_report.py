@@ -21,10 +21,12 @@
 # first). Model output below is shown as text.
 
 # %% tags=["parameters"]
+from evalkit.stats import DEFAULT_RESAMPLES
+
 run: str = "tests/fixtures/runs/after"  # run directory or run id (default: an example run)
 runs_dir: str = "runs"  # where run ids are looked up
 confidence: float = 0.95  # confidence level of every interval
-n_resamples: int = 2000  # bootstrap replicates of the lift intervals
+n_resamples: int = DEFAULT_RESAMPLES  # bootstrap replicates of the lift intervals (as evalkit lift)
 seed: int = 0  # bootstrap seed
 top_n: int = 10  # rows of the slowest and most expensive tables
 max_transcripts: int = 6  # failing transcript excerpts shown

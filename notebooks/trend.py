@@ -24,11 +24,13 @@
 # (manifest status partial) counts with the items it has and is marked partial.
 
 # %% tags=["parameters"]
+from evalkit.stats import QUICK_RESAMPLES
+
 runs_dir: str = "tests/fixtures/runs"  # every RUNS_DIR/*/results.parquet (default: examples)
 period: str = "week"  # "week", "day", "month" or "run"
 suite: str = ""  # only this suite (default: every suite)
 confidence: float = 0.95  # confidence level
-n_resamples: int = 1000  # bootstrap replicates of the lift intervals (per period)
+n_resamples: int = QUICK_RESAMPLES  # bootstrap replicates of the lift intervals (per period)
 seed: int = 0  # bootstrap seed
 
 # %%

@@ -121,7 +121,7 @@ figure_html(fig, "tutorial-rates", "Prompt-lane pass rate by condition (95% CI).
 # with a case-bootstrap interval.
 
 # %%
-lifted = evalkit.lift(df, n_resamples=2000)
+lifted = evalkit.lift(df)
 lifted.metrics[["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "n_cases"]]
 
 # %% [markdown]

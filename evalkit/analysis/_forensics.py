@@ -9,14 +9,20 @@ aligns a passing and a failing transcript at their first divergence:
   latency, primary cause and reason line from :func:`evalkit.results.item_reasons`, error
   class, the tools called);
 - ``components``: each scoring component's pass/fail per item;
-- ``distinguishing``: features of a trial (the skill loaded or not, the skill loaded, the
-  status and error class, a tool called or not, a component failing) ranked by how well they
-  separate failing from passing trials (:mod:`evalkit.analysis._forensics_features`), each
-  with a sentence such as "fails exactly when the skill is not loaded: 4 of 4 failing trials,
-  none of the 3 passing";
-- ``divergence``: a passing and a failing transcript step by step around the first step where
-  they differ in kind (a skill load, a tool call, an answer), or where the answers differ when
-  the steps are the same (:mod:`evalkit.analysis._forensics_align`).
+- ``distinguishing``: the causes, features of a trial (the skill loaded or not, the skill
+  loaded, the status and error class, a tool called or not) ranked by how well they separate
+  failing from passing trials (:mod:`evalkit.analysis._forensics_features`), each with a
+  sentence such as "fails exactly when the skill is not loaded: 4 of 4 failing trials, none of
+  the 3 passing";
+- ``score_saw``: the scoring components that failed in the failing trials, ranked the same
+  way: what the score saw, which restates the outcome rather than explaining it;
+- ``chance``: whether the pass/fail split is more than the flip rate of the run's other cases
+  makes likely, with the probability that chance alone gives it
+  (:mod:`evalkit.analysis._forensics_chance`);
+- ``divergence``: the passing and failing transcripts that isolate the top cause (they
+  differ in it and as little else, routing first, as the trials allow), step by step around
+  the first step where they differ in kind (a skill load, a tool call, an answer), or where
+  the answers differ when the steps are the same (:mod:`evalkit.analysis._forensics_align`).
 
 Between two runs an item key names the same work item on both sides, so every item is told
 apart by ``(side, item_key)``.
@@ -38,14 +44,19 @@ from evalkit.analysis._forensics_align import (
     events_of,
     tools_called,
 )
+from evalkit.analysis._forensics_chance import ChanceCheck, chance_check, run_flip_rate
 from evalkit.analysis._forensics_features import (
     distinguishing,
     feature_table,
+    is_routing,
+    restates_outcome,
+    score_saw,
     trial_ids,
 )
 from evalkit.errors import InputError
 from evalkit.results import (
     item_reasons,
+    load_manifest,
     load_results,
     read_scores,
     read_transcripts,
@@ -59,8 +70,11 @@ _CONTEXT = frozenset(
 TRIAL_COLUMNS = (
     "side", "item_key", "condition", "provider", "trial", "passed", "score", "status",
     "skill_loaded", "inferred_skill", "tool_calls", "input_tokens", "output_tokens",
-    "latency_s", "cause", "reason", "error_class", "tools",
+    "latency_s", "cause", "reason", "error_class", "tools", "preloaded",
 )
+
+#: Condition modes that inject the skill up front: nothing for the agent to load.
+_INJECTED = frozenset({"preloaded", "stale"})
 
 
 @dataclass(frozen=True)
@@ -74,13 +88,16 @@ class CellExplanation:
         summary: One line: how many trials pass, on which side.
         trials: One row per item (:data:`TRIAL_COLUMNS`).
         components: ``side, item_key, component, passed`` of every scoring component.
-        distinguishing: Features that separate failing from passing trials, best first
+        distinguishing: Causes that separate failing from passing trials, best first
             (:data:`DISTINGUISHING_COLUMNS`); empty when every trial passes or every trial
             fails.
         divergence: The two transcripts around their first divergence
             (:data:`DIVERGENCE_COLUMNS`); empty without a flip or transcripts.
         first_divergence: Index (0-based) of the first step that differs, or None.
         divergence_note: What was aligned (which trials) or why nothing was.
+        score_saw: The scoring components that fail more often in the failing trials (the
+            same columns as ``distinguishing``): what the score saw, not a cause.
+        chance: Whether chance alone explains the pass/fail split.
     """
 
     case_id: str
@@ -93,6 +110,8 @@ class CellExplanation:
     divergence: pd.DataFrame
     first_divergence: int | None
     divergence_note: str
+    score_saw: pd.DataFrame
+    chance: ChanceCheck
 
     @property
     def flips(self) -> bool:
@@ -111,6 +130,8 @@ class CellExplanation:
             "trials": _records(self.trials),
             "components": _records(self.components),
             "distinguishing": _records(self.distinguishing),
+            "score_saw": _records(self.score_saw),
+            "chance": self.chance.to_dict(),
             "first_divergence": self.first_divergence,
             "divergence_note": self.divergence_note,
             "divergence": _records(self.divergence),
@@ -195,6 +216,7 @@ class _Side:
     rows: pd.DataFrame
     scores: pd.DataFrame | None
     run_dir: str | None
+    injected: frozenset[str] = frozenset(_INJECTED)
 
 
 def _side(
@@ -211,7 +233,17 @@ def _side(
         run_dir = str(resolve_run_dir(data, runs_dir))
         label = str(data)
     scores = read_scores(run_dir) if run_dir else None
-    return _Side(name, label, rows, scores, str(run_dir) if run_dir else None)
+    return _Side(name, label, rows, scores, str(run_dir) if run_dir else None,
+                 _injected_conditions(run_dir))
+
+
+def _injected_conditions(run_dir: str | os.PathLike[str] | None) -> frozenset[str]:
+    """The conditions that preload the skill: by the manifest's modes, else by their names."""
+    manifest = load_manifest(run_dir) if run_dir else None
+    conditions = manifest.conditions if manifest is not None and manifest.conditions else {}
+    modes = {name: record.mode for name, record in conditions.items()}
+    known = {name for name, mode in modes.items() if mode in _INJECTED}
+    return frozenset(known | {name for name in _INJECTED if modes.get(name) is None})
 
 
 def _pick(
@@ -262,6 +294,10 @@ def _trials(side: _Side, rows: pd.DataFrame, records: Mapping[str, Any]) -> pd.D
         out[column] = pd.Series(
             [None if pd.isna(v) else int(v) for v in out[column]], index=out.index, dtype=object
         )
+    out["preloaded"] = (
+        out["condition"].astype(str).isin(side.injected).to_numpy()
+        if "condition" in rows else False
+    )
     out["cause"] = reasons.loc[out["item_key"], "cause"].to_numpy()
     out["reason"] = reasons.loc[out["item_key"], "reason"].to_numpy()
     return out[list(TRIAL_COLUMNS)].reset_index(drop=True)
@@ -367,6 +403,7 @@ def explain(
         frames.append(_trials(side, rows, found))
         components.append(_components(side, rows["item_key"].astype(str)))
     trials = pd.concat(frames, ignore_index=True)
+    rate, pairs = run_flip_rate([side.rows for side in sides], str(case))
     every_component = pd.concat(components, ignore_index=True)
     cells = []
     groups = trials.groupby(cell_keys, sort=True, dropna=False) if cell_keys else [((), trials)]
@@ -377,8 +414,14 @@ def explain(
         comp = every_component[trial_ids(every_component).isin(trial_ids(group))]
         features = feature_table(group, comp, records)
         separating = distinguishing(group, features)
-        top = str(separating["feature"].iloc[0]) if len(separating) else None
-        steps, first, note = divergence(group, top, features, records)
+        saw = score_saw(group, features)
+        top = next((str(t["feature"].iloc[0]) for t in (separating, saw) if len(t)), None)
+        compared = [f for f in features.columns if f == top or not restates_outcome(str(f))]
+        steps, first, note = divergence(
+            group, top, features[compared], records,
+            routing=frozenset(f for f in compared if is_routing(str(f))),
+            name_top=top is not None and not restates_outcome(top),
+        )
         cells.append(
             CellExplanation(
                 case_id=str(case),
@@ -391,6 +434,8 @@ def explain(
                 divergence=steps,
                 first_divergence=first,
                 divergence_note=note,
+                score_saw=saw,
+                chance=chance_check(group, rate, pairs, two_runs=baseline is not None),
             )
         )
     return Explanation(

@@ -3,6 +3,12 @@
 A feature is a yes/no fact about one trial: the skill loaded or not, which skill, the item's
 status and error class, a tool the agent called or did not call, a scoring component failing.
 Each is ranked by how much more often it holds in the failing trials than in the passing ones.
+
+The features are of two kinds. A **cause** is something the agent did or that happened to the
+item: its routing (the skill loaded or not, which one), its status and error, the tools it
+called. A **scoring component** failing (``expected_patterns fails``, ``verifier fails``) is
+what the score saw: it restates the outcome rather than explaining it, so
+:func:`distinguishing` ranks the causes and :func:`score_saw` lists the components apart.
 """
 
 from __future__ import annotations
@@ -93,15 +99,33 @@ def feature_table(
     return pd.DataFrame(features, index=trials.index, dtype=bool)
 
 
+#: How a routing feature starts (the skill loaded or not, which skill).
+ROUTING_PREFIXES = ("the skill", "a skill", "the agent loads")
+
+
+#: Precedence of a scoring component's feature (after every cause).
+_COMPONENT = 3
+
+
 def _precedence(feature: str) -> int:
     """What happens first explains more: routing, status, tools, then the components."""
-    if feature.startswith(("the skill", "a skill", "the agent loads")):
+    if feature.startswith(ROUTING_PREFIXES):
         return 0
     if feature.startswith("the item"):
         return 1
     if feature.startswith("the agent"):
         return 2
-    return 3
+    return _COMPONENT
+
+
+def is_routing(feature: str) -> bool:
+    """Whether a feature is about routing: the skill loaded or not, which skill."""
+    return feature.startswith(ROUTING_PREFIXES)
+
+
+def restates_outcome(feature: str) -> bool:
+    """Whether a feature is a scoring component failing (what the score saw, not a cause)."""
+    return _precedence(feature) == _COMPONENT
 
 
 def _sentence(
@@ -118,7 +142,9 @@ def _sentence(
 
 
 def distinguishing(trials: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
-    """The features that hold more often in failing trials than in passing ones, best first.
+    """The causes that hold more often in failing trials than in passing ones, best first.
+
+    Scoring components are left out (they restate the outcome; see :func:`score_saw`).
 
     Args:
         trials: The trials (``passed``).
@@ -128,6 +154,27 @@ def distinguishing(trials: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame
         :data:`DISTINGUISHING_COLUMNS`, sorted by separation (share of failing trials with
         the feature minus share of passing ones), then precedence; empty without a flip.
     """
+    causes = [f for f in features.columns if not restates_outcome(str(f))]
+    return _ranked(trials, features[causes])
+
+
+def score_saw(trials: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
+    """The scoring components that fail more often in failing trials: what the score saw.
+
+    Args:
+        trials: The trials (``passed``).
+        features: Their :func:`feature_table`.
+
+    Returns:
+        :data:`DISTINGUISHING_COLUMNS` of the component features, ranked as
+        :func:`distinguishing` ranks the causes.
+    """
+    components = [f for f in features.columns if restates_outcome(str(f))]
+    return _ranked(trials, features[components])
+
+
+def _ranked(trials: pd.DataFrame, features: pd.DataFrame) -> pd.DataFrame:
+    """The features that hold more often in failing trials than in passing ones, best first."""
     passed = trials["passed"].astype("boolean").fillna(False).astype(bool)
     n_fail, n_pass = int((~passed).sum()), int(passed.sum())
     if n_fail == 0 or n_pass == 0:

@@ -58,11 +58,14 @@ def _cell_lines(cell: CellExplanation, two_runs: bool) -> list[str]:
         if isinstance(error_class, str) and error_class and error_class != row["status"]:
             status += f" ({error_class})"
         tools = f" ({tools})" if isinstance(tools, str) and tools else ""
+        routing = (
+            "skill preloaded" if row.get("preloaded") else
+            f"skill loaded {_value(row['skill_loaded'])} ({_value(row['inferred_skill'])})"
+        )
         lines.append(
             f"    {side}trial {_value(row['trial'])}: "
             f"{'pass' if row['passed'] else 'FAIL'}  score {_value(row['score'])}  "
-            f"status {status}  skill loaded {_value(row['skill_loaded'])}"
-            f" ({_value(row['inferred_skill'])})  tool calls {_value(row['tool_calls'])}"
+            f"status {status}  {routing}  tool calls {_value(row['tool_calls'])}"
             f"{tools}  "
             f"tokens {_value(row['input_tokens'])}/{_value(row['output_tokens'])}  "
             f"latency {_value(row['latency_s'])} s"
@@ -71,6 +74,13 @@ def _cell_lines(cell: CellExplanation, two_runs: bool) -> list[str]:
     if len(cell.distinguishing):
         lines.append("  what separates the failing trials from the passing ones:")
         lines += [f"    {s}" for s in cell.distinguishing["sentence"].head(5)]
+    elif len(cell.score_saw):
+        lines.append("  what separates the failing trials from the passing ones: no cause "
+                     "(the routing, status and tools are alike)")
+    if len(cell.score_saw):
+        lines.append("  what the score saw (restates the outcome, not a cause):")
+        lines += [f"    {s}" for s in cell.score_saw["sentence"].head(5)]
+    lines.append(f"  chance: {cell.chance.sentence}")
     lines.append(f"  first divergence: {cell.divergence_note}")
     for row in cell.divergence.to_dict("records"):
         mark = ">" if row["step"] == cell.first_divergence else " "

@@ -6,7 +6,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from evalkit._settings import N_RESAMPLES_QUICK
+from evalkit._settings import N_RESAMPLES
 from evalkit._terminal import console as text_console
 from evalkit.results import RESULT_SCHEMA, RESULTS_FILE, read_table
 from evalkit.runner import RunResult
@@ -81,7 +81,8 @@ def _print_evidence_summary(console: Console, result: RunResult, order: list[str
     """The evidence lane's completeness per condition, with case-bootstrap intervals."""
     from evalkit.analysis import lift
 
-    evidence = lift(result.run_dir, n_resamples=N_RESAMPLES_QUICK.default).evidence
+    # the replicates of evalkit lift, so the two print the same intervals
+    evidence = lift(result.run_dir, n_resamples=N_RESAMPLES.default).evidence
     if evidence.empty:
         return
     levels = evidence[(evidence["metric"] == "evidence_completeness")

@@ -5,6 +5,8 @@ Its rich display in Jupyter, and the "why they flip" sections of the flips and c
 
 from __future__ import annotations
 
+import pandas as pd
+
 from evalkit.analysis import CellExplanation, Explanation
 from evalkit.report._style import styled
 from evalkit.report._tables import Fragment, esc, html_table, note, num
@@ -43,6 +45,30 @@ def _text(value: object) -> str:
     return "–" if value is None or value != value else str(value)
 
 
+def _routing(trials: pd.DataFrame) -> pd.DataFrame:
+    """The trials with ``skill_loaded`` reading "preloaded" where the condition injects it."""
+    if "preloaded" not in trials or not trials["preloaded"].astype(bool).any():
+        return trials
+    shown = trials.assign(skill_loaded=trials["skill_loaded"].astype(object))
+    preloaded = shown["preloaded"].astype(bool)
+    shown.loc[preloaded, "skill_loaded"] = "preloaded"
+    shown.loc[preloaded, "inferred_skill"] = None
+    return shown
+
+
+def _loaded(value: object) -> str:
+    return "preloaded" if value == "preloaded" else _yes_no(value)
+
+
+def _sentences(title: str, css: str, frame: pd.DataFrame) -> Fragment:
+    if not len(frame):
+        return Fragment("")
+    items = "".join(f"<li>{esc(s)}</li>" for s in frame["sentence"].head(5))
+    return Fragment(
+        f'<p class="ek-explain-head">{esc(title)}</p><ul class="{css}">{items}</ul>'
+    )
+
+
 def cell_html(cell: CellExplanation, *, two_runs: bool = False) -> Fragment:
     """One condition and provider of the case: trials, what separates them, the divergence.
 
@@ -60,9 +86,9 @@ def cell_html(cell: CellExplanation, *, two_runs: bool = False) -> Fragment:
     )
     columns = {k: v for k, v in _TRIAL_COLUMNS.items() if two_runs or k != "side"}
     trials = html_table(
-        cell.trials,
+        _routing(cell.trials),
         columns=columns,
-        formats={"passed": _yes_no, "skill_loaded": _yes_no, "score": num,
+        formats={"passed": _yes_no, "skill_loaded": _loaded, "score": num,
                  "latency_s": lambda v: num(v, 2), "tool_calls": _count,
                  "input_tokens": _count, "output_tokens": _count,
                  "inferred_skill": _text, "tools": _text},
@@ -70,14 +96,13 @@ def cell_html(cell: CellExplanation, *, two_runs: bool = False) -> Fragment:
         caption="Trials",
         empty="no trial",
     )
-    if len(cell.distinguishing):
-        items = "".join(f"<li>{esc(s)}</li>" for s in cell.distinguishing["sentence"].head(5))
-        separates = Fragment(
-            '<p class="ek-explain-head">What separates the failing trials from the passing '
-            f'ones</p><ul class="ek-explain-features">{items}</ul>'
-        )
-    else:
-        separates = Fragment("")
+    separates = _sentences(
+        "What separates the failing trials from the passing ones", "ek-explain-features",
+        cell.distinguishing,
+    ) + _sentences(
+        "What the score saw (restates the outcome, not a cause)", "ek-explain-score",
+        cell.score_saw,
+    ) + note(f"Chance: {cell.chance.sentence}")
     divergence = note(f"First divergence: {cell.divergence_note}")
     if len(cell.divergence):
         divergence = divergence + html_table(

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final
 
 from evalkit._redact import redact_text
+from evalkit._workspace_paths import relative_to_workspace
 from evalkit.results._finish import (
     DID_NOT_FINISH,
     OUTCOMES,
@@ -327,7 +328,10 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     table = pd.concat(parts, ignore_index=True)
     table["rank"] = table["rank"].astype(int)
     table["passed"] = table["passed"].astype(bool)
-    unique = {d: _clip(redact_text(d)) for d in table["detail"].fillna("").astype(str).unique()}
+    unique = {
+        d: _clip(redact_text(relative_to_workspace(d)))
+        for d in table["detail"].fillna("").astype(str).unique()
+    }
     table["detail"] = table["detail"].fillna("").astype(str).map(unique)
     return table.sort_values(["item_key", "rank"], kind="stable").reset_index(drop=True)
 

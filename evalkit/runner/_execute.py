@@ -24,6 +24,7 @@ from typing import Any
 
 from evalkit._redact import redact_value, secret_values
 from evalkit._settings import RETRIES
+from evalkit._workspace_paths import relative_to_workspace
 from evalkit.cases import AntiPatternRule, Case, SkillExposure
 from evalkit.errors import InfraError, InputError, ProviderError, ProviderTimeout
 from evalkit.matrix import WorkItem
@@ -290,7 +291,7 @@ def execute_item(task: ItemTask) -> ItemOutcome:
         row.update(
             status=status,
             error_class=error_class,
-            error_message=str(exc),
+            error_message=relative_to_workspace(str(exc), workspace),
             passed=False,
             score=0.0,
             latency_s=time.perf_counter() - t0,

@@ -13,7 +13,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-PREFIX = "evalkit-run-"
+from evalkit._workspace_paths import SCRATCH_PREFIX
+
+PREFIX = SCRATCH_PREFIX
 _OWNER = re.compile(re.escape(PREFIX) + r"(\d+)-")
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evalkit._workspace_paths import relative_to_workspace
 from evalkit.cases import (
     NO_SKILL,
     AntiPatternRule,
@@ -305,6 +307,11 @@ def score_item(
     score = sum(w * v for w, v in weighted) / total_weight if total_weight else 0.0
     threshold = case.pass_threshold if case.pass_threshold is not None else pass_threshold
     passed = score >= threshold and not gates
+    # a detail names files as the workspace holds them, not where the run kept it
+    components = [
+        dataclasses.replace(c, detail=relative_to_workspace(c.detail, workspace))
+        for c in components
+    ]
     return ScoreResult(
         score=float(score),
         passed=bool(passed),

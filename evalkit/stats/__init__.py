@@ -121,7 +121,9 @@ if TYPE_CHECKING:
         simulate_sequential,
     )
     from evalkit.stats._settings import (
+        DEFAULT_RESAMPLES,
         DEFAULT_THRESHOLD,
+        QUICK_RESAMPLES,
         check_threshold,
         threshold_field as threshold_field,
     )
@@ -157,6 +159,7 @@ __all__ = [
     "CompareOptions",
     "ConfidenceSequence",
     "Correction",
+    "DEFAULT_RESAMPLES",
     "DEFAULT_THRESHOLD",
     "FlipRate",
     "Heterogeneity",
@@ -173,6 +176,7 @@ __all__ = [
     "PlanModel",
     "PowerDesign",
     "PowerResult",
+    "QUICK_RESAMPLES",
     "RunningConfidenceSequence",
     "SequentialComparison",
     "SequentialPlan",

@@ -1,18 +1,30 @@
-"""The practical threshold: its one default and its one range rule (no heavy imports).
+"""The practical threshold and the bootstrap replicates, as the settings' table declares them.
 
-Both are the entry :data:`evalkit._settings.THRESHOLD` of the shared settings' table; every
-layer that takes a threshold (the statistics, the gate policy, the optimiser, the command
-line) takes them from there or from here, so ``evalkit --help`` and a policy file read them
-without loading numpy.
+The threshold's one default and its one range rule are the entry
+:data:`evalkit._settings.THRESHOLD` of the shared settings' table; every layer that takes a
+threshold (the statistics, the gate policy, the optimiser, the command line) takes them from
+there or from here, so ``evalkit --help`` and a policy file read them without loading numpy.
+
+The bootstrap replicates' two defaults are its entries :data:`evalkit._settings.N_RESAMPLES`
+and :data:`evalkit._settings.N_RESAMPLES_QUICK`, named here for the notebooks, whose
+parameters take them instead of writing a number again: a notebook and the command line then
+draw the same resamples and print the same interval for the same run and seed.
 """
 
 from __future__ import annotations
 
-from evalkit._settings import THRESHOLD
+from evalkit._settings import N_RESAMPLES, N_RESAMPLES_QUICK, THRESHOLD
 from evalkit.errors import InputError
 
 #: Practical threshold of "improved": 5 pp of pass rate (or 0.05 of score).
 DEFAULT_THRESHOLD = THRESHOLD.default
+
+#: Bootstrap replicates of an interval read once: compare, the gate, lift and their reports.
+DEFAULT_RESAMPLES = N_RESAMPLES.default
+
+#: Bootstrap replicates of the loops that compute an interval many times (a trend's periods,
+#: pairwise cases, ablated components): screens, not the reported verdict.
+QUICK_RESAMPLES = N_RESAMPLES_QUICK.default
 
 
 def check_threshold(threshold: float | None) -> float:

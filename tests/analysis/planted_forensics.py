@@ -13,6 +13,10 @@ both of its expected patterns. Each variant is one recording file and two runs
 - ``tooled``: the ``wait-file`` trials that pass check for the file with ``bash`` first; trial
   1 calls no tool and leaves out the deadline.
 - ``errored``: ``wait-file`` trial 2 has no recording, so it ends in a ``provider_error``.
+- ``isolated``: the ``wait-server`` trials that pass check the server with ``bash`` first,
+  the one that fails (trial 1) does not; routing varies on its own: trials 1 and 2 load the
+  skill, trials 0 and 3 do not. The first passing trial (0) differs from the failing one in
+  routing as well as the tool; trial 2 differs in the tool only.
 """
 
 from __future__ import annotations
@@ -30,7 +34,9 @@ GOOD_SERVER = "Poll the health endpoint in a loop, wrapped in timeout 30 so it h
 BAD_SERVER = "Just start it and check the page by hand until it answers."
 GOOD_FILE = "Use an until loop that checks for done.txt, under timeout 60."
 BAD_FILE = "Use an until loop that checks for done.txt."
-VARIANTS = ("planted", "clean", "tooled", "errored")
+VARIANTS = ("planted", "clean", "tooled", "errored", "isolated")
+#: ``isolated``: (loads the skill, checks with bash) of each ``wait-server`` trial.
+ISOLATED = ((False, True), (True, False), (True, True), (False, True))
 
 
 def _line(key: str, events: list[Event]) -> str:
@@ -40,7 +46,24 @@ def _line(key: str, events: list[Event]) -> str:
                        "response": response.to_json()})
 
 
+def _isolated_lines() -> list[str]:
+    lines = []
+    for trial, (loads, checks) in enumerate(ISOLATED):
+        events = [Event("user", SERVER_PROMPT)]
+        if loads:
+            events += [Event("tool_call", "waiting", name="load_skill"),
+                       Event("tool_result", "Wait for conditions ...", name="load_skill")]
+        if checks:
+            events += [Event("tool_call", "curl -sf localhost:3000/health", name="bash"),
+                       Event("tool_result", "curl: (7) Failed to connect", name="bash")]
+        events.append(Event("assistant", GOOD_SERVER if checks else BAD_SERVER))
+        lines.append(_line(f"prompt:wait-server:self-load:recording:{trial}", events))
+    return lines
+
+
 def _server_lines(variant: str) -> list[str]:
+    if variant == "isolated":
+        return _isolated_lines()
     lines = []
     for trial in range(4):
         loads = trial % 2 == 0 or variant != "planted"

@@ -59,7 +59,9 @@ def test_a_case_that_misses_one_expected_pattern_in_one_trial_of_three(runs: Pat
     result = evalkit.explain("planted-wait-file", "wait-file", runs_dir=runs)
     (cell,) = result.cells
     assert cell.trials["passed"].tolist() == [True, False, True]
-    top = cell.distinguishing.iloc[0]
+    # the trials take the same steps: no cause tells them apart, only what the score saw
+    assert cell.distinguishing.empty
+    top = cell.score_saw.iloc[0]
     assert top["feature"] == "expected_patterns fails"
     assert top["sentence"].startswith("fails exactly when expected_patterns fails: 1 of 1")
     assert "timeout|deadline" in cell.trials.set_index("trial").loc[1, "reason"]
@@ -78,7 +80,8 @@ def test_between_two_runs_the_candidate_failure_is_explained(runs: Path) -> None
     assert set(cell.trials["side"]) == {"baseline", "candidate"}
     assert "baseline: 3 of 3 trials pass; candidate: 2 of 3 trials pass" in cell.summary
     # the same item keys on both sides: the baseline's trial 1 passed, the candidate's failed
-    top = cell.distinguishing.iloc[0]
+    assert cell.distinguishing.empty
+    top = cell.score_saw.iloc[0]
     assert top["sentence"] == (
         "fails exactly when expected_patterns fails: 1 of 1 failing trial, none of the 5 passing"
     )
@@ -98,9 +101,12 @@ def test_a_case_that_fails_exactly_when_a_tool_is_not_called(runs: Path) -> None
     trials = cell.trials.set_index("trial")
     assert trials["tools"].tolist() == ["bash", "", "bash"]
     assert trials["tool_calls"].tolist() == [1, 0, 1]
-    assert cell.distinguishing["sentence"].tolist()[:2] == [
+    # the cause ranks first; the component that restates the outcome is listed apart
+    assert cell.distinguishing["sentence"].tolist() == [
         "fails exactly when the agent does not call bash: 1 of 1 failing trial, "
         "none of the 2 passing",
+    ]
+    assert cell.score_saw["sentence"].tolist() == [
         "fails exactly when expected_patterns fails: 1 of 1 failing trial, none of the 2 passing",
     ]
     assert cell.first_divergence == 1
@@ -181,3 +187,21 @@ def test_hostile_text_renders_as_text(runs: Path, tmp_path: Path) -> None:
     markup = evalkit.explain(rows, "<script>x</script>")._repr_html_()
     assert markup is not None
     assert "<script>x</script>" not in markup and "&lt;script&gt;x&lt;/script&gt;" in markup
+
+
+def test_the_divergence_pair_isolates_the_top_cause(runs: Path) -> None:
+    (cell,) = evalkit.explain("isolated-wait-server", "wait-server", runs_dir=runs).cells
+    trials = cell.trials.set_index("trial")
+    assert trials["passed"].tolist() == [True, False, True, True]
+    assert trials["skill_loaded"].tolist() == [True if t in (1, 2) else False for t in range(4)]
+    assert cell.distinguishing["feature"].iloc[0] == "the agent does not call bash"
+    # trial 0 is the first passing trial, but it also differs in routing; trial 2 does not
+    assert cell.divergence_note == (
+        "passing run trial 2 against failing run trial 1 (they differ in 'the agent does not "
+        "call bash' and in no other feature): they differ in kind first at step 3"
+    )
+    step = cell.divergence.set_index("step").loc[3]
+    assert (step["passing_kind"], step["failing_kind"]) == ("tool_call · bash", "assistant")
+    # both load the skill: the step before the missing call is the same skill load
+    before = cell.divergence.set_index("step").loc[2]
+    assert before["passing_kind"] == before["failing_kind"] == "tool_result · load_skill"

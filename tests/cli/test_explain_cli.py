@@ -39,8 +39,13 @@ def test_between_two_runs_the_text_lines_up_both_sides(runs: Path) -> None:
     assert any(line.startswith("    baseline trial 1: pass  score 1.00") for line in lines)
     failing = next(i for i, line in enumerate(lines) if "candidate trial 1: FAIL" in line)
     assert lines[failing + 1] == "      missing expected pattern: `timeout|deadline`"
-    assert ("    fails exactly when expected_patterns fails: 1 of 1 failing trial, "
-            "none of the 5 passing") in lines
+    # the component restates the outcome: listed as what the score saw, not as a cause
+    saw = lines.index("  what the score saw (restates the outcome, not a cause):")
+    assert lines[saw + 1] == ("    fails exactly when expected_patterns fails: 1 of 1 failing "
+                              "trial, none of the 5 passing")
+    assert lines[saw - 1] == ("  what separates the failing trials from the passing ones: no "
+                              "cause (the routing, status and tools are alike)")
+    assert lines[saw + 2].startswith("  chance: a 1-of-6 split (1 of 6 trials fail): ")
     assert f"   > step 1 passing [assistant] {GOOD_FILE}" in lines
     assert f"   > step 1 failing [assistant] {BAD_FILE}" in lines
 
@@ -79,7 +84,9 @@ def test_the_json_is_the_explanation_as_the_library_returns_it(runs: Path) -> No
     ]
     assert {"tools", "error_class", "reason", "tool_calls"} <= set(failing[0])
     assert {c["side"] for c in cell["components"]} == {"baseline", "candidate"}
-    assert cell["distinguishing"][0]["feature"] == "expected_patterns fails"
+    assert cell["distinguishing"] == []
+    assert cell["score_saw"][0]["feature"] == "expected_patterns fails"
+    assert cell["chance"]["n_trials"] == 6 and cell["chance"]["flip_rate_source"] == "default"
     assert cell["first_divergence"] == 1
 
 
@@ -118,3 +125,22 @@ def test_help_ends_with_examples_and_loads_no_pandas() -> None:
         "  evalkit explain after --case exec-config-port --baseline before --json",
     ]
     assert any("--baseline BASELINE" in line for line in shown)
+
+
+@pytest.mark.slow
+def test_preloaded_trials_say_preloaded_not_skill_loaded_no() -> None:
+    runs = ROOT / "tests" / "fixtures" / "runs"
+    done = evalkit_cli("explain", "after", "--case", "exec-config-port", "--condition",
+                       "preloaded", "--runs-dir", runs)
+    assert done.returncode == 0, done.stderr
+    trial_lines = [line for line in done.stdout.splitlines() if line.startswith("    trial ")]
+    assert trial_lines and all("  skill preloaded  " in line for line in trial_lines)
+    assert "skill loaded" not in done.stdout
+    why = evalkit.explain("after", "exec-config-port", runs_dir=runs)
+    by_condition = why.trials.groupby("condition")["preloaded"].all()
+    assert by_condition["preloaded"] and not by_condition["none"]
+    html = why._repr_html_()
+    assert html is not None and ">preloaded</td>" in html
+    # the display lists what the score saw apart from the causes, and the chance check
+    assert "What the score saw (restates the outcome, not a cause)" in html
+    assert html.count("Chance: ") == len(why.cells)
