@@ -10,6 +10,7 @@ from dataclasses import replace
 import pandas as pd
 
 from evalkit._settings import ALPHA, SEED
+from evalkit.analysis._power_ties import pilot_tied_pairs, tied_equivalence_plan
 from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
@@ -140,9 +141,10 @@ def power(
         estimate_variance_components(pilot, conditions=conditions) if pilot is not None else None
     )
     if equivalence:
+        tied = None if pilot is None else pilot_tied_pairs(pilot, conditions, alpha)
         return _equivalence_plan(components, cases=cases, trials=trials, effect=effect,
                                  alpha=alpha, target_power=target_power, threshold=threshold,
-                                 sequential=sequential)
+                                 sequential=sequential, tied=tied)
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
         # plan at the pilot's design: its variance components were measured at its trials
@@ -175,8 +177,14 @@ def _equivalence_plan(
     target_power: float,
     threshold: float | None,
     sequential: bool,
+    tied: tuple[float, int, int] | None = None,
 ) -> PowerResult:
-    """``power(equivalence=True)``: the cases an equivalence claim needs."""
+    """``power(equivalence=True)``: the cases an equivalence claim needs.
+
+    A pilot whose every pair tied (``tied``: its pairs, cases and trials) is planned with
+    compare's tied-pairs rule (:mod:`._power_ties`), not with the variances it did not
+    measure.
+    """
     if cases is not None or sequential:
         raise InputError("--equivalence plans the number of cases: leave out --cases and "
                          "--sequential (give --effect for a true change other than 0)")
@@ -185,6 +193,9 @@ def _equivalence_plan(
     margin = check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD
     if margin <= 0:
         raise InputError("--equivalence needs a practical threshold above 0 (--threshold)")
+    if tied is not None and components is not None:
+        return tied_equivalence_plan(tied, margin=margin, trials=trials, effect=effect,
+                                     alpha=alpha, components=components)
     return equivalence_cases(margin, trials, true_effect=effect or 0.0, alpha=alpha,
                              power=target_power, components=components)
 
