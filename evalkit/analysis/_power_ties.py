@@ -44,6 +44,8 @@ def pilot_tied_pairs(
     """
     if conditions is None or len(conditions) != 2 or "passed" not in pilot:
         return None
+    if not _every_pair_ties(pilot, [str(c) for c in conditions]):
+        return None  # some pair differs: the rule over cases makes the interval
     from evalkit.analysis._compare import compare
 
     result = compare(pilot, conditions=list(conditions), alpha=alpha, confidence=1.0 - alpha,
@@ -107,3 +109,16 @@ def tied_equivalence_plan(
             "that differs hands the interval back to the rule over cases)")
     return PowerResult(n_cases=n_cases, n_trials=planned, effect=0.0, power=1.0, note=note,
                        **common)
+
+
+def _every_pair_ties(pilot: pd.DataFrame, conditions: list[str]) -> bool:
+    """Every trial of one condition has a partner in the other with the same outcome."""
+    keys = [c for c in ("lane", "case_id", "provider", "trial") if c in pilot]
+    sides = [pilot.loc[pilot["condition"].astype(str) == name, [*keys, "passed"]]
+             for name in conditions]
+    if any(side.empty for side in sides):
+        return False
+    pairs = sides[0].merge(sides[1], on=keys, suffixes=("_a", "_b"))
+    return bool(len(pairs)) and bool(
+        (pairs["passed_a"].astype(bool) == pairs["passed_b"].astype(bool)).all()
+    )
