@@ -181,7 +181,7 @@ def _naming_fields(plan: NamingPlan | None) -> dict[str, Any]:
         return {}
     return {"name_cases": tuple(c.case_id for c in plan.cases), "name_trials": plan.trials,
             "name_power": plan.power, "name_level": plan.level, "name_rows": plan.rows,
-            "name_correction": plan.correction}
+            "name_correction": plan.correction, "name_beyond": plan.beyond}
 
 
 def cases_past_threshold(result: PairedComparison) -> tuple[list[str], int]:

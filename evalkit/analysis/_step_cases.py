@@ -51,6 +51,8 @@ class NamingPlan:
         trials: Trials per case and side that name every planned case at ``NEXT_STEP_POWER``
             (None: none up to :data:`NAMING_MAX_TRIALS` does).
         power: The smallest planned power of those cases at ``trials``.
+        beyond: Moved cases that no number of trials up to :data:`NAMING_MAX_TRIALS` names
+            at that power (left to ``evalkit confirm``, which reruns only them).
     """
 
     cases: tuple[CasePlan, ...]
@@ -59,6 +61,7 @@ class NamingPlan:
     level: float
     trials: int | None
     power: float
+    beyond: tuple[str, ...] = ()
 
 
 def naming_level(alpha: float, rows: int, correction: str) -> float:
@@ -109,14 +112,15 @@ def naming_plan(
     threshold = float(result.threshold)
     plans = tuple(_case_plan(c, level, NEXT_STEP_POWER, NAMING_MAX_TRIALS, threshold)
                   for c in chosen)
-    reached = [p for p in plans if not p.capped]
+    reached = tuple(p for p in plans if not p.capped)
     trials = max((p.trials for p in reached), default=None)
-    if len(reached) < len(plans):  # plan for the cases trials can name; say the others
-        plans = tuple(reached) or plans
+    beyond = tuple(p.case_id for p in plans if p.capped) if reached else ()
+    plans = reached or plans  # plan for the cases trials can name; ``beyond`` says the others
     if trials is None:
         power = max(p.power for p in plans)
     else:  # every planned case at the one number of trials the command runs
         trials = max(trials, int(current_trials))
         power = min(fisher_power(p.baseline_rate, p.candidate_rate, trials, level, threshold)
                     for p in plans)
-    return NamingPlan(plans, len(rows), str(result.case_correction), level, trials, power)
+    return NamingPlan(plans, len(rows), str(result.case_correction), level, trials, power,
+                      beyond)

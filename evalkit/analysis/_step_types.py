@@ -63,6 +63,8 @@ class NextStep:
         name_rows: Case rows the screen corrects across.
         name_correction: The screen's correction (``"fdr_bh"``, ``"fdr_by"``, ``"holm"``).
         name_items: Items the naming plan runs (every compared case at ``name_trials``).
+        name_beyond: Cases that moved that no number of trials up to 200 names through the
+            screen (left to ``evalkit confirm``).
         left_out: Options of the run's recorded command line that ``command`` leaves out
             because they change where data goes or what is read (``--provider-opt
             base_url``, ``--skill NAME``, ``--no-sandbox``); :meth:`text` names them on a line
@@ -101,10 +103,11 @@ class NextStep:
     name_rows: int | None = None
     name_correction: str = ""
     name_items: int | None = None
+    name_beyond: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Lists read back from JSON (``NextStep(**step.to_dict())``) become tuples."""
-        for name in ("conditions", "left_out", "name_cases"):
+        for name in ("conditions", "left_out", "name_cases", "name_beyond"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +118,8 @@ class NextStep:
         """
         return asdict(self) | {"conditions": list(self.conditions),
                                "left_out": list(self.left_out),
-                               "name_cases": list(self.name_cases)}
+                               "name_cases": list(self.name_cases),
+                               "name_beyond": list(self.name_beyond)}
 
     def text(self) -> str:
         """One line for the text output and the rich displays (two when options were left out).
@@ -180,10 +184,12 @@ class NextStep:
                     f"the case screen ({how}); confirm them on fresh samples instead "
                     "(evalkit confirm reruns only them)")
         items = f", about {self.name_items:,} items" if self.name_items is not None else ""
+        beyond = (f"; no number of trials up to 200 names {', '.join(self.name_beyond)} "
+                  "this way" if self.name_beyond else "")
         return (f"to name {names}: {self.name_trials} trials per case over all "
                 f"{self.current_cases} cases (power {self.name_power or 0:.0%} each if the "
-                f"change seen, shrunk a standard error, is true; {how}{items}); evalkit confirm "
-                "reruns only these cases and costs less")
+                f"change seen, shrunk a standard error, is true; {how}{items}){beyond}; "
+                "evalkit confirm reruns only these cases and costs less")
 
     def price_text(self) -> str:
         """The command's price in words (items, cost, wall time, ratio)."""
