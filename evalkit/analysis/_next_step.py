@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import pandas as pd
 
 from evalkit._percent import percent
+from evalkit.analysis._step_cases import NamingPlan, naming_plan
 from evalkit.analysis._step_plan import (
     equivalence_trials,
     feasible_plan,
@@ -30,6 +32,7 @@ from evalkit.errors import InputError
 from evalkit.results import peek_manifest, resolve_run_dir
 from evalkit.stats import (
     PairedComparison,
+    PowerDesign,
     equivalence_cases,
     estimate_variance_components,
     required_cases,
@@ -103,6 +106,8 @@ def next_step(
         if tied is not None:
             equivalent_cases, trials_needed, note = tied_plan(tied, result, trials)
             notes.append(note)
+            if _deterministic(baseline, candidate):
+                notes.append(FRESH_SEED_NOTE)
         else:
             plan = equivalence_cases(threshold, trials, true_effect=effect, components=components,
                                      alpha=alpha, power=NEXT_STEP_POWER)
@@ -112,6 +117,9 @@ def next_step(
             if trials > 1 and strict_trials is None:
                 trials_needed = equivalence_trials(effect, threshold, components,
                                                    result.n_cases, alpha)
+                if trials_needed is None:
+                    notes.append(_spread_note(components, result.n_cases, equivalent_cases,
+                                              trials, alpha))
         notes.append(_inside_note(result, effect, threshold))
     if strict_trials is not None:
         notes.append(f"under the strict flake policy a case is one outcome (all of its "
@@ -120,16 +128,60 @@ def next_step(
     elif trials == 1:
         notes.append("one trial per case: trials cannot be planned (within-case variance "
                      "unknown); run at least 2 trials")
+    naming = None if strict_trials is not None else naming_plan(
+        result, cases_past_threshold(result)[0], trials
+    )
     rows = baseline if candidate is None else pd.concat([baseline, candidate], ignore_index=True)
     step = NextStep(
         cases, trials_needed, effect, at_threshold, threshold, result.n_cases,
         strict_trials or trials, NEXT_STEP_POWER, None, "; ".join(notes),
         goal="equivalence" if inside else "verdict", equivalence_cases=equivalent_cases,
         tied_pairs=None if tied is None else round(tied),
+        **_naming_fields(naming),
     )
     return feasible_plan(step, result, rows, suite_path=suite_path,
                          two_runs=candidate is not None, components=components,
                          command_line=command_line)
+
+
+#: What a fresh seed does, said where the compared runs' provider is deterministic given it.
+FRESH_SEED_NOTE = (
+    "these runs' provider is deterministic given an item's seed (the simulated agent): at the "
+    "same --seed a new run's first trials repeat the outcomes already seen (the same samples, "
+    "not new evidence), so give it a fresh --seed to draw every trial anew (a real agent "
+    "samples afresh on every call; a new seed only gives its items new hashes, so the "
+    "outcome cache is not reused)"
+)
+
+
+def _deterministic(baseline: pd.DataFrame, candidate: pd.DataFrame | None) -> bool:
+    """Every compared row declares a provider deterministic given its seed."""
+    frames = [baseline] if candidate is None else [baseline, candidate]
+    column = "provider_deterministic"
+    return all(column in f and len(f) > 0 and bool(f[column].fillna(False).astype(bool).all())
+               for f in frames)
+
+
+def _spread_note(
+    components: Any, cases: int, equivalent_cases: int | None, trials: int, alpha: float
+) -> str:
+    """Why no number of trials shows no practical difference at these cases, and what does."""
+    design = PowerDesign.from_components(components, alpha=alpha, power=NEXT_STEP_POWER)
+    spread = math.sqrt(max(design.between_diff, 0.0))
+    more = (f"more cases do ({equivalent_cases} at {trials} trials)" if equivalent_cases
+            else f"no number of cases at {trials} trials does either")
+    return (f"more trials cannot narrow the interval enough at these {cases} cases: the "
+            f"spread between cases (standard deviation {percent(spread):.1f} pp of a case's "
+            f"true change) stays however many trials run; {more}")
+
+
+def _naming_fields(plan: NamingPlan | None) -> dict[str, Any]:
+    """The ``name_*`` fields of a next step from its naming plan (none: the defaults)."""
+    if plan is None:
+        return {}
+    return {"name_cases": tuple(c.case_id for c in plan.cases), "name_trials": plan.trials,
+            "name_power": plan.power, "name_level": plan.level, "name_rows": plan.rows,
+            "name_correction": plan.correction, "name_beyond": plan.beyond}
 
 
 def cases_past_threshold(result: PairedComparison) -> tuple[list[str], int]:

@@ -10,6 +10,8 @@ from dataclasses import replace
 import pandas as pd
 
 from evalkit._settings import ALPHA, SEED
+from evalkit.analysis._power_cases import case_naming_plan
+from evalkit.analysis._power_ties import pilot_tied_pairs, tied_equivalence_plan
 from evalkit.errors import InputError
 from evalkit.results import load_results
 from evalkit.stats import (
@@ -58,6 +60,8 @@ def power(
     providers: int = 1,
     provider_correlation: float = 1.0,
     equivalence: bool = False,
+    case_effect: float | None = None,
+    case_correction: str = "bh",
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -123,6 +127,13 @@ def power(
             trial noise and the provider-specific part away, never the shared part. Default
             1.0, the cautious assumption (providers add only trials).
         equivalence: Plan the cases for "no practical difference" instead (see above).
+        case_effect: Plan instead the trials per case at which the case screen names a case
+            whose pass rate moves by this much (``cases``: the case rows it corrects across,
+            default the pilot's cases; ``baseline_rate``: the case's, default the pilot's):
+            the exact Fisher power at the level the correction names a row whatever the
+            other rows show (:mod:`._power_cases`).
+        case_correction: The screen's correction of ``case_effect``: ``"bh"`` (default),
+            ``"by"`` or ``"holm"``.
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -139,10 +150,20 @@ def power(
     components = (
         estimate_variance_components(pilot, conditions=conditions) if pilot is not None else None
     )
+    if case_effect is not None:
+        if equivalence or sequential or effect is not None:
+            raise InputError("--case-effect plans the trials that name one case: leave out "
+                             "--effect, --equivalence and --sequential")
+        return case_naming_plan(
+            case_effect, cases=cases, baseline_rate=baseline_rate, components=components,
+            alpha=alpha, target_power=target_power, case_correction=case_correction,
+            threshold=check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD,
+        )
     if equivalence:
+        tied = None if pilot is None else pilot_tied_pairs(pilot, conditions, alpha)
         return _equivalence_plan(components, cases=cases, trials=trials, effect=effect,
                                  alpha=alpha, target_power=target_power, threshold=threshold,
-                                 sequential=sequential)
+                                 sequential=sequential, tied=tied)
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
         # plan at the pilot's design: its variance components were measured at its trials
@@ -175,8 +196,14 @@ def _equivalence_plan(
     target_power: float,
     threshold: float | None,
     sequential: bool,
+    tied: tuple[float, int, int] | None = None,
 ) -> PowerResult:
-    """``power(equivalence=True)``: the cases an equivalence claim needs."""
+    """``power(equivalence=True)``: the cases an equivalence claim needs.
+
+    A pilot whose every pair tied (``tied``: its pairs, cases and trials) is planned with
+    compare's tied-pairs rule (:mod:`._power_ties`), not with the variances it did not
+    measure.
+    """
     if cases is not None or sequential:
         raise InputError("--equivalence plans the number of cases: leave out --cases and "
                          "--sequential (give --effect for a true change other than 0)")
@@ -185,6 +212,9 @@ def _equivalence_plan(
     margin = check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD
     if margin <= 0:
         raise InputError("--equivalence needs a practical threshold above 0 (--threshold)")
+    if tied is not None and components is not None:
+        return tied_equivalence_plan(tied, margin=margin, trials=trials, effect=effect,
+                                     alpha=alpha, components=components)
     return equivalence_cases(margin, trials, true_effect=effect or 0.0, alpha=alpha,
                              power=target_power, components=components)
 

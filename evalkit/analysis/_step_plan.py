@@ -101,8 +101,10 @@ def feasible_plan(
     if command is not None and two_runs:
         advice.append("run the command once with the baseline's skill text and once with the "
                       "candidate's, then compare the two runs")
+    name_items = None if step.name_trials is None else per_case * step.name_trials * suite_cases
     step = dataclasses.replace(
         step, command=command, conditions=tuple(conditions), suite_cases=suite_cases,
+        name_items=name_items,
         cases_to_add=cases_to_add, left_out=base.left_out if command is not None else (),
     )
     if items is None:

@@ -152,6 +152,15 @@ def configure_power(p: argparse.ArgumentParser) -> None:
         help="plan the cases that show no practical difference (the whole interval within "
         "+-threshold) when the true change is --effect (default 0)",
     )
+    p.add_argument(
+        "--case-effect", type=float,
+        help="plan the trials per case at which the case screen names a case whose pass rate "
+        "moves by this much (e.g. -0.4), corrected across --cases case rows",
+    )
+    p.add_argument(
+        "--case-correction", default="bh", choices=["holm", "bh", "by"],
+        help="with --case-effect: the case screen's correction (default bh)",
+    )
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
     p.add_argument(
@@ -660,9 +669,18 @@ def power_main(args: argparse.Namespace) -> int:
         **futility_arguments(args),
         **pick(args, "providers", "provider_correlation"),
         equivalence=args.equivalence,
+        case_effect=args.case_effect,
+        case_correction=args.case_correction,
     )
     if args.json:
         print_json(result.to_dict())
+        return 0
+    if args.case_effect is not None:
+        trials = "unreachable" if result.n_trials is None else result.n_trials
+        print(f"trials per case to name a case that moves {_pct(result.effect)}: {trials}  "
+              f"(case rows {result.n_cases}, power {_num(result.power, 2)}, alpha "
+              f"{result.alpha})")
+        print(f"note: {result.note}")
         return 0
     if args.equivalence:
         margin = f"±{(result.threshold or 0.0) * 100:g} pp"

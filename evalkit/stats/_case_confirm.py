@@ -56,7 +56,7 @@ def fisher_power(
 
     With ``trials`` independent trials per side at the true pass rates, the chance that the
     two-sided Fisher p-value is below ``alpha`` and the observed difference has the true
-    sign (and, for an improvement, reaches ``threshold``): the verdict ``regressed`` or
+    sign and reaches ``threshold`` in size (either direction): the verdict ``regressed`` or
     ``improved`` of :func:`evalkit.stats.confirm_case_table`.
 
     Args:
@@ -64,7 +64,7 @@ def fisher_power(
         candidate_rate: True candidate pass rate.
         trials: Trials per side.
         alpha: Level of the test (already divided for the multiplicity correction).
-        threshold: Practical threshold an improvement must reach.
+        threshold: Practical threshold the observed change must reach in size.
 
     Returns:
         The power, in [0, 1].
@@ -81,8 +81,8 @@ def fisher_power(
     base = binom.pmf(x, n, baseline_rate)[None, :]
     diff = (x[:, None] - x[None, :]) / n
     significant = _fisher_matrix(n) < alpha
-    if candidate_rate < baseline_rate:
-        hit = significant & (diff < 0)
+    if candidate_rate < baseline_rate:  # the threshold binds a regression alike
+        hit = significant & (diff < 0) & (diff <= -threshold + 1e-9)
     else:
         hit = significant & (diff > 0) & (diff >= threshold - 1e-9)
     return float(np.sum(cand * base * hit))

@@ -6,7 +6,9 @@ bootstrap interval widened by the small-group rule, the sign-flip test, the verd
 the practical threshold, or the equivalence check). A plan at 80 % power must deliver at least
 75 % there (300 draws: Monte Carlo standard error 2.3 pp). The truth simulated is what the
 plan assumes: the pilot's observed change, with the pilot's baseline rate, case spread and arm
-correlation (the Beta-headroom model of :func:`evalkit.stats.simulate_power`).
+correlation (the Beta-headroom model of :func:`evalkit.stats.simulate_power`). A plan to
+name the cases that moved is followed through compare's own case screen (Fisher per case,
+Benjamini-Hochberg across the case rows) at the planned trials.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import pandas as pd
 import pytest
 
 from evalkit.analysis import next_step
+from evalkit.analysis._step_cases import naming_plan
 from evalkit.stats import (
+    CompareOptions,
     estimate_variance_components,
     paired_compare,
     simulate_power,
 )
 from evalkit.stats._bootstrap import paired_delta_interval
+from evalkit.stats._case_screen import case_screen
 from evalkit.stats._simulate import coupling_for, simulate_arms
 
 DRAWS = 300
@@ -132,3 +137,60 @@ def test_a_saturated_comparison_never_plans_a_design_that_cannot_settle() -> Non
     assert step.equivalence_cases == 36 and step.trials == 36
     settled = _frames(np.ones((2, 36)), np.ones((2, 36)))
     assert paired_compare(*settled, n_resamples=2000).equivalence["equivalent"]
+
+
+#: The concentrated model: 40 cases, two of them (c000, c001) drop 40 pp, the rest unchanged.
+_CASES = 40
+_IDS = [f"c{c:03d}" for c in range(_CASES)]
+
+
+def _concentrated_rates() -> tuple[np.ndarray, np.ndarray]:
+    rates = np.clip(np.random.default_rng(0).beta(8, 2, _CASES), 0.45, 0.95)
+    rates[:2] = 0.8
+    after = rates.copy()
+    after[:2] -= 0.4
+    return rates, after
+
+
+def _named_shares(before: np.ndarray, after: np.ndarray, trials: int, watch: list[str],
+                  seed: int) -> np.ndarray:
+    """How often compare's case screen names each watched case, in its true direction."""
+    rng = np.random.default_rng(seed)
+    keys = pd.DataFrame({"case_id": _IDS})
+    options = CompareOptions()
+    wanted = ["regressed" if after[_IDS.index(w)] < before[_IDS.index(w)] else "improved"
+              for w in watch]
+    hits = np.zeros(len(watch))
+    for _ in range(DRAWS):
+        base = (rng.random((_CASES, trials)) < before[:, None]).astype(float)
+        cand = (rng.random((_CASES, trials)) < after[:, None]).astype(float)
+        verdicts = case_screen(keys, base, cand, options).set_index("case_id")["verdict"]
+        hits += [verdicts[w] == v for w, v in zip(watch, wanted, strict=True)]
+    return hits / DRAWS
+
+
+@pytest.mark.slow
+def test_the_naming_plan_of_a_concentrated_change_names_its_cases_through_the_screen() -> None:
+    # a pilot of 40 cases at 10 trials, 2 of them -40 pp: the average (about -2 pp) is inside
+    # the threshold and the plan for it cannot say which cases moved; the naming plan can
+    rates, after = _concentrated_rates()
+    rng = np.random.default_rng(1000)
+    pilot = [(rng.random((_CASES, 10)) < p[:, None]).astype(float) for p in (rates, after)]
+    before, later = _frames(*pilot)
+    result = paired_compare(before, later, n_resamples=500, seed=0)
+    step = next_step(result, before, later)
+    assert step is not None and step.name_cases and step.name_trials is not None
+    assert step.name_rows == _CASES and step.name_level == pytest.approx(0.05 / _CASES)
+    # the truth the plan assumes: each planned case at its planned rates (the change seen,
+    # moved a standard error toward zero), every other case unchanged at its pilot rate
+    plan = naming_plan(result, list(step.name_cases), 10)
+    assert plan is not None and plan.trials == step.name_trials
+    seen = result.case_rows.set_index("case_id")["baseline_rate"]
+    assumed_before = np.array([(seen[i] * 10 + 0.5) / 11 for i in _IDS])
+    assumed_after = assumed_before.copy()
+    for case in plan.cases:
+        index = _IDS.index(case.case_id)
+        assumed_before[index], assumed_after[index] = case.baseline_rate, case.candidate_rate
+    shares = _named_shares(assumed_before, assumed_after, step.name_trials,
+                           list(step.name_cases), seed=8)
+    assert (shares >= DELIVERED).all(), (step.name_cases, step.name_trials, shares)
