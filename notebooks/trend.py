@@ -45,6 +45,7 @@ from evalkit.report import (
     note,
     project_path,
     trend_plot,
+    trend_runs_table,
 )
 
 # %%
@@ -70,7 +71,7 @@ if history.runs["skill_changed"].any():
         f"{', '.join(changed)}. Runs of one period with different skill texts are not pooled.",
         kind="warn",
     ))
-display(html_table(history.runs, table_id="runs"))
+display(html_table(trend_runs_table(history), table_id="runs", max_rows=None))
 
 # %% [markdown]
 # ## Pass rate over time
