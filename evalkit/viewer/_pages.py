@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlencode
 
 import pandas as pd
@@ -21,6 +22,7 @@ from evalkit.analysis import compare, explain
 from evalkit.report import (
     comparison_fragment,
     explanation_fragment,
+    interval,
     interval_table,
     item_browser,
     note,
@@ -30,6 +32,7 @@ from evalkit.report import (
 from evalkit.results import load_manifest
 from evalkit.stats import PairedComparison, pass_rates
 from evalkit.viewer._shown import shortened
+from evalkit.viewer._state import run_state
 
 
 def esc(value: object) -> str:
@@ -54,7 +57,7 @@ def page(title: str, body: str, *, scripts: Sequence[str] = ()) -> str:
 def index_page() -> str:
     """The runs index: a table ``view.js`` fills from ``/api/runs`` and refreshes."""
     heads = ("run", "suite", "providers", "conditions", "trials", "items done / planned",
-             "status", "started", "pass rate")
+             "state", "started", "from the cache", "pass rate by condition")
     head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     body = (
         '<p class="ek-note">Every run of this directory; runs in progress move on their own '
@@ -78,8 +81,9 @@ def _link(path: str, **query: str) -> str:
 def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
     """A run: its facts, pass rates by condition and provider, comparisons, its items."""
     manifest = load_manifest(run_dir)
-    facts = run_facts(rows, shortened(manifest.model_dump(mode="json")) if manifest else {})
-    parts = [sanitize_html(facts.html)]
+    recorded = shortened(manifest.model_dump(mode="json")) if manifest else {}
+    facts = run_facts(rows, recorded)
+    parts = [_state_note(run_dir, recorded), sanitize_html(facts.html)]
     graded = rows[rows["status"] != "ungraded"] if "status" in rows else rows
     by = [c for c in ("condition", "provider") if c in graded and graded[c].nunique() > 0]
     if not graded.empty:
@@ -115,6 +119,19 @@ def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
     parts.append("<h2>Items</h2>")
     parts.append(sanitize_html(item_browser(run_dir, rows, runs_dir=runs_dir).html))
     return page(f"Run {run_dir.name}", "".join(parts), scripts=("browser.js",))
+
+
+def _state_note(run_dir: Path, manifest: Mapping[str, object]) -> str:
+    """What the run is doing (running, interrupted with its resume command, failed, ...)."""
+    state = run_state(run_dir, dict(manifest))
+    if not state.state:
+        return ""
+    text = f"{state.state}: {state.note}" if state.note else state.state
+    if state.resume:
+        text += f". Resume it with: {state.resume}"
+    kind = {"complete": "ok", "running": "info"}.get(state.state, "warn")
+    return (f'<div class="ek-view-state ek-view-state-{esc(state.state)}">'
+            f"{sanitize_html(note(text, kind).html)}</div>")
 
 
 def _flipped_cases(rows: pd.DataFrame) -> list[str]:
@@ -170,24 +187,33 @@ def comparison_page(result: PairedComparison, title: str, query: Mapping[str, st
                 target["baseline"] = query["baseline"]
             cells = "".join(
                 f"<td>{esc(_cell(record.get(k)))}</td>"
-                for k in ("condition", "provider", "verdict", "delta", "ci_low", "ci_high")
+                for k in ("condition", "provider", "verdict")
                 if k in record
-            )
+            ) + _change_cell(record)
             rows.append(
                 f'<tr><td><a href="{esc(_link("/explain", **target))}">{esc(case)}</a></td>'
                 f"{cells}</tr>"
             )
+        level = f" [{result.delta.confidence:.0%} CI]" if result.delta.confidence else ""
         heads = "".join(
             f"<th>{esc(k)}</th>"
-            for k in ("case", "condition", "provider", "verdict", "delta", "ci_low", "ci_high")
+            for k in ("case", "condition", "provider", "verdict")
             if k == "case" or k in cases
-        )
+        ) + f'<th class="num">change{esc(level)}</th>'
+
         parts.append(
             "<h2>Cases</h2><p class=\"ek-note\">A case opens why it flips.</p>"
             f'<table class="ek-table"><thead><tr>{heads}</tr></thead>'
             f"<tbody>{''.join(rows)}</tbody></table>"
         )
     return page(f"Compare {title}", "".join(parts))
+
+
+def _change_cell(record: Mapping[Any, Any]) -> str:
+    """A case's change and its interval in percentage points, as the rest of the page."""
+    estimate = record.get("delta", record.get("estimate"))
+    text = interval(estimate, record.get("ci_low"), record.get("ci_high"), "pp")
+    return f'<td class="num">{esc(text)}</td>'
 
 
 def _cell(value: object) -> str:
