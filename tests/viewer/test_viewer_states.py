@@ -254,3 +254,42 @@ def test_moved_cases_leave_out_unmoved_rows_and_every_change_is_in_pp(
         assert not re.search(r"[+-]0\.\d{3}\b", page.inner_text("main"))  # no fractions
     finally:
         page.close()
+
+
+def _partial_run(runs: Path, name: str) -> Path:
+    run_dir = runs / name
+    shutil.copytree(FIXTURE_RUNS / "after", run_dir)
+    manifest = run_dir / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"status": "complete"', '"status": "partial"'))
+    assert '"status": "partial"' in manifest.read_text()
+    return run_dir
+
+
+def test_a_hostile_lock_names_no_running_process_and_never_blocks(tmp_path: Path) -> None:
+    """A FIFO or a link in place of ``run.lock``, a lock naming a dead or a live process."""
+    import json
+    import socket
+
+    from evalkit.viewer._index import RunIndex
+
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    os.mkfifo(_partial_run(runs_dir, "fifo") / "run.lock")  # would block a plain open()
+    outside = tmp_path / "outside.lock"  # names this live process, but through a link
+    outside.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
+    (_partial_run(runs_dir, "linked") / "run.lock").symlink_to(outside)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    (_partial_run(runs_dir, "dead") / "run.lock").write_text(
+        json.dumps({"pid": int(dead.stdout), "host": socket.gethostname()}))
+    (_partial_run(runs_dir, "alive") / "run.lock").write_text(
+        json.dumps({"pid": os.getpid(), "host": socket.gethostname()}))
+    began = time.monotonic()
+    rows = {row.run_id: row for row in RunIndex(runs_dir).rows()}
+    assert time.monotonic() - began < 30
+    assert {name: rows[name].state for name in rows} == {
+        "fifo": "interrupted", "linked": "interrupted", "dead": "interrupted",
+        "alive": "running"}
+    assert rows["dead"].state_note.startswith(f"its process (pid {int(dead.stdout)}) is gone")
+    assert all(rows[n].resume.endswith(f"--resume --run-id {n}") for n in ("fifo", "dead"))
+    assert rows["alive"].resume == ""
