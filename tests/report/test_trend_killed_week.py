@@ -28,6 +28,9 @@ from evalkit.results import load_manifest
 from evalkit.runner import RunConfig, _run_manifest as runner_module, run
 from tests.conftest import DEMO, ROOT
 
+#: Four real runs and a killed one: about 7 s together, shared by the module's tests.
+pytestmark = pytest.mark.slow
+
 MONDAYS = [datetime(2026, 11, day, 6, 17, tzinfo=UTC) for day in (2, 9, 16, 23)]
 
 #: Starts ``evalkit run`` with the runner's clock set to argv[1] (ISO), the rest its arguments.
