@@ -67,24 +67,25 @@ def trend_runs_table(trend_result: Trend) -> pd.DataFrame:
         trend_result: A :class:`Trend`.
 
     Returns:
-        ``run, [run id], started, point, [suite], [dataset version], [providers],
-        [conditions], items, status, skill text, skill texts`` (bracketed: only when they
-        differ between runs).
+        ``run, started, point, items, status, skill text, [run id], [suite],
+        [dataset version], [providers], [conditions], skill texts`` (bracketed: only when
+        they differ between runs; the six first are short and never wrap).
     """
     runs = trend_result.runs
     table = pd.DataFrame({"run": runs["run_dir"].astype(str)})
-    if (runs["run_id"].astype(str) != runs["run_dir"].astype(str)).any():
-        table["run id"] = runs["run_id"].astype(str)
     table["started"] = [_minute(v) for v in runs["run_start"]]
     table["point"] = [_minute(v, date_only=True) for v in runs["period"]]
+    table["items"] = runs["items"].astype(int)
+    table["status"] = runs["status"].astype(str)
+    table["skill text"] = ["changed" if flag else "same" for flag in runs["skill_changed"]]
+    if (runs["run_id"].astype(str) != runs["run_dir"].astype(str)).any():
+        table["run id"] = runs["run_id"].astype(str)
     for column, header in (("suite", "suite"), ("dataset_version", "dataset version"),
                            ("providers", "providers"), ("conditions", "conditions")):
         if runs[column].nunique() > 1:
             table[header] = runs[column].astype(str)
-    table["items"] = runs["items"].astype(int)
-    table["status"] = runs["status"].astype(str)
-    table["skill text"] = ["changed" if flag else "same" for flag in runs["skill_changed"]]
-    table["skill texts"] = runs["skill_texts"].astype(str)
+    # several skills of one condition are joined with "+": spaced, so the cell can wrap there
+    table["skill texts"] = runs["skill_texts"].astype(str).str.replace("+", " + ", regex=False)
     return table
 
 

@@ -17,6 +17,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -27,6 +28,9 @@ import evalkit.report as rk
 from evalkit.results import load_manifest
 from evalkit.runner import RunConfig, _run_manifest as runner_module, run
 from tests.conftest import DEMO, ROOT
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
 
 #: Four real runs and a killed one: about 7 s together, shared by the module's tests.
 pytestmark = pytest.mark.slow
@@ -163,3 +167,24 @@ def test_an_edited_skill_after_the_killed_week_is_still_a_change(
     runs = history.runs.set_index("run_dir")
     assert list(runs.loc[runs["skill_changed"]].index) == ["w49-edited"]
     assert history.changes() == [pd.Timestamp("2026-11-30", tz="UTC")]
+
+
+def test_the_report_marks_the_killed_week_and_its_runs_table_fits_in_chromium(
+    chromium: Browser, weeks: Path, tmp_path: Path
+) -> None:
+    """Two skills per condition and a change of conditions: the longest cells the table has."""
+    result = rk.report(weeks, kind="trend", output=tmp_path / "trend.html",
+                       parameters={"n_resamples": 100})
+    page = chromium.new_page(viewport={"width": 1300, "height": 900})
+    try:
+        page.goto(result.html_path.as_uri())
+        rows = page.eval_on_selector_all(
+            "#runs tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))")
+        by_run = {row[0]: row for row in rows}
+        assert by_run["w47-killed"][4:6] == ["partial", "same"]
+        assert {row[5] for row in rows} == {"same"}
+        fit = page.eval_on_selector("#runs", """t => ({table: t.getBoundingClientRect().width,
+            box: t.parentElement.clientWidth, scroll: t.parentElement.scrollWidth})""")
+        assert fit["table"] <= fit["box"] + 0.5 and fit["scroll"] <= fit["box"], fit
+    finally:
+        page.close()
