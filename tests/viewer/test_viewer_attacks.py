@@ -330,7 +330,7 @@ def test_a_client_gone_mid_answer_is_one_line_on_stderr(runs: Path) -> None:
             assert client.get(url, follow_redirects=True).status_code == 200  # still serving
     finally:
         child.send_signal(signal.SIGINT)
-        _, stderr = child.communicate(timeout=30)
+        _, stderr = child.communicate(timeout=120)  # a hang guard: a loaded machine is slow
     assert "Traceback" not in stderr, stderr
     gone = [line for line in stderr.splitlines() if "went away" in line]
     assert len(gone) == 3, stderr
