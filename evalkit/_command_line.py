@@ -76,7 +76,9 @@ CARRIED = frozenset({
     "--provider", "--judge-provider", "--description",
 })
 #: Flags of ``evalkit run`` that choose what runs, carried.
-CARRIED_FLAGS = frozenset({"--until-verdict", "--adaptive-trials", "--no-cache"})
+CARRIED_FLAGS = frozenset(
+    {"--until-verdict", "--adaptive-trials", "--allocate-trials", "--no-cache"}
+)
 #: Options about this one invocation (its id, directory, output), dropped without a word:
 #: the printed command sets its own.
 SESSION = frozenset({"--run-id", "--runs-dir", "--from-run"})

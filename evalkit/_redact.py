@@ -384,16 +384,44 @@ def _redact_compatibility_forms(
     origin.append(len(text))
     ends = [unit.end() for unit, piece in zip(units, folded_units, strict=True) for _ in piece]
     out, kept = [], 0
-    opcodes = difflib.SequenceMatcher(None, folded, marked, autojunk=False).get_opcodes()
-    for tag, f_start, f_end, _m_start, _m_end in opcodes:
-        if tag == "equal" or f_end == f_start:
-            continue
+    for f_start, f_end in _replaced_spans(folded, marked):
         start, end = origin[f_start], ends[f_end - 1]
         out.append(text[kept:start])
         out.append(MARK)
         kept = end
     out.append(text[kept:])
     return "".join(out)
+
+
+#: The longest stretch between the first and the last replacement that is aligned character by
+#: character; a longer one is replaced whole (over-redacting, in bounded time, never leaking).
+_ALIGN_LIMIT = 2000
+
+
+def _replaced_spans(folded: str, marked: str) -> list[tuple[int, int]]:
+    """The spans of ``folded`` that ``marked`` (``folded`` with spans replaced) replaced.
+
+    The common prefix and suffix are equal text; only the stretch between them is aligned
+    (``difflib``, quadratic at worst, so bounded by :data:`_ALIGN_LIMIT`).
+    """
+    head = 0
+    limit = min(len(folded), len(marked))
+    while head < limit and folded[head] == marked[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and folded[-1 - tail] == marked[-1 - tail]:
+        tail += 1
+    middle_f, middle_m = folded[head:len(folded) - tail], marked[head:len(marked) - tail]
+    if not middle_f:
+        return []
+    if len(middle_f) > _ALIGN_LIMIT or len(middle_m) > _ALIGN_LIMIT:
+        return [(head, len(folded) - tail)]
+    matcher = difflib.SequenceMatcher(None, middle_f, middle_m, autojunk=False)
+    return [
+        (head + f_start, head + f_end)
+        for tag, f_start, f_end, _m_start, _m_end in matcher.get_opcodes()
+        if tag != "equal" and f_end > f_start
+    ]
 
 
 #: A quoted string of JSON or Python repr inside a text; group 3 is set for a key (``:`` after).

@@ -18,7 +18,9 @@
 # Every run of a runs directory, read in one DuckDB query (`union_by_name`, so runs written by
 # older evalkit versions still line up), placed in the period of its own start (its manifest;
 # rows served from the cache never move a run). Runs of one period are pooled unless they
-# measured different skill texts: the period is then split where the text changed. Each
+# measured different skill texts: the period is then split where the text changed. Texts are
+# compared over the conditions and cases both runs ran, so a run killed part-way (fewer cases)
+# or a run of other conditions is no change. Each
 # period's pass rates and lift come from `evalkit.stats` and `evalkit.analysis`. Dashed lines
 # mark periods where the dataset version or a skill text changed. A run that did not finish
 # (manifest status partial) counts with the items it has and is marked partial.
@@ -47,6 +49,7 @@ from evalkit.report import (
     note,
     project_path,
     trend_plot,
+    trend_runs_table,
 )
 
 # %%
@@ -72,7 +75,7 @@ if history.runs["skill_changed"].any():
         f"{', '.join(changed)}. Runs of one period with different skill texts are not pooled.",
         kind="warn",
     ))
-display(html_table(history.runs, table_id="runs"))
+display(html_table(trend_runs_table(history), table_id="runs", max_rows=None))
 
 # %% [markdown]
 # ## Pass rate over time

@@ -22,6 +22,8 @@ import pandas as pd
 from evalkit._percent import percent
 from evalkit.analysis._step_cases import NamingPlan, naming_plan
 from evalkit.analysis._step_plan import (
+    MAX_TRIALS,
+    equivalence_spread_binds,
     equivalence_trials,
     feasible_plan,
     tied_pairs_of,
@@ -118,8 +120,13 @@ def next_step(
                 trials_needed = equivalence_trials(effect, threshold, components,
                                                    result.n_cases, alpha)
                 if trials_needed is None:
-                    notes.append(_spread_note(components, result.n_cases, equivalent_cases,
-                                              trials, alpha))
+                    notes.append(
+                        _spread_note(components, result.n_cases, equivalent_cases, trials, alpha)
+                        if equivalence_spread_binds(effect, threshold, components,
+                                                    result.n_cases, alpha)
+                        else _trials_cap_note(effect, threshold, result.n_cases,
+                                              equivalent_cases, trials)
+                    )
         notes.append(_inside_note(result, effect, threshold))
     if strict_trials is not None:
         notes.append(f"under the strict flake policy a case is one outcome (all of its "
@@ -173,6 +180,17 @@ def _spread_note(
     return (f"more trials cannot narrow the interval enough at these {cases} cases: the "
             f"spread between cases (standard deviation {percent(spread):.1f} pp of a case's "
             f"true change) stays however many trials run; {more}")
+
+
+def _trials_cap_note(
+    effect: float, threshold: float, cases: int, equivalent_cases: int | None, trials: int
+) -> str:
+    """Why no trials option is printed when trials could narrow the interval, given enough."""
+    more = (f"more cases do it sooner ({equivalent_cases} at {trials} trials)"
+            if equivalent_cases else f"no number of cases at {trials} trials does either")
+    return (f"more than {MAX_TRIALS} trials per case would be needed at these {cases} cases: "
+            f"the observed change ({percent(effect):+.1f} pp) is close to the threshold of "
+            f"±{percent(threshold):g} pp, so the interval must be very narrow; {more}")
 
 
 def _naming_fields(plan: NamingPlan | None) -> dict[str, Any]:

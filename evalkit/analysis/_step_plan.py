@@ -195,6 +195,24 @@ def equivalence_trials(
     return None
 
 
+def equivalence_spread_binds(
+    effect: float, threshold: float, components: Any, cases: int, alpha: float
+) -> bool:
+    """Whether the spread between cases alone keeps "no practical difference" out of reach.
+
+    True when even infinitely many trials per case (only the between-case spread left) give
+    less than the planned power at ``cases`` cases; False when trials could do it, if enough
+    of them (:func:`equivalence_trials` returns None also when more than :data:`MAX_TRIALS`
+    would be needed).
+    """
+    design = PowerDesign.from_components(components, alpha=alpha, power=NEXT_STEP_POWER)
+    omega_floor = math.sqrt(max(design.between_diff, 0.0))
+    guard = 1.0 - alpha
+    return guard * equivalence_power(effect, threshold, omega_floor, cases, alpha) < (
+        NEXT_STEP_POWER
+    )
+
+
 def tied_pairs_of(result: PairedComparison) -> float | None:
     """The tied pairs behind ``result``'s interval when the tied-pairs rule made it.
 

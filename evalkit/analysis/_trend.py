@@ -8,7 +8,10 @@ it has and marked ``partial`` in :attr:`Trend.runs`. Each run is placed in the p
 default) of its own start (the manifest's ``started_at``; rows served from the cache keep the times
 of the run that produced them, so they never move a run). Items of several runs in one period are
 pooled, so a case run twice in a week counts once as a cluster with more trials, unless the runs
-measured different skill texts: the period is then split where the text changed. The pass rates
+measured different skill texts: the period is then split where the text changed. Skill texts are
+compared only over the conditions and cases both runs ran (a case's text under a condition is the
+hashes its items measured), so a run killed part-way, or a run of fewer or more conditions, is no
+change of text and starts no point of its own. The pass rates
 per period come from :func:`evalkit.stats.pass_rates` and the lift per period from
 :func:`evalkit.analysis.lift`: nothing is computed here by hand. The weekly trend report
 (``evalkit report RUNS_DIR --kind trend``) renders it.
@@ -104,8 +107,10 @@ class Trend:
             ``run_start`` is the run's own start (its manifest's ``started_at``; rows served
             from the cache never move a run). ``skill_texts`` names the skill hashes each
             condition measured (``condition=hash, ...``); ``skill_changed`` is True where a
-            condition measured another text than in the suite's earlier runs. ``status`` is
-            ``complete``, or ``partial`` for a run whose manifest says it did not finish.
+            condition and case the run shares with the suite's earlier runs measured another
+            text (a run that ran fewer cases or conditions changed nothing). ``status`` is the
+            manifest's: ``complete``, or ``partial`` (killed or still running), ``stopped``,
+            ``failed`` for a run that did not finish.
         pass_rates: ``suite, provider, period, condition, n_cases, n, estimate, ci_low,
             ci_high, confidence, method`` (:func:`evalkit.stats.pass_rates`).
         overall: The same without the condition split (all conditions pooled).
@@ -346,8 +351,11 @@ def trend(
         if items.empty:
             raise InputError(f"no run of suite {suite!r} under '{runs_dir}'.")
     items = items.assign(period=_period(items["run_start"], period))
+    root = Path(runs_dir)
+    statuses = {name: run_status(root / name) for name in items["run_dir"].unique()}
     texts = skill_texts(items)
-    items["period"] = _split_periods(items, texts)
+    measured = case_skill_texts(items)
+    items["period"] = _split_periods(items, measured)
     runs = (
         items.groupby("run_dir", sort=False)
         .agg(
@@ -365,7 +373,7 @@ def trend(
         .reset_index(drop=True)
     )
     runs["skill_texts"] = runs["run_dir"].map(lambda name: _label(texts.get(name, {})))
-    runs["skill_changed"] = _skill_changed(runs, texts)
+    runs["skill_changed"] = _skill_changed(runs, measured)
     split = sorted(
         {
             pd.Timestamp(p)
@@ -408,8 +416,7 @@ def trend(
     first_of_period = runs.groupby(["suite", "period"], sort=True)
     versions["skill_texts"] = list(first_of_period["skill_texts"].agg(" | ".join))
     versions["skill_changed"] = list(first_of_period["skill_changed"].any())
-    root = Path(runs_dir)
-    runs["status"] = [run_status(root / name) for name in runs["run_dir"]]
+    runs["status"] = [statuses[name] for name in runs["run_dir"]]
     partial = sorted(runs.loc[runs["status"] != "complete", "run_dir"])
     return Trend(period, runs, rates, overall, lift_table, versions, partial, split)
 
@@ -435,20 +442,47 @@ def skill_texts(items: pd.DataFrame) -> dict[str, dict[str, str]]:
     return out
 
 
+def case_skill_texts(items: pd.DataFrame) -> dict[str, dict[tuple[str, str], str]]:
+    """The skill text each run measured per condition and case: what two runs can share.
+
+    Two runs are compared over the ``(condition, case_id)`` pairs both ran: a run killed
+    part-way has fewer pairs, not other texts, and a condition one run lacks is no change.
+
+    Args:
+        items: :func:`load_items` rows.
+
+    Returns:
+        ``{run_dir: {(condition, case_id): skill hashes}}`` (several joined with ``+``).
+    """
+    known = items[items["skill_hash"].notna()]
+    out: dict[str, dict[tuple[str, str], str]] = {
+        str(name): {} for name in items["run_dir"].unique()
+    }
+    grouped = known.groupby(["run_dir", "condition", "case_id"], sort=True)["skill_hash"]
+    for (name, condition, case), hashes in grouped:
+        out[str(name)][(str(condition), str(case))] = "+".join(
+            sorted(str(h)[:12] for h in hashes.unique())
+        )
+    return out
+
+
 def _label(hashes: dict[str, str]) -> str:
     return ", ".join(f"{c}={h}" for c, h in sorted(hashes.items())) or "no skill shown"
 
 
-def _conflicts(current: dict[str, str], other: dict[str, str]) -> bool:
-    return any(c in current and current[c] != h for c, h in other.items())
+def _conflicts(current: dict[tuple[str, str], str], other: dict[tuple[str, str], str]) -> bool:
+    """Whether a condition and case both measured reads another text in ``other``."""
+    return any(key in current and current[key] != h for key, h in other.items())
 
 
-def _split_periods(items: pd.DataFrame, texts: dict[str, dict[str, str]]) -> pd.Series:
+def _split_periods(items: pd.DataFrame, texts: dict[str, dict[tuple[str, str], str]]) -> pd.Series:
     """Periods, with a period holding runs of different skill texts split where they change.
 
-    Runs of one period are pooled only while every condition they share measured the same
-    skill text; the first run that measured another text starts a new point at its own start
-    (so an edit of SKILL.md mid-week is never pooled with the week's earlier runs).
+    Runs of one period are pooled only while every condition and case they share measured the
+    same skill text; the first run that measured another text for one of them starts a new
+    point at its own start (so an edit of SKILL.md mid-week is never pooled with the week's
+    earlier runs). A run that stopped part-way measured fewer cases, not another text: it
+    joins the point it falls in.
     """
     runs = (
         items.groupby("run_dir", sort=False)
@@ -457,7 +491,7 @@ def _split_periods(items: pd.DataFrame, texts: dict[str, dict[str, str]]) -> pd.
     )
     placed: dict[str, pd.Timestamp] = {}
     for _, part in runs.groupby(["suite", "period"], sort=False):
-        current: dict[str, str] = {}
+        current: dict[tuple[str, str], str] = {}
         point = pd.Timestamp(part["period"].iloc[0])
         for name, row in part.iterrows():
             hashes = texts.get(str(name), {})
@@ -468,9 +502,9 @@ def _split_periods(items: pd.DataFrame, texts: dict[str, dict[str, str]]) -> pd.
     return items["run_dir"].map(placed)
 
 
-def _skill_changed(runs: pd.DataFrame, texts: dict[str, dict[str, str]]) -> list[bool]:
-    """Per run (in time order): did a condition measure another skill text than before?"""
-    seen: dict[str, dict[str, str]] = {}
+def _skill_changed(runs: pd.DataFrame, texts: dict[str, dict[tuple[str, str], str]]) -> list[bool]:
+    """Per run (in time order): did a condition and case measure another text than before?"""
+    seen: dict[str, dict[tuple[str, str], str]] = {}
     changed = []
     for name, suite_name in zip(runs["run_dir"], runs["suite"], strict=True):
         hashes = texts.get(str(name), {})

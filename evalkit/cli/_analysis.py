@@ -26,7 +26,7 @@ from evalkit.cli._common import (
 )
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
-from evalkit.errors import ConfigError
+from evalkit.errors import ConfigError, InputError
 from evalkit.stats import (
     ALLOCATION_METHOD,
     METRICS,
@@ -453,9 +453,32 @@ def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
     what = (f"the {len(named)} named case(s)" if named else
             f"the {len(moved)} case(s) that moved most" if moved else
             "the cases its screen ranks strongest (or name them with --case)")
+    imported = _imported_formats(args, runs)
+    if imported:
+        cases = ", ".join(named or moved) or "the cases that moved most"
+        return (f"follow-up: these runs were imported from {' and '.join(imported)} logs, which "
+                f"evalkit cannot rerun: to settle {cases}, rerun them in their harness with "
+                "more trials a side (at least 4; 8-10 is typical, e.g. Inspect's --epochs), "
+                "import those logs and compare again")
     return (f"follow-up: {shlex.join(command)} --suite SUITE --dry-run  (reruns only {what} "
             "on fresh samples, both sides' stored skill texts, and prices it before spending; "
             "drop --dry-run to run it)")
+
+
+def _imported_formats(args: argparse.Namespace, runs: list[str]) -> list[str]:
+    """The import formats of the compared runs that were imported (their manifests' source)."""
+    from evalkit.results import peek_manifest, resolve_run_dir
+
+    formats: list[str] = []
+    for run in runs:
+        try:
+            source = peek_manifest(resolve_run_dir(run, args.runs_dir)).get("source")
+        except InputError:
+            continue
+        found = str(source.get("format", "")) if isinstance(source, dict) else ""
+        if found and found not in formats:
+            formats.append(found)
+    return formats
 
 
 def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:

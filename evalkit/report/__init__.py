@@ -165,7 +165,7 @@ if TYPE_CHECKING:
         skill_loaded,
         transcript_html,
     )
-    from evalkit.report._trend import describe_trend, lift_trend
+    from evalkit.report._trend import describe_trend, lift_trend, trend_runs_table
     from evalkit.report._views import (
         ComparisonView as ComparisonView,
         case_keys,
@@ -326,6 +326,7 @@ __all__ = [
     "trajectory_plot",
     "transcript_html",
     "trend_plot",
+    "trend_runs_table",
     "trigger_confusion",
     "unstable_cases",
     "usd",

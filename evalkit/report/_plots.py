@@ -66,6 +66,8 @@ SERIES_COLORS: tuple[str, ...] = (
 #: Longest label drawn on an axis (longer case ids are shortened with an ellipsis).
 LABEL_CHARS = 38
 _DPI = 110
+#: Least room (pixels) between two labels of a time axis.
+_LABEL_GAP_PX = 12.0
 
 
 def condition_color(condition: str) -> str:
@@ -691,8 +693,6 @@ def trend_plot(
         ax.spines["top"].set_visible(False)
         ax.spines["right"].set_visible(False)
         ax.tick_params(labelsize=9)
-    if len(ticks) <= 16:
-        axes[-1].set_xticks(ticks, _distinct_labels(ticks, period))
     if len(ticks) == 1:
         axes[-1].set_xlim(ticks[0] - pd.Timedelta(days=3), ticks[0] + pd.Timedelta(days=3))
     handles, labels = axes[0].get_legend_handles_labels()
@@ -704,7 +704,41 @@ def trend_plot(
     )
     suffix = f" (first {max_facets} of {len(facets)})" if len(facets) > max_facets else ""
     fig.suptitle(title + suffix, x=0.01, ha="left", fontsize=12)
+    _fit_time_labels(fig, axes[-1], ticks, _distinct_labels(ticks, period))
     return fig
+
+
+def _fit_time_labels(
+    fig: Figure, ax: Axes, ticks: Sequence[pd.Timestamp], labels: Sequence[str]
+) -> None:
+    """A tick at every point, labelled where its label fits beside the last one labelled.
+
+    The figure is laid out once with every label; then, left to right, a label is kept when
+    it starts at least :data:`_LABEL_GAP_PX` after the end of the last label kept. Points
+    whose label was left out keep a short tick, so 52 weekly points read as 52 points with
+    every fourth or so named, and no two labels overlap.
+    """
+    from matplotlib.dates import date2num
+
+    if not ticks:
+        return
+    positions = [float(date2num(t.to_pydatetime())) for t in ticks]  # type: ignore[no-untyped-call]
+    ax.set_xticks(positions, list(labels))
+    fig.draw_without_rendering()
+    boxes = [label.get_window_extent() for label in ax.get_xticklabels()]
+    centres = ax.transData.transform([(x, 0.0) for x in positions])[:, 0]
+    kept: list[int] = []
+    for index, (centre, box) in enumerate(zip(centres, boxes, strict=True)):
+        if kept:
+            last = kept[-1]
+            end = centres[last] + boxes[last].width / 2
+            if centre - box.width / 2 < end + _LABEL_GAP_PX:
+                continue
+        kept.append(index)
+    if len(kept) < len(ticks):
+        ax.set_xticks([positions[i] for i in kept], [labels[i] for i in kept])
+        ax.set_xticks(positions, minor=True)
+        ax.tick_params(axis="x", which="minor", length=2.5)
 
 
 def figure_html(fig: Figure, name: str, caption: str, *, alt: str | None = None) -> Fragment:

@@ -119,13 +119,27 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
 
         details.append(NextStep(**result.next_step).text())
     judge = result.judge_calibration
-    if judge is not None:
-        status = str(judge["status"]).replace("_", " ")
-        details.append(
-            "judge calibrated" if judge["status"] == "calibrated" else
-            f"judge {status}: this verdict rests on judged expectations; {judge['message']}"
-        )
-    return banner(result.verdict, result.verdict, headline, details)
+    if judge is not None and judge["status"] == "calibrated":
+        details.append("judge calibrated")
+    return banner(result.verdict, result.verdict, headline, details) + _basis_warnings(result)
+
+
+def _basis_warnings(result: PairedComparison) -> Fragment:
+    """Warnings about what the verdict rests on, outside its banner and in their own colour.
+
+    A verdict box says what the data show; a judge that is not calibrated says the data
+    themselves may be wrong, so it is not one more grey line inside a green box.
+    """
+    judge = result.judge_calibration
+    if judge is None or judge["status"] == "calibrated":
+        return Fragment("")
+    status = str(judge["status"]).replace("_", " ")
+    text = f"judge {status}: this verdict rests on judged expectations; {judge['message']}"
+    return Fragment(
+        '<div class="ek-verdict-basis" role="note">'
+        '<p class="ek-verdict-basis-head">Check the verdict\'s basis</p>'
+        f"<p>{esc(text)}</p></div>"
+    )
 
 
 def _comparison_cases(result: PairedComparison) -> Fragment:
@@ -135,17 +149,24 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
     cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
         ["_named", "_size"], ascending=False, kind="stable"
     )
+    # a case whose change shows as +0.0 pp did not move: it is counted, not listed
+    still = int((cases["_size"].round(4) == 0).sum())
+    moved = cases[cases["_size"].round(4) != 0]
+    shown = min(COMPACT_ROWS, len(moved))
+    unmoved = f"; {still} did not move" if still else ""
     table = interval_table(
-        cases,
-        case_keys(cases),
+        moved,
+        case_keys(moved),
         kind="pp",
         header="change",
         extra=["baseline_rate", "candidate_rate", "case_named"],
-        caption=f"Cases that moved most ({min(COMPACT_ROWS, len(cases))} of {len(cases)}); "
+        caption=f"Cases that moved most ({shown} of {len(moved)} that moved{unmoved}); "
         "case named: the case's verdict from its pooled row (the table above)",
         table_id="moved-most",
         max_rows=COMPACT_ROWS,
+        empty=f"no case moved ({still} cases, each +0.0 pp)",
     )
+    cases = moved
     figure = figure_html(
         forest_plot(result, max_cases=20),
         "forest",

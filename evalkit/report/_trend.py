@@ -52,3 +52,49 @@ def describe_trend(trend_result: Trend) -> dict[str, Any]:
             str(p) for p in trend_result.split
         ) or None,
     }
+
+
+def trend_runs_table(trend_result: Trend) -> pd.DataFrame:
+    """The runs of a trend as the report's table shows them: one short line of facts per run.
+
+    Columns that say the same in every row (one suite, one dataset version, the same providers
+    or conditions, the run id equal to its directory) are left out (the header and the
+    versions table say them once); times are minutes in UTC;
+    the skill texts are listed one condition after another, so a cell wraps between them and
+    the table fits the page at a year of weekly runs.
+
+    Args:
+        trend_result: A :class:`Trend`.
+
+    Returns:
+        ``run, started, point, items, status, skill text, [run id], [suite],
+        [dataset version], [providers], [conditions], skill texts`` (bracketed: only when
+        they differ between runs; the six first are short and never wrap).
+    """
+    runs = trend_result.runs
+    table = pd.DataFrame({"run": runs["run_dir"].astype(str)})
+    table["started"] = [_minute(v) for v in runs["run_start"]]
+    table["point"] = [_minute(v, date_only=True) for v in runs["period"]]
+    table["items"] = runs["items"].astype(int)
+    table["status"] = runs["status"].astype(str)
+    table["skill text"] = ["changed" if flag else "same" for flag in runs["skill_changed"]]
+    if (runs["run_id"].astype(str) != runs["run_dir"].astype(str)).any():
+        table["run id"] = runs["run_id"].astype(str)
+    for column, header in (("suite", "suite"), ("dataset_version", "dataset version"),
+                           ("providers", "providers"), ("conditions", "conditions")):
+        if runs[column].nunique() > 1:
+            table[header] = runs[column].astype(str)
+    # several skills of one condition are joined with "+": spaced, so the cell can wrap there
+    table["skill texts"] = runs["skill_texts"].astype(str).str.replace("+", " + ", regex=False)
+    return table
+
+
+def _minute(value: Any, *, date_only: bool = False) -> str:
+    """A time as ``YYYY-MM-DD HH:MM`` (UTC); a point at midnight as its date alone."""
+    if value is None or pd.isna(value):
+        return ""
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_convert("UTC") if stamp.tzinfo is not None else stamp
+    if date_only and stamp == stamp.normalize():
+        return stamp.strftime("%Y-%m-%d")
+    return stamp.strftime("%Y-%m-%d %H:%M")

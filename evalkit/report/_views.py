@@ -65,8 +65,11 @@ def run_facts(rows: pd.DataFrame, manifest: Mapping[str, Any]) -> Fragment:
         values = sorted(rows[column].dropna().astype(str).unique())
         return ", ".join(values) if values else None
 
-    started = rows["started_at"].min() if "started_at" in rows else None
-    finished = rows["finished_at"].max() if "finished_at" in rows else None
+    cached = (rows["cache_hit"] == True) if "cache_hit" in rows else None  # noqa: E712
+    here = rows[~cached] if cached is not None else rows
+    # rows copied from the cache keep the times of the run that produced them
+    started = here["started_at"].min() if "started_at" in here and len(here) else None
+    finished = here["finished_at"].max() if "finished_at" in here and len(here) else None
     return key_values(
         {
             "run": manifest.get("run_id") or unique("run_id"),
@@ -74,8 +77,14 @@ def run_facts(rows: pd.DataFrame, manifest: Mapping[str, Any]) -> Fragment:
             "dataset version": unique("dataset_version"),
             "created": manifest.get("created_at"),
             "started / finished": (
-                f"{_stamp(started)} / {_stamp(finished)}" if pd.notna(started) else None
+                f"{_stamp(started)} / {_stamp(finished)}"
+                + (" (the items run here)" if cached is not None and cached.any() else "")
+                if started is not None and pd.notna(started)
+                else (f"{manifest.get('started_at') or 'n/a'} / none run here: every item "
+                      "came from the cache"
+                      if cached is not None and len(rows) and cached.all() else None)
             ),
+            "from the cache": _cache_line(rows, cached),
             "status": manifest.get("status"),
             "items": f"{len(rows):,}",
             "cases": f"{rows['case_id'].nunique():,}",
@@ -88,6 +97,20 @@ def run_facts(rows: pd.DataFrame, manifest: Mapping[str, Any]) -> Fragment:
             "evalkit": manifest.get("evalkit_version"),
         }
     )
+
+
+def _cache_line(rows: pd.DataFrame, cached: pd.Series | None) -> str | None:
+    """How many items were copied from the cache, and the runs that produced them."""
+    if cached is None or not cached.any():
+        return None
+    origins = (rows.loc[cached, "origin_run_id"] if "origin_run_id" in rows
+               else pd.Series([None] * int(cached.sum())))
+    named = sorted({str(v) for v in origins.dropna()})
+    unknown = int(origins.isna().sum())
+    runs = ", ".join(named) + (f"{', ' if named else ''}{unknown} of unrecorded origin"
+                               if unknown else "")
+    word = "runs" if len(named) + bool(unknown) > 1 else "run"
+    return f"{int(cached.sum()):,} of {len(rows):,} items, produced by {word} {runs}"
 
 
 def _stamp(value: Any) -> str:

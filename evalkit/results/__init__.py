@@ -70,6 +70,7 @@ if TYPE_CHECKING:
         SKILLS_DIR as SKILLS_DIR,
         TRANSCRIPTS_DIR as TRANSCRIPTS_DIR,
         peek_manifest as peek_manifest,
+        recorded_resume_command as recorded_resume_command,
         resolve_run_dir,
         resume_command as resume_command,
     )

@@ -1,8 +1,11 @@
 """The index of a runs directory: one row per run, cheap enough to rebuild every second.
 
-A run's row comes from its manifest (suite, providers, conditions, trials, status, start) and,
-while it runs, from its ``events.jsonl``: ``run_started`` says how many items are planned and
-each ``item_finished`` adds one done (and one passed). The events file only grows, so each run's
+A run's row comes from its manifest (suite, providers, conditions, trials, status, start), its
+lock (running or interrupted, :mod:`evalkit.viewer._state`) and, while it runs, from its
+``events.jsonl``: ``run_started`` says how many items are planned and each ``item_finished``
+adds one done (and one passed, under its condition). A finished run's pass rates per condition
+and its items served from the cache (and the runs they came from) are read from its
+``results.parquet`` (:mod:`evalkit.viewer._outcomes`). The events file only grows, so each run's
 file is read from where the last look stopped. A directory that is not a readable run gives a
 row with its ``error`` instead of stopping the index.
 
@@ -22,11 +25,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalkit._keys import parse_item_key
 from evalkit._paths import is_inside, unsafe_component_reason
 from evalkit._untrusted import load_json
 from evalkit.errors import InputError
 from evalkit.results import EVENTS_FILE, MANIFEST_FILE
 from evalkit.viewer._files import read_bounded, read_regular
+from evalkit.viewer._outcomes import GRADED, OutcomeCache, Outcomes
+from evalkit.viewer._state import run_state
 
 #: Most bytes of new events read for one run in one look (the rest at the next look).
 EVENTS_CHUNK_BYTES = 8 * 1024 * 1024
@@ -43,11 +49,21 @@ class _Tail:
     done: int = 0
     finished: int = 0
     passed: int = 0
+    cached: int = 0
+    by_condition: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class RunRow:
-    """One run of the index (``to_dict()`` is a row of ``/api/runs``)."""
+    """One run of the index (``to_dict()`` is a row of ``/api/runs``).
+
+    ``pass_rate`` pools every condition (kept for scripts); the page shows ``rates``, one per
+    condition (``condition, graded, passed, rate``), and ``rates_cover`` says which items
+    they cover. ``state`` is ``running``, ``interrupted``, ``stopped``, ``failed`` or
+    ``complete`` (``status`` is the manifest's), ``resume`` the command that resumes an
+    interrupted or stopped run; ``cached`` counts the items served from the cache and
+    ``cache_from`` names the runs that produced them.
+    """
 
     run_id: str
     suite: str = ""
@@ -60,6 +76,13 @@ class RunRow:
     started_at: str = ""
     pass_rate: float | None = None
     error: str = ""
+    state: str = ""
+    state_note: str = ""
+    resume: str = ""
+    rates: list[dict[str, Any]] = field(default_factory=list)
+    rates_cover: str = ""
+    cached: int | None = None
+    cache_from: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON values."""
@@ -77,6 +100,7 @@ class RunIndex:
         self.root = Path(runs_dir).resolve()
         self._tails: dict[str, _Tail] = {}
         self._lock = threading.Lock()
+        self._outcomes = OutcomeCache()
 
     def run_dir(self, run_id: str) -> Path | None:
         """The directory of ``run_id`` when it is a run inside the root (no link out).
@@ -140,6 +164,30 @@ class RunIndex:
         found_providers = manifest.get("providers")
         providers: list[Any] = found_providers if isinstance(found_providers, list) else []
         conditions = manifest.get("conditions")
+        state = run_state(path, manifest)
+        outcomes: Outcomes | None = None
+        if finished:
+            try:
+                outcomes = self._outcomes.get(path)
+            except Exception:  # a damaged results file: the pooled counts still stand
+                outcomes = None
+        if outcomes is not None and outcomes.by_condition:
+            tallies = {c: list(v) for c, v in outcomes.by_condition.items()}
+            cover = f"all {sum(g for g, _ in outcomes.by_condition.values()):,} graded items"
+            cached: int | None = outcomes.cached
+            cache_from = list(outcomes.cache_from)
+        else:
+            tallies = tail.by_condition
+            cover = (f"the {tail.finished:,} items finished so far (it moves until the "
+                     "run ends)") if not finished else "the items its events record"
+            if tail.cached:
+                cover += f"; {tail.cached:,} items from the cache are not in them"
+            cached = tail.cached if tail.cached or tail.planned is not None else None
+            cache_from = []
+        rates = [
+            {"condition": c, "graded": g, "passed": p, "rate": (p / g) if g else None}
+            for c, (g, p) in sorted(tallies.items())
+        ]
         return RunRow(
             run_id=path.name,
             suite=str(manifest.get("suite") or ""),
@@ -152,6 +200,13 @@ class RunIndex:
             status=status,
             started_at=str(manifest.get("started_at") or manifest.get("created_at") or ""),
             pass_rate=rate,
+            state=state.state,
+            state_note=state.note,
+            resume=state.resume,
+            rates=rates,
+            rates_cover=cover if rates else "",
+            cached=cached,
+            cache_from=cache_from,
         )
 
     def _events(self, run_dir: Path) -> _Tail:
@@ -169,7 +224,8 @@ class RunIndex:
                 tail.offset += end + 1
                 for line in chunk[: end + 1].splitlines():  # type: ignore[index]
                     _read_event(tail, line)
-            return dataclasses.replace(tail)
+            return dataclasses.replace(
+                tail, by_condition={c: list(v) for c, v in tail.by_condition.items()})
 
 
 def _manifest(run_dir: Path) -> object:
@@ -199,10 +255,24 @@ def _read_event(tail: _Tail, line: bytes) -> None:
         if isinstance(items, int):
             tail.planned = items
         if not event.get("resume"):
-            tail.done = tail.finished = tail.passed = 0
+            tail.done = tail.finished = tail.passed = tail.cached = 0
+            tail.by_condition = {}
     elif kind == "cache_hits" and isinstance(event.get("count"), int):
         tail.done += event["count"]  # outcomes taken from the cache: done, not run here
+        tail.cached += event["count"]
     elif kind == "item_finished":
         tail.done += 1
         tail.finished += 1
         tail.passed += event.get("passed") is True
+        if event.get("status") in GRADED:
+            tally = tail.by_condition.setdefault(_condition(event.get("key")), [0, 0])
+            tally[0] += 1
+            tally[1] += event.get("passed") is True
+
+
+def _condition(key: object) -> str:
+    """The condition of an item key (``?`` when the key is not one)."""
+    try:
+        return parse_item_key(str(key)).condition
+    except ValueError:
+        return "?"

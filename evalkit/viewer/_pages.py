@@ -33,6 +33,7 @@ from evalkit.report import (
 from evalkit.results import load_manifest
 from evalkit.stats import PairedComparison, pass_rates
 from evalkit.viewer._shown import shortened
+from evalkit.viewer._state import run_state
 
 
 def esc(value: object) -> str:
@@ -57,7 +58,7 @@ def page(title: str, body: str, *, scripts: Sequence[str] = ()) -> str:
 def index_page() -> str:
     """The runs index: a table ``view.js`` fills from ``/api/runs`` and refreshes."""
     heads = ("run", "suite", "providers", "conditions", "trials", "items done / planned",
-             "status", "started", "pass rate")
+             "state", "started", "from the cache", "pass rate by condition")
     head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     body = (
         '<p class="ek-note">Every run of this directory; runs in progress move on their own '
@@ -81,8 +82,9 @@ def _link(path: str, **query: str) -> str:
 def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
     """A run: its facts, pass rates by condition and provider, comparisons, its items."""
     manifest = load_manifest(run_dir)
-    facts = run_facts(rows, shortened(manifest.model_dump(mode="json")) if manifest else {})
-    parts = [sanitize_html(facts.html)]
+    recorded = shortened(manifest.model_dump(mode="json")) if manifest else {}
+    facts = run_facts(rows, recorded)
+    parts = [_state_note(run_dir, recorded), sanitize_html(facts.html)]
     graded = rows[rows["status"] != "ungraded"] if "status" in rows else rows
     by = [c for c in ("condition", "provider") if c in graded and graded[c].nunique() > 0]
     if not graded.empty:
@@ -118,6 +120,19 @@ def run_page(run_dir: Path, rows: pd.DataFrame, runs_dir: Path) -> str:
     parts.append("<h2>Items</h2>")
     parts.append(sanitize_html(item_browser(run_dir, rows, runs_dir=runs_dir).html))
     return page(f"Run {run_dir.name}", "".join(parts), scripts=("browser.js",))
+
+
+def _state_note(run_dir: Path, manifest: Mapping[str, object]) -> str:
+    """What the run is doing (running, interrupted with its resume command, failed, ...)."""
+    state = run_state(run_dir, dict(manifest))
+    if not state.state:
+        return ""
+    text = f"{state.state}: {state.note}" if state.note else state.state
+    if state.resume:
+        text += f". Resume it with: {state.resume}"
+    kind = {"complete": "ok", "running": "info"}.get(state.state, "warn")
+    return (f'<div class="ek-view-state ek-view-state-{esc(state.state)}">'
+            f"{sanitize_html(note(text, kind).html)}</div>")
 
 
 def _flipped_cases(rows: pd.DataFrame) -> list[str]:

@@ -103,3 +103,23 @@ def test_a_tied_comparison_on_a_deterministic_provider_says_what_a_fresh_seed_do
     plain = next_step(paired_compare(*_frames(base, base.copy()), n_resamples=500),
                       *_frames(base, base.copy()))
     assert plain is not None and "--seed" not in plain.text()
+
+
+def test_a_change_near_the_threshold_without_spread_blames_the_trials_not_the_spread() -> None:
+    """At no measured spread, more trials do narrow the interval: only too many are needed."""
+    rng = np.random.default_rng(11)
+    base = (rng.random((26, 3)) < 0.5).astype(float)
+    cand = base.copy()
+    for case in (0, 1, 2):  # three cases lose one pass: -3.8 pp on average
+        passing = np.flatnonzero(cand[case] > 0.5)
+        if len(passing):
+            cand[case, passing[0]] = 0.0
+        else:
+            base[case, 0], cand[case, 0] = 1.0, 0.0
+    before, after = _frames(base, cand)
+    result = paired_compare(before, after, n_resamples=1000, seed=0)
+    step = next_step(result, before, after)
+    assert step is not None and step.goal == "equivalence" and step.trials is None
+    text = step.text()
+    assert "more trials cannot narrow the interval" not in text
+    assert "more than 200 trials per case would be needed at these 26 cases" in text

@@ -144,3 +144,28 @@ def test_whitespace_table_is_what_str_isspace_says() -> None:
     spaces = {chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()}
     assert set(WHITESPACE) == spaces
     assert not any(c.isspace() for c in ZERO_WIDTH)
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if 0x21 <= ord(c) <= 0x7E else c for c in text)
+
+
+@pytest.mark.parametrize(
+    "around",
+    ["a" * 6000, "".join("abcdefghij klmnop\n"[i * 7 % 18] for i in range(6000))],
+    ids=["repeated", "varied"],
+)
+def test_a_key_in_fullwidth_inside_a_long_fullwidth_text_is_redacted(around: str) -> None:
+    """A long text around the key (a hostile tool output) is aligned in bounded work."""
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = f"{_fullwidth(around)} {_fullwidth(key)} {_fullwidth(around)}"
+    shown = redact_text(text, secrets=[])
+    assert _fullwidth(key)[6:] not in shown and MARK in shown
+    assert shown.startswith(_fullwidth(around[:100])) and shown.endswith(_fullwidth(around[-100:]))
+
+
+def test_two_keys_far_apart_are_both_redacted() -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    text = f"{_fullwidth(key)} {'plain words ' * 400} {_fullwidth(key)}"
+    shown = redact_text(text, secrets=[])
+    assert _fullwidth(key)[6:] not in shown and _fullwidth(key)[-12:] not in shown
