@@ -144,7 +144,8 @@ def run_allocated(
             max_rounds=rounds,
         )  # fmt: skip
         cost = agent_cost(rows)
-        last = record_look(record, comparison, rounds, len(rows), cost)
+        last = comparison.looks[-1] if comparison.looks else None
+        record_look(record, comparison, rounds, len(rows), cost)
         reason = (last.reason if last else "") or _budget_reason(record, rounds, len(rows), cost)
         if result.failure is not None:
             reason = "run-failed"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from evalkit.results import LookRecord, SequentialRecord
-from evalkit.stats import Look, SequentialComparison
+from evalkit.stats import SequentialComparison
 
 
 def record_look(
@@ -12,7 +12,7 @@ def record_look(
     rounds: int,
     items: int,
     cost: float | None,
-) -> Look | None:
+) -> None:
     """Replace round ``rounds``'s look (and any later one) with the comparison's last look.
 
     Args:
@@ -21,9 +21,6 @@ def record_look(
         rounds: The round just looked at.
         items: The items run so far.
         cost: Their agent cost.
-
-    Returns:
-        The comparison's last look (None before the first).
     """
     last = comparison.looks[-1] if comparison.looks else None
     record.looks = [look for look in record.looks if look.round < rounds]
@@ -41,4 +38,3 @@ def record_look(
             futility_wealth=last.futility_wealth if last else None,
         )
     )
-    return last

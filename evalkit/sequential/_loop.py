@@ -369,7 +369,8 @@ def run_until_verdict(
             futility_beta=FUTILITY_BETA if record.futility_beta is None else record.futility_beta,
         )
         cost = agent_cost(rows)
-        last = record_look(record, comparison, rounds, len(rows), cost)
+        last = comparison.looks[-1] if comparison.looks else None
+        record_look(record, comparison, rounds, len(rows), cost)
         reason = (last.reason if last else "") or _budget_reason(
             record, rounds, items_per_case, len(rows), cost
         )
