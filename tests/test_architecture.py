@@ -504,15 +504,18 @@ def test_the_settings_check_sees_a_literal_default() -> None:
 # ---- public means user-facing ----------------------------------------------------------------
 
 
-def _api_reference() -> Any:
-    """scripts/make_api_reference.py, imported as a module."""
-    spec = importlib.util.spec_from_file_location(
-        "make_api_reference", ROOT / "scripts" / "make_api_reference.py"
-    )
+def _script(name: str) -> Any:
+    """``scripts/NAME.py``, imported as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _api_reference() -> Any:
+    """scripts/make_api_reference.py, imported as a module."""
+    return _script("make_api_reference")
 
 
 def _prose() -> str:
@@ -543,12 +546,7 @@ def test_the_api_reference_lists_every_public_name_as_it_is() -> None:
 
 def test_the_architecture_docs_draw_the_errors_and_root_modules_as_they_are() -> None:
     """The error tree and the root-module table of docs/architecture.md come from the code."""
-    spec = importlib.util.spec_from_file_location(
-        "make_architecture_tables", ROOT / "scripts" / "make_architecture_tables.py"
-    )
-    assert spec is not None and spec.loader is not None
-    tables = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tables)
+    tables = _script("make_architecture_tables")
     committed = tables.ARCHITECTURE_DOC.read_text(encoding="utf-8")
     assert committed == tables.rendered(committed), "run scripts/make_architecture_tables.py"
     import evalkit.errors

@@ -49,7 +49,10 @@ def run_scores(
 
 
 def case_reasons(
-    rows: pd.DataFrame, scores: pd.DataFrame | None, units: Sequence[str]
+    rows: pd.DataFrame,
+    scores: pd.DataFrame | None,
+    units: Sequence[str],
+    causes: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Each unit's trials, failures, failures by primary cause and one example reason.
 
@@ -58,6 +61,8 @@ def case_reasons(
         scores: Its score rows, or None (every failure then reads "no reasons recorded").
         units: Columns naming a unit (``case_id`` and, where present, ``condition``,
             ``provider``, ``lane``).
+        causes: The primary cause of each failing row of ``rows``, in order, when the caller
+            has them already; None: computed here.
 
     Returns:
         One row per unit: the unit columns, ``trials``, ``failing``, ``causes`` (``{cause:
@@ -74,7 +79,8 @@ def case_reasons(
         out["example"] = None
         return out
     # counting needs only each failure's primary cause; a line is built for one example each
-    frame = failed[units].assign(cause=primary_causes(failed, scores).to_numpy())
+    found = primary_causes(failed, scores).to_numpy() if causes is None else causes
+    frame = failed[units].assign(cause=found)
     sizes = frame.groupby([*units, "cause"], sort=False, dropna=False).size()
     counts = sizes.rename("n").reset_index().sort_values(
         [*units, "n", "cause"], ascending=[True] * len(units) + [False, True], kind="stable"
@@ -165,6 +171,7 @@ def compare_reasons(
     candidate_scores: pd.DataFrame | None,
     *,
     within_run: bool,
+    causes: tuple[Sequence[str] | None, Sequence[str] | None] = (None, None),
 ) -> tuple[dict[str, Any], ...]:
     """The reasons of each row of a comparison's case table, in its order.
 
@@ -176,6 +183,8 @@ def compare_reasons(
         candidate_scores: Their score rows, or None.
         within_run: Whether the sides are two conditions of one run (the case table's
             ``condition`` then reads ``"B vs A"`` and is not a unit of either side).
+        causes: Each side's primary causes of its failing rows, when known (see
+            :func:`case_reasons`).
 
     Returns:
         One ``{"baseline": side, "candidate": side}`` per case row (a side is None when it has
@@ -185,8 +194,9 @@ def compare_reasons(
     if within_run and "condition" in units:
         units.remove("condition")
     sides = [
-        as_records(case_reasons(rows, scores, units), units)
-        for rows, scores in ((baseline, baseline_scores), (candidate, candidate_scores))
+        as_records(case_reasons(rows, scores, units, known), units)
+        for rows, scores, known in ((baseline, baseline_scores, causes[0]),
+                                    (candidate, candidate_scores, causes[1]))
     ]
     out = []
     for record in cases[units].astype(str).itertuples(index=False):

@@ -21,6 +21,7 @@ from evalkit.errors import InputError
 from evalkit.results import (
     errored_conditions,
     load_results,
+    primary_causes,
     run_label,
 )
 from evalkit.stats import (
@@ -223,8 +224,17 @@ def _reasons(
         assert candidate is not None
         sides = (_compared(base, conditions), base_scores, _compared(cand, conditions),
                  run_scores(candidate, runs_dir))
-    return (compare_reasons(result.cases, *sides, within_run=cand is None),
-            compare_cause_changes(*sides))
+    # each side's failing rows' primary causes, found once for both tables
+    causes = (_failing_causes(sides[0], sides[1]), _failing_causes(sides[2], sides[3]))
+    return (compare_reasons(result.cases, *sides, within_run=cand is None, causes=causes),
+            compare_cause_changes(*sides, causes=causes))
+
+
+def _failing_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> list[str]:
+    """The primary cause of each failing row of ``rows``, in order."""
+    passed = rows["passed"].fillna(False).astype(bool) if "passed" in rows else None
+    failed = rows if passed is None else rows[~passed]
+    return [str(c) for c in primary_causes(failed, scores).to_numpy()] if len(failed) else []
 
 
 def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:

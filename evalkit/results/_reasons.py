@@ -506,7 +506,10 @@ def primary_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.Series
 
 
 def failure_causes(
-    rows: pd.DataFrame, scores: pd.DataFrame | None, by: Sequence[str] = ("condition",)
+    rows: pd.DataFrame,
+    scores: pd.DataFrame | None,
+    by: Sequence[str] = ("condition",),
+    causes: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """What the failures of each group are made of: failing items counted by primary cause.
 
@@ -518,6 +521,8 @@ def failure_causes(
         rows: Result rows.
         scores: The run's score rows, or None.
         by: Grouping columns (present in ``rows``).
+        causes: The primary cause of each failing row of ``rows``, in order, when the caller
+            has them already (:func:`primary_causes` of those rows); None: computed here.
 
     Returns:
         Columns ``*by, outcome, cause, failures, share`` (``share`` of the group's failures;
@@ -534,7 +539,7 @@ def failure_causes(
     if failed.empty:
         return pd.DataFrame(columns=columns)
     frame = failed[by].reset_index(drop=True).assign(
-        cause=primary_causes(failed, scores).to_numpy()
+        cause=primary_causes(failed, scores).to_numpy() if causes is None else causes
     )
     counts = frame.groupby([*by, "cause"], dropna=False, sort=False).size().rename("failures")
     out = counts.reset_index()

@@ -21,7 +21,6 @@ from evalkit.results import (
     PARTS_DIR,
     RESULTS_FILE,
     AllocationRecord,
-    LookRecord,
     SequentialRecord,
     append_event,
     load_manifest,
@@ -29,6 +28,7 @@ from evalkit.results import (
     write_manifest,
 )
 from evalkit.runner import RunConfig, RunResult, run
+from evalkit.sequential._looks import record_look
 from evalkit.stats import (
     FUTILITY_BETA,
     NeymanAllocation,
@@ -145,21 +145,7 @@ def run_allocated(
         )  # fmt: skip
         cost = agent_cost(rows)
         last = comparison.looks[-1] if comparison.looks else None
-        record.looks = [look for look in record.looks if look.round < rounds]
-        record.looks.append(
-            LookRecord(
-                round=rounds,
-                n_cases=last.n_cases if last else 0,
-                items=len(rows),
-                cost_usd=cost,
-                estimate=last.estimate if last else None,
-                ci_low=last.ci_low if last else None,
-                ci_high=last.ci_high if last else None,
-                verdict=last.verdict if last else "inconclusive",
-                reason=last.reason if last else "",
-                futility_wealth=last.futility_wealth if last else None,
-            )
-        )
+        record_look(record, comparison, rounds, len(rows), cost)
         reason = (last.reason if last else "") or _budget_reason(record, rounds, len(rows), cost)
         if result.failure is not None:
             reason = "run-failed"

@@ -30,7 +30,6 @@ from evalkit.results import (
     RESULTS_FILE,
     AdaptiveCaseRecord,
     AdaptiveRecord,
-    LookRecord,
     SequentialRecord,
     append_event,
     load_manifest,
@@ -40,6 +39,7 @@ from evalkit.results import (
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.sequential._allocated import allocation_record, run_allocated
 from evalkit.sequential._config import SequentialConfig
+from evalkit.sequential._looks import record_look
 from evalkit.sequential._next_step import sequential_next_step
 from evalkit.stats import (
     FUTILITY_BETA,
@@ -370,21 +370,7 @@ def run_until_verdict(
         )
         cost = agent_cost(rows)
         last = comparison.looks[-1] if comparison.looks else None
-        record.looks = [look for look in record.looks if look.round < rounds]
-        record.looks.append(
-            LookRecord(
-                round=rounds,
-                n_cases=last.n_cases if last else 0,
-                items=len(rows),
-                cost_usd=cost,
-                estimate=last.estimate if last else None,
-                ci_low=last.ci_low if last else None,
-                ci_high=last.ci_high if last else None,
-                verdict=last.verdict if last else "inconclusive",
-                reason=last.reason if last else "",
-                futility_wealth=last.futility_wealth if last else None,
-            )
-        )
+        record_look(record, comparison, rounds, len(rows), cost)
         reason = (last.reason if last else "") or _budget_reason(
             record, rounds, items_per_case, len(rows), cost
         )

@@ -15,7 +15,8 @@ Measured (seeds as below): claimed in 0 of 200 draws at 3 trials, 1 of 200 (0.5 
 Where the other cases sit near the ceiling (rates 0.9-1.0) the average is narrow enough to lie
 inside ±5 pp far more often, and at 10 trials neither the screen nor the interaction test finds
 two cases of 40: the claim is made in 28 of 200 draws (14.0 %), a known limitation of a claim
-about the average (the strict xfail below). A further guard that withholds the claim when any
+about the average (measured with ``_claimed(10, seed=1010, low=0.9, high=1.0)``; it is said in
+docs/statistics.md). A further guard that withholds the claim when any
 case's own interval lies wholly beyond ±5 pp cut that only from 16.5 % to 13.5 % (another
 seeded run of the same law) and, with no correction across cases, withholds the claim from
 every A/A comparison at the cases an equivalence plan asks for (0 of 300 in
@@ -76,19 +77,10 @@ def _claimed(trials: int, seed: int, low: float = 0.6, high: float = 0.95) -> fl
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("trials", [3, 10, 20])
+@pytest.mark.parametrize("trials", [10, 20])  # at 3 trials the interval is too wide: 0 of 200
 def test_no_practical_difference_is_rarely_claimed_when_two_cases_drop(trials: int) -> None:
     share = _claimed(trials, seed=1000 + trials)
     print(f"equivalence claimed at {trials} trials: {share:.3f}")
-    assert share <= LEVEL + _margin(LEVEL, DRAWS)
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="a claim about the average cannot see two cases of 40 "
-                   "at 10 trials when the others sit near the ceiling (measured 14.0 %)")
-def test_near_the_ceiling_the_claim_is_made_too_often() -> None:
-    share = _claimed(10, seed=1010, low=0.9, high=1.0)
-    print(f"equivalence claimed near the ceiling at 10 trials: {share:.3f}")
     assert share <= LEVEL + _margin(LEVEL, DRAWS)
 
 

@@ -97,14 +97,14 @@ def _own_verdict(row: dict[str, Any]) -> str:
 
 @pytest.mark.slow
 def test_every_printed_direction_has_an_adjusted_p_below_alpha() -> None:
-    """200 random comparisons: direction <=> adjusted p below alpha (and the row's own rule).
+    """80 random comparisons: direction <=> adjusted p below alpha (and the row's own rule).
 
     Measured on the code before this rule: 18 of 51 provider rows with a direction printed
     an adjusted p of 0.064-0.20 beside "improved"/"regressed" (60 seeds).
     """
     checked = {"family": 0, "unit": 0, "screen": 0}
     directed = {"family": 0, "unit": 0, "screen": 0}
-    for seed in range(200):
+    for seed in range(80):
         out = _dataset(seed)
         for where, row in _family_rows(out):
             if row["n_cases"] == 0:
@@ -130,8 +130,8 @@ def test_every_printed_direction_has_an_adjusted_p_below_alpha() -> None:
                 elif p is not None and p < ALPHA and abs(estimate) >= THRESHOLD:
                     pytest.fail(f"seed {seed}: {kind} row p {p} past the threshold, no verdict")
     # the property was exercised: every row type, and directions among them
-    assert checked["family"] > 500 and checked["unit"] > 5_000 and checked["screen"] > 1_000
-    assert directed["family"] > 100 and directed["screen"] > 50  # units: 3-6 trials never reach
+    assert checked["family"] > 300 and checked["unit"] > 2_000 and checked["screen"] > 400
+    assert directed["family"] > 40 and directed["screen"] > 20  # units: 3-6 trials never reach
 
 
 def test_provider_p_is_holm_across_providers_as_statsmodels_computes_it() -> None:
