@@ -23,7 +23,7 @@ from evalkit.stats._interval import Interval
 from evalkit.stats._options import compare_options
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import FUTILITY_BETA, SEQUENTIAL_METHOD, run_looks
-from evalkit.stats._sequential_compare import SequentialComparison
+from evalkit.stats._sequential_compare import SequentialComparison, sequential_note
 
 #: The interval's method under allocation.
 ALLOCATION_METHOD = (
@@ -95,16 +95,7 @@ def allocated_compare_tables(
         if last is not None
         else Interval(nan, nan, nan, settings.confidence, ALLOCATION_METHOD)
     )
-    note = (
-        "no complete round to look at"
-        if last is None
-        else ""
-        if last.reason
-        else f"not settled after {last.n_cases} pairs: the confidence sequence still includes 0"
-        if last.ci_low <= 0
-        else f"the change is clear but its estimate is below the threshold of "
-        f"{fixed.threshold * 100:g} pp so far ({last.n_cases} pairs)"
-    )
+    note = sequential_note(last, fixed.threshold, None, unit="pairs")
     return SequentialComparison(
         **{f.name: getattr(fixed, f.name) for f in dataclasses.fields(PairedComparison)}
         | {

@@ -268,7 +268,7 @@ def sequential_compare_tables(
         else Interval(float("nan"), float("nan"), float("nan"), confidence, SEQUENTIAL_METHOD)
     )
     settled = last is not None and last.settled
-    note = _note(last, fixed.threshold, len(present))
+    note = sequential_note(last, fixed.threshold, len(present))
     return SequentialComparison(
         **{f.name: getattr(side, f.name) for f in dataclasses.fields(PairedComparison)}
         | {
@@ -314,26 +314,38 @@ def _adaptive_differences(
     return estimates.set_index("case_id")["difference"]
 
 
-def _note(last: Look | None, threshold: float, available: int) -> str:
-    """Why the sequential verdict is what it is, in one line."""
+def sequential_note(
+    last: Look | None, threshold: float, available: int | None, unit: str = "cases"
+) -> str:
+    """Why the sequential verdict is what it is, in one line.
+
+    Args:
+        last: The last look (None: nothing was looked at).
+        threshold: The practical threshold.
+        available: How many ``unit`` could have been looked at (None: not said).
+        unit: What a look counts: ``cases``, or ``pairs`` for an allocated run.
+    """
     if last is None:
-        return "no case to compare"
+        return f"no {unit[:-1]} to compare" if unit == "cases" else "no complete round to look at"
     if last.reason == "futile":
         return (
-            f"futile after {last.n_cases} cases: the confidence sequence excludes every effect "
+            f"futile after {last.n_cases} {unit}: the confidence sequence excludes every effect "
             f"at or above the threshold of {threshold * 100:g} pp, so 'improved' cannot be "
-            "reached with more cases"
+            f"reached with more {unit}"
         )
     if last.reason == FUTILE_PLANNED:
         return (
-            f"futile after {last.n_cases} cases: the planned effect is excluded (the futility "
+            f"futile after {last.n_cases} {unit}: the planned effect is excluded (the futility "
             f"wealth against it reached {last.futility_wealth or 0:.3g})"
         )
     if last.reason:
         return ""
     if last.ci_low > 0:
+        looked = f"{last.n_cases} of {available} {unit}" if available is not None else (
+            f"{last.n_cases} {unit}")
         return (
             f"the change is clear but its estimate is below the threshold of "
-            f"{threshold * 100:g} pp so far ({last.n_cases} of {available} cases looked at)"
+            f"{threshold * 100:g} pp so far ({looked} looked at)"
         )
-    return f"not settled after {last.n_cases} cases: the confidence sequence still includes 0"
+    return (f"not settled after {last.n_cases} {unit}: the confidence sequence still "
+            "includes 0")

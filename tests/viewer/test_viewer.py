@@ -12,7 +12,6 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,15 +34,6 @@ def runs(tmp_path: Path) -> Path:
     for name in ("before", "after"):
         shutil.copytree(FIXTURE_RUNS / name, dest / name)
     return dest
-
-
-@pytest.fixture
-def server(runs: Path) -> Iterator[ViewServer]:
-    started = ViewServer(runs).start()
-    try:
-        yield started
-    finally:
-        started.stop()
 
 
 def _client(server: ViewServer, *, token: bool = True) -> httpx.Client:

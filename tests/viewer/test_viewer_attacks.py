@@ -48,15 +48,6 @@ def runs(tmp_path: Path) -> Path:
     return dest
 
 
-@pytest.fixture
-def server(runs: Path) -> Iterator[ViewServer]:
-    started = ViewServer(runs).start()
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
 def _client(server: ViewServer, timeout: float = 30) -> httpx.Client:
     return httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
                         cookies={server.cookie_name: server.token}, timeout=timeout)

@@ -76,15 +76,6 @@ def runs(tmp_path: Path) -> Iterator[Path]:
         live.wait()
 
 
-@pytest.fixture
-def server(runs: Path) -> Iterator[ViewServer]:
-    started = ViewServer(runs).start()
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
 def _open(chromium: Browser, server: ViewServer, path: str = "/") -> Page:
     page = chromium.new_page(viewport={"width": 1400, "height": 900})
     page.goto(f"http://127.0.0.1:{server.port}{path}{'&' if '?' in path else '?'}"
