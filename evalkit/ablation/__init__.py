@@ -14,50 +14,39 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit.ablation._components import (
-        CHARS_PER_TOKEN,
-        AblatedCopy,
+        CHARS_PER_TOKEN as CHARS_PER_TOKEN,
+        AblatedCopy as AblatedCopy,
         SkillComponent,
-        estimate_tokens,
-        pick_components,
+        estimate_tokens as estimate_tokens,
+        pick_components as pick_components,
         skill_components,
-        write_ablated_copy,
+        write_ablated_copy as write_ablated_copy,
     )
     from evalkit.ablation._config import AblationConfig
     from evalkit.ablation._result import (
         ABLATION_FILE as ABLATION_FILE,
         AblationResult,
-        MinimalSkill,
+        MinimalSkill as MinimalSkill,
         is_ablation as is_ablation,
         read_ablation,
     )
     from evalkit.ablation._sequential import (
-        SequentialLook,
-        per_case_contributions,
-        sequential_look,
+        SequentialLook as SequentialLook,
+        per_case_contributions as per_case_contributions,
+        sequential_look as sequential_look,
         simulate_allocation as simulate_allocation,
     )
-    from evalkit.ablation._study import ablate, list_components
-    from evalkit.ablation._verdicts import ComponentVerdict, component_verdicts
+    from evalkit.ablation._study import ablate, list_components as list_components
+    from evalkit.ablation._verdicts import ComponentVerdict as ComponentVerdict, component_verdicts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "CHARS_PER_TOKEN",
-    "AblatedCopy",
-    "pick_components",
-    "write_ablated_copy",
     "SkillComponent",
-    "estimate_tokens",
     "skill_components",
     "AblationConfig",
     "AblationResult",
-    "ComponentVerdict",
-    "MinimalSkill",
-    "SequentialLook",
     "ablate",
     "component_verdicts",
-    "list_components",
-    "per_case_contributions",
     "read_ablation",
-    "sequential_look",
 ]

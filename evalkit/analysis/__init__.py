@@ -12,7 +12,7 @@ from evalkit import _lazy
 if TYPE_CHECKING:
     from evalkit.analysis._calibration import (
         JudgeCalibration,
-        JudgeCheck,
+        JudgeCheck as JudgeCheck,
         JudgedRun as JudgedRun,
         check_judge_calibration,
         judged_run as judged_run,
@@ -24,35 +24,44 @@ if TYPE_CHECKING:
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
         CONFIRM_POWER as CONFIRM_POWER,
-        CasePlan,
+        CasePlan as CasePlan,
         ConfirmPlan,
-        FlaggedCase,
-        flagged_cases,
-        plan_confirmation,
+        FlaggedCase as FlaggedCase,
+        flagged_cases as flagged_cases,
+        plan_confirmation as plan_confirmation,
         screened_case as screened_case,
         strongest_cases as strongest_cases,
     )
     from evalkit.analysis._flips import flips
     from evalkit.analysis._forensics import CellExplanation, Explanation, explain
-    from evalkit.analysis._gate import BudgetCheck, GatePolicy, GateResult, gate, load_policy
+    from evalkit.analysis._gate import (
+        BudgetCheck as BudgetCheck,
+        GatePolicy,
+        GateResult,
+        gate,
+        load_policy as load_policy,
+    )
     from evalkit.analysis._lift import (
         DEFAULT_ROLES as DEFAULT_ROLES,
         LIFT_COLUMNS as LIFT_COLUMNS,
         LIFT_METRICS,
         TRIGGER_METRICS,
-        LiftMetric,
+        LiftMetric as LiftMetric,
         LiftResult,
-        TriggerMetric,
+        TriggerMetric as TriggerMetric,
         lift,
         parse_roles as parse_roles,
     )
     from evalkit.analysis._next_step import (
         cases_past_threshold as cases_past_threshold,
-        next_step,
+        next_step as next_step,
         run_command_line as run_command_line,
         run_suite_path as run_suite_path,
     )
-    from evalkit.analysis._pairwise_gate import PairwiseGateResult, pairwise_gate
+    from evalkit.analysis._pairwise_gate import (
+        PairwiseGateResult as PairwiseGateResult,
+        pairwise_gate as pairwise_gate,
+    )
     from evalkit.analysis._power import power
     from evalkit.analysis._providers import (
         parse_providers as parse_providers,
@@ -76,34 +85,22 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "CasePlan",
     "ConfirmPlan",
-    "FlaggedCase",
-    "flagged_cases",
-    "plan_confirmation",
     "CellExplanation",
     "Explanation",
     "explain",
     "LIFT_METRICS",
     "TRIGGER_METRICS",
-    "BudgetCheck",
     "GatePolicy",
     "GateResult",
     "JudgeCalibration",
-    "JudgeCheck",
-    "LiftMetric",
     "NextStep",
     "LiftResult",
-    "PairwiseGateResult",
-    "TriggerMetric",
     "check_judge_calibration",
     "compare",
-    "next_step",
     "flips",
     "gate",
     "lift",
-    "load_policy",
-    "pairwise_gate",
     "power",
     "sequential_compare",
     "Trend",

@@ -13,24 +13,25 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.interop._export import EXPORT_FORMATS, ExportResult, export_run
-    from evalkit.interop._import import IMPORT_FORMATS, ImportResult, import_results
+    from evalkit.interop._export import EXPORT_FORMATS as EXPORT_FORMATS, ExportResult, export_run
+    from evalkit.interop._import import (
+        IMPORT_FORMATS as IMPORT_FORMATS,
+        ImportResult,
+        import_results,
+    )
     from evalkit.interop._import_registry import (
         Importer,
         ImportRequest,
-        importer_names,
+        importer_names as importer_names,
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "EXPORT_FORMATS",
-    "IMPORT_FORMATS",
     "ExportResult",
     "ImportRequest",
     "ImportResult",
     "Importer",
     "export_run",
     "import_results",
-    "importer_names",
 ]

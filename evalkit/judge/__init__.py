@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from evalkit.judge._apply import (
         JUDGE_ERROR as JUDGE_ERROR,
         JudgeRunResult,
-        JudgeSummary,
+        JudgeSummary as JudgeSummary,
         apply_judge as apply_judge,
         judge_run,
     )
@@ -35,20 +35,20 @@ if TYPE_CHECKING:
         Combined as Combined,
         Graded as Graded,
         ItemJudgement as ItemJudgement,
-        Judge,
+        Judge as Judge,
         Statement as Statement,
-        combine,
+        combine as combine,
         known_truth,
         statements,
     )
     from evalkit.judge._graders import (
-        Answer,
-        Grader,
+        Answer as Answer,
+        Grader as Grader,
         ProviderGrader as ProviderGrader,
         Question as Question,
         SimulatedJudge as SimulatedJudge,
-        SimulatedJudgeSettings,
-        create_grader,
+        SimulatedJudgeSettings as SimulatedJudgeSettings,
+        create_grader as create_grader,
     )
     from evalkit.judge._pairwise import (
         PAIRWISE_DIR as PAIRWISE_DIR,
@@ -57,8 +57,8 @@ if TYPE_CHECKING:
     )
     from evalkit.judge._pairwise_calibrate import (
         PAIR_LABEL_COLUMNS as PAIR_LABEL_COLUMNS,
-        PairCalibration,
-        PairSample,
+        PairCalibration as PairCalibration,
+        PairSample as PairSample,
         baseline_first as baseline_first,
         calibrate_pairwise,
         sample_pairs,
@@ -69,28 +69,28 @@ if TYPE_CHECKING:
         PairwiseJudge as PairwiseJudge,
         Side as Side,
         SimulatedPairwiseJudge as SimulatedPairwiseJudge,
-        SimulatedPairwiseSettings,
-        decide,
+        SimulatedPairwiseSettings as SimulatedPairwiseSettings,
+        decide as decide,
         make_pairwise_judge as make_pairwise_judge,
     )
-    from evalkit.judge._pairwise_probe import InjectionProbe, probe_pairwise
+    from evalkit.judge._pairwise_probe import InjectionProbe as InjectionProbe, probe_pairwise
     from evalkit.judge._pairwise_prompt import (
         DEFAULT_RUBRIC as DEFAULT_RUBRIC,
         PAIRWISE_PROMPT_HASH as PAIRWISE_PROMPT_HASH,
-        PairVerdict,
+        PairVerdict as PairVerdict,
         build_pairwise_prompt as build_pairwise_prompt,
         parse_pair_verdict as parse_pair_verdict,
     )
     from evalkit.judge._prompt import (
         PROMPT_HASH as PROMPT_HASH,
-        StatementVerdict,
+        StatementVerdict as StatementVerdict,
         build_prompt as build_prompt,
-        final_answer,
+        final_answer as final_answer,
         parse_verdict as parse_verdict,
         transcript_excerpt as transcript_excerpt,
     )
     from evalkit.judge._sample import (
-        LabelSample,
+        LabelSample as LabelSample,
         sample_labels,
         write_label_template as write_label_template,
     )
@@ -105,28 +105,12 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "Answer",
     "Calibration",
-    "Grader",
-    "InjectionProbe",
-    "Judge",
     "JudgeRunResult",
-    "JudgeSummary",
-    "LabelSample",
-    "PairCalibration",
-    "PairSample",
-    "PairVerdict",
     "PairwiseComparison",
-    "SimulatedJudgeSettings",
-    "SimulatedPairwiseSettings",
-    "StatementVerdict",
     "calibrate",
     "calibrate_pairwise",
-    "combine",
     "compare_pairwise",
-    "create_grader",
-    "decide",
-    "final_answer",
     "judge_run",
     "known_truth",
     "probe_pairwise",

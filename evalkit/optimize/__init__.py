@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.errors import SealError, TamperError
+    from evalkit.errors import SealError as SealError, TamperError as TamperError
     from evalkit.optimize._config import OptimizeConfig
     from evalkit.optimize._description import (
         DESCRIPTION_FILE as DESCRIPTION_FILE,
@@ -14,61 +14,46 @@ if TYPE_CHECKING:
     )
     from evalkit.optimize._loop import OptimizeResult, optimize
     from evalkit.optimize._optimizer_registry import (
-        OptimizerFactory,
-        load_optimizer,
-        optimizer_names,
+        OptimizerFactory as OptimizerFactory,
+        load_optimizer as load_optimizer,
+        optimizer_names as optimizer_names,
     )
     from evalkit.optimize._optimizers import (
-        CallableOptimizer,
-        CommandOptimizer,
+        CallableOptimizer as CallableOptimizer,
+        CommandOptimizer as CommandOptimizer,
         Optimizer,
         OptimizerContext,
         Proposal,
-        ProviderOptimizer,
+        ProviderOptimizer as ProviderOptimizer,
     )
     from evalkit.optimize._splits import (
-        Splits,
+        Splits as Splits,
         assign_splits as assign_splits,
     )
     from evalkit.optimize._state import (
         SEED_ID as SEED_ID,
         STATE_FILE as STATE_FILE,
         STATE_VERSION as STATE_VERSION,
-        Decision,
+        Decision as Decision,
         OptimizeState,
-        OptimizeStatus,
-        OptimizeTarget,
-        TestResult,
-        TriggerRates,
+        OptimizeStatus as OptimizeStatus,
+        OptimizeTarget as OptimizeTarget,
+        TestResult as TestResult,
+        TriggerRates as TriggerRates,
         has_state as has_state,
         read_state,
-        write_state,
+        write_state as write_state,
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "CallableOptimizer",
-    "CommandOptimizer",
-    "Decision",
     "OptimizeConfig",
     "OptimizeResult",
     "OptimizeState",
-    "OptimizeStatus",
-    "OptimizeTarget",
     "Optimizer",
     "OptimizerContext",
-    "OptimizerFactory",
     "Proposal",
-    "ProviderOptimizer",
-    "SealError",
-    "Splits",
-    "TamperError",
-    "TestResult",
-    "TriggerRates",
-    "load_optimizer",
     "optimize",
-    "optimizer_names",
     "read_state",
-    "write_state",
 ]

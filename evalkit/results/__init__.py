@@ -14,8 +14,8 @@ from evalkit import _lazy
 
 if TYPE_CHECKING:
     from evalkit._append import (
-        LineWriter,
-        append_line,
+        LineWriter as LineWriter,
+        append_line as append_line,
         end_torn_line as end_torn_line,
     )
     from evalkit.results._artifacts import (
@@ -25,11 +25,11 @@ if TYPE_CHECKING:
         read_evidence,
     )
     from evalkit.results._calibration import (
-        CALIBRATION_DIR,
-        LABEL_COLUMNS,
+        CALIBRATION_DIR as CALIBRATION_DIR,
+        LABEL_COLUMNS as LABEL_COLUMNS,
         LABELS_FIX as LABELS_FIX,
-        calibration_path,
-        read_calibration,
+        calibration_path as calibration_path,
+        read_calibration as read_calibration,
         read_labels_csv as read_labels_csv,
     )
     from evalkit.results._files import (
@@ -43,23 +43,23 @@ if TYPE_CHECKING:
         ANSWERED_WRONG as ANSWERED_WRONG,
         DID_NOT_FINISH as DID_NOT_FINISH,
         cause_changes,
-        cause_outcome,
+        cause_outcome as cause_outcome,
         describe_changes,
     )
     from evalkit.results._health import (
         ERROR_STATUSES as ERROR_STATUSES,
         dominant_error as dominant_error,
         errored_conditions as errored_conditions,
-        find_failure,
+        find_failure as find_failure,
     )
     from evalkit.results._io import (
         conform as conform,
         load_results as load_results,
-        read_parquet,
+        read_parquet as read_parquet,
         read_run,
         read_scores,
         read_table as read_table,
-        run_label,
+        run_label as run_label,
         write_parquet as write_parquet,
     )
     from evalkit.results._layout import (
@@ -76,30 +76,30 @@ if TYPE_CHECKING:
     )
     from evalkit.results._manifest import (
         MANIFEST_VERSION as MANIFEST_VERSION,
-        AblatedComponentRecord,
-        AblationRecord,
-        AdaptiveCaseRecord,
-        AdaptiveRecord,
-        AllocationRecord,
-        ConditionRecord,
-        FailureRecord,
-        ImportSource,
-        JudgeRecord,
-        LookRecord,
+        AblatedComponentRecord as AblatedComponentRecord,
+        AblationRecord as AblationRecord,
+        AdaptiveCaseRecord as AdaptiveCaseRecord,
+        AdaptiveRecord as AdaptiveRecord,
+        AllocationRecord as AllocationRecord,
+        ConditionRecord as ConditionRecord,
+        FailureRecord as FailureRecord,
+        ImportSource as ImportSource,
+        JudgeRecord as JudgeRecord,
+        LookRecord as LookRecord,
         Manifest,
-        ProviderRecord,
-        RunFilters,
-        RunStatus,
-        SequentialRecord,
-        SourceFile,
+        ProviderRecord as ProviderRecord,
+        RunFilters as RunFilters,
+        RunStatus as RunStatus,
+        SequentialRecord as SequentialRecord,
+        SourceFile as SourceFile,
         load_manifest,
         manifest_path as manifest_path,
-        write_manifest,
+        write_manifest as write_manifest,
     )
     from evalkit.results._pairwise_status import (
-        DEFAULT_MAX_FOLLOW_RATE,
-        DEFAULT_MIN_KAPPA,
-        pairwise_calibration,
+        DEFAULT_MAX_FOLLOW_RATE as DEFAULT_MAX_FOLLOW_RATE,
+        DEFAULT_MIN_KAPPA as DEFAULT_MIN_KAPPA,
+        pairwise_calibration as pairwise_calibration,
     )
     from evalkit.results._reasons import (
         NO_REASONS as NO_REASONS,
@@ -109,53 +109,28 @@ if TYPE_CHECKING:
         primary_causes as primary_causes,
         reason_table,
     )
-    from evalkit.results._schema import RESULT_COLUMNS, RESULT_SCHEMA, SCORE_SCHEMA, STATUSES
+    from evalkit.results._schema import (
+        RESULT_COLUMNS as RESULT_COLUMNS,
+        RESULT_SCHEMA,
+        SCORE_SCHEMA,
+        STATUSES as STATUSES,
+    )
     from evalkit.results._statements import judged_statements
-    from evalkit.results._summary import RunSummary
+    from evalkit.results._summary import RunSummary as RunSummary
     from evalkit.results._transcripts import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
     "judged_statements",
-    "DEFAULT_MAX_FOLLOW_RATE",
-    "DEFAULT_MIN_KAPPA",
-    "pairwise_calibration",
     "read_evidence",
-    "AdaptiveCaseRecord",
-    "AdaptiveRecord",
-    "AllocationRecord",
-    "CALIBRATION_DIR",
-    "LABEL_COLUMNS",
-    "RESULT_COLUMNS",
     "RESULT_SCHEMA",
     "SCORE_SCHEMA",
-    "STATUSES",
-    "ConditionRecord",
-    "FailureRecord",
-    "ImportSource",
-    "JudgeRecord",
-    "LineWriter",
-    "LookRecord",
-    "AblatedComponentRecord",
-    "AblationRecord",
     "Manifest",
-    "ProviderRecord",
-    "RunFilters",
-    "RunStatus",
-    "RunSummary",
-    "SequentialRecord",
-    "SourceFile",
-    "append_line",
-    "calibration_path",
-    "find_failure",
     "load_manifest",
-    "read_calibration",
-    "read_parquet",
     "read_run",
     "read_scores",
     "cause_changes",
-    "cause_outcome",
     "describe_causes",
     "describe_changes",
     "failure_causes",
@@ -164,6 +139,4 @@ __all__ = [
     "read_transcript",
     "read_transcripts",
     "resolve_run_dir",
-    "run_label",
-    "write_manifest",
 ]

@@ -5,7 +5,12 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.errors import EXIT_NO_SPACE, RunInterrupted, RunOutOfSpace, RunStopped
+    from evalkit.errors import (
+        EXIT_NO_SPACE as EXIT_NO_SPACE,
+        RunInterrupted as RunInterrupted,
+        RunOutOfSpace as RunOutOfSpace,
+        RunStopped as RunStopped,
+    )
     from evalkit.runner._config import (
         Backend as Backend,
         DescriptionOverride,
@@ -22,13 +27,9 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
-    "EXIT_NO_SPACE",
     "DescriptionOverride",
     "RunConfig",
-    "RunInterrupted",
-    "RunOutOfSpace",
     "RunResult",
-    "RunStopped",
     "SkillOverride",
     "run",
 ]

@@ -9,9 +9,12 @@ from typing import TYPE_CHECKING
 from evalkit import _lazy
 
 if TYPE_CHECKING:
-    from evalkit.errors import FixtureLinkError, SandboxUnavailableError
+    from evalkit.errors import (
+        FixtureLinkError as FixtureLinkError,
+        SandboxUnavailableError as SandboxUnavailableError,
+    )
     from evalkit.sandbox._bwrap import Mounts
-    from evalkit.sandbox._fingerprint import sandbox_fingerprint
+    from evalkit.sandbox._fingerprint import sandbox_fingerprint as sandbox_fingerprint
     from evalkit.sandbox._fixtures import (
         copy_fixture as copy_fixture,
         fixture_link_problems as fixture_link_problems,
@@ -34,11 +37,8 @@ else:
 
 __all__ = [
     "CommandOutcome",
-    "FixtureLinkError",
     "Limits",
     "Mounts",
-    "SandboxUnavailableError",
     "find_bwrap",
     "run_command",
-    "sandbox_fingerprint",
 ]

@@ -16,7 +16,10 @@ if TYPE_CHECKING:
         ManifestEntry as ManifestEntry,
         check_bundle as check_bundle,
     )
-    from evalkit.scorers._check import check_case, check_references
+    from evalkit.scorers._check import (
+        check_case as check_case,
+        check_references as check_references,
+    )
     from evalkit.scorers._evidence import (
         EVIDENCE_SCORER_VERSION as EVIDENCE_SCORER_VERSION,
         EvidenceResult,
@@ -25,18 +28,18 @@ if TYPE_CHECKING:
     from evalkit.scorers._reference_cache import (
         REFERENCE_CACHE_DIR as REFERENCE_CACHE_DIR,
         ReferenceCache as ReferenceCache,
-        reference_check_key,
+        reference_check_key as reference_check_key,
     )
     from evalkit.scorers._score import (
-        COMPONENT_WEIGHTS,
-        SCORER_VERSION,
-        Component,
-        ScoreResult,
+        COMPONENT_WEIGHTS as COMPONENT_WEIGHTS,
+        SCORER_VERSION as SCORER_VERSION,
+        Component as Component,
+        ScoreResult as ScoreResult,
         infer_skill,
         score_item as score_item,
     )
     from evalkit.scorers._verifiers import (
-        CheckResult,
+        CheckResult as CheckResult,
         run_check as run_check,
     )
 else:
@@ -44,13 +47,5 @@ else:
 
 __all__ = [
     "EvidenceResult",
-    "COMPONENT_WEIGHTS",
-    "SCORER_VERSION",
-    "CheckResult",
-    "Component",
-    "ScoreResult",
-    "check_case",
-    "check_references",
     "infer_skill",
-    "reference_check_key",
 ]

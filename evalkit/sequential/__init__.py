@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from evalkit.sequential._config import SequentialConfig
     from evalkit.sequential._confirm import ConfirmConfig, ConfirmResult, confirm
     from evalkit.sequential._loop import SequentialRun, run_until_verdict
-    from evalkit.sequential._plan import PLAN_POWER, RunPlan, plan_run
+    from evalkit.sequential._plan import PLAN_POWER as PLAN_POWER, RunPlan, plan_run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
@@ -26,7 +26,6 @@ __all__ = [
     "ConfirmConfig",
     "ConfirmResult",
     "confirm",
-    "PLAN_POWER",
     "RunPlan",
     "SequentialConfig",
     "SequentialRun",
