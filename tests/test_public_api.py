@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +46,69 @@ def test_all_matches_public_names(name: str) -> None:
     assert public - {"annotations", "TYPE_CHECKING"} - internal <= exported, (
         f"{name} exposes names not in __all__"
     )
+
+
+#: The most public names (``__all__`` entries) each package may declare. A name goes into
+#: ``__all__`` when a user calls it, constructs it or receives it from a documented call, or a
+#: plugin author needs it; a name only sibling packages use stays on the internal surface.
+#: Raising a ceiling is a decision about the API, made in review.
+PUBLIC_NAME_CEILINGS = {
+    "evalkit": 17,
+    "evalkit.ablation": 7,
+    "evalkit.analysis": 21,
+    "evalkit.cases": 10,
+    "evalkit.cli": 1,
+    "evalkit.interop": 6,
+    "evalkit.judge": 12,
+    "evalkit.matrix": 2,
+    "evalkit.optimize": 8,
+    "evalkit.providers": 17,
+    "evalkit.report": 30,
+    "evalkit.results": 17,
+    "evalkit.runner": 5,
+    "evalkit.sandbox": 5,
+    "evalkit.scorers": 2,
+    "evalkit.sequential": 8,
+    "evalkit.stats": 35,
+    "evalkit.viewer": 2,
+}
+
+#: The whole public surface: evalkit and every subpackage together.
+MAX_PUBLIC_NAMES = 250
+
+
+def _public_name_counts() -> dict[str, int]:
+    """``len(__all__)`` of evalkit and of each of its subpackages."""
+    names = ["evalkit"] + [
+        f"evalkit.{module.name}" for module in pkgutil.iter_modules(evalkit.__path__)
+        if module.ispkg
+    ]
+    return {name: len(importlib.import_module(name).__all__) for name in names}
+
+
+def test_every_package_has_a_public_name_ceiling() -> None:
+    assert set(_public_name_counts()) == set(PUBLIC_NAME_CEILINGS)
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC_NAME_CEILINGS))
+def test_a_package_stays_within_its_public_name_ceiling(name: str) -> None:
+    count = _public_name_counts()[name]
+    assert count <= PUBLIC_NAME_CEILINGS[name], (
+        f"{name}.__all__ has {count} names, over its ceiling of {PUBLIC_NAME_CEILINGS[name]}: "
+        "keep a name only sibling packages use off __all__ (write it `name as name` in the "
+        "TYPE_CHECKING block), or raise the ceiling in tests/test_public_api.py"
+    )
+
+
+def test_the_public_surface_stays_within_its_budget() -> None:
+    """At most 250 public names in all, and the ceilings themselves fit that budget.
+
+    A package over its ceiling is counted at its ceiling here: its own test above fails.
+    """
+    counts = _public_name_counts()
+    assert sum(PUBLIC_NAME_CEILINGS.values()) <= MAX_PUBLIC_NAMES
+    total = sum(min(count, PUBLIC_NAME_CEILINGS[name]) for name, count in counts.items())
+    assert total <= MAX_PUBLIC_NAMES
 
 
 def test_top_level_functions_are_exported() -> None:
