@@ -1,7 +1,8 @@
 """Exceptions raised by evalkit: every exception class lives here.
 
-Packages that export one (``evalkit.runner.RunStopped``, ``evalkit.report.ReportError``, ...)
-re-export it from this module. The CLI maps the branches to exit codes: an ``InputError`` or a
+This module is their one public home; a package that raises one also answers its name
+(``evalkit.runner.RunStopped``, ``evalkit.sandbox.FixtureLinkError``, ...) on its internal
+surface, outside its ``__all__``. The CLI maps the branches to exit codes: an ``InputError`` or a
 ``PlanError`` exits with 2, ``RunOutOfSpace`` with 75 (:data:`EXIT_NO_SPACE`),
 ``RunInterrupted`` with 130/143. docs/architecture.md draws the tree of these classes from
 their docstrings.

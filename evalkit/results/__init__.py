@@ -1,7 +1,8 @@
 """The result table and run directories: schema, manifest, reading and writing runs.
 
 Its ``__all__`` is what users read runs with (:func:`read_run`, :func:`read_scores`,
-:func:`load_manifest`, :func:`read_transcripts`, the manifest's models). The names of the
+:func:`load_manifest` and its :class:`Manifest`, :func:`read_transcripts`, each item's reasons
+and failure causes). The names of the
 ``TYPE_CHECKING`` block beyond ``__all__`` are the run-directory I/O other packages share
 (the crash-safe writers :func:`append_line`, :class:`EventLog`, :func:`append_event`,
 :func:`write_json_atomic`; the table helpers :func:`read_table`, :func:`conform`,
