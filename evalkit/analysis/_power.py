@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 
@@ -472,7 +473,7 @@ def _with_sequential(
     """``fixed`` with the sequential design simulated under the same ``model`` beside it."""
     trials = model.n_trials
     budget = max_cases or (4 * fixed.n_cases if fixed.n_cases is not None else 1000)
-    settings = {
+    settings: dict[str, Any] = {
         "baseline_rate": model.baseline_rate,
         "concentration": model.concentration,
         "coupling": model.coupling,
@@ -494,9 +495,7 @@ def _with_sequential(
                 f"{trials}; pass --trials 3 (or more)"
             )
         design = AdaptiveTrials(total_trials=trials)
-    plan = simulate_sequential(
-        fixed.effect, trials, adaptive=design, **settings  # type: ignore[call-overload]
-    )
+    plan = simulate_sequential(fixed.effect, trials, adaptive=design, **settings)
     summary = plan.to_dict()
     summary["ratio_to_fixed"] = (
         plan.expected_cases / fixed.n_cases if fixed.n_cases is not None else None
