@@ -270,15 +270,14 @@ def _plan(
     provider_correlation: float,
 ) -> PowerResult:
     """The planning answer of :func:`power` once the variance components are known."""
-    if providers != 1 or provider_correlation != 1.0:
-        return _shared_cases(
-            providers, provider_correlation, components, cases=cases, trials=trials,
-            effect=effect, baseline_rate=baseline_rate, alpha=alpha,
-            target_power=target_power, threshold=threshold, sequential=sequential,
-        )
     design = PowerDesign.from_components(
         components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
     )
+    if providers != 1 or provider_correlation != 1.0:
+        return _shared_cases(
+            providers, provider_correlation, design, cases=cases, trials=trials,
+            effect=effect, threshold=threshold, sequential=sequential,
+        )
     if effect is not None and cases is None:
         fixed = required_cases(effect, trials or 1, threshold=threshold, design=design)
         if not sequential:
@@ -338,14 +337,11 @@ def _plan(
 def _shared_cases(
     providers: int,
     rho: float,
-    components: VarianceComponents | None,
+    plain: PowerDesign,
     *,
     cases: int | None,
     trials: int | None,
     effect: float | None,
-    baseline_rate: float | None,
-    alpha: float,
-    target_power: float,
     threshold: float | None,
     sequential: bool,
 ) -> PowerResult:
@@ -353,7 +349,8 @@ def _shared_cases(
 
     The pooled per-case difference is the one-provider difference with ``K k`` trials and
     a between-case variance of the difference scaled by ``rho + (1 - rho) / k``; the
-    one-provider planner then answers with the equivalent variance components.
+    one-provider planner then answers with the equivalent variance components (of
+    ``plain``, the one-provider design, at its level and power).
     """
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
         raise InputError(f"--providers must be an integer >= 1, got {providers!r}")
@@ -364,9 +361,6 @@ def _shared_cases(
             "--providers plans the number of cases (with --effect) or the minimum detectable "
             "effect (with --cases), not the sequential design or the power of a fixed one"
         )
-    plain = PowerDesign.from_components(
-        components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
-    )
     one = (
         required_cases(effect, trials or 1, threshold=threshold, design=plain)
         if effect is not None
@@ -385,7 +379,7 @@ def _shared_cases(
     shared = base._replace(correlation=1.0 - (1.0 - base.correlation) * scale)
     per_provider = trials or 1
     design = PowerDesign.from_components(
-        shared, baseline_rate=rate, alpha=alpha, power=target_power
+        shared, baseline_rate=rate, alpha=plain.alpha, power=plain.power
     )
     if effect is not None:
         result = required_cases(
