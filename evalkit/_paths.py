@@ -34,10 +34,8 @@ def unsafe_component_reason(name: object) -> str | None:
         >>> unsafe_component_reason("../x")
         "contains a path separator ('/')"
     """
-    if not isinstance(name, str):
-        return f"must be a string, got {type(name).__name__}"
-    if not name.strip():
-        return "is empty"
+    if not isinstance(name, str) or not name.strip():
+        return _not_text(name)
     if name in (".", ".."):
         return f"'{name}' names a directory itself, not a new entry"
     for sep in ("/", "\\"):
@@ -45,9 +43,8 @@ def unsafe_component_reason(name: object) -> str | None:
             return f"contains a path separator ('{sep}')"
     if os.path.isabs(name):
         return "is an absolute path"
-    for char in name:
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"contains the control character U+{ord(char):04X}"
+    if (control := _control_character(name)) is not None:
+        return control
     if name.startswith("-"):
         return "starts with '-' (it would be read as an option)"
     return None
@@ -69,19 +66,31 @@ def unsafe_relative_reason(rel: object) -> str | None:
         >>> unsafe_relative_reason("../etc/passwd")
         'escapes its root (..)'
     """
-    if not isinstance(rel, str):
-        return f"must be a string, got {type(rel).__name__}"
-    if not rel.strip():
-        return "is empty"
-    for char in rel:
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            return f"contains the control character U+{ord(char):04X}"
+    if not isinstance(rel, str) or not rel.strip():
+        return _not_text(rel)
+    if (control := _control_character(rel)) is not None:
+        return control
     if "\\" in rel:
         return "contains a backslash (use '/')"
     if os.path.isabs(rel):
         return "is an absolute path"
     if ".." in Path(rel).parts:
         return "escapes its root (..)"
+    return None
+
+
+def _not_text(value: object) -> str:
+    """Why ``value``, a non-string or a blank string, is no name at all."""
+    return f"must be a string, got {type(value).__name__}" if not isinstance(value, str) else (
+        "is empty"
+    )
+
+
+def _control_character(text: str) -> str | None:
+    """The reason naming the first control or format character of ``text``, or None."""
+    for char in text:
+        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
+            return f"contains the control character U+{ord(char):04X}"
     return None
 
 

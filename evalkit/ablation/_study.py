@@ -145,8 +145,16 @@ def _plan(loaded: Suite, config: AblationConfig, study_dir: Path) -> _Plan:
     )
 
 
-def _run_config(config: AblationConfig, plan: _Plan, **kwargs: Any) -> RunConfig:
-    return RunConfig(
+def _run_round(
+    suite: Suite,
+    config: AblationConfig,
+    plan: _Plan,
+    conditions: tuple[str, ...],
+    run_id: str,
+    **kwargs: Any,
+) -> Path:
+    """Run ``conditions`` of ``suite`` under the study's settings; the run's directory."""
+    settings = RunConfig(
         provider=config.provider,
         provider_options=config.provider_options,
         model=config.model,
@@ -158,8 +166,11 @@ def _run_config(config: AblationConfig, plan: _Plan, **kwargs: Any) -> RunConfig
         concurrency=config.concurrency,
         backend=config.backend,
         progress=config.progress,
+        conditions=conditions,
+        run_id=run_id,
         **kwargs,
     )
+    return Path(run(suite, settings).run_dir)
 
 
 def _study_splits(config: AblationConfig) -> tuple[str, ...]:
@@ -200,18 +211,11 @@ def _stamp(run_dir: Path, record: AblationRecord) -> None:
 
 def _fixed(plan: _Plan, config: AblationConfig, splits: tuple[str, ...]) -> list[Path]:
     conditions = ("none", plan.full, *(c.condition for c in plan.picked))
-    result = run(
-        plan.suite,
-        _run_config(
-            config,
-            plan,
-            conditions=conditions,
-            run_id="study",
-            splits=splits,
-            case_ids=config.case_ids,
-        ),
-    )
-    return [Path(result.run_dir)]
+    return [
+        _run_round(
+            plan.suite, config, plan, conditions, "study", splits=splits, case_ids=config.case_ids
+        )
+    ]
 
 
 def _sequential(
@@ -230,18 +234,12 @@ def _sequential(
     while undecided and done < len(order):
         batch = tuple(order[done : done + config.batch])
         conditions = (("none",) if done == 0 else ()) + (plan.full, *undecided)
-        result = run(
-            plan.suite,
-            _run_config(
-                config,
-                plan,
-                conditions=conditions,
-                run_id=f"round-{len(runs) + 1:02d}",
-                case_ids=batch,
-            ),
+        runs.append(
+            _run_round(
+                plan.suite, config, plan, conditions, f"round-{len(runs) + 1:02d}", case_ids=batch
+            )
         )
-        runs.append(Path(result.run_dir))
-        frames.append(read_run(result.run_dir))
+        frames.append(read_run(runs[-1]))
         done += len(batch)
         frame = pd.concat(frames, ignore_index=True)
         for component in plan.picked:
@@ -327,18 +325,16 @@ def _minimal(
             )
         }
     )
-    result = run(
+    holdout = _run_round(
         suite,
-        _run_config(
-            config,
-            plan,
-            conditions=(plan.full, MINIMAL_CONDITION),
-            run_id="holdout",
-            splits=("holdout",),
-            case_ids=config.case_ids,
-        ),
+        config,
+        plan,
+        (plan.full, MINIMAL_CONDITION),
+        "holdout",
+        splits=("holdout",),
+        case_ids=config.case_ids,
     )
-    frame = read_run(result.run_dir)
+    frame = read_run(holdout)
     check = compare_tables(
         frame,
         conditions=(plan.full, MINIMAL_CONDITION),

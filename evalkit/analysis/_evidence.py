@@ -24,20 +24,11 @@ from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._resample import CaseResampler
 from evalkit.results import read_run, read_scores, resolve_run_dir
 
+#: The columns of an estimate with its interval, closing a row of the lift tables.
+INTERVAL_COLUMNS = ("estimate", "ci_low", "ci_high", "n_cases", "confidence", "method")
+
 #: Columns of the evidence table (``LiftResult.evidence``).
-EVIDENCE_COLUMNS = (
-    "provider",
-    "lane",
-    "metric",
-    "contrast",
-    "condition",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "n_cases",
-    "confidence",
-    "method",
-)
+EVIDENCE_COLUMNS = ("provider", "lane", "metric", "contrast", "condition", *INTERVAL_COLUMNS)
 METHOD = "case-bootstrap"
 
 

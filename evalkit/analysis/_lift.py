@@ -50,7 +50,12 @@ from evalkit._display import rich_html
 from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
-from evalkit.analysis._evidence import EVIDENCE_COLUMNS, evidence_metrics, with_lane_metrics
+from evalkit.analysis._evidence import (
+    EVIDENCE_COLUMNS,
+    INTERVAL_COLUMNS,
+    evidence_metrics,
+    with_lane_metrics,
+)
 from evalkit.analysis._lift_causes import FAILURE_CHANGE_COLUMNS, lift_cause_changes
 from evalkit.analysis._lift_scope import (
     PoolScope,
@@ -106,17 +111,7 @@ TriggerMetric = Literal[
 LIFT_METRICS: tuple[LiftMetric, ...] = get_args(LiftMetric)
 TRIGGER_METRICS: tuple[TriggerMetric, ...] = get_args(TriggerMetric)
 #: Columns of :attr:`LiftResult.metrics`, in order.
-LIFT_COLUMNS = (
-    "provider",
-    "lane",
-    "metric",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "n_cases",
-    "confidence",
-    "method",
-)
+LIFT_COLUMNS = ("provider", "lane", "metric", *INTERVAL_COLUMNS)
 EPSILON = 0.01
 METHOD = "case-bootstrap"
 

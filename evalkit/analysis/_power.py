@@ -6,6 +6,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import pandas as pd
 
@@ -269,15 +270,14 @@ def _plan(
     provider_correlation: float,
 ) -> PowerResult:
     """The planning answer of :func:`power` once the variance components are known."""
-    if providers != 1 or provider_correlation != 1.0:
-        return _shared_cases(
-            providers, provider_correlation, components, cases=cases, trials=trials,
-            effect=effect, baseline_rate=baseline_rate, alpha=alpha,
-            target_power=target_power, threshold=threshold, sequential=sequential,
-        )
     design = PowerDesign.from_components(
         components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
     )
+    if providers != 1 or provider_correlation != 1.0:
+        return _shared_cases(
+            providers, provider_correlation, design, cases=cases, trials=trials,
+            effect=effect, threshold=threshold, sequential=sequential,
+        )
     if effect is not None and cases is None:
         fixed = required_cases(effect, trials or 1, threshold=threshold, design=design)
         if not sequential:
@@ -337,14 +337,11 @@ def _plan(
 def _shared_cases(
     providers: int,
     rho: float,
-    components: VarianceComponents | None,
+    plain: PowerDesign,
     *,
     cases: int | None,
     trials: int | None,
     effect: float | None,
-    baseline_rate: float | None,
-    alpha: float,
-    target_power: float,
     threshold: float | None,
     sequential: bool,
 ) -> PowerResult:
@@ -352,7 +349,8 @@ def _shared_cases(
 
     The pooled per-case difference is the one-provider difference with ``K k`` trials and
     a between-case variance of the difference scaled by ``rho + (1 - rho) / k``; the
-    one-provider planner then answers with the equivalent variance components.
+    one-provider planner then answers with the equivalent variance components (of
+    ``plain``, the one-provider design, at its level and power).
     """
     if isinstance(providers, bool) or not isinstance(providers, int) or providers < 1:
         raise InputError(f"--providers must be an integer >= 1, got {providers!r}")
@@ -363,9 +361,6 @@ def _shared_cases(
             "--providers plans the number of cases (with --effect) or the minimum detectable "
             "effect (with --cases), not the sequential design or the power of a fixed one"
         )
-    plain = PowerDesign.from_components(
-        components, baseline_rate=baseline_rate, alpha=alpha, power=target_power
-    )
     one = (
         required_cases(effect, trials or 1, threshold=threshold, design=plain)
         if effect is not None
@@ -384,7 +379,7 @@ def _shared_cases(
     shared = base._replace(correlation=1.0 - (1.0 - base.correlation) * scale)
     per_provider = trials or 1
     design = PowerDesign.from_components(
-        shared, baseline_rate=rate, alpha=alpha, power=target_power
+        shared, baseline_rate=rate, alpha=plain.alpha, power=plain.power
     )
     if effect is not None:
         result = required_cases(
@@ -472,7 +467,7 @@ def _with_sequential(
     """``fixed`` with the sequential design simulated under the same ``model`` beside it."""
     trials = model.n_trials
     budget = max_cases or (4 * fixed.n_cases if fixed.n_cases is not None else 1000)
-    settings = {
+    settings: dict[str, Any] = {
         "baseline_rate": model.baseline_rate,
         "concentration": model.concentration,
         "coupling": model.coupling,
@@ -494,9 +489,7 @@ def _with_sequential(
                 f"{trials}; pass --trials 3 (or more)"
             )
         design = AdaptiveTrials(total_trials=trials)
-    plan = simulate_sequential(
-        fixed.effect, trials, adaptive=design, **settings  # type: ignore[call-overload]
-    )
+    plan = simulate_sequential(fixed.effect, trials, adaptive=design, **settings)
     summary = plan.to_dict()
     summary["ratio_to_fixed"] = (
         plan.expected_cases / fixed.n_cases if fixed.n_cases is not None else None

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from pydantic import model_validator
 from scipy import optimize, stats
@@ -405,19 +405,50 @@ _UNSET_DESIGN: dict[str, Any] = {
 }
 
 
-def power_design(design: PowerDesign | None, **flat: Any) -> PowerDesign:
+class DesignInputs(TypedDict, total=False):
+    """The flat keywords of a power function, which build its :class:`PowerDesign`.
+
+    Each is an argument of :meth:`PowerDesign.from_components` (left out: its default there).
+    """
+
+    components: VarianceComponents | None
+    """Estimates from :func:`estimate_variance_components`, used for any input left as None."""
+    baseline_rate: float | None
+    """Baseline pass rate (default 0.5, or from ``components``)."""
+    var_between: float | None
+    """Between-case variance of an arm's true rates (see the module doc)."""
+    var_within: float | None
+    """Mean within-case variance of one trial."""
+    correlation: float | None
+    """Correlation of the arms' true per-case rates (default 0.5)."""
+    alpha: float
+    """Two-sided significance level."""
+    power: float
+    """Target power (default 0.8)."""
+    method: str
+    """``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed)."""
+
+
+def power_design(
+    design: PowerDesign | None, caller: str, **flat: Unpack[DesignInputs]
+) -> PowerDesign:
     """The design of a call: ``design`` as given, or built from the flat keywords.
 
     Args:
         design: The design passed, or None.
-        **flat: The call's flat keywords of :data:`_UNSET_DESIGN`.
+        caller: The power function called, named by the error of an unknown keyword.
+        **flat: The call's flat keywords (:class:`DesignInputs`).
 
     Returns:
         The validated design.
 
     Raises:
+        TypeError: A keyword that is not a design input (as for any unknown keyword).
         InputError: A flat keyword was given beside ``design``, or an input is out of range.
     """
+    unknown = sorted(set(flat) - set(_UNSET_DESIGN))
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
     given = merge_flat("design", design, PowerDesign, _UNSET_DESIGN, flat)
     return PowerDesign.from_components(**flat) if given is None else given
 
@@ -426,16 +457,9 @@ def minimum_detectable_effect(
     n_cases: int,
     n_trials: int = 1,
     *,
-    baseline_rate: float | None = None,
-    var_between: float | None = None,
-    var_within: float | None = None,
-    correlation: float | None = None,
-    alpha: float = ALPHA.default,
-    power: float = 0.8,
-    components: VarianceComponents | None = None,
-    method: str = "t",
     threshold: float | None = None,
     design: PowerDesign | None = None,
+    **inputs: Unpack[DesignInputs],
 ) -> PowerResult:
     """Smallest paired effect a design detects with the given power (Miller eq. 9).
 
@@ -446,18 +470,11 @@ def minimum_detectable_effect(
     Args:
         n_cases: Cases in the comparison (>= 2).
         n_trials: Trials per case and arm.
-        baseline_rate: Baseline pass rate (default 0.5, or from ``components``).
-        var_between: Between-case variance of an arm's true rates (see module doc).
-        var_within: Mean within-case variance of one trial.
-        correlation: Correlation of the arms' true per-case rates (default 0.5).
-        alpha: Two-sided significance level.
-        power: Target power.
-        components: Estimates from :func:`estimate_variance_components`, used for any
-            argument left as None.
-        method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's eq. 9 as printed).
         threshold: Practical threshold of "improved" (default 0.05; 0 gives Miller's eq. 9).
-        design: ``baseline_rate`` ... ``method`` and ``components`` as one
-            :class:`PowerDesign` instead (those keywords then stay unset).
+        design: The inputs below as one :class:`PowerDesign` instead.
+        **inputs: The design's inputs as flat keywords (:class:`DesignInputs`:
+            ``baseline_rate``, ``var_between``, ``var_within``, ``correlation``, ``alpha``,
+            ``power``, ``method``, ``components``), not beside ``design``.
 
     Returns:
         :class:`PowerResult` whose ``effect`` is the minimum detectable effect.
@@ -472,17 +489,7 @@ def minimum_detectable_effect(
     """
     cases = check_positive_int(n_cases, "n_cases", 2)
     trials = check_positive_int(n_trials, "n_trials")
-    design = power_design(
-        design,
-        components=components,
-        baseline_rate=baseline_rate,
-        var_between=var_between,
-        var_within=var_within,
-        correlation=correlation,
-        alpha=alpha,
-        power=power,
-        method=method,
-    )
+    design = power_design(design, "minimum_detectable_effect", **inputs)
     omega = math.sqrt(design.omega2(trials))
     se = omega / math.sqrt(cases)
     limit = check_threshold(threshold)
@@ -501,16 +508,9 @@ def required_cases(
     effect: float,
     n_trials: int = 1,
     *,
-    baseline_rate: float | None = None,
-    var_between: float | None = None,
-    var_within: float | None = None,
-    correlation: float | None = None,
-    alpha: float = ALPHA.default,
-    power: float = 0.8,
-    components: VarianceComponents | None = None,
-    method: str = "t",
     threshold: float | None = None,
     design: PowerDesign | None = None,
+    **inputs: Unpack[DesignInputs],
 ) -> PowerResult:
     """Number of cases needed to detect ``effect`` with the given power (Miller eq. 10).
 
@@ -525,18 +525,11 @@ def required_cases(
     Args:
         effect: Difference of pass rates to detect (sign ignored; non-zero).
         n_trials: Trials per case and arm.
-        baseline_rate: Baseline pass rate.
-        var_between: Between-case variance of an arm's true rates.
-        var_within: Mean within-case variance of one trial.
-        correlation: Correlation of the arms' true per-case rates.
-        alpha: Two-sided significance level.
-        power: Target power.
-        components: Estimates from :func:`estimate_variance_components`.
-        method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed).
         threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
             alone, as Miller's formula does).
-        design: ``baseline_rate`` ... ``method`` and ``components`` as one
-            :class:`PowerDesign` instead (those keywords then stay unset).
+        design: The inputs as one :class:`PowerDesign` instead.
+        **inputs: The design's inputs as flat keywords, not beside ``design``, as in
+            :func:`minimum_detectable_effect`.
 
     Returns:
         :class:`PowerResult` with ``n_cases`` rounded up (at least 2) and the power of the
@@ -552,17 +545,7 @@ def required_cases(
     """
     size = _effect(effect)
     trials = check_positive_int(n_trials, "n_trials")
-    design = power_design(
-        design,
-        components=components,
-        baseline_rate=baseline_rate,
-        var_between=var_between,
-        var_within=var_within,
-        correlation=correlation,
-        alpha=alpha,
-        power=power,
-        method=method,
-    )
+    design = power_design(design, "required_cases", **inputs)
     omega = math.sqrt(design.omega2(trials))
     limit = check_threshold(threshold) if float(effect) > 0 else 0.0
     if size <= limit + 1e-12:

@@ -8,29 +8,27 @@ none are planned where the spread between cases alone keeps the interval too wid
 from __future__ import annotations
 
 import math
+from typing import Unpack
 
 from evalkit._percent import percent
-from evalkit._settings import ALPHA
 from evalkit.stats._frame import check_positive_int
-from evalkit.stats._power import PowerDesign, PowerResult, _effect, power_design
+from evalkit.stats._power import (
+    DesignInputs,
+    PowerDesign,
+    PowerResult,
+    _effect,
+    power_design,
+)
 from evalkit.stats._settings import check_threshold
-from evalkit.stats._variance import VarianceComponents
 
 
 def required_trials(
     effect: float,
     n_cases: int,
     *,
-    baseline_rate: float | None = None,
-    var_between: float | None = None,
-    var_within: float | None = None,
-    correlation: float | None = None,
-    alpha: float = ALPHA.default,
-    power: float = 0.8,
-    components: VarianceComponents | None = None,
-    method: str = "t",
     threshold: float | None = None,
     design: PowerDesign | None = None,
+    **inputs: Unpack[DesignInputs],
 ) -> PowerResult:
     """Trials per case and arm needed to detect ``effect`` with ``n_cases`` cases.
 
@@ -47,18 +45,11 @@ def required_trials(
     Args:
         effect: Difference of pass rates to detect (non-zero).
         n_cases: Cases in the comparison (>= 2).
-        baseline_rate: Baseline pass rate.
-        var_between: Between-case variance of an arm's true rates.
-        var_within: Mean within-case variance of one trial.
-        correlation: Correlation of the arms' true per-case rates.
-        alpha: Two-sided significance level.
-        power: Target power.
-        components: Estimates from :func:`estimate_variance_components`.
-        method: ``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed).
         threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
             alone, as Miller's formula does).
-        design: ``baseline_rate`` ... ``method`` and ``components`` as one
-            :class:`PowerDesign` instead (those keywords then stay unset).
+        design: The inputs as one :class:`PowerDesign` instead.
+        **inputs: The design's inputs as flat keywords, not beside ``design``, as in
+            :func:`minimum_detectable_effect`.
 
     Returns:
         :class:`PowerResult` with ``n_trials`` rounded up (or None when unreachable).
@@ -74,17 +65,7 @@ def required_trials(
     """
     size = _effect(effect)
     cases = check_positive_int(n_cases, "n_cases", 2)
-    design = power_design(
-        design,
-        components=components,
-        baseline_rate=baseline_rate,
-        var_between=var_between,
-        var_within=var_within,
-        correlation=correlation,
-        alpha=alpha,
-        power=power,
-        method=method,
-    )
+    design = power_design(design, "required_trials", **inputs)
     limit = check_threshold(threshold) if float(effect) > 0 else 0.0
     floor = math.sqrt(design.between_diff)  # omega with unboundedly many trials
     best = design.verdict_power(size, floor, cases, limit) if floor > 0 else (

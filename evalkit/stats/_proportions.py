@@ -159,14 +159,10 @@ def cluster_wilson(
         n_eff = float(units)
     else:
         variance = float(np.var(unit_means, ddof=1)) / units
-        n_eff = float(n_obs) if variance <= 0.0 else min(float(n_obs), p * (1.0 - p) / variance)
-        n_eff = max(n_eff, 1.0)
+        n_eff = _kish_size(p, variance, float(n_obs))
     if small_sample and units >= 2:
         n_eff *= (units - 1) / units
-    low, high = wilson_bounds(p * n_eff, n_eff, 1.0 - confidence)
-    low = min(max(float(low), 0.0), p)
-    high = max(min(float(high), 1.0), p)
-    return Interval(p, low, high, confidence, "cluster-wilson")
+    return _wilson_at(p, n_eff, confidence)
 
 
 def ratio_wilson(
@@ -214,10 +210,19 @@ def ratio_wilson(
     else:
         residual = num[counted] - p * den[counted]
         variance = units / (units - 1) * float(np.sum(residual**2)) / total**2
-        n_eff = total if variance <= 0.0 else min(total, p * (1.0 - p) / variance)
-        n_eff = max(n_eff, 1.0)
+        n_eff = _kish_size(p, variance, total)
         if small_sample:
             n_eff *= (units - 1) / units
+    return _wilson_at(p, n_eff, confidence)
+
+
+def _kish_size(p: float, variance: float, cap: float) -> float:
+    """Kish's effective sample size ``p (1 - p) / variance``, capped at ``cap``, at least 1."""
+    return max(cap if variance <= 0.0 else min(cap, p * (1.0 - p) / variance), 1.0)
+
+
+def _wilson_at(p: float, n_eff: float, confidence: float) -> Interval:
+    """The Wilson interval of ``p`` at ``n_eff`` observations, kept in [0, 1] around ``p``."""
     low, high = wilson_bounds(p * n_eff, n_eff, 1.0 - confidence)
     low = min(max(float(low), 0.0), p)
     high = max(min(float(high), 1.0), p)

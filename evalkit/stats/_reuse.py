@@ -227,14 +227,8 @@ def split_reused_counting_by(
     """:func:`split_reused` of two frames, with each part's reused and matched pair counts.
 
     What :func:`split_reused_by` gives without building each part's frames: a part's rows
-    are the whole split's rows whose ``by`` is that value.
-
-    Args:
-        baseline: Validated rows of one side.
-        candidate: Validated rows of the other side.
-        keys: Columns that pair a row with its counterpart; they include ``by``.
-        by: The column that names a row's part (``condition``).
-        values: The parts wanted.
+    are the whole split's rows whose ``by`` is that value. The arguments are those of
+    :func:`split_reused_by`.
 
     Returns:
         The split of the whole, and for each value of ``values`` the ``len(reused)`` and

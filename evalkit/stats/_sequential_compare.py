@@ -60,6 +60,61 @@ class SequentialComparison(PairedComparison):
     adaptive: dict[str, Any] | None = None
     futility: dict[str, Any] | None = None
 
+    @classmethod
+    def from_looks(
+        cls,
+        side: PairedComparison,
+        looks: Sequence[Look],
+        *,
+        note: str,
+        confidence: float,
+        order: Sequence[str],
+        plan_effect: float | None,
+        futility_beta: float,
+        method: str = SEQUENTIAL_METHOD,
+        adaptive: dict[str, Any] | None = None,
+    ) -> SequentialComparison:
+        """The comparison whose interval and verdict are the last look's.
+
+        Args:
+            side: The fixed-design comparison whose other figures are carried along.
+            looks: Every look taken, in order (none: an inconclusive comparison).
+            note: The verdict's note (:func:`sequential_note`).
+            confidence: Level of the confidence sequence.
+            order: Case ids in the order they were drawn.
+            plan_effect: Planned effect of the futility boundary (None: no such boundary).
+            futility_beta: That boundary's error rate.
+            method: The interval's method.
+            adaptive: The adaptive-trials design, or None.
+
+        Returns:
+            The sequential comparison.
+        """
+        last = looks[-1] if looks else None
+        nan = float("nan")
+        bounds = (last.estimate, last.ci_low, last.ci_high) if last else (nan, nan, nan)
+        return cls(
+            **{f.name: getattr(side, f.name) for f in dataclasses.fields(PairedComparison)}
+            | {
+                "delta": Interval(*bounds, confidence, method),
+                "verdict": last.verdict if last else "inconclusive",
+                "verdict_note": note,
+            },
+            looks=tuple(looks),
+            stopped_at=last.n_cases if last is not None and last.settled else None,
+            method=method,
+            order=tuple(order),
+            adaptive=adaptive,
+            futility=None
+            if plan_effect is None
+            else {
+                "plan_effect": plan_effect,
+                "beta": futility_beta,
+                "boundary": 1.0 / futility_beta,
+                "wealth": last.futility_wealth if last is not None else None,
+            },
+        )
+
     @property
     def futile(self) -> bool:
         """True when the last look settled as futile (either futility rule)."""
@@ -262,34 +317,17 @@ def sequential_compare_tables(
             None if candidate is None else candidate[candidate["case_id"].isin(keep)],
         )
     last = looks[-1] if looks else None
-    delta = (
-        Interval(last.estimate, last.ci_low, last.ci_high, confidence, SEQUENTIAL_METHOD)
-        if last is not None
-        else Interval(float("nan"), float("nan"), float("nan"), confidence, SEQUENTIAL_METHOD)
-    )
-    settled = last is not None and last.settled
-    note = sequential_note(last, fixed.threshold, len(present))
-    return SequentialComparison(
-        **{f.name: getattr(side, f.name) for f in dataclasses.fields(PairedComparison)}
-        | {
-            "delta": delta,
-            "verdict": last.verdict if last else "inconclusive",
-            "verdict_note": note,
-        },
-        looks=tuple(looks),
-        stopped_at=last.n_cases if settled and last is not None else None,
-        order=tuple(drawn),
+    return SequentialComparison.from_looks(
+        side,
+        looks,
+        note=sequential_note(last, fixed.threshold, len(present)),
+        confidence=confidence,
+        order=drawn,
+        plan_effect=plan_effect,
+        futility_beta=futility_beta,
         adaptive=None
         if adaptive is None
         else {**adaptive.to_dict(), "bound": bound, "estimator": ADAPTIVE_ESTIMATOR},
-        futility=None
-        if plan_effect is None
-        else {
-            "plan_effect": plan_effect,
-            "beta": futility_beta,
-            "boundary": 1.0 / futility_beta,
-            "wealth": last.futility_wealth if last is not None else None,
-        },
     )
 
 

@@ -7,14 +7,12 @@ reports the work items they spend as well.
 
 from __future__ import annotations
 
-from typing import overload
-
 import numpy as np
 
 from evalkit._settings import ALPHA, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials
-from evalkit.stats._adaptive_power import AdaptivePlan, simulate_design
+from evalkit.stats._adaptive_power import simulate_design
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._power import DEFAULT_CONCENTRATION, _number
 from evalkit.stats._sequential import FUTILITY_BETA
@@ -28,69 +26,6 @@ from evalkit.stats._simulate import simulate_arms
 
 #: Trials per case and arm when neither ``n_trials`` nor a design says.
 DEFAULT_SIMULATED_TRIALS = 3
-
-
-@overload
-def simulate_sequential(
-    effect: float,
-    n_trials: int | None = ...,
-    *,
-    adaptive: None = ...,
-    baseline_rate: float = ...,
-    concentration: float = ...,
-    alpha: float = ...,
-    threshold: float | None = ...,
-    max_cases: int = ...,
-    round_size: int = ...,
-    plan_cases: int | None = ...,
-    n_sims: int = ...,
-    seed: int | None = ...,
-    plan_effect: float | None = ...,
-    futility_beta: float = ...,
-    coupling: float = ...,
-) -> SequentialPlan: ...
-
-
-@overload
-def simulate_sequential(
-    effect: float,
-    n_trials: int | None = ...,
-    *,
-    adaptive: AdaptiveTrials,
-    baseline_rate: float = ...,
-    concentration: float = ...,
-    alpha: float = ...,
-    threshold: float | None = ...,
-    max_cases: int = ...,
-    round_size: int = ...,
-    plan_cases: int | None = ...,
-    n_sims: int = ...,
-    seed: int | None = ...,
-    plan_effect: float | None = ...,
-    futility_beta: float = ...,
-    coupling: float = ...,
-) -> AdaptivePlan: ...
-
-
-@overload
-def simulate_sequential(
-    effect: float,
-    n_trials: int | None = ...,
-    *,
-    adaptive: AdaptiveTrials | None,
-    baseline_rate: float = ...,
-    concentration: float = ...,
-    alpha: float = ...,
-    threshold: float | None = ...,
-    max_cases: int = ...,
-    round_size: int = ...,
-    plan_cases: int | None = ...,
-    n_sims: int = ...,
-    seed: int | None = ...,
-    plan_effect: float | None = ...,
-    futility_beta: float = ...,
-    coupling: float = ...,
-) -> SequentialPlan: ...
 
 
 def simulate_sequential(
@@ -110,7 +45,7 @@ def simulate_sequential(
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
     coupling: float = 1.0,
-) -> SequentialPlan | AdaptivePlan:
+) -> SequentialPlan:
     """Simulate the sequential design: cases to the verdict, and which verdict.
 
     Each simulation draws ``max_cases`` cases of Miller's model
@@ -143,8 +78,8 @@ def simulate_sequential(
             (:func:`~evalkit.stats._simulate.simulate_arms`; 1 couples every case).
 
     Returns:
-        A :class:`SequentialPlan`; an :class:`AdaptivePlan` (with the work items) when
-        ``adaptive`` is given.
+        A :class:`SequentialPlan`; with ``adaptive``, an :class:`AdaptivePlan` (the
+        :class:`SequentialPlan` subclass that also counts the work items).
 
     Raises:
         InputError: A setting out of range (named), or ``n_trials`` other than the design's.
