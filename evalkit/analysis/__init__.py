@@ -21,6 +21,11 @@ if TYPE_CHECKING:
         side_line as side_line,
     )
     from evalkit.analysis._compare import compare
+    from evalkit.analysis._compare_metrics import (
+        CompareMetric,
+        CompareSides,
+        compare_report_metrics,
+    )
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
         CONFIRM_POWER as CONFIRM_POWER,
@@ -77,6 +82,8 @@ else:
 
 __all__ = [
     "CasePlan",
+    "CompareMetric",
+    "CompareSides",
     "ConfirmPlan",
     "FlaggedCase",
     "flagged_cases",
@@ -98,6 +105,7 @@ __all__ = [
     "TriggerMetric",
     "check_judge_calibration",
     "compare",
+    "compare_report_metrics",
     "next_step",
     "flips",
     "gate",
