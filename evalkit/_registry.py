@@ -58,6 +58,7 @@ PLUGIN_KINDS: Mapping[str, str] = {
     "importer": "evalkit.interop._import_registry:IMPORTERS",
     "optimizer": "evalkit.optimize._optimizer_registry:OPTIMIZERS",
     "suite_format": "evalkit.cases._suite_formats:SUITE_FORMATS",
+    "compare_metric": "evalkit.analysis._compare_metrics:COMPARE_METRICS",
 }
 
 

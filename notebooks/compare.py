@@ -377,6 +377,25 @@ display(item_browser(
 ))
 
 # %% [markdown]
+# ## Further metrics
+#
+# The metrics of the `compare_metric` plugin kind, as `evalkit.compare` computes them (`--json`
+# carries them as `report_metrics`); see docs/architecture.md, "Adding a metric to the compare
+# report".
+
+# %%
+import pandas as pd
+
+from evalkit.analysis import compare_report_metrics
+
+metrics = compare_report_metrics(result, view.baseline_rows, view.candidate_rows)
+display(html_table(
+    pd.DataFrame(list(metrics), columns=["label", "value", "description"]),
+    columns={"label": "metric", "value": "value", "description": "what it is"},
+    table_id="report-metrics", empty="No further metric is registered.",
+))
+
+# %% [markdown]
 # ## About this report
 
 # %%

@@ -108,6 +108,11 @@ DECLARED_STRING_EDGES: dict[tuple[str, str], str] = {
         "evalkit.cases._suite_formats",
     ): "the plugin registry's kind table (PLUGIN_KINDS) imports a kind's registry only when "
     "that kind is first asked for; the kind's registry imports the root module, not back",
+    (
+        "evalkit._registry",
+        "evalkit.analysis._compare_metrics",
+    ): "the plugin registry's kind table (PLUGIN_KINDS) imports a kind's registry only when "
+    "that kind is first asked for; the kind's registry imports the root module, not back",
 }
 
 # A string naming an evalkit module: ``evalkit.a.b``, ``evalkit.a.b:attr`` or ``evalkit.a.name``.

@@ -21,6 +21,11 @@ if TYPE_CHECKING:
         side_line as side_line,
     )
     from evalkit.analysis._compare import compare
+    from evalkit.analysis._compare_metrics import (
+        CompareMetric,
+        CompareSides,
+        compare_report_metrics,
+    )
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
         CONFIRM_POWER as CONFIRM_POWER,
@@ -85,6 +90,7 @@ else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
 
 __all__ = [
+    "CompareMetric",
     "ConfirmPlan",
     "CellExplanation",
     "Explanation",
@@ -98,6 +104,7 @@ __all__ = [
     "LiftResult",
     "check_judge_calibration",
     "compare",
+    "compare_report_metrics",
     "flips",
     "gate",
     "lift",

@@ -14,6 +14,7 @@ from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._compare_causes import compare_cause_changes
+from evalkit.analysis._compare_metrics import compare_report_metrics
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
@@ -195,7 +196,9 @@ def compare(
         # compared as a score; labelled with the lane metric it is
         result = dataclasses.replace(result, metric=lane_metric)  # type: ignore[arg-type]
     reasons, changes = _reasons(result, baseline, candidate, base, cand, conditions, runs_dir)
-    result = dataclasses.replace(result, case_reasons=reasons, failure_changes=changes)
+    first, second = _sides(base, cand, conditions)
+    result = dataclasses.replace(result, case_reasons=reasons, failure_changes=changes,
+                                 report_metrics=compare_report_metrics(result, first, second))
     check = check_judge_calibration(compared)
     if check is None:
         return result
@@ -216,18 +219,23 @@ def _reasons(
     See :func:`compare_reasons` and :func:`compare_cause_changes`.
     """
     base_scores = run_scores(baseline, runs_dir)
-    if cand is None:  # two conditions of one run
-        first, second = (conditions or ("", ""))[:2]
-        sides = (base[base["condition"] == first], base_scores,
-                 base[base["condition"] == second], base_scores)
-    else:
-        assert candidate is not None
-        sides = (_compared(base, conditions), base_scores, _compared(cand, conditions),
-                 run_scores(candidate, runs_dir))
+    first, second = _sides(base, cand, conditions)
+    cand_scores = base_scores if candidate is None else run_scores(candidate, runs_dir)
+    sides = (first, base_scores, second, cand_scores)
     # each side's failing rows' primary causes, found once for both tables
     causes = (_failing_causes(sides[0], sides[1]), _failing_causes(sides[2], sides[3]))
     return (compare_reasons(result.cases, *sides, within_run=cand is None, causes=causes),
             compare_cause_changes(*sides, causes=causes))
+
+
+def _sides(
+    base: pd.DataFrame, cand: pd.DataFrame | None, conditions: Sequence[str] | None
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The compared rows of each side (two conditions of one run: each condition's rows)."""
+    if cand is None:
+        first, second = (conditions or ("", ""))[:2]
+        return base[base["condition"] == first], base[base["condition"] == second]
+    return _compared(base, conditions), _compared(cand, conditions)
 
 
 def _failing_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> list[str]:

@@ -3,15 +3,55 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from typing import Any
 
 from evalkit.cli._common import add_common_options, eprint, pick, print_json
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.interop import (
     EXPORT_FORMATS,
     IMPORT_FORMATS,
+    TIMEOUT_POLICIES,
     ImportResult,
     export_run,
+    get_importer,
     import_results,
+    importer_names,
 )
+
+#: The built-in formats' options that have flags of their own (each ``dest`` is the field).
+_OPTION_FLAGS = ("condition_from", "scorer", "pass_threshold", "timeout_policy")
+
+
+class _ListOptions(argparse.Action):
+    """``--list-options [FORMAT]``: print the format's options (every format's) and exit."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        names = [values] if isinstance(values, str) else list(importer_names())
+        try:
+            for name in names:
+                importer = get_importer(name)
+                print(f"{importer.name}: {importer.what}")
+                for line in importer.option_lines() or ["(no options)"]:
+                    print(f"  {line}")
+        except EvalkitError as exc:
+            parser.exit(2, f"evalkit import: error: {exc}\n")
+        parser.exit(0)
+
+
+def _options_epilog() -> str:
+    """The built-in formats' options, for ``evalkit import --help``."""
+    lines = ["format options (--format-opt KEY=VALUE; --list-options FORMAT for their help):"]
+    for name in IMPORT_FORMATS:
+        fields = ", ".join(get_importer(name).options.model_fields)
+        lines.append(f"  {name}: {fields or '(none)'}")
+    return "\n".join(lines)
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -26,9 +66,18 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--format",
         required=True,
         help=f"input format: {', '.join(IMPORT_FORMATS)}, or one an installed package "
-        "registers (evalkit.importers entry points)",
+        "registers (importer.NAME in the evalkit.plugins entry-point group)",
     )
     p.add_argument("--run-id", required=True, help="id of the new run (never overwritten)")
+    p.add_argument(
+        "--format-opt", action="append", default=[], metavar="KEY=VALUE",
+        help="an option of the format (repeatable), validated against the format's options "
+        "model; the built-in formats' options are also the flags below",
+    )
+    p.add_argument(
+        "--list-options", nargs="?", action=_ListOptions, metavar="FORMAT",
+        help="print the options of FORMAT (default: of every format) and exit",
+    )
     p.add_argument(
         "--condition-from",
         metavar="SOURCE",
@@ -50,7 +99,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--timeout-policy",
-        choices=("graded", "failed", "error"),
+        choices=TIMEOUT_POLICIES,
         help="an agent timeout the tests still graded keeps their verdict (graded), fails "
         "(failed) or is an error; terminal-bench: default graded, as its leaderboard counts "
         "it; harbor: default failed, evalkit's rule",
@@ -59,6 +108,30 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
     p.add_argument("--suite", help="suite name to record (default: task, description or file)")
     add_common_options(p, main, runs_dir="where the run is written (default runs)")
+    p.epilog = _options_epilog()
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+
+
+def _format_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The format's options: its flags and each ``--format-opt KEY=VALUE`` (a string)."""
+    given = {name: value for name in _OPTION_FLAGS if (value := getattr(args, name)) is not None}
+    for pair in args.format_opt:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise ConfigError(
+                f"--format-opt {pair!r}: write KEY=VALUE (the options of --format "
+                f"{args.format}: evalkit import --list-options {args.format})",
+                setting="format_opt",
+            )
+        if key in given:
+            raise ConfigError(
+                f"--format-opt {key}: given twice (or also as --{key.replace('_', '-')}); "
+                "give it once",
+                setting=key,
+            )
+        given[key] = value
+    return given
 
 
 def _summary(result: ImportResult) -> None:
@@ -83,11 +156,10 @@ def _summary(result: ImportResult) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Import the files; print a summary (or the JSON object)."""
-    options = pick(
-        args, "runs_dir", "condition_from", "scorer", "lane", "suite", "pass_threshold",
-        "timeout_policy", "condition_map",
+    shared = pick(args, "runs_dir", "lane", "suite", "condition_map")
+    result = import_results(
+        args.files, args.format, args.run_id, **shared, options=_format_options(args)
     )
-    result = import_results(args.files, args.format, args.run_id, **options)
     for warning in result.warnings:
         eprint(f"warning: {warning}")
     if args.json:

@@ -4,8 +4,10 @@
 workspaces, Harbor trials and plain CSV/JSONL tables (the ``--format`` names of
 :data:`IMPORT_FORMATS`, plus the ``importer`` plugins of :func:`evalkit.register` and of the
 ``evalkit.plugins`` entry-point group) into an evalkit run; ``export_run`` writes a
-run in skill-creator's formats (:data:`EXPORT_FORMATS`). Runs are written and read through
-:mod:`evalkit.results`; an export's verdict is :func:`evalkit.analysis.compare`'s.
+run in skill-creator's formats (:data:`EXPORT_FORMATS`). A format declares its own options
+model (:class:`ImportOptions`), which ``evalkit import --format-opt KEY=VALUE`` fills. Runs
+are written and read through :mod:`evalkit.results`; an export's verdict is
+:func:`evalkit.analysis.compare`'s.
 """
 
 from typing import TYPE_CHECKING
@@ -19,9 +21,11 @@ if TYPE_CHECKING:
         ImportResult,
         import_results,
     )
+    from evalkit.interop._import_options import TIMEOUT_POLICIES as TIMEOUT_POLICIES, ImportOptions
     from evalkit.interop._import_registry import (
         Importer,
         ImportRequest,
+        get_importer as get_importer,
         importer_names as importer_names,
     )
 else:
@@ -29,6 +33,7 @@ else:
 
 __all__ = [
     "ExportResult",
+    "ImportOptions",
     "ImportRequest",
     "ImportResult",
     "Importer",

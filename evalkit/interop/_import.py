@@ -22,6 +22,7 @@ from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.interop._import_common import ParsedSource, SourceRow, expand_paths
 from evalkit.interop._import_conditions import parse_condition_map, rename_conditions
+from evalkit.interop._import_options import ImportOptions
 from evalkit.interop._import_registry import (
     BUILTIN_IMPORTERS,
     ImportRequest,
@@ -301,6 +302,7 @@ def import_results(
     pass_threshold: float | None = None,
     timeout_policy: str | None = None,
     condition_map: str | Mapping[str, str] | None = None,
+    options: Mapping[str, Any] | ImportOptions | None = None,
 ) -> ImportResult:
     r"""Create a run directory from results produced by another harness.
 
@@ -328,23 +330,30 @@ def import_results(
             (:func:`~evalkit.interop.importer_names`).
         run_id: Id of the new run; an existing run is never overwritten.
         runs_dir: Where the run directory is created.
-        condition_from: Where the condition comes from: Inspect ``model`` (default),
-            ``task_arg:NAME`` or ``metadata:NAME``; promptfoo ``prompt`` (the prompt label,
-            default) or ``provider``; Harbor ``skills`` (default), ``job`` or
-            ``task-path:REGEX``. Not used for CSV/JSONL (their ``condition`` column).
-        scorer: Inspect only: the scorer whose value gives ``passed`` and ``score`` (default:
-            the log's first scorer).
+        condition_from: An option of the formats that have it (as ``options``, given flat):
+            where the condition comes from: Inspect ``model`` (default), ``task_arg:NAME``
+            or ``metadata:NAME``; promptfoo ``prompt`` (the prompt label, default) or
+            ``provider``; Harbor ``skills`` (default), ``job`` or ``task-path:REGEX``;
+            Terminal-Bench ``run`` (default) or ``agent-kwarg:NAME``. Not used for CSV/JSONL
+            (their ``condition`` column).
+        scorer: Inspect's option, given flat: the scorer whose value gives ``passed`` and
+            ``score`` (default: the log's first scorer).
         lane: Lane of rows that do not carry one (default ``prompt``).
         suite: Suite name recorded in the rows (default: the Inspect task, the promptfoo
             description, or the file name).
-        pass_threshold: Harbor only: a verifier reward at or above it passes (default 1.0).
-        timeout_policy: Harbor and Terminal-Bench: what an agent timeout its tests still
-            graded becomes: ``graded`` (its verdict stands; Terminal-Bench's default),
-            ``failed`` (a timeout row; Harbor's default) or ``error`` (an error row).
+        pass_threshold: Harbor's option, given flat: a verifier reward at or above it passes
+            (default 1.0).
+        timeout_policy: Harbor's and Terminal-Bench's option, given flat: what an agent
+            timeout its tests still graded becomes: ``graded`` (its verdict stands;
+            Terminal-Bench's default), ``failed`` (a timeout row; Harbor's default) or
+            ``error`` (an error row).
         condition_map: Names for the conditions the source gives (``"VALUE=NAME,..."`` or
             ``{value: name}``, e.g. ``"http://localhost:9101=plugin,false=baseline"``): every
             condition of the rows must be named, and no two alike; the manifest keeps each
             one's ``source_value``.
+        options: The format's own options (:attr:`Importer.options`: a mapping of its
+            fields, e.g. ``{"condition_from": "task_arg:skill"}``, or the model itself); the
+            four above may be given here or flat, not both.
 
     Returns:
         An :class:`ImportResult`; ``.to_dict()`` is the ``evalkit import --json`` object.
@@ -352,7 +361,8 @@ def import_results(
     Raises:
         InputError: Unknown format, missing or malformed file (the message names the file, the
             line or field, and the fix), or two rows for one work item.
-        ConfigError: The run id exists or is not a plain name, or an option does not apply.
+        ConfigError: The run id exists or is not a plain name, or an option is not one of
+            the format's or has a bad value (the message names the format and the option).
 
     Examples:
         >>> import tempfile
@@ -371,19 +381,10 @@ def import_results(
             f"run id {run_id!r} must be a plain name (letters, digits, '.', '_', '-'), "
             "e.g. --run-id inspect-baseline"
         )
-    if condition_from is not None and "condition_from" not in importer.options:
-        takers = [n for n, i in BUILTIN_IMPORTERS.items() if "condition_from" in i.options]
-        raise ConfigError(
-            f"--condition-from applies to {', '.join(takers)} imports"
-            + (f"; {importer.condition_hint}" if importer.condition_hint else "")
-        )
-    if scorer is not None and "scorer" not in importer.options:
-        raise ConfigError("--scorer applies to inspect imports only")
-    if pass_threshold is not None and "pass_threshold" not in importer.options:
-        raise ConfigError("--pass-threshold applies to harbor imports only")
-    if timeout_policy is not None and "timeout_policy" not in importer.options:
-        takers = [n for n, i in BUILTIN_IMPORTERS.items() if "timeout_policy" in i.options]
-        raise ConfigError(f"--timeout-policy applies to {', '.join(takers)} imports")
+    format_options = importer.parse_options(_with_flat(options, {
+        "condition_from": condition_from, "scorer": scorer, "pass_threshold": pass_threshold,
+        "timeout_policy": timeout_policy,
+    }))
     run_dir = Path(runs_dir) / run_id
     if run_dir.exists():
         raise ConfigError(f"run '{run_id}' already exists in {runs_dir}; choose another --run-id")
@@ -394,10 +395,7 @@ def import_results(
             files=files,
             listed=listed,
             lane=lane,
-            condition_from=condition_from,
-            scorer=scorer,
-            pass_threshold=pass_threshold,
-            timeout_policy=timeout_policy,
+            options=format_options,
         )
     )
     originals = rename_conditions(parsed, names)
@@ -416,3 +414,30 @@ def import_results(
         warnings=tuple(parsed.warnings),
         manifest=written,
     )
+
+
+def _with_flat(
+    options: Mapping[str, Any] | ImportOptions | None, flat: Mapping[str, Any]
+) -> Mapping[str, Any] | ImportOptions | None:
+    """The format's options with the built-in formats' options given flat (None: not given).
+
+    Raises:
+        ConfigError: One option given both ways.
+    """
+    given = {name: value for name, value in flat.items() if value is not None}
+    if not given:
+        return options
+    if isinstance(options, ImportOptions):
+        raise ConfigError(
+            f"pass {', '.join(given)} inside `options` ({type(options).__name__}) or leave "
+            "`options` out, not both",
+            setting=next(iter(given)),
+        )
+    both = sorted(set(given) & set(options or {}))
+    if both:
+        raise ConfigError(
+            f"--{both[0].replace('_', '-')} is given twice (as an option of the format and "
+            "on its own); give it once",
+            setting=both[0],
+        )
+    return {**(options or {}), **given}

@@ -52,16 +52,12 @@ from evalkit.interop._import_common import (
     read_text,
     short_error,
 )
+from evalkit.interop._import_options import HarborOptions
 from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
-from evalkit.interop._import_terminal_bench import TIMEOUT_POLICIES, is_terminal_bench
+from evalkit.interop._import_terminal_bench import is_terminal_bench
 from evalkit.interop._import_transcripts import trial_response
 
-#: Default ``--pass-threshold``: a trial passes when its reward reaches 1.0.
-DEFAULT_PASS_THRESHOLD = 1.0
-#: Default ``--timeout-policy``: an agent timeout is a failure, as in evalkit's own runs, even
-#: when the verifier graded the trial afterwards (``graded`` keeps the verifier's verdict).
-DEFAULT_TIMEOUT_POLICY = "failed"
 TRIAL_FILE = "result.json"
 #: Terminal-Bench 1.0 names its results ``results.json``; they are recognised to say so.
 TERMINAL_BENCH_FILE = "results.json"
@@ -471,7 +467,7 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
 
     Args:
         request: The files (trial ``result.json`` files; a directory is listed for them),
-            ``condition_from``, ``pass_threshold`` and ``timeout_policy``.
+            and its :class:`~evalkit.interop._import_options.HarborOptions`.
 
     Returns:
         The rows, trials numbered by start time within (case, condition, provider).
@@ -479,17 +475,14 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
     Raises:
         InputError: Files that are not Harbor trial results, rewards outside [0, 1] (every
             bad trial named, up to :data:`~evalkit.interop._import_refusal.MAX_LISTED`, then
-            counted; nothing is imported), a bad ``--condition-from`` or timeout policy.
+            counted; nothing is imported), a bad ``--condition-from``.
     """
-    rule, pattern = _condition_rule(request.condition_from)
-    threshold = DEFAULT_PASS_THRESHOLD if request.pass_threshold is None else request.pass_threshold
-    if not 0.0 <= float(threshold) <= 1.0:
-        raise InputError(f"--pass-threshold must lie in [0, 1], got {threshold!r}")
-    policy = request.timeout_policy or DEFAULT_TIMEOUT_POLICY
-    if policy not in TIMEOUT_POLICIES:
-        raise InputError(
-            f"--timeout-policy must be one of {', '.join(TIMEOUT_POLICIES)}, got {policy!r}"
-        )
+    options = request.options_as(HarborOptions)
+    rule, pattern = _condition_rule(options.condition_from)
+    threshold = options.pass_threshold
+    # an agent timeout is a failure by default, as in evalkit's own runs, even when the
+    # verifier graded the trial afterwards (``graded`` keeps the verifier's verdict)
+    policy = options.timeout_policy
     _refuse_terminal_bench(request.files)
     files = [f for f in request.files if f not in request.listed or f.name == TRIAL_FILE]
     rows: list[tuple[tuple[Any, ...], SourceRow]] = []

@@ -6,6 +6,7 @@ Each adapter imports its format's module only when that format is read.
 from __future__ import annotations
 
 from evalkit.interop._import_common import ParsedSource
+from evalkit.interop._import_options import InspectOptions, PromptfooOptions
 from evalkit.interop._import_registry import ImportRequest
 
 
@@ -27,8 +28,9 @@ def read_inspect_logs(request: ImportRequest) -> ParsedSource:
     """``--format inspect``: Inspect AI ``.eval``/``.json`` logs."""
     from evalkit.interop._import_inspect import read_inspect
 
+    options = request.options_as(InspectOptions)
     return read_inspect(
-        request.files, request.listed, request.condition_from, request.scorer, request.lane
+        request.files, request.listed, options.condition_from, options.scorer, request.lane
     )
 
 
@@ -36,7 +38,8 @@ def read_promptfoo_results(request: ImportRequest) -> ParsedSource:
     """``--format promptfoo``: ``promptfoo eval -o results.json``."""
     from evalkit.interop._import_promptfoo import read_promptfoo
 
-    return read_promptfoo(request.files, request.listed, request.condition_from, request.lane)
+    options = request.options_as(PromptfooOptions)
+    return read_promptfoo(request.files, request.listed, options.condition_from, request.lane)
 
 
 def read_skill_creator_benchmark(request: ImportRequest) -> ParsedSource:

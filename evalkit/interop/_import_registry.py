@@ -14,6 +14,10 @@ As for every kind, ``--format package.module:IMPORTER`` that no source knows is 
 must name an :class:`Importer` (the kind's base: an instance declares itself), anything else
 is refused before it is used.
 
+A format declares its own options model (:attr:`Importer.options`, a subclass of
+:class:`~evalkit.interop.ImportOptions`), as a provider declares its settings; the reader
+finds them validated in :attr:`ImportRequest.options`.
+
 A reader takes an :class:`ImportRequest` and returns a
 :class:`~evalkit.interop._import_common.ParsedSource`; ``evalkit.import_results`` does the
 rest (keys, hashes, the run directory), whatever the format.
@@ -23,13 +27,22 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from evalkit._registry import Registry, import_attribute
 from evalkit.errors import ConfigError
 from evalkit.interop._import_common import ParsedSource
+from evalkit.interop._import_options import (
+    HarborOptions,
+    ImportOptions,
+    InspectOptions,
+    PromptfooOptions,
+    TerminalBenchOptions,
+)
+
+OptionsT = TypeVar("OptionsT", bound=ImportOptions)
 
 
 @dataclass(frozen=True)
@@ -41,21 +54,28 @@ class ImportRequest:
         listed: The subset found by listing a directory (a reader may skip those that turn
             out to be something else).
         lane: Lane of rows that do not carry one.
-        condition_from: Where the condition comes from (format-specific), or None.
-        scorer: The scorer that gives ``passed`` (Inspect), or None.
-        pass_threshold: A reward at or above it passes (Harbor), or None for the default.
-        timeout_policy: What a timed-out trial its tests still graded becomes (Harbor,
-            Terminal-Bench: ``graded``, ``failed`` or ``error``), or None for the format's
-            default.
+        options: The format's own options, validated: an instance of its
+            :attr:`Importer.options` model (read it with :meth:`options_as`).
     """
 
     files: list[Path]
     listed: set[Path]
     lane: str = "prompt"
-    condition_from: str | None = None
-    scorer: str | None = None
-    pass_threshold: float | None = None
-    timeout_policy: str | None = None
+    options: ImportOptions = field(default_factory=ImportOptions)
+
+    def options_as(self, kind: type[OptionsT]) -> OptionsT:
+        """The request's options as the format's model ``kind`` (its defaults if none given).
+
+        Raises:
+            TypeError: The options are another format's model.
+        """
+        if isinstance(self.options, kind):
+            return self.options
+        if type(self.options) is ImportOptions:
+            return kind()
+        raise TypeError(
+            f"the request holds {type(self.options).__name__}, not {kind.__name__}"
+        )
 
 
 Reader = Callable[[ImportRequest], ParsedSource]
@@ -71,9 +91,9 @@ class Importer:
         reader: The reader, or ``"package.module:function"`` imported on first use.
         suffixes: File name endings read from a directory (``.csv``; ``result.json``).
         what: What the files are, for messages (``"CSV files"``).
-        options: The options that apply (``condition_from``, ``scorer``, ``pass_threshold``,
-            ``timeout_policy``);
-            passing another is an error that says so.
+        options: The format's options model (a subclass of :class:`ImportOptions`, one field
+            per option; :class:`ImportOptions` itself for none): ``--format-opt KEY=VALUE``
+            and ``import_results(options=...)`` are validated against it.
         condition_hint: Why ``--condition-from`` does not apply, when it does not.
     """
 
@@ -81,7 +101,7 @@ class Importer:
     reader: Reader | str
     suffixes: tuple[str, ...]
     what: str
-    options: frozenset[str] = frozenset()
+    options: type[ImportOptions] = ImportOptions
     condition_hint: str = ""
 
     def read(self, request: ImportRequest) -> ParsedSource:
@@ -90,6 +110,77 @@ class Importer:
         if isinstance(reader, str):
             reader = import_attribute(reader, f"--format {self.name}")
         return reader(request)
+
+    def parse_options(
+        self, given: Mapping[str, Any] | ImportOptions | None = None
+    ) -> ImportOptions:
+        """The format's options object from ``given`` (a mapping of its fields, or the object).
+
+        Raises:
+            ConfigError: An option the format does not have, or a bad value: the message
+                names the format, the option and the fix.
+        """
+        if given is None:
+            return self.options()
+        if isinstance(given, ImportOptions):
+            if not isinstance(given, self.options):
+                raise ConfigError(
+                    f"--format {self.name} takes {self.options.__name__} options, not "
+                    f"{type(given).__name__}",
+                    setting="options",
+                )
+            return given
+        unknown = [key for key in given if key not in self.options.model_fields]
+        if unknown:
+            raise ConfigError(self._not_an_option(unknown[0]), setting=unknown[0])
+        try:
+            return self.options(**dict(given))
+        except ConfigError as exc:
+            field = exc.setting or next(iter(given), "")
+            value = given.get(field, "")
+            doc = self.options.model_fields[field].description if field in given else None
+            raise ConfigError(
+                f"--format {self.name}: option {field}={value}: {_problem(exc, field)}"
+                + (f" ({_one_line(doc)})" if doc else "")
+                + f"; see `evalkit import --list-options {self.name}`",
+                setting=field,
+            ) from None
+
+    def option_lines(self) -> list[str]:
+        """One line per option, ``NAME (default: VALUE): help``, for ``--list-options``."""
+        lines = []
+        for name, info in self.options.model_fields.items():
+            default = info.get_default(call_default_factory=True)
+            shown = "none" if default is None else str(default)
+            text = _one_line(info.description or "").replace("``", "")
+            lines.append(f"{name} (default: {shown}): {text}".rstrip(": "))
+        return lines
+
+    def _not_an_option(self, key: str) -> str:
+        """Why ``key`` is refused: the formats it applies to, or this format's options."""
+        takers = [n for n, i in BUILTIN_IMPORTERS.items() if key in i.options.model_fields]
+        own = ", ".join(self.options.model_fields) or "none"
+        if takers:
+            hint = self.condition_hint if key == "condition_from" else ""
+            return (
+                f"--{key.replace('_', '-')} applies to {', '.join(takers)} imports, not "
+                f"--format {self.name}" + (f"; {hint}" if hint else "")
+                + f" (its options: {own})"
+            )
+        return (
+            f"--format {self.name} has no option {key!r}; its options: {own} (see `evalkit "
+            f"import --list-options {self.name}`)"
+        )
+
+
+def _problem(exc: ConfigError, field: str) -> str:
+    """What is wrong with ``field``'s value, without the field name the message starts with."""
+    message = str(exc)
+    return message.removeprefix(f"{field}: ")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 _TABLE_HINT = "a CSV/JSONL gives the condition in its 'condition' column"
@@ -106,11 +197,11 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     ),
     "inspect": Importer(
         "inspect", "evalkit.interop._import_readers:read_inspect_logs", (".eval", ".json"),
-        "Inspect AI logs (.eval or .json)", frozenset({"condition_from", "scorer"}),
+        "Inspect AI logs (.eval or .json)", InspectOptions,
     ),
     "promptfoo": Importer(
         "promptfoo", "evalkit.interop._import_readers:read_promptfoo_results", (".json",),
-        "promptfoo results (.json)", frozenset({"condition_from"}),
+        "promptfoo results (.json)", PromptfooOptions,
     ),
     "skill-creator": Importer(
         "skill-creator", "evalkit.interop._import_readers:read_skill_creator_benchmark",
@@ -121,13 +212,13 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
     "harbor": Importer(
         "harbor", "evalkit.interop._import_harbor:read_harbor", ("result.json", "results.json"),
         "Harbor trial results (result.json in a job or trial directory)",
-        frozenset({"condition_from", "pass_threshold", "timeout_policy"}),
+        HarborOptions,
     ),
     "terminal-bench": Importer(
         "terminal-bench", "evalkit.interop._import_terminal_bench:read_terminal_bench",
         ("results.json",),
         "Terminal-Bench 1.0 results (a run directory, or its results.json files)",
-        frozenset({"condition_from", "timeout_policy"}),
+        TerminalBenchOptions,
     ),
 }
 

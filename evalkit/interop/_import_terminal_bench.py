@@ -51,13 +51,11 @@ from evalkit.interop._import_common import (
     short_error,
     source_text,
 )
+from evalkit.interop._import_options import TerminalBenchOptions
 from evalkit.interop._import_refusal import refusal
 from evalkit.interop._import_registry import ImportRequest
 from evalkit.interop._import_transcripts import trial_response
 
-TIMEOUT_POLICIES = ("graded", "failed", "error")
-#: An agent timeout the tests still graded keeps its verdict, as the leaderboard counts it.
-DEFAULT_TIMEOUT_POLICY = "graded"
 RUN_FILE = "results.json"
 METADATA_FILE = "run_metadata.json"
 POST_TEST_PANE = "panes/post-test.txt"
@@ -297,7 +295,7 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
 
     Args:
         request: The ``results.json`` files (a directory is listed for them),
-            ``condition_from`` and ``timeout_policy``.
+            and its :class:`~evalkit.interop._import_options.TerminalBenchOptions`.
 
     Returns:
         The rows, trials numbered by attempt, then start time, within (case, condition,
@@ -306,14 +304,13 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
     Raises:
         InputError: A file that is not Terminal-Bench output, invalid trials (all of them
             named, up to :data:`~evalkit.interop._import_refusal.MAX_LISTED`), a bad
-            ``--condition-from`` or timeout policy.
+            ``--condition-from``.
     """
-    rule, kwarg = _condition_rule(request.condition_from)
-    policy = request.timeout_policy or DEFAULT_TIMEOUT_POLICY
-    if policy not in TIMEOUT_POLICIES:
-        raise InputError(
-            f"--timeout-policy must be one of {', '.join(TIMEOUT_POLICIES)}, got {policy!r}"
-        )
+    options = request.options_as(TerminalBenchOptions)
+    rule, kwarg = _condition_rule(options.condition_from)
+    # an agent timeout the tests still graded keeps its verdict by default, as the
+    # leaderboard counts it
+    policy = options.timeout_policy
     problems: list[str] = []
     located: list[_Located] = []
     skipped = 0

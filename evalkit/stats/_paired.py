@@ -105,6 +105,9 @@ class PairedComparison:
         failure_changes: Failing items of the compared rows by outcome ("did not finish",
             "answered wrong") and primary cause on each side, ``{"outcome", "cause",
             "baseline", "candidate", "change"}`` records (:func:`evalkit.results.cause_changes`).
+        report_metrics: The compare report's further metrics (:func:`evalkit.analysis.compare`
+            on runs: one ``{"name", "label", "value", "description"}`` per metric of the
+            ``compare_metric`` plugin kind).
         next_step: Inconclusive verdicts of :func:`evalkit.analysis.compare`: what would
             settle it (``cases``, ``trials``, ``effect``, ``command``, ...; see
             :class:`evalkit.analysis.NextStep`); None otherwise.
@@ -166,6 +169,7 @@ class PairedComparison:
     next_step: dict[str, Any] | None = None
     case_reasons: tuple[dict[str, Any], ...] | None = None
     failure_changes: tuple[dict[str, Any], ...] | None = None
+    report_metrics: tuple[dict[str, Any], ...] = ()
     case_screen: pd.DataFrame | None = None
     case_correction: Correction = "fdr_bh"
     case_interaction: CaseInteraction | None = None
@@ -348,6 +352,7 @@ class PairedComparison:
             ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
             no outcome until a judge grades them). Each case carries ``"reasons"`` when
             ``case_reasons`` is set (see the attribute); ``"failure_changes"`` likewise.
+            ``"report_metrics"``: the compare report's further metrics (see the attribute).
             Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
@@ -428,6 +433,7 @@ class PairedComparison:
                     "scope": self.scope,
                     "judge_calibration": self.judge_calibration,
                     "failure_changes": self.failure_changes and list(self.failure_changes),
+                    "report_metrics": list(self.report_metrics),
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
                     "left_out_providers": [
