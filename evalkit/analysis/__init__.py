@@ -21,6 +21,10 @@ if TYPE_CHECKING:
         side_line as side_line,
     )
     from evalkit.analysis._compare import compare
+    from evalkit.analysis._confirm_allocation import (
+        allocate_confirmation as allocate_confirmation,
+        pilot_pairs as pilot_pairs,
+    )
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
         CONFIRM_POWER as CONFIRM_POWER,
