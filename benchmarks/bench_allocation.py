@@ -1,6 +1,6 @@
 """Work items to a verdict with Neyman allocation of trials, vs the fixed design and Wald's bound.
 
-Usage: python benchmarks/bench_allocation.py [--sims 200] [--seed 0] [--quick]
+Usage: python benchmarks/bench_allocation.py [--sims 200] [--seed 0] [--quick] [--design NAME]
 
 Suites (board-like): ``N`` cases of which a share is deterministic in both arms (half always
 pass, half always fail, in both conditions), the others with baseline pass rates uniform in
@@ -15,7 +15,9 @@ confidence sequence at alpha 0.05 (two-sided), threshold 2 pp, bets tuned for th
 design's pairs at ``K = 1``, budget 4 times those pairs, the planned-effect futility boundary
 at ``beta`` 0.2 (power about 0.8) and 0.05 (about 0.95). *uniform draws*: every case drawn with
 the same probability (``floor = 1``); *allocated*: the default :class:`NeymanAllocation`
-(``floor = 0.7``: 30 % of each draw's probability follows each case's estimated spread).
+(``floor = 0.7``: 30 % of each draw's probability follows each case's estimated spread);
+*screened after a 2-pair pilot*: uniform draws until twice ``N`` pairs are drawn, then a case
+whose pairs never differed gets only the floor's share (:func:`screen_rule`), floor 0.7.
 
 Baseline (**fixed design**): the cheapest design that runs ``n <= N`` cases drawn at random
 without replacement, ``K`` trials per case and arm (``K`` from 1 to 50), at alpha 0.05
@@ -156,13 +158,53 @@ def wald_items(suite: Suite, power: float, design: NeymanAllocation | None) -> f
     return 2 * needed / float(-best.fun)
 
 
+def screen_rule(pilot: int, floor: float):
+    """The issue's first rule: uniform draws for a pilot, then no more for cases that agreed.
+
+    While fewer than ``pilot * N`` pairs are drawn every case has probability ``1 / N``; after
+    that a case whose pairs have differed gets ``r_i = sqrt((s_i + 2 rho) / (n_i + 2))`` (as
+    the default allocation), a case none of whose pairs differed gets ``r_i = 0`` (the floor
+    alone), a case the pilot missed the pooled share of flipping cases times ``rho``; ``q_i =
+    floor / N + (1 - floor) r_i / sum r``. Every case keeps ``floor / N``, so the same
+    Horvitz-Thompson increments in ``[-1 / floor, 1 / floor]`` stay valid.
+    """
+
+    def rule(pairs: np.ndarray, differed: np.ndarray, net: np.ndarray) -> np.ndarray:
+        n_cases = len(pairs)
+        if pairs.sum() < pilot * n_cases:
+            return np.full(n_cases, 1.0 / n_cases)
+        flipped = differed > 0
+        rho = (1 + differed[flipped].sum()) / (2 + pairs[flipped].sum())
+        share = (flipped.sum() + 1) / ((pairs > 0).sum() + 2)
+        spread = np.where(
+            flipped,
+            np.sqrt((differed + 2 * rho) / (pairs + 2)),
+            np.where(pairs == 0, np.sqrt(rho * share), 0.0),
+        )
+        if spread.sum() == 0:
+            return np.full(n_cases, 1.0 / n_cases)
+        return np.asarray(floor / n_cases + (1 - floor) * spread / spread.sum())
+
+    return rule
+
+
+#: The designs of the table: label, allocation, and a rule replacing its probabilities.
+DESIGNS = (
+    ("uniform draws", NeymanAllocation(floor=1.0), None),
+    ("allocated", NeymanAllocation(), None),
+    ("screened after a 2-pair pilot", NeymanAllocation(), screen_rule(2, 0.7)),
+)
+
+
 def main() -> None:
     """Print the table of BENCHMARKS.md's section on Neyman allocation."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sims", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="one suite, one beta")
+    parser.add_argument("--design", action="append", help="only this design (repeatable)")
     args = parser.parse_args()
+    designs = [d for d in DESIGNS if not args.design or d[0] in args.design]
     suites = [
         make_suite(100, share, 0.05, shape)
         for share in (0.3, 0.6)
@@ -182,10 +224,7 @@ def main() -> None:
     for suite in suites:
         plan = planned_pairs(suite)
         for beta in betas:
-            for label, design in (
-                ("uniform draws", NeymanAllocation(floor=1.0)),
-                ("allocated", NeymanAllocation()),
-            ):
+            for label, design, rule in designs:
                 started = time.perf_counter()
                 settings = dict(
                     design=design,
@@ -195,6 +234,7 @@ def main() -> None:
                     plan_effect=float(np.mean(suite.candidate - suite.baseline)),
                     futility_beta=beta,
                     n_sims=args.sims,
+                    rule=rule,
                 )
                 alt = simulate_allocation(
                     suite.baseline, suite.candidate, seed=args.seed, **settings

@@ -26,6 +26,10 @@ if TYPE_CHECKING:
         CompareSides,
         compare_report_metrics,
     )
+    from evalkit.analysis._confirm_allocation import (
+        allocate_confirmation as allocate_confirmation,
+        pilot_pairs as pilot_pairs,
+    )
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
         CONFIRM_POWER as CONFIRM_POWER,

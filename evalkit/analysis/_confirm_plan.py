@@ -28,6 +28,8 @@ from evalkit.stats import PairedComparison, adjust_pvalues, trials_to_confirm
 CONFIRM_POWER = 0.8
 #: Cap on the trials per side of one confirmed case.
 CONFIRM_MAX_TRIALS = 40
+#: Words of the note on cases the cap on trials holds below the target power.
+CAP_NOTE = "(the cap) stay below"
 #: Standard errors the screened change is moved toward zero before planning (winner's curse).
 SHRINK_SE = 1
 
@@ -156,6 +158,9 @@ class CasePlan:
         trials: Trials per side.
         power: The exact power at those trials and the Holm level of the plan's first step.
         capped: True when the cap on trials was reached below the target power.
+        share: Under allocation, the case's share of the trials (None: the power plan).
+        pilot_pairs: Under allocation, the screen's pairs of the case.
+        pilot_differed: Of those, the pairs that differed.
     """
 
     case_id: str
@@ -165,6 +170,9 @@ class CasePlan:
     trials: int
     power: float
     capped: bool
+    share: float | None = None
+    pilot_pairs: int | None = None
+    pilot_differed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The case's plan as JSON values."""
@@ -185,6 +193,8 @@ class ConfirmPlan:
         max_trials: Cap on the trials per side.
         budget: The budget of items (None: none).
         notes: What the plan could not do as asked.
+        allocation: How the trials were spread over the cases when not by each case's power
+            (``--allocate-trials``: :func:`~evalkit.analysis.allocate_confirmation`).
     """
 
     cases: tuple[CasePlan, ...]
@@ -196,6 +206,7 @@ class ConfirmPlan:
     max_trials: int
     budget: int | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    allocation: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as JSON values (``price`` with its ``text``)."""
@@ -264,8 +275,8 @@ def plan_confirmation(
     capped = [c.case_id for c in cases if c.capped and c.trials == max_trials]
     if capped:
         notes.append(
-            f"{', '.join(capped)}: {max_trials} trials per side (the cap) stay below "
-            f"{power:.0%} power for the screened effect; raise --max-trials for more"
+            f"{', '.join(capped)}: {max_trials} trials per side {CAP_NOTE} {power:.0%} "
+            "power for the screened effect; raise --max-trials for more"
         )
     return ConfirmPlan(
         cases=cases,

@@ -22,6 +22,7 @@ from evalkit.cli._common import (
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
+    from evalkit.analysis import CasePlan
     from evalkit.sequential import ConfirmResult
 
 
@@ -53,6 +54,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--power", type=float, default=None, help="power each case is planned for (default 0.8)"
     )
+    p.add_argument(
+        "--allocate-trials", action=argparse.BooleanOptionalAction, default=True,
+        help="spread the plan's items over the cases by their pilot spread (Neyman "
+        "allocation: a case whose screened pairs never differed gets the floor's share; "
+        "the default); --no-allocate-trials: each case at the trials of its own power plan",
+    )  # fmt: skip
     ALPHA.add_argument(p)
     THRESHOLD.add_argument(p)
     add_provider_options(
@@ -87,6 +94,7 @@ def confirm_main(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         threshold=args.threshold,
         dry_run=args.dry_run,
+        allocate_trials=args.allocate_trials,
         **{k: v for k, v in (("max_trials", args.max_trials), ("power", args.power))
            if v is not None},
     )  # fmt: skip
@@ -163,16 +171,27 @@ def _print_plan(result: ConfirmResult, out: TextIO) -> None:
             f"verdicts on the new trials alone, Holm at {plan.alpha:g} over these cases:",
             file=out,
         )
+        if plan.allocation is not None:
+            print(f"trials spread by {plan.allocation}: each case's share of the "
+                  f"{plan.items // 2:,} trials per side from its screened pairs", file=out)
         for case in plan.cases:
             print(
                 f"  {_safe(case.case_id)}: {case.trials} trials per side (planned at "
                 f"{case.baseline_rate:.0%} -> {case.candidate_rate:.0%}: power "
-                f"{case.power:.0%})",
+                f"{case.power:.0%}){_share(case)}",
                 file=out,
             )
         print(f"price: {plan.price.text()}", file=out)
     for note in result.notes:
         print(f"note: {_safe(note)}", file=out)
+
+
+def _share(case: CasePlan) -> str:
+    """A case's allocation: its share and the pilot pairs it came from (empty: none)."""
+    if case.share is None:
+        return ""
+    return (f"; share {case.share:.1%}, {case.pilot_differed} of {case.pilot_pairs} "
+            "screened pairs differed")
 
 
 def _print_verdicts(result: ConfirmResult, out: TextIO) -> None:

@@ -31,8 +31,10 @@ from evalkit.analysis import (
     CONFIRM_POWER,
     ConfirmPlan,
     FlaggedCase,
+    allocate_confirmation,
     compare,
     flagged_cases,
+    pilot_pairs,
     plan_confirmation,
     screened_case,
     strongest_cases,
@@ -82,6 +84,10 @@ class ConfirmConfig(Options):
     """Practical threshold of "improved"."""
     dry_run: bool = False
     """Plan and price only: run nothing."""
+    allocate_trials: bool = True
+    """Spread the plan's items over its cases by their pilot spread (the screen's pairs), with
+    :class:`~evalkit.stats.NeymanAllocation` (:func:`~evalkit.analysis.allocate_confirmation`);
+    False: every case at the trials of its own power plan."""
 
 
 @dataclass(frozen=True)
@@ -196,11 +202,15 @@ def confirm(
         screen = tuple(sorted(named, key=lambda c: (c.p_value, c.case_id)))
     else:
         screen = flagged_cases(screen_result, options.alpha)
-    rows = _screened_rows(base_dir, cand_dir, base_cond, cand_cond)
+    base_rows, cand_rows = _screened_sides(base_dir, cand_dir, base_cond, cand_cond)
+    rows = pd.concat([base_rows, cand_rows], ignore_index=True)
     plan = plan_confirmation(
         screen, rows, alpha=options.alpha, power=options.power, max_trials=options.max_trials,
         threshold=options.threshold, budget=options.budget, concurrency=config.concurrency,
     )  # fmt: skip
+    if options.allocate_trials:
+        pairs, differed = pilot_pairs(base_rows, cand_rows, [c.case_id for c in plan.cases])
+        plan = allocate_confirmation(plan, pairs, differed, threshold=options.threshold)
     manifests = (_manifest(base_dir), _manifest(cand_dir))
     provider = _provider(config.provider, manifests)
     run_id = config.run_id or datetime.now().strftime("%Y%m%d-%H%M%S-confirm-") + token_hex(2)
@@ -307,13 +317,13 @@ def _sides(
     return shared[0], shared[0], tuple(shared)
 
 
-def _screened_rows(base_dir: Path, cand_dir: Path, base_cond: str, cand_cond: str) -> pd.DataFrame:
+def _screened_sides(
+    base_dir: Path, cand_dir: Path, base_cond: str, cand_cond: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The screen's baseline rows and its candidate rows."""
     base = load_results(base_dir, what="baseline")
     cand = base if cand_dir == base_dir else load_results(cand_dir, what="candidate")
-    return pd.concat(
-        [base[base["condition"] == base_cond], cand[cand["condition"] == cand_cond]],
-        ignore_index=True,
-    )
+    return base[base["condition"] == base_cond], cand[cand["condition"] == cand_cond]
 
 
 def _provider(given: str | None, manifests: tuple[Manifest, ...]) -> str:
@@ -439,4 +449,6 @@ def _record(
         "cases": {c.case_id: c.trials for c in result.plan.cases},
         "dropped": [c.case_id for c in result.plan.dropped],
     }
+    if result.plan.allocation is not None:
+        record["allocation"] = result.plan.allocation
     write_manifest(run_dir, manifest.model_copy(update={"confirm": record}))
