@@ -21,7 +21,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from statsmodels.stats.multitest import multipletests
 
 from evalkit._display import rich_html
@@ -29,7 +29,6 @@ from evalkit._git import git_sha
 from evalkit._options import Options, options_error
 from evalkit._percent import percent
 from evalkit._plain import plain_fields
-from evalkit._settings import ALPHA, N_RESAMPLES, SEED, THRESHOLD, Alpha, Threshold
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
@@ -38,8 +37,7 @@ from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_manifest, load_results, resolve_run_dir
 from evalkit.stats import (
-    Correction,
-    Metric,
+    CompareOptions,
     PairedComparison,
     ReuseSplit,
     compare_tables,
@@ -78,10 +76,10 @@ class GatePolicy(Options):
     """The gate policy (``--policy gate.yaml``)."""
 
 
-    metric: Metric = "passed"
-    """Compared value: pass rate or score."""
-    threshold: Threshold = THRESHOLD.default
-    """Practical threshold (5 pp) used by the verdicts, in [0, 1]."""
+    compare: CompareOptions = CompareOptions(case_correction="holm")
+    """How the paired comparison decides (metric, practical threshold, per-case level and
+    correction, seed, ...): a policy file's ``compare:`` mapping. Its ``case_correction``
+    follows ``correction`` unless given, so the gate's case screen stays family-wise (Holm)."""
     conditions: tuple[str, ...] = ()
     """Conditions to gate on (empty: every condition both runs have)."""
     tiers: dict[str, Tier] = Field(
@@ -105,16 +103,18 @@ class GatePolicy(Options):
     under the strict flake policy, on any drop from all-pass)."""
     budgets: Budgets = Budgets()
     """Cost, latency and token budgets."""
-    alpha: Alpha = ALPHA.default
-    """Per-case significance level after correction."""
-    correction: Correction = "holm"
-    """Multiplicity correction across cases (statsmodels ``multipletests`` method)."""
-    seed: int = SEED.default
-    """Bootstrap seed."""
     allow_uncalibrated_judge: bool = False
     """Release even when judged expectations behind the verdict come from a judge with no
     stored calibration, or one whose kappa lower bound is below the suite's ``min_kappa``
     (the decision still reports it)."""
+
+    @field_validator("compare")
+    @classmethod
+    def _confirmatory(cls, options: CompareOptions) -> CompareOptions:
+        """The case screen's correction is the per-case one unless set on its own."""
+        if "case_correction" in options.model_fields_set:
+            return options
+        return options.model_copy(update={"case_correction": options.correction})
 
 
 def load_policy(path: str | os.PathLike[str] | None) -> GatePolicy:
@@ -353,7 +353,7 @@ def gate(
     policy: GatePolicy | str | os.PathLike[str] | None = None,
     tier: str | None = None,
     ledger: str | os.PathLike[str] | None = None,
-    n_resamples: int = N_RESAMPLES.default,
+    n_resamples: int | None = None,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
 ) -> GateResult:
@@ -373,7 +373,7 @@ def gate(
         policy: A :class:`GatePolicy`, a policy file, or None for the defaults.
         tier: Tier name (default: the policy's ``default_tier``).
         ledger: JSONL file the decision is appended to.
-        n_resamples: Bootstrap replicates.
+        n_resamples: Bootstrap replicates (None: the policy's ``compare.n_resamples``).
         runs_dir: Where run ids are looked up.
         providers: Gate only these providers (``"P,Q"`` or a sequence; default all).
 
@@ -407,17 +407,10 @@ def gate(
         # copies are taken out per trial, before trials are folded into one strict row
         reused = _split_copies(base, cand)
         compared_base, compared_cand = _strict(reused.baseline), _strict(reused.candidate)
-    result = compare_tables(
-        compared_base,
-        compared_cand,
-        metric=rules.metric,
-        threshold=rules.threshold,
-        n_resamples=n_resamples,
-        seed=rules.seed,
-        alpha=rules.alpha,
-        correction=rules.correction,
-        case_correction=rules.correction,  # the gate stays confirmatory (Holm by default)
+    options = rules.compare if n_resamples is None else CompareOptions(
+        **{**rules.compare.model_dump(), "n_resamples": n_resamples}
     )
+    result = compare_tables(compared_base, compared_cand, options=options)
     if reused is not None and len(reused.reused):
         note = reused_note(len(reused.reused), reused.n_pairs)
         result = dataclasses.replace(result, reused_items=len(reused.reused), reuse_note=note)
@@ -439,7 +432,7 @@ def gate(
     if not np.isfinite(d.estimate):
         delta_text = "no delta: no pair is evidence"
     if result.verdict == "regressed":
-        reasons.append(f"overall {rules.metric} regressed ({delta_text})")
+        reasons.append(f"overall {rules.compare.metric} regressed ({delta_text})")
     regressed = result.regressed_cases
     if rules.block_on_case_regressions and regressed:
         reasons.append(f"{len(regressed)} case(s) regressed ({_names(regressed)})")
@@ -497,7 +490,7 @@ def gate(
         "candidate_run": cand_id,
         "dataset_version": cand_version,
         "baseline_dataset_version": base_version,
-        "metric": rules.metric,
+        "metric": rules.compare.metric,
         "delta": d.estimate,
         "ci_low": d.ci_low,
         "ci_high": d.ci_high,
@@ -601,6 +594,7 @@ def _safety_regressions(cand: pd.DataFrame, cases: pd.DataFrame, rules: GatePoli
     if rules.flake_policy == "strict":
         dropped = rows[(rows["baseline_rate"] == 1.0) & (rows["candidate_rate"] < 1.0)]
         return sorted(set(dropped["case_id"].astype(str)))
-    adjusted = multipletests(rows["p_value"].to_numpy(float), alpha=rules.alpha, method="holm")[1]
-    hit = (adjusted < rules.alpha) & (rows["estimate"].to_numpy(float) < 0)
+    alpha = rules.compare.alpha
+    adjusted = multipletests(rows["p_value"].to_numpy(float), alpha=alpha, method="holm")[1]
+    hit = (adjusted < alpha) & (rows["estimate"].to_numpy(float) < 0)
     return sorted(set(rows.loc[hit, "case_id"].astype(str)))

@@ -39,11 +39,11 @@ def test_the_threshold_rule_is_the_same_for_the_gate_policy_and_the_optimiser(
     tmp_path: Path,
 ) -> None:
     policy = tmp_path / "gate.yaml"
-    policy.write_text("threshold: 1.5\n", encoding="utf-8")
+    policy.write_text("compare:\n  threshold: 1.5\n", encoding="utf-8")
     rule = r"--threshold / threshold must be a number in \[0, 1\]"
     with pytest.raises(InputError, match=f"threshold: .*{rule}"):
         load_policy(policy)
-    assert load_policy(None).threshold == DEFAULT_THRESHOLD
+    assert load_policy(None).compare.threshold == DEFAULT_THRESHOLD
     with pytest.raises(ConfigError, match=r"must be a number in \[0, 1\]"):
         OptimizeConfig(skill="s", optimizer="command:true", threshold=-0.1)
     assert OptimizeConfig(skill="s", optimizer="command:true").threshold == DEFAULT_THRESHOLD
