@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from evalkit.analysis._compare import compare
     from evalkit.analysis._compare_metrics import (
         CompareMetric,
-        CompareSides,
+        CompareSides as CompareSides,
         compare_report_metrics,
     )
     from evalkit.analysis._confirm_allocation import (
