@@ -78,6 +78,7 @@ def test_compare_to_dict_has_the_design_shape() -> None:
     extended |= {"equivalence"}  # "no practical difference" beside the three-way verdict
     extended |= {"named_cases", "case_summary", "case_screen", "case_interaction"}  # pooled
     extended |= {"failure_changes"}  # failing items by outcome and cause, baseline -> candidate
+    extended |= {"report_metrics"}  # the compare_metric plugins: [{name, label, value, ...}]
     assert set(out) == TOP_KEYS | extended  # the contract's keys, extended
     assert (out["ungraded_items"], out["ungraded_note"]) == (0, "")
     assert (out["baseline_label"], out["candidate_label"]) == ("baseline", "candidate")
