@@ -139,19 +139,28 @@ def allocate_confirmation(
     trials = apportion(total, shares, MIN_TRIALS, plan.max_trials)
     level = plan.alpha / len(plan.cases)
     cases = tuple(
-        _at(case, int(k), float(q), level, threshold, plan.max_trials, n, s)
+        _at(case, int(k), float(q), (level, plan.power), threshold, plan.max_trials, n, s)
         for case, k, q, n, s in zip(plan.cases, trials, shares, pairs, differed, strict=True)
     )
     notes = [n for n in plan.notes if CAP_NOTE not in n]  # the power plan's caps moved
-    below = [c.case_id for c in cases if c.power < plan.power]
-    if below:
+    capped = [c.case_id for c in cases if c.capped]
+    if capped:
         notes.append(
-            f"{', '.join(below)}: below {plan.power:.0%} power at their share of the trials "
+            f"{', '.join(capped)}: {plan.max_trials} trials per side {CAP_NOTE} "
+            f"{plan.power:.0%} power for the screened effect; raise --max-trials for more"
+        )
+    lowered = [
+        c.case_id for c, own in zip(cases, plan.cases, strict=True)
+        if c.power < plan.power and c.power < own.power - 1e-9 and not c.capped
+    ]  # fmt: skip
+    if lowered:
+        notes.append(
+            f"{', '.join(lowered)}: below {plan.power:.0%} power at their share of the trials "
             "(spread by the screened pairs); --no-allocate-trials plans each case at its power"
         )
     return dataclasses.replace(  # the same items: the plan's total is within the bounds
         plan, cases=cases, notes=tuple(notes),
-        allocation=f"Neyman allocation by pilot spread (floor {design.floor:g})",
+        allocation=f"Neyman allocation of the screened pairs (floor {design.floor:g})",
     )  # fmt: skip
 
 
@@ -159,18 +168,19 @@ def _at(
     case: CasePlan,
     trials: int,
     share: float,
-    level: float,
+    target: tuple[float, float],
     threshold: float,
     max_trials: int,
     pairs: float,
     differed: float,
 ) -> CasePlan:
+    level, goal = target  # Holm's first level, the plan's power
     power = fisher_power(case.baseline_rate, case.candidate_rate, trials, level, threshold)
     return dataclasses.replace(
         case,
         trials=trials,
         power=power,
-        capped=trials >= max_trials and power < case.power,
+        capped=trials >= max_trials and power < goal,
         share=share,
         pilot_pairs=int(pairs),
         pilot_differed=int(differed),

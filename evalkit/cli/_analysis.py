@@ -461,8 +461,9 @@ def _confirm_line(args: argparse.Namespace, result: PairedComparison) -> str:
                 "more trials a side (at least 4; 8-10 is typical, e.g. Inspect's --epochs), "
                 "import those logs and compare again")
     return (f"follow-up: {shlex.join(command)} --suite SUITE --dry-run  (reruns only {what} "
-            "on fresh samples, both sides' stored skill texts, and prices it before spending; "
-            "drop --dry-run to run it)")
+            "on fresh samples, both sides' stored skill texts, its trials spread over them by "
+            "Neyman allocation of their screened pairs, and prices it before spending; drop "
+            "--dry-run to run it)")
 
 
 def _imported_formats(args: argparse.Namespace, runs: list[str]) -> list[str]:

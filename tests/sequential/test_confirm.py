@@ -226,3 +226,24 @@ def test_a_module_spec_recorded_as_provider_is_never_imported(
     stderr = _refused(runs)
     assert "--provider" in stderr
     assert not marker.exists()
+
+
+def test_the_default_plan_spreads_the_items_by_the_screened_pairs(screened: Path) -> None:
+    """A named case that never differed in the screen gets the floor's share, not the cap."""
+    args = ("--dry-run", "--case", BROKEN[0], "--case", "shell-quote-filenames")
+    own = _confirm(screened, *args, "--no-allocate-trials")["plan"]
+    spread = _confirm(screened, *args)["plan"]
+    assert own["allocation"] is None and all(c["share"] is None for c in own["cases"])
+    assert spread["allocation"].startswith("Neyman allocation")
+    assert sum(c["trials"] for c in spread["cases"]) == sum(c["trials"] for c in own["cases"])
+    by_case = {c["case_id"]: c for c in spread["cases"]}
+    quiet = by_case["shell-quote-filenames"]
+    assert quiet["pilot_differed"] == 0 and quiet["pilot_pairs"] == 20
+    assert by_case[BROKEN[0]]["pilot_differed"] > 0
+    assert by_case[BROKEN[0]]["trials"] > quiet["trials"] >= 2
+    assert 0.35 <= quiet["share"] < 0.5  # about the floor's share, 0.7 / 2
+    text = evalkit_cli("confirm", "before", "after", "--suite", DEMO, "--runs-dir", screened,
+                       *args)  # fmt: skip
+    assert text.returncode == 0, text.stderr
+    assert "trials spread by Neyman allocation of the screened pairs" in text.stdout
+    assert "0 of 20 screened pairs differed" in text.stdout
