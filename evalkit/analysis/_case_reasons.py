@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evalkit.results import (
@@ -85,25 +86,31 @@ def case_reasons(
     counts = sizes.rename("n").reset_index().sort_values(
         [*units, "n", "cause"], ascending=[True] * len(units) + [False, True], kind="stable"
     )
-    summary: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for record in counts.to_dict(orient="records"):
-        key = tuple(record[u] for u in units)
-        entry = summary.setdefault(key, {"failing": 0, "causes": {}, "top": record["cause"]})
-        entry["failing"] += int(record["n"])
-        entry["causes"][str(record["cause"])] = int(record["n"])
-    top = frame.assign(_top=[summary[tuple(r)]["top"] for r in frame[units].itertuples(
-        index=False)])
-    examples = failed[(top["cause"] == top["_top"]).to_numpy()].drop_duplicates(units)
-    lines = item_reasons(examples, scores)["reason"].tolist()
-    for unit, line in zip(examples[units].itertuples(index=False), lines, strict=True):
-        summary[tuple(unit)]["example"] = line
-    keys = [tuple(r) for r in out[units].itertuples(index=False)]
-    out["failing"] = [summary.get(k, {}).get("failing", 0) for k in keys]
+    # one row per unit that failed, in the order of ``counts`` (most frequent cause first)
+    grouped = counts.groupby(units, sort=False, dropna=False)
+    unit_of = grouped.ngroup().to_numpy()
+    causes_of: list[dict[str, int]] = [{} for _ in range(grouped.ngroups)]
+    for unit, cause, n in zip(unit_of, counts["cause"].astype(str).to_numpy(dtype=object),
+                              counts["n"].to_numpy(), strict=True):
+        causes_of[unit][cause] = int(n)
+    summary = counts.drop_duplicates(units)[[*units, "cause"]].rename(columns={"cause": "_top"})
+    summary = summary.reset_index(drop=True)
+    top = frame.merge(summary, on=units, how="left")["_top"].to_numpy(dtype=object)
+    examples = failed[frame["cause"].to_numpy(dtype=object) == top].drop_duplicates(units)
+    lines = examples[units].assign(example=item_reasons(examples, scores)["reason"].to_numpy())
+    summary = summary.assign(
+        failing=np.bincount(unit_of, weights=counts["n"].to_numpy()).astype(int),
+        causes=pd.Series(causes_of, dtype=object),
+    ).merge(lines, on=units, how="left")
+    joined = out[units].merge(summary, on=units, how="left")
+    out["failing"] = joined["failing"].fillna(0).astype(int).to_numpy()
     out["causes"] = pd.Series(
-        [summary.get(k, {}).get("causes", {}) for k in keys], index=out.index, dtype=object
+        [c if isinstance(c, dict) else {} for c in joined["causes"]], index=out.index,
+        dtype=object,
     )
     out["example"] = pd.Series(
-        [summary.get(k, {}).get("example") for k in keys], index=out.index, dtype=object
+        [None if e is None or e != e else e for e in joined["example"]], index=out.index,
+        dtype=object,
     )
     return out
 

@@ -189,7 +189,9 @@ def _between(diff: np.ndarray, weight: np.ndarray, stratum: np.ndarray) -> np.nd
     if diff.ndim == 1:
         centre = np.bincount(stratum, weights=weight * diff) / total_w
         return np.asarray(np.sum(weight * (diff - centre[stratum]) ** 2))
-    sums = np.zeros((diff.shape[0], len(total_w)))
-    np.add.at(sums.T, stratum, (weight * diff).T)
-    centre = sums / total_w
+    # per row and stratum, summed in the order of np.add.at (same bits) by one bincount
+    rows, n_strata = diff.shape[0], len(total_w)
+    cell = (np.arange(rows)[:, None] * n_strata + stratum[None, :]).ravel()
+    sums = np.bincount(cell, weights=(weight * diff).ravel(), minlength=rows * n_strata)
+    centre = sums.reshape(rows, n_strata) / total_w
     return np.asarray(np.sum(weight * (diff - centre[:, stratum]) ** 2, axis=1))
