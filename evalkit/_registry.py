@@ -161,6 +161,21 @@ def check_declared(
     )
 
 
+def not_an_instance(found: Any, spec: str, label: str, public: str) -> ConfigError:
+    """The error for an entry of an instance kind that is not an instance of the kind's type.
+
+    Args:
+        found: What a registration or a spec gave.
+        spec: Where it came from (``package.module:attribute``).
+        label: What asked for it, starting the message (``--format NAME``).
+        public: The type as a user imports it (``an evalkit.interop.Importer``).
+
+    Returns:
+        The :class:`ConfigError` to raise (exit 2).
+    """
+    return ConfigError(f"{label}: '{spec}' is a {type(found).__name__}, not {public}")
+
+
 def import_attribute(spec: str, label: str) -> Any:
     """Import ``package.module:attribute``.
 

@@ -112,7 +112,7 @@ def test_one_error_for_an_unknown_name_and_for_a_bad_spec() -> None:
 
 def test_every_kind_is_one_registry_under_one_group() -> None:
     kinds = {kind: registry(kind) for kind in PLUGIN_KINDS}
-    assert set(kinds) == {"provider", "importer", "optimizer", "suite_format"}
+    assert set(kinds) == {"provider", "importer", "optimizer", "suite_format", "compare_metric"}
     assert all(isinstance(found, Registry) for found in kinds.values())
     assert {found.kind for found in kinds.values()} == set(kinds)
     assert {found.group for found in kinds.values()} == {ENTRY_POINT_GROUP}

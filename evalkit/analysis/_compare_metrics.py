@@ -21,8 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._registry import Registry, import_attribute
-from evalkit.errors import ConfigError
+from evalkit._registry import Registry, import_attribute, not_an_instance
 from evalkit.stats import PairedComparison
 
 
@@ -88,9 +87,8 @@ def cost_per_item_change(sides: CompareSides) -> float | None:
 def _a_compare_metric(found: Any, spec: str, name: str) -> CompareMetric:
     """A :class:`CompareMetric`, named as it is registered."""
     if not isinstance(found, CompareMetric):
-        raise ConfigError(
-            f"compare metric {name}: '{spec}' is a {type(found).__name__}, not an "
-            "evalkit.analysis.CompareMetric"
+        raise not_an_instance(
+            found, spec, f"compare metric {name}", "an evalkit.analysis.CompareMetric"
         )
     return found if found.name == name else dataclasses.replace(found, name=name)
 

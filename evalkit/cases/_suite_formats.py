@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from evalkit._options import Options
-from evalkit._registry import Registry
+from evalkit._registry import Registry, not_an_instance
 from evalkit.cases._loader import load_suite
 from evalkit.cases._skill_creator import import_skill_dir, is_skill_dir
 from evalkit.cases._table import TableColumns, import_case_table
@@ -191,9 +191,8 @@ TABLE = TableFormat()
 def _a_suite_format(found: Any, spec: str, name: str) -> SuiteFormat:
     """A :class:`SuiteFormat` instance (the kind's entries are instances, as importers are)."""
     if not isinstance(found, SuiteFormat):
-        raise ConfigError(
-            f"--from {name}: '{spec}' is a {type(found).__name__}, not an instance of "
-            "evalkit.cases.SuiteFormat"
+        raise not_an_instance(
+            found, spec, f"--from {name}", "an instance of evalkit.cases.SuiteFormat"
         )
     return found
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from evalkit._registry import Registry, import_attribute
+from evalkit._registry import Registry, import_attribute, not_an_instance
 from evalkit.errors import ConfigError
 from evalkit.interop._import_common import ParsedSource
 from evalkit.interop._import_options import (
@@ -226,10 +226,7 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
 def _an_importer(found: Any, spec: str, name: str) -> Importer:
     """An :class:`Importer`, named as it is registered (``--format NAME`` finds it by NAME)."""
     if not isinstance(found, Importer):
-        raise ConfigError(
-            f"--format {name}: '{spec}' is a {type(found).__name__}, not an "
-            "evalkit.interop.Importer"
-        )
+        raise not_an_instance(found, spec, f"--format {name}", "an evalkit.interop.Importer")
     return found if found.name == name else dataclasses.replace(found, name=name)
 
 
