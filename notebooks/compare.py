@@ -379,9 +379,8 @@ display(item_browser(
 # %% [markdown]
 # ## Further metrics
 #
-# The metrics of the `compare_metric` plugin kind, as `evalkit.compare` computes them (`--json`
-# carries them as `report_metrics`); see docs/architecture.md, "Adding a metric to the compare
-# report".
+# Other figures computed on the same two sides, each with what it is (`evalkit compare --json`
+# carries them as `report_metrics`).
 
 # %%
 import pandas as pd
