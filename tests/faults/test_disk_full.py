@@ -14,8 +14,9 @@ import resource
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -24,7 +25,7 @@ import pytest
 import evalkit
 from evalkit.results import load_manifest
 from evalkit.runner import EXIT_NO_SPACE
-from tests.conftest import TINY, CliResult, evalkit_process
+from tests.conftest import ROOT, TINY, CliResult, evalkit_process
 
 ARGS = ["--trials", "12", "--seed", "7", "--no-progress", "--no-cache", "--concurrency", "2"]
 ARGS += ["--provider-opt", "latency_s=0.05"]
@@ -47,9 +48,9 @@ def _argv(runs_dir: Path, run_id: str, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _run(args: list[str], preexec_fn: Callable[[], object] | None = None) -> CliResult:
-    """``evalkit ARGS`` in a child (a full disk or a file size limit stops that process)."""
-    return evalkit_process(*args, preexec_fn=preexec_fn)
+def _run(args: list[str]) -> CliResult:
+    """``evalkit ARGS`` in a child (a full disk stops that process, not this one)."""
+    return evalkit_process(*args)
 
 
 def _outcomes(run_dir: Path) -> pd.DataFrame:
@@ -157,9 +158,45 @@ def test_full_disk_stops_cleanly_and_resume_completes_identically(
     _check_resumed(run_dir, kept, expected)
 
 
+#: The runner flushes every 1,000 rows or 2 s, so how much one flush writes depends on the
+#: machine's speed. The limited run pins the cadence to every 8 rows (a launcher around the
+#: CLI), so what it writes is the same on an idle and a loaded machine: each flush's results
+#: part is about 13.3 KB (the Parquet footer of the schema dominates) and its transcripts shard
+#: at most about 6 KB, while events.jsonl grows by about 134 bytes per item (19.3 KB for all
+#: 144). A 16 KiB limit lets every flush through and stops the run when events.jsonl reaches
+#: it, after about 120 items: some rows are kept and fewer than all.
+FILE_SIZE_LIMIT = 16 * 1024
+FLUSH_EVERY_8_ROWS = """
+import sys
+from evalkit.runner._store import PartWriter
+PartWriter.__init__.__defaults__ = (8, float("inf"))
+from evalkit.cli import console_main
+sys.argv[0] = "evalkit"
+console_main()
+"""
+
+
 def _limit_file_size() -> None:
-    limit = 24 * 1024  # a whole first flush fits, a flush of a full 2 s of items does not
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (FILE_SIZE_LIMIT, FILE_SIZE_LIMIT))
+
+
+def _environment_without_sandbox() -> dict[str, str]:
+    return {name: value for name, value in os.environ.items() if name != "EVALKIT_SANDBOX"}
+
+
+def _run_flushing_every_8_rows(args: list[str]) -> CliResult:
+    """``evalkit ARGS`` in a child under the file size limit, flushing every 8 rows."""
+    done = subprocess.run(
+        [sys.executable, "-c", FLUSH_EVERY_8_ROWS, *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**_environment_without_sandbox(), "PYTHONPATH": str(ROOT)},
+        timeout=600,
+        check=False,
+        preexec_fn=_limit_file_size,
+    )
+    return CliResult(done.returncode, done.stdout, done.stderr)
 
 
 @pytest.mark.slow
@@ -168,7 +205,7 @@ def test_file_size_limit_stops_cleanly_and_resume_completes_identically(tmp_path
     assert len(expected) == PROMPT_ITEMS
     runs_dir = tmp_path / "runs"
     # Python ignores SIGXFSZ, so a write past the limit fails with EFBIG instead of killing
-    done = _run(_argv(runs_dir, "limited", *PROMPT_LANE), preexec_fn=_limit_file_size)
+    done = _run_flushing_every_8_rows(_argv(runs_dir, "limited", *PROMPT_LANE))
     run_dir = runs_dir / "limited"
     kept = _check_stopped_cleanly(done, run_dir, "RLIMIT_FSIZE", str(run_dir), PROMPT_ITEMS)
     assert "RLIMIT_FSIZE" in done.stderr
