@@ -56,7 +56,7 @@ PUBLIC_NAME_CEILINGS = {
     "evalkit": 17,
     "evalkit.ablation": 7,
     "evalkit.analysis": 23,
-    "evalkit.cases": 10,
+    "evalkit.cases": 11,
     "evalkit.cli": 1,
     "evalkit.interop": 7,
     "evalkit.judge": 12,
@@ -74,8 +74,8 @@ PUBLIC_NAME_CEILINGS = {
 }
 
 #: The whole public surface: evalkit and every subpackage together. evalkit.report's
-#: notebook helpers are most of it (131 of 309); the surface is meant to shrink to 250.
-MAX_PUBLIC_NAMES = 309
+#: notebook helpers are most of it (131 of 310); the surface is meant to shrink to 250.
+MAX_PUBLIC_NAMES = 310
 
 
 def _public_name_counts() -> dict[str, int]:

@@ -1,7 +1,7 @@
 """Suite formats: what ``evalkit cases import --from NAME`` turns into cases, one plugin kind.
 
 A suite format is an instance of :class:`SuiteFormat`: a name, a one-line summary, an options
-model of its own (an :class:`~evalkit._options.Options`, so a bad option is the one
+model of its own (a :class:`SuiteFormatOptions`, so a bad option is the one
 ``ConfigError``), a :meth:`~SuiteFormat.detect` that says whether a source is of the format
 (``--from`` left out takes the first format that says yes) and a :meth:`~SuiteFormat.write`
 that writes the suite or case file. The built-ins are ``skill-creator`` (a skill directory:
@@ -48,6 +48,21 @@ class SuiteImported:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
+class SuiteFormatOptions(Options):
+    """Base of a suite format's options model: one field per option, each with a docstring.
+
+    A format without options uses this class itself. A bad value is the one ``ConfigError``
+    (exit 2 on the command line, naming the option).
+
+    Examples:
+        >>> from evalkit.cases import SuiteFormatOptions
+        >>> class LinesOptions(SuiteFormatOptions):
+        ...     category: str = "should-not-trigger"
+        >>> LinesOptions(category="should-trigger").category
+        'should-trigger'
+    """
+
+
 class SuiteFormat(abc.ABC):
     """A kind of source that ``evalkit cases import`` turns into a suite or a case file.
 
@@ -61,7 +76,7 @@ class SuiteFormat(abc.ABC):
     #: One line for ``--help`` and the docs.
     summary: ClassVar[str]
     #: The format's options: one field per option, validated when the format is used.
-    options: ClassVar[type[Options]]
+    options: ClassVar[type[SuiteFormatOptions]]
 
     @abc.abstractmethod
     def detect(self, source: Path) -> bool:
@@ -80,12 +95,12 @@ class SuiteFormat(abc.ABC):
             What was written.
         """
 
-    def parse_options(self, values: Mapping[str, Any]) -> Options:
+    def parse_options(self, values: Mapping[str, Any]) -> SuiteFormatOptions:
         """The format's options object from ``values`` (ConfigError naming a bad one)."""
         return self.options(**dict(values))
 
 
-class SkillCreatorOptions(Options):
+class SkillCreatorOptions(SuiteFormatOptions):
     """Options of the ``skill-creator`` format."""
 
     stale: str | None = None
@@ -126,7 +141,7 @@ class SkillCreatorFormat(SuiteFormat):
         return SuiteImported(done.suite_dir, summary, done.to_dict(), tuple(done.warnings))
 
 
-class TableOptions(Options):
+class TableOptions(SuiteFormatOptions):
     """Options of the ``table`` format: which column feeds which case field."""
 
     prompt_col: str = Field(default="", validate_default=False)
