@@ -1,6 +1,7 @@
 """Work items to a verdict with Neyman allocation of trials, vs the fixed design and Wald's bound.
 
 Usage: python benchmarks/bench_allocation.py [--sims 200] [--seed 0] [--quick] [--design NAME]
+       python benchmarks/bench_allocation.py --bounds
 
 Suites (board-like): ``N`` cases of which a share is deterministic in both arms (half always
 pass, half always fail, in both conditions), the others with baseline pass rates uniform in
@@ -196,6 +197,32 @@ DESIGNS = (
 )
 
 
+#: The floors of ``--bounds``: 1 is uniform draws, 0.7 the default allocation.
+BOUND_FLOORS = (1.0, 0.7, 0.5, 0.3, 0.1)
+
+
+def print_bounds(suites: list[Suite], powers: tuple[float, ...]) -> None:
+    """Wald's bound over the fixed design's items, per suite, power and allocation floor.
+
+    No simulation: what any valid sequential test drawing that design's increments could
+    reach once it knew every case's spread, the floor of 0.5 x the fixed design set beside it.
+    """
+    names = ["suite", "power", "fixed items (n, K)"]
+    names += [f"bound / fixed at floor {floor:g}" for floor in BOUND_FLOORS]
+    print("| " + " | ".join(names) + " |")
+    print("|" + "|".join("---" if i < 2 else "---:" for i in range(len(names))) + "|")
+    for suite in suites:
+        for power in powers:
+            items, n, trials = fixed_items(suite, power)
+            ratios = [
+                wald_items(suite, power, None if floor == 1 else NeymanAllocation(floor=floor))
+                / items
+                for floor in BOUND_FLOORS
+            ]
+            cells = " | ".join(f"{ratio:.2f}" for ratio in ratios)
+            print(f"| {suite.name} | {power} | {items} ({n}, {trials}) | {cells} |")
+
+
 def main() -> None:
     """Print the table of BENCHMARKS.md's section on Neyman allocation."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -203,6 +230,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="one suite, one beta")
     parser.add_argument("--design", action="append", help="only this design (repeatable)")
+    parser.add_argument(
+        "--bounds", action="store_true", help="only Wald's bound per allocation floor (no runs)"
+    )
     args = parser.parse_args()
     designs = [d for d in DESIGNS if not args.design or d[0] in args.design]
     suites = [
@@ -211,6 +241,9 @@ def main() -> None:
         for shape in ("uniform", "concentrated")
     ] + [make_suite(400, 0.6, 0.05, "uniform")]
     betas = (0.2, 0.05)
+    if args.bounds:
+        print_bounds(suites + [make_suite(400, 0.3, 0.05, "uniform")], (0.8, 0.95))
+        return
     if args.quick:
         suites, betas = suites[:1], betas[:1]
     columns = (
