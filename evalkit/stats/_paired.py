@@ -39,20 +39,6 @@ from evalkit.stats._verdicts import (
     overall_verdict,
 )
 
-#: The columns the per-case table adds after the unit columns (:func:`case_table`).
-CASE_COLUMNS = (
-    "n_baseline",
-    "n_candidate",
-    "baseline_rate",
-    "candidate_rate",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "verdict",
-)
-
 
 @dataclass(frozen=True)
 class PairedComparison:
