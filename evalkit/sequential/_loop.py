@@ -136,10 +136,9 @@ def _new_record(
             f"(e.g. --conditions none,preloaded), not {','.join(conditions) or 'the default'}"
         )
     cases = suite.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
+        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits,
+        conditions=conditions,
     )
-    if not cases:
-        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
     seed = config.seed if config.seed is not None else suite.spec.defaults.seed
     return SequentialRecord(
         baseline=conditions[0],
