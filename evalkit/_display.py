@@ -2,8 +2,8 @@
 
 The result types live in :mod:`evalkit.stats`, :mod:`evalkit.analysis` and
 :mod:`evalkit.ablation`, which may not import :mod:`evalkit.report` (where the tables and
-figures are drawn). Each type's ``_repr_html_`` asks this registry instead, and the report
-fills it through a hook:
+figures are drawn). Each type's ``_repr_html_`` (inherited from :class:`RichDisplay`) asks
+this registry instead, and the report fills it through a hook:
 
 - a package that draws renderers calls :func:`add_renderer_loader` when it is imported
   (``evalkit.report`` does, in its ``__init__``); the loader, which registers one renderer per
@@ -81,3 +81,13 @@ def _load_renderers() -> None:
             _IMPORTED_PACKAGES.add(package)
     while _PENDING_LOADERS:
         _PENDING_LOADERS.pop(0)()
+
+
+class RichDisplay:
+    """Base of the result types shown in Jupyter by the renderer registered for their type."""
+
+    __slots__ = ()
+
+    def _repr_html_(self) -> str | None:
+        """Rich display in Jupyter: banner, tables and figure (``evalkit.report``), or None."""
+        return rich_html(self)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._untrusted import read_json
 from evalkit.errors import InputBoundError, InputError
 from evalkit.results import write_json_atomic
@@ -59,7 +59,7 @@ class MinimalSkill:
 
 
 @dataclass(frozen=True)
-class AblationResult:
+class AblationResult(RichDisplay):
     """Which component of a skill does the work, what it costs, and what may go.
 
     Attributes:
@@ -139,9 +139,6 @@ class AblationResult:
         path = self.study_dir / ABLATION_FILE
         write_json_atomic(path, self.to_dict())
         return path
-
-    def _repr_html_(self) -> str | None:
-        return rich_html(self)
 
 
 def _relative_to(run: str, study_dir: Path) -> str:

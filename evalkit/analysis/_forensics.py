@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit.analysis._forensics_align import (
     count_tool_calls,
     divergence,
@@ -139,7 +139,7 @@ class CellExplanation:
 
 
 @dataclass(frozen=True)
-class Explanation:
+class Explanation(RichDisplay):
     """What :func:`explain` found for one case (``evalkit explain --json`` is ``to_dict()``).
 
     Attributes:
@@ -169,10 +169,6 @@ class Explanation:
              for c in self.cells],
             ignore_index=True,
         )
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit explain --json`` object."""

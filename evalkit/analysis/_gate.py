@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from statsmodels.stats.multitest import multipletests
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._git import git_sha
 from evalkit._options import Options, options_error
 from evalkit._percent import percent
@@ -168,7 +168,7 @@ class BudgetCheck:
 
 
 @dataclass(frozen=True)
-class GateResult:
+class GateResult(RichDisplay):
     """A gate decision.
 
     Attributes:
@@ -204,11 +204,6 @@ class GateResult:
     def released(self) -> bool:
         """Whether the candidate may ship."""
         return self.decision == "released"
-
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit gate --json`` object."""

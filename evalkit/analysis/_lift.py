@@ -46,7 +46,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import pandas as pd
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
@@ -136,7 +136,7 @@ _ROLES_OF: dict[str, frozenset[str]] = {
 
 
 @dataclass(frozen=True)
-class LiftResult:
+class LiftResult(RichDisplay):
     """Lift metrics of one run.
 
     Attributes:
@@ -191,11 +191,6 @@ class LiftResult:
     failure_changes: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(FAILURE_CHANGE_COLUMNS))
     )
-
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit lift --json`` object.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -293,32 +294,6 @@ class Suite:
         skills[skill] = replace(skills[skill], description=" ".join(description.split()))
         return replace(self, skills=skills)
 
-    def planned_cases(
-        self,
-        conditions: tuple[str, ...] | list[str],
-        *,
-        case_ids: tuple[str, ...] = (),
-        lanes: tuple[str, ...] = (),
-        tags: tuple[str, ...] = (),
-        splits: tuple[str, ...] = (),
-    ) -> tuple[Case, ...]:
-        """The cases a run of ``conditions`` with these filters plans (``evalkit run``'s check).
-
-        Raises:
-            ConfigError: A condition the suite does not define, a case id it does not have,
-                or filters that match no case.
-        """
-        unknown = [name for name in conditions if name not in self.conditions]
-        if unknown:
-            known = ", ".join(sorted(self.conditions))
-            raise ConfigError(
-                f"--conditions: unknown condition '{unknown[0]}'; suite defines: {known}"
-            )
-        cases = self.select(case_ids=case_ids, lanes=lanes, tags=tags, splits=splits)
-        if not cases:
-            raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
-        return cases
-
     def select(
         self,
         *,
@@ -326,12 +301,23 @@ class Suite:
         lanes: tuple[str, ...] = (),
         tags: tuple[str, ...] = (),
         splits: tuple[str, ...] = (),
+        conditions: Sequence[str] | None = None,
     ) -> tuple[Case, ...]:
         """Cases matching every given filter (an empty filter matches all).
 
+        With ``conditions``, the cases a run of them plans (``evalkit run``'s check): each
+        condition must be the suite's, and filters that match no case are an error.
+
         Raises:
-            ConfigError: A requested case id does not exist.
+            ConfigError: A requested case id does not exist; with ``conditions``, one the
+                suite does not define, or filters that match no case.
         """
+        unknown = [name for name in conditions or () if name not in self.conditions]
+        if unknown:
+            known = ", ".join(sorted(self.conditions))
+            raise ConfigError(
+                f"--conditions: unknown condition '{unknown[0]}'; suite defines: {known}"
+            )
         missing = [c for c in case_ids if c not in self._by_id]
         if missing:
             raise ConfigError(f"--case: suite '{self.name}' has no case(s): {', '.join(missing)}")
@@ -346,4 +332,6 @@ class Suite:
             if splits and case.split not in splits:
                 continue
             out.append(case)
+        if conditions is not None and not out:
+            raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
         return tuple(out)

@@ -13,6 +13,7 @@ from evalkit.cli._common import (
     byte_size,
     pick,
     print_json,
+    printed_json,
     provider_settings,
     split_csv,
 )
@@ -145,8 +146,6 @@ def main(args: argparse.Namespace) -> int:
             **pick(args, "runs_dir", "run_id", "copies_quota_bytes"),
         )
     result = ablate(args.suite, config)
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         _print(result)
     return 0

@@ -7,7 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evalkit._plain import json_text
 from evalkit._redact import redact_value
@@ -33,6 +33,17 @@ def print_json(data: dict[str, Any]) -> None:
     out = underneath(sys.stdout)
     out.write(json_escaped(json_text(redact_value(data))) + "\n")
     out.flush()
+
+
+class _Result(Protocol):
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def printed_json(args: argparse.Namespace, result: _Result) -> bool:
+    """With ``--json``, print ``result.to_dict()`` (:func:`print_json`); whether it did."""
+    if args.json:
+        print_json(result.to_dict())
+    return bool(args.json)
 
 
 def eprint(message: str) -> None:

@@ -6,7 +6,7 @@ import argparse
 import math
 from typing import TYPE_CHECKING, Any
 
-from evalkit.cli._common import add_common_options, print_json
+from evalkit.cli._common import add_common_options, printed_json
 
 if TYPE_CHECKING:
     from evalkit.analysis import CellExplanation, Explanation
@@ -29,8 +29,7 @@ def explain_main(args: argparse.Namespace) -> int:
         args.run, args.case, baseline=args.baseline, condition=args.condition,
         provider=args.provider, runs_dir=args.runs_dir,
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     for line in explanation_lines(result):
         print(line)

@@ -10,7 +10,7 @@ from evalkit.cli._common import (
     add_provider_filter,
     eprint,
     pick,
-    print_json,
+    printed_json,
 )
 
 
@@ -39,9 +39,7 @@ def main(args: argparse.Namespace) -> int:
         args.candidate,
         **pick(args, "policy", "tier", "ledger", "runs_dir", "providers"),
     )
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         print(result.message)
         if result.policy:
             print(result.policy)
@@ -59,9 +57,7 @@ def _pairwise(args: argparse.Namespace) -> int:
 
     result = pairwise_gate(args.baseline, args.candidate, runs_dir=args.runs_dir,
                            allow_uncalibrated_judge=args.allow_uncalibrated_judge)
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         print(result.message)
         if not result.released:
             eprint("gate blocked the candidate")

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from evalkit.cli._common import add_common_options, eprint, pick, print_json
+from evalkit.cli._common import add_common_options, eprint, pick, printed_json
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.interop import (
     EXPORT_FORMATS,
@@ -164,9 +164,7 @@ def main(args: argparse.Namespace) -> int:
     )
     for warning in result.warnings:
         eprint(f"warning: {warning}")
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         _summary(result)
     return 0
 
@@ -185,9 +183,7 @@ def export_main(args: argparse.Namespace) -> int:
     """Export the run; print where it went (or the JSON object)."""
     options = pick(args, "format", "baseline", "skill", "runs_dir")
     result = export_run(args.run, args.output, **options)
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         print(
             f"wrote {result.runs} runs to {result.path} ({result.format}); "
             f"evalkit verdict: {result.verdict}"

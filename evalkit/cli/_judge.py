@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, SEED
-from evalkit.cli._common import add_json_flag, parse_key_values, print_json
+from evalkit.cli._common import add_json_flag, parse_key_values, printed_json
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -102,8 +102,7 @@ def main(args: argparse.Namespace) -> int:
         retries=args.retries,
         command_line=shlex.join(["evalkit", *sys.argv[1:]]),
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     judge = result.judge
     print(
@@ -135,8 +134,7 @@ def _sample(args: argparse.Namespace) -> int:
         output=args.output,
         runs_dir=args.runs_dir,
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     print(
         f"sampled {len(result.rows)} of {result.population} judged statements of run "
@@ -164,8 +162,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     result = calibrate(
         args.calibrate_run, args.labels, runs_dir=args.runs_dir, confidence=args.confidence
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     _print_calibration(result)
     return 0

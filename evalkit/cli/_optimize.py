@@ -17,7 +17,7 @@ from evalkit.cli._common import (
     execution_settings,
     parse_key_values,
     pick,
-    print_json,
+    printed_json,
     provider_settings,
     split_csv,
 )
@@ -126,8 +126,7 @@ def main(args: argparse.Namespace) -> int:
     except (TamperError, SealError) as exc:
         eprint(f"error: {exc}")
         return 1
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     s = result.state
     print(

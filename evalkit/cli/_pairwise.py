@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from evalkit._settings import CONCURRENCY, N_RESAMPLES
-from evalkit.cli._common import parse_key_values, print_json, split_csv
+from evalkit.cli._common import parse_key_values, printed_json, split_csv
 from evalkit.cli._judge import add_judge_flags, add_suite_flag
 from evalkit.errors import ConfigError
 
@@ -62,9 +62,7 @@ def pairwise_main(args: argparse.Namespace) -> int:
         n_resamples=min(args.resamples, N_RESAMPLES.default),
         seed=args.seed,
     )
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         print_pairwise(result)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from evalkit.cli._common import parse_key_values, print_json
+from evalkit.cli._common import parse_key_values, print_json, printed_json
 
 
 def sample_main(args: argparse.Namespace) -> int:
@@ -14,8 +14,7 @@ def sample_main(args: argparse.Namespace) -> int:
 
     result = sample_pairs(args.calibrate_run, n=args.sample_size, seed=args.seed,
                           output=args.output, runs_dir=args.runs_dir)
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     print(f"sampled {result.n} of {result.population} judged pairs of run '{result.run_id}' "
           f"(seed {result.seed}), by the judge's outcome:")

@@ -11,7 +11,7 @@ from evalkit.cli._common import (
     add_roles_option,
     eprint,
     pick,
-    print_json,
+    printed_json,
 )
 from evalkit.errors import InputError
 from evalkit.report import KINDS, ReportError, parse_assignments, report
@@ -100,9 +100,7 @@ def main(args: argparse.Namespace) -> int:
     except ReportError as exc:
         eprint(f"error: {exc}")
         return 2 if isinstance(exc, InputError) else 1
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         print(result.html_path)
         eprint(f"executed notebook: {result.notebook_path}")
     return 0

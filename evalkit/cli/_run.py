@@ -22,7 +22,7 @@ from evalkit.cli._common import (
     execution_settings,
     futility_arguments,
     parse_key_values,
-    print_json,
+    printed_json,
     provider_settings,
     split_csv,
 )
@@ -265,9 +265,7 @@ def main(args: argparse.Namespace) -> int:
     if args.plan:
         return _plan(args, suite, config)
     result = run(suite, config)
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         from evalkit.cli._summary import print_run_summary
 
         print_run_summary(result)
@@ -289,9 +287,7 @@ def _until_verdict(args: argparse.Namespace, suite: Suite, config: RunConfig) ->
             **{name: value for name, value in given.items() if value is not None}
         )
     outcome = run_until_verdict(suite, config, sequential)
-    if args.json:
-        print_json(outcome.to_dict())
-    else:
+    if not printed_json(args, outcome):
         _print_sequential(outcome)
     failure = outcome.run.failure
     if failure is not None:
@@ -316,8 +312,7 @@ def _plan(args: argparse.Namespace, suite: Suite, config: RunConfig) -> int:
         from_run=args.from_run,
         runs_dir=config.runs_dir,
     )
-    if args.json:
-        print_json(plan.to_dict())
+    if printed_json(args, plan):
         return 0
     pct = "n/a" if plan.mde is None else f"{plan.mde * 100:+.1f} pp"
     print(

@@ -172,6 +172,21 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
+def _records(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of an untrusted JSON list (none when it is not a list)."""
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _tool_calls(calls: Any, name: str, call_id: str, names: dict[str, str]) -> list[dict[str, str]]:
+    """A ``tool_call`` event per call (its tool under key ``name``), ``names[id] = tool`` kept."""
+    out = []
+    for call in _records(calls):
+        tool = str(call.get(name) or "")
+        names[str(call.get(call_id, ""))] = tool
+        out.append(event("tool_call", tool_input(tool, call.get("arguments")), tool))
+    return out
+
+
 def inspect_events(sample: Mapping[str, Any]) -> list[dict[str, str]]:
     """The native events of one Inspect AI sample's ``messages``.
 
@@ -191,9 +206,7 @@ def inspect_events(sample: Mapping[str, Any]) -> list[dict[str, str]]:
     messages = _resolved(sample.get("messages"), attachments)
     out: list[dict[str, str]] = []
     calls: dict[str, str] = {}
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, Mapping):
-            continue
+    for message in _records(messages):
         role = message.get("role")
         text = _text_of(message.get("content"))
         if role in ("system", "user"):
@@ -201,12 +214,7 @@ def inspect_events(sample: Mapping[str, Any]) -> list[dict[str, str]]:
         elif role == "assistant":
             if text.strip():
                 out.append(event("assistant", text))
-            for call in message.get("tool_calls") or []:
-                if not isinstance(call, Mapping):
-                    continue
-                name = str(call.get("function") or "")
-                calls[str(call.get("id", ""))] = name
-                out.append(event("tool_call", tool_input(name, call.get("arguments")), name))
+            out += _tool_calls(message.get("tool_calls"), "function", "id", calls)
         elif role == "tool":
             name = str(message.get("function") or calls.get(str(message.get("tool_call_id")), ""))
             error = message.get("error")
@@ -263,9 +271,7 @@ def atif_events(trajectory: Mapping[str, Any]) -> list[dict[str, str]]:
     """
     out: list[dict[str, str]] = []
     steps = trajectory.get("steps")
-    for step in steps if isinstance(steps, list) else []:
-        if not isinstance(step, Mapping):
-            continue
+    for step in _records(steps):
         source = step.get("source")
         message = _text_of(step.get("message"))
         if source in ("user", "system"):
@@ -275,18 +281,12 @@ def atif_events(trajectory: Mapping[str, Any]) -> list[dict[str, str]]:
         if message.strip():
             out.append(event("assistant", message))
         names: dict[str, str] = {}
-        for call in step.get("tool_calls") or []:
-            if not isinstance(call, Mapping):
-                continue
-            name = str(call.get("function_name") or "")
-            names[str(call.get("tool_call_id", ""))] = name
-            out.append(event("tool_call", tool_input(name, call.get("arguments")), name))
+        out += _tool_calls(step.get("tool_calls"), "function_name", "tool_call_id", names)
         observation = step.get("observation")
         results = observation.get("results") if isinstance(observation, Mapping) else None
-        for result in results if isinstance(results, list) else []:
-            if isinstance(result, Mapping):
-                name = names.get(str(result.get("source_call_id", "")), "")
-                out.append(event("tool_result", _text_of(result.get("content")), name))
+        for result in _records(results):
+            name = names.get(str(result.get("source_call_id", "")), "")
+            out.append(event("tool_result", _text_of(result.get("content")), name))
     return out
 
 

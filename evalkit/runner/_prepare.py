@@ -89,9 +89,9 @@ def prepare(suite: Suite, config: RunConfig) -> Prepared:
     provider = create_provider(provider_name, settings)
     info = provider.info()
     conditions = config.conditions or defaults.conditions
-    cases = suite.planned_cases(
-        conditions, case_ids=config.case_ids, lanes=config.lanes, tags=config.tags,
-        splits=config.splits,
+    cases = suite.select(
+        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits,
+        conditions=conditions,
     )
     for case in cases:
         for name in conditions:

@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit.analysis import agent_cost, run_suite_path
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
@@ -53,7 +53,7 @@ from evalkit.stats import (
 
 
 @dataclass(frozen=True)
-class SequentialRun:
+class SequentialRun(RichDisplay):
     """A run that stopped when its verdict was settled or its budget spent.
 
     Attributes:
@@ -76,10 +76,6 @@ class SequentialRun:
     items: int
     cost_usd: float | None
     record: SequentialRecord = field(repr=False)
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: verdict, the trajectory of the looks and their table."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``compare`` JSON of the last look, plus the run's facts.
@@ -136,10 +132,9 @@ def _new_record(
             f"(e.g. --conditions none,preloaded), not {','.join(conditions) or 'the default'}"
         )
     cases = suite.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits
+        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits,
+        conditions=conditions,
     )
-    if not cases:
-        raise ConfigError("no cases match the filters (--case, --lane, --tags, --split)")
     seed = config.seed if config.seed is not None else suite.spec.defaults.seed
     return SequentialRecord(
         baseline=conditions[0],

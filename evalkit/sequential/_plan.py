@@ -149,9 +149,9 @@ def plan_run(
     """
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
     conditions = tuple(config.conditions or loaded.spec.defaults.conditions)
-    cases = loaded.planned_cases(
-        conditions, case_ids=config.case_ids, lanes=config.lanes, tags=config.tags,
-        splits=config.splits,
+    cases = loaded.select(
+        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=config.splits,
+        conditions=conditions,
     )
     if until_verdict and len(conditions) != 2:
         raise ConfigError(

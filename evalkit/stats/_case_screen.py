@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from evalkit.stats._case_table import CASE_COLUMNS
 from evalkit.stats._options import CompareOptions
 from evalkit.stats._verdicts import (
     adjust_pvalues,
@@ -49,22 +50,9 @@ from evalkit.stats._verdicts import (
     welch_interval,
 )
 
-#: Columns of the screen after the case columns.
-SCREEN_COLUMNS = (
-    "n_strata",
-    "n_baseline",
-    "n_candidate",
-    "baseline_rate",
-    "candidate_rate",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "verdict",
-    "p_smallest",
-    "method",
-)
+#: Columns of the screen after the case columns: the per-unit table's, with the strata pooled
+#: (``n_strata``), the smallest p the trial counts could give and the test that gave ``p_value``.
+SCREEN_COLUMNS = ("n_strata", *CASE_COLUMNS, "p_smallest", "method")
 
 #: The columns a stratum of a case row is made of: its providers. Conditions stay apart (a row
 #: per case and condition): they are different treatments, and pooling them would dilute an

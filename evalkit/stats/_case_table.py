@@ -15,6 +15,20 @@ from evalkit.stats._verdicts import (
     welch_interval,
 )
 
+#: The columns the per-case table adds after the unit columns (:func:`case_table`).
+CASE_COLUMNS = (
+    "n_baseline",
+    "n_candidate",
+    "baseline_rate",
+    "candidate_rate",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_adjusted",
+    "verdict",
+)
+
 
 def case_table(
     keys: pd.DataFrame,

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, records
@@ -79,7 +79,7 @@ def _provider_table(
 
 
 @dataclass(frozen=True)
-class FlipRate:
+class FlipRate(RichDisplay):
     """A flip rate with its interval and a per-case table.
 
     Attributes:
@@ -116,11 +116,6 @@ class FlipRate:
     by_provider: pd.DataFrame = field(
         default_factory=lambda: pd.DataFrame(columns=list(PROVIDER_COLUMNS))
     )
-
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the ``flips`` JSON shape (``docs/architecture.md``).

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 import numpy as np
 import pandas as pd
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_decisions, case_verdict_note
@@ -39,23 +39,9 @@ from evalkit.stats._verdicts import (
     overall_verdict,
 )
 
-#: The columns the per-case table adds after the unit columns (:func:`case_table`).
-CASE_COLUMNS = (
-    "n_baseline",
-    "n_candidate",
-    "baseline_rate",
-    "candidate_rate",
-    "estimate",
-    "ci_low",
-    "ci_high",
-    "p_value",
-    "p_adjusted",
-    "verdict",
-)
-
 
 @dataclass(frozen=True)
-class PairedComparison:
+class PairedComparison(RichDisplay):
     """Result of :func:`paired_compare` (and of :func:`compare`).
 
     Attributes:
@@ -318,11 +304,6 @@ class PairedComparison:
         is named and the change is not shown to differ between cases.
         """
         return case_summary(self)
-
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the ``compare`` JSON shape (``docs/architecture.md``) (plain Python values only).

@@ -19,12 +19,12 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
+from evalkit.stats._case_table import CASE_COLUMNS
 from evalkit.stats._heterogeneity import heterogeneity
 from evalkit.stats._interval import Interval
 from evalkit.stats._matrix import PairedData, build_pairs, restrict_pairs
 from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import (
-    CASE_COLUMNS,
     OverallSummary,
     PairedComparison,
     compare_matrices,
