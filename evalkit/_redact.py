@@ -317,13 +317,15 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
 #: A letter or digit in a compatibility form whose NFKC form is ASCII, raw or escaped: the
 #: fullwidth forms, the mathematical alphanumerics, the enclosed alphanumerics (and their
 #: supplement), super- and subscripts and the letterlike symbols. Only a text holding one is
-#: read again folded, so ordinary text in any script costs one search.
+#: read again folded, so ordinary text in any script costs one search. The characters are
+#: matched as they are: ignoring case would let the Kelvin sign (U+212A) match every ``k``
+#: and the angstrom sign every ``\u00e5``, sending most texts through the folded reading; the
+#: escapes' hex digits are matched in either case.
 _COMPATIBILITY_FORM = re.compile(
     "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
     "\u2070-\u209f\u2100-\u214f\U0001f100-\U0001f1ff]"
-    r"|\\+u(?:ff[1-5]|d835|24[6-9a-f]|20[7-9]|21[0-4])|\\+U0001(?:d[4-7]|f1)"
-    r"|&#x(?:ff[1-5]|1d[4-7]|24|1f1)|&#\d{4,6};",
-    re.IGNORECASE,
+    r"|(?i:\\+u(?:ff[1-5]|d835|24[6-9a-f]|20[7-9]|21[0-4])|\\+U0001(?:d[4-7]|f1)"
+    r"|&#x(?:ff[1-5]|1d[4-7]|24|1f1)|&#\d{4,6};)",
 )
 #: One unit of the folded reading: an escape of one character, or one character.
 _UNIT = re.compile(

@@ -169,3 +169,16 @@ def test_two_keys_far_apart_are_both_redacted() -> None:
     text = f"{_fullwidth(key)} {'plain words ' * 400} {_fullwidth(key)}"
     shown = redact_text(text, secrets=[])
     assert _fullwidth(key)[6:] not in shown and _fullwidth(key)[-12:] not in shown
+
+
+def test_plain_letters_that_a_letterlike_symbol_folds_to_leave_a_record_as_it_is() -> None:
+    """``k``, ``K``, ``å`` and ``Ω`` are not compatibility forms: no copy, no folded reading."""
+    record = {"kind": "ok", "cases": [{"Key": "skill kept", "note": "Ångström, Ω"}] * 50}
+    assert redact_value(record, secrets=[]) is record
+
+
+def test_a_key_with_a_kelvin_sign_for_its_k_is_redacted() -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    spelled = key.replace("K", "\u212a")
+    shown = redact_value({"out": f"the key {spelled} was used"}, secrets=[])
+    assert MARK in shown["out"] and spelled[8:] not in shown["out"]
