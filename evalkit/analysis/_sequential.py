@@ -25,8 +25,10 @@ from evalkit.results import (
     run_label,
 )
 from evalkit.stats import (
+    DEFAULT_THRESHOLD,
     FUTILITY_BETA,
     AdaptiveTrials,
+    CompareOptions,
     Metric,
     NeymanAllocation,
     SequentialComparison,
@@ -144,8 +146,10 @@ def sequential_compare(
             record.order,
             (record.baseline, record.candidate),
             NeymanAllocation(**record.allocation.model_dump()),
-            threshold=record.threshold if threshold is None else threshold,
-            confidence=record.confidence if confidence is None else confidence,
+            options=CompareOptions(
+                threshold=record.threshold if threshold is None else threshold,
+                confidence=record.confidence if confidence is None else confidence,
+            ),
             plan_pairs=record.plan_cases if plan_cases is None else plan_cases,
             max_rounds=len(record.looks) or None,
             **(
@@ -157,9 +161,11 @@ def sequential_compare(
         return sequential_compare_tables(
             base,
             conditions=conditions,
-            metric=metric,
-            threshold=record.threshold if threshold is None else threshold,
-            confidence=record.confidence if confidence is None else confidence,
+            options=CompareOptions(
+                metric=metric,
+                threshold=record.threshold if threshold is None else threshold,
+                confidence=record.confidence if confidence is None else confidence,
+            ),
             order=record.order,
             look_at=[look.round * record.round_cases for look in record.looks] or None,
             round_size=record.round_cases,
@@ -174,10 +180,12 @@ def sequential_compare(
         base,
         cand,
         conditions=conditions,
-        metric=metric,
-        threshold=threshold,
-        confidence=CONFIDENCE.default if confidence is None else confidence,
-        seed=seed,
+        options=CompareOptions(
+            metric=metric,
+            threshold=DEFAULT_THRESHOLD if threshold is None else threshold,
+            confidence=CONFIDENCE.default if confidence is None else confidence,
+            seed=seed,
+        ),
         round_size=round_cases,
         plan_cases=plan_cases,
         labels=labels,

@@ -9,16 +9,18 @@ those of ``compare`` on the trials run. A look's ``n_cases`` counts *pairs* here
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE, N_RESAMPLES_QUICK
+from evalkit._settings import N_RESAMPLES_QUICK
 from evalkit.stats._allocation import NeymanAllocation
 from evalkit.stats._allocation_replay import allocation_plan
 from evalkit.stats._compare import compare_tables
-from evalkit.stats._options import compare_options
+from evalkit.stats._interval import Interval
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import FUTILITY_BETA, SEQUENTIAL_METHOD, run_looks
 from evalkit.stats._sequential_compare import SequentialComparison, sequential_note
@@ -35,8 +37,7 @@ def allocated_compare_tables(
     conditions: tuple[str, str],
     design: NeymanAllocation,
     *,
-    threshold: float | None = None,
-    confidence: float = CONFIDENCE.default,
+    options: CompareOptions | None = None,
     plan_pairs: int | None = None,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
@@ -49,8 +50,8 @@ def allocated_compare_tables(
         case_ids: The cases the run draws from.
         conditions: ``(baseline, candidate)``.
         design: The allocation the run followed.
-        threshold: Practical threshold of *improved* (default 0.05).
-        confidence: Level of the confidence sequence.
+        options: Its ``threshold`` (of *improved*) and ``confidence`` (the level of the
+            confidence sequence) decide; None: the defaults.
         plan_pairs: Pairs the bets are tuned for (None: untuned).
         plan_effect: Planned effect of the futility boundary (None: none).
         futility_beta: Its error rate.
@@ -64,7 +65,7 @@ def allocated_compare_tables(
         InputError: Bad results (see :func:`~evalkit.stats.allocation_plan`).
     """
     plan = allocation_plan(data, case_ids, conditions, design, max_rounds=max_rounds)
-    settings = compare_options(None, threshold=threshold, confidence=confidence)
+    settings = options or CompareOptions()
     fixed: PairedComparison = compare_tables(
         data,
         conditions=conditions,
@@ -87,13 +88,30 @@ def allocated_compare_tables(
         else []
     )
     last = looks[-1] if looks else None
-    return SequentialComparison.from_looks(
-        fixed,
-        looks,
-        note=sequential_note(last, fixed.threshold, None, unit="pairs"),
-        confidence=settings.confidence,
-        order=sorted(set(case_ids)),
-        plan_effect=plan_effect,
-        futility_beta=futility_beta,
+    nan = float("nan")
+    delta = (
+        Interval(last.estimate, last.ci_low, last.ci_high, settings.confidence, ALLOCATION_METHOD)
+        if last is not None
+        else Interval(nan, nan, nan, settings.confidence, ALLOCATION_METHOD)
+    )
+    note = sequential_note(last, fixed.threshold, None, unit="pairs")
+    return SequentialComparison(
+        **{f.name: getattr(fixed, f.name) for f in dataclasses.fields(PairedComparison)}
+        | {
+            "delta": delta,
+            "verdict": last.verdict if last else "inconclusive",
+            "verdict_note": note,
+        },
+        looks=tuple(looks),
+        stopped_at=last.n_cases if last is not None and last.settled else None,
         method=ALLOCATION_METHOD,
+        order=tuple(sorted(set(case_ids))),
+        futility=None
+        if plan_effect is None
+        else {
+            "plan_effect": plan_effect,
+            "beta": futility_beta,
+            "boundary": 1.0 / futility_beta,
+            "wealth": last.futility_wealth if last is not None else None,
+        },
     )

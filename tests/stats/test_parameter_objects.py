@@ -93,7 +93,8 @@ def test_one_range_rule_for_the_threshold() -> None:
         with pytest.raises(InputError, match=THRESHOLD_RULE):
             check_threshold(bad)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=THRESHOLD_RULE):
-        compare_tables(_run(), conditions=("none", "preloaded"), threshold=2.0)
+        compare_tables(_run(), conditions=("none", "preloaded"),
+                       options=CompareOptions(threshold=2.0))
     with pytest.raises(InputError, match=THRESHOLD_RULE):
         required_cases(0.1, threshold=2.0)
 
@@ -117,7 +118,7 @@ def test_a_design_from_components_equals_the_components_keyword() -> None:
     components = estimate_variance_components(_run(seed=11)[lambda d: d["condition"] == "none"])
     design = PowerDesign.from_components(components, power=0.9)
     assert required_cases(0.2, 3, design=design) == required_cases(
-        0.2, 3, components=components, power=0.9
+        0.2, 3, design=PowerDesign.from_components(components, power=0.9)
     )
 
 
