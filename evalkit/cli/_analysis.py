@@ -498,15 +498,23 @@ def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
 def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
     """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
     from evalkit.analysis import sequential_compare
+    from evalkit.stats import CompareOptions
 
     if args.round_cases < 1:
         raise ConfigError(f"--round-cases must be at least 1, got {args.round_cases}")
+    options = CompareOptions(  # the one CompareOptions of the comparison
+        metric=args.metric,
+        seed=args.seed,
+        # no --threshold: a run of run --until-verdict keeps its recorded one
+        **({} if args.threshold is None else {"threshold": args.threshold}),
+    )
     result = sequential_compare(
         args.baseline,
         args.candidate,
         conditions=conditions,
+        options=options,
         round_cases=args.round_cases,
-        **pick(args, "metric", "threshold", "seed", "plan_cases", "runs_dir"),
+        **pick(args, "plan_cases", "runs_dir"),
         **futility_arguments(args),
     )
     if args.json:

@@ -9,7 +9,6 @@ those of ``compare`` on the trials run. A look's ``n_cases`` counts *pairs* here
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 import numpy as np
@@ -19,7 +18,6 @@ from evalkit._settings import N_RESAMPLES_QUICK
 from evalkit.stats._allocation import NeymanAllocation
 from evalkit.stats._allocation_replay import allocation_plan
 from evalkit.stats._compare import compare_tables
-from evalkit.stats._interval import Interval
 from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import FUTILITY_BETA, SEQUENTIAL_METHOD, run_looks
@@ -88,30 +86,13 @@ def allocated_compare_tables(
         else []
     )
     last = looks[-1] if looks else None
-    nan = float("nan")
-    delta = (
-        Interval(last.estimate, last.ci_low, last.ci_high, settings.confidence, ALLOCATION_METHOD)
-        if last is not None
-        else Interval(nan, nan, nan, settings.confidence, ALLOCATION_METHOD)
-    )
-    note = sequential_note(last, fixed.threshold, None, unit="pairs")
-    return SequentialComparison(
-        **{f.name: getattr(fixed, f.name) for f in dataclasses.fields(PairedComparison)}
-        | {
-            "delta": delta,
-            "verdict": last.verdict if last else "inconclusive",
-            "verdict_note": note,
-        },
-        looks=tuple(looks),
-        stopped_at=last.n_cases if last is not None and last.settled else None,
+    return SequentialComparison.from_looks(
+        fixed,
+        looks,
+        note=sequential_note(last, fixed.threshold, None, unit="pairs"),
+        confidence=settings.confidence,
+        order=sorted(set(case_ids)),
+        plan_effect=plan_effect,
+        futility_beta=futility_beta,
         method=ALLOCATION_METHOD,
-        order=tuple(sorted(set(case_ids))),
-        futility=None
-        if plan_effect is None
-        else {
-            "plan_effect": plan_effect,
-            "beta": futility_beta,
-            "boundary": 1.0 / futility_beta,
-            "wealth": last.futility_wealth if last is not None else None,
-        },
     )
