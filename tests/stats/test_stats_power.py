@@ -85,7 +85,7 @@ def test_minimum_detectable_effect_matches_statsmodels() -> None:
 
 
 def test_planning_functions_are_consistent() -> None:
-    kwargs = {"baseline_rate": 0.7, "var_between": 0.03, "correlation": 0.8}
+    kwargs = {"design": PowerDesign(baseline_rate=0.7, var_between=0.03, correlation=0.8)}
     plan = required_cases(0.08, n_trials=5, **kwargs)
     assert minimum_detectable_effect(plan.n_cases, 5, **kwargs).effect <= 0.08
     assert minimum_detectable_effect(plan.n_cases - 1, 5, **kwargs).effect > 0.08
