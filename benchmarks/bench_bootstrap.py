@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalkit.stats import paired_bootstrap_delta, paired_compare
+from evalkit.stats import CompareOptions, paired_bootstrap_delta, paired_compare
 from evalkit.stats._simulate import simulate_arms
 
 CASES, TRIALS, RESAMPLES, REPEATS = 1_000, 5, 10_000, 7
@@ -74,7 +74,8 @@ def main() -> int:
         ),
         (
             "evalkit paired_compare (tidy frames, end to end)",
-            lambda: paired_compare(frame_b, frame_c, n_resamples=RESAMPLES, seed=0),
+            lambda: paired_compare(frame_b, frame_c,
+                                   options=CompareOptions(n_resamples=RESAMPLES, seed=0)),
         ),
         (
             "scipy.stats.bootstrap percentile (one-stage)",

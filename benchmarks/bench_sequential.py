@@ -69,6 +69,7 @@ sys.path.insert(0, str(ROOT))
 from evalkit.stats import (  # noqa: E402
     DEFAULT_CONCENTRATION,
     AdaptiveTrials,
+    PowerDesign,
     SequentialPlan,
     proportion_ci,
     required_cases,
@@ -88,7 +89,8 @@ def _fixed_n(
     effect: float, trials: int, power: float = 0.8, concentration: float = AGENT_CONCENTRATION
 ) -> int:
     components = model_components(0.5, effect, concentration)
-    result = required_cases(effect, trials, components=components, power=power)
+    result = required_cases(effect, trials,
+                            design=PowerDesign.from_components(components, power=power))
     assert result.n_cases is not None
     return result.n_cases
 

@@ -5,21 +5,18 @@ Every configuration evalkit takes as one object (``RunConfig``, ``SequentialConf
 ``ConfirmConfig``) derives from :class:`Options`: building one with a bad value raises the same
 :class:`~evalkit.errors.ConfigError` a bad flat keyword raises (naming the flag and the
 field, ``--confidence / confidence must be a number in (0, 1), e.g. 0.95, but 1.5 was
-passed``), not a pydantic ``ValidationError``; and :func:`merge_flat` is the one rule for a
-call given both the object and flat keywords.
+passed``), not a pydantic ``ValidationError``. Library functions below the top-level
+``evalkit.*`` ones take the object alone; only those build one from flat keywords.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit.errors import ConfigError, InputError
-
-OptionsT = TypeVar("OptionsT", bound="Options")
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -83,41 +80,3 @@ def _problem(error: Any) -> str:
         return "unknown field"
     cause = (error.get("ctx") or {}).get("error")
     return str(cause) if cause is not None else str(error["msg"])
-
-
-def merge_flat(
-    parameter: str,
-    given: OptionsT | None,
-    kind: type[OptionsT],
-    unset: Mapping[str, Any],
-    flat: Mapping[str, Any],
-) -> OptionsT | None:
-    """The options object of a call given as an object, or None to build it from ``flat``.
-
-    Args:
-        parameter: The parameter the object is passed as (``options``, ``design``).
-        given: The object passed, or None.
-        kind: Its class.
-        unset: Each flat keyword's value meaning "not given".
-        flat: The call's flat keywords.
-
-    Returns:
-        ``given`` (None when it was not passed).
-
-    Raises:
-        InputError: ``given`` is not a ``kind``, or a flat keyword was changed from its
-            default beside it (which of the two would win is not obvious).
-    """
-    if given is None:
-        return None
-    if not isinstance(given, kind):
-        raise InputError(
-            f"`{parameter}` must be a {kind.__name__}, not {type(given).__name__}"
-        )
-    changed = sorted(name for name, value in flat.items() if value != unset[name])
-    if changed:
-        raise InputError(
-            f"pass {', '.join(f'`{name}`' for name in changed)} inside `{parameter}` "
-            f"({kind.__name__}) or leave `{parameter}` out, not both"
-        )
-    return given

@@ -18,7 +18,7 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from evalkit.stats import compare_tables
+from evalkit.stats import CompareOptions, compare_tables
 
 CONDITIONS = ("none", "self-load", "preloaded", "stale")
 
@@ -59,7 +59,7 @@ def main() -> None:
         result = compare_tables(
             _rows(rates, "a", 10_000 + sim, args.trials),
             _rows(rates, "b", 20_000 + sim, args.trials),
-            n_resamples=args.resamples,
+            options=CompareOptions(n_resamples=args.resamples),
         )
         false = [part.verdict != "inconclusive" for _, part in result.by_condition]
         per_condition += sum(false)

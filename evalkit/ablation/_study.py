@@ -46,7 +46,7 @@ from evalkit.results import (
     write_manifest,
 )
 from evalkit.runner import RunConfig, run
-from evalkit.stats import case_order, compare_tables
+from evalkit.stats import CompareOptions, case_order, compare_tables
 
 SKILLS_DIR = "skills"
 MINIMAL_CONDITION = "ablate-minimal"
@@ -288,9 +288,9 @@ def _skill_effect(frame: pd.DataFrame, full: str, config: AblationConfig) -> dic
     result = compare_tables(
         frame[frame["condition"].isin(("none", full))],
         conditions=("none", full),
-        threshold=config.threshold,
-        n_resamples=config.n_resamples,
-        seed=config.seed,
+        options=CompareOptions(
+            threshold=config.threshold, n_resamples=config.n_resamples, seed=config.seed,
+        ),
     )
     return {
         "estimate": float(result.delta.estimate),
@@ -338,9 +338,9 @@ def _minimal(
     check = compare_tables(
         frame,
         conditions=(plan.full, MINIMAL_CONDITION),
-        threshold=config.threshold,
-        n_resamples=config.n_resamples,
-        seed=config.seed,
+        options=CompareOptions(
+            threshold=config.threshold, n_resamples=config.n_resamples, seed=config.seed,
+        ),
     )
     low = float(check.delta.ci_low)
     verified = low > -config.threshold

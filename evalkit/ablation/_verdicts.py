@@ -28,6 +28,8 @@ import pandas as pd
 from evalkit._settings import ALPHA, N_RESAMPLES_QUICK, SEED
 from evalkit.errors import InputError
 from evalkit.stats import (
+    CompareOptions,
+    PowerDesign,
     compare_tables,
     estimate_variance_components,
     holm,
@@ -67,10 +69,9 @@ def _mde(frame: pd.DataFrame, ablated: str, full: str, n_cases: int, alpha: floa
         result = minimum_detectable_effect(
             n_cases,
             max(trials, 1),
-            components=components,
-            alpha=alpha,
-            power=MDE_POWER,
-            threshold=0.0,
+            design=PowerDesign.from_components(
+                components, alpha=alpha, power=MDE_POWER,
+            ), threshold=0.0,
         )
     except InputError:
         return math.nan
@@ -124,11 +125,10 @@ def component_verdicts(
         result = compare_tables(
             pair,
             conditions=(condition, full),
-            threshold=0.0,
-            confidence=1 - level,
-            n_resamples=n_resamples,
-            seed=seed,
-            alpha=level,
+            options=CompareOptions(
+                threshold=0.0, confidence=1 - level, n_resamples=n_resamples, seed=seed,
+                alpha=level,
+            ),
         )
         cases = result.cases
         rows.append(

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED, THRESHOLD
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._compare_causes import compare_cause_changes
@@ -50,37 +50,22 @@ def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | N
         )
 
 
-def _settings(options: CompareOptions | None, metric: str | None, **flat: Any) -> CompareOptions:
-    """The comparison's options: ``options`` or the flat keywords, with ``metric`` over them.
-
-    ``metric`` (None: not given) may sit beside ``options`` only when it says the same.
-    """
-    settings = CompareOptions.resolve(options, **flat)
-    if metric is None or metric == settings.metric:
-        return settings
-    if options is not None:
-        raise InputError(
-            "pass `metric` inside `options` (CompareOptions) or leave `options` out, not both"
-        )
-    return CompareOptions(**{**settings.model_dump(), "metric": metric})
-
-
 def compare(
     baseline: pd.DataFrame | str | os.PathLike[str],
     candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric | str | None = None,
-    threshold: float | None = None,
+    metric: Metric | str = "passed",
+    threshold: float = THRESHOLD.default,
     confidence: float = CONFIDENCE.default,
     n_resamples: int = N_RESAMPLES.default,
     seed: int | None = SEED.default,
     alpha: float = ALPHA.default,
     correction: Correction = "holm",
+    case_correction: Correction = "fdr_bh",
     resample_trials: bool = False,
     runs_dir: str | os.PathLike[str] = "runs",
     providers: str | Sequence[str] | None = None,
-    options: CompareOptions | None = None,
 ) -> PairedComparison:
     """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
 
@@ -101,22 +86,21 @@ def compare(
             conditions for two runs.
         metric: ``"passed"`` (pass rate), ``"score"``, or an evidence-lane metric
             (``evidence_completeness``, ``report_completeness``, ``taxonomy_usage``): the
-            items that measured it are compared on its value, like ``score`` (None:
-            ``options.metric``, else ``"passed"``).
+            items that measured it are compared on its value, like ``score``.
         threshold: Practical threshold for "improved" (default 0.05: 5 pp, or 0.05 of score).
         confidence: Confidence level.
         n_resamples: Bootstrap replicates.
         seed: Seed (same seed, same result).
         alpha: Per-case significance level after correction.
         correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
+        case_correction: Correction across the pooled case rows (``"fdr_bh"``, ``"fdr_by"``
+            or ``"holm"``).
         resample_trials: Two-stage bootstrap with trial resampling (conservative).
         runs_dir: Where run ids are looked up.
         providers: Keep only these providers (``"P,Q"`` or a sequence; default all). With
             several providers every provider gets its own verdict (``by_provider``, a
             direction only when its p Holm-adjusted across the providers is below alpha)
             and the overall figures are pooled over providers, clustered by case.
-        options: How the comparison decides, as one :class:`~evalkit.stats.CompareOptions`
-            (instead of ``threshold`` ... ``resample_trials``, not beside them).
 
     Returns:
         A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
@@ -143,19 +127,17 @@ def compare(
         ('improved', 'r1', 'r2')
     """
     lane_metric = metric if metric in EVIDENCE_METRICS else None
-    settings = _settings(
-        options,
-        None if lane_metric is not None else metric,
+    settings = CompareOptions(  # the one place the comparison's options are built
+        metric="score" if lane_metric is not None else metric,  # a lane metric is a score
         threshold=threshold,
         confidence=confidence,
         n_resamples=n_resamples,
         seed=seed,
         alpha=alpha,
         correction=correction,
+        case_correction=case_correction,
         resample_trials=resample_trials,
     )
-    if lane_metric is not None:
-        settings = settings.model_copy(update={"metric": "score"})
     base = load_results(baseline, runs_dir, what="baseline")
     base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
     labels = None

@@ -87,21 +87,27 @@ def next_step(
     cases = trials_needed = None
     inside = math.isfinite(effect) and abs(effect) < threshold
     if effect != 0 and math.isfinite(effect) and not inside:
-        plan = required_cases(effect, trials, components=components, alpha=alpha,
-                              power=NEXT_STEP_POWER, threshold=threshold)
+        plan = required_cases(effect, trials,
+                              design=PowerDesign.from_components(
+                                  components, alpha=alpha, power=NEXT_STEP_POWER,
+                              ), threshold=threshold)
         cases = plan.n_cases
         if plan.note:
             notes.append(plan.note)
         if cases is not None and trials > 1:
-            more = required_trials(effect, result.n_cases, components=components, alpha=alpha,
-                                   power=NEXT_STEP_POWER, threshold=threshold)
+            more = required_trials(effect, result.n_cases,
+                                   design=PowerDesign.from_components(
+                                       components, alpha=alpha, power=NEXT_STEP_POWER,
+                                   ), threshold=threshold)
             trials_needed = more.n_trials
             if more.n_trials is None and more.note:
                 notes.append(more.note)
     elif not inside:
         notes.append("the observed effect is 0: plan for the threshold instead")
-    at_threshold = required_cases(threshold, trials, components=components, alpha=alpha,
-                                  power=NEXT_STEP_POWER, threshold=0.0).n_cases
+    at_threshold = required_cases(threshold, trials,
+                                  design=PowerDesign.from_components(
+                                      components, alpha=alpha, power=NEXT_STEP_POWER,
+                                  ), threshold=0.0).n_cases
     equivalent_cases = None
     tied = tied_pairs_of(result)
     if inside and threshold > 0:

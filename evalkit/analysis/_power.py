@@ -407,12 +407,10 @@ def _replanned(plan: PowerResult, model: PlanModel, target_power: float) -> Powe
     return required_cases(
         plan.effect,
         model.n_trials,
-        baseline_rate=model.baseline_rate,
-        alpha=plan.alpha,
-        power=target_power,
-        components=model.components,
-        method=plan.method,
-        threshold=plan.threshold,
+        design=PowerDesign.from_components(
+            model.components, baseline_rate=model.baseline_rate, alpha=plan.alpha,
+            power=target_power, method=plan.method,
+        ), threshold=plan.threshold,
     )
 
 

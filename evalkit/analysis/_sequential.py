@@ -15,7 +15,6 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE, SEED
 from evalkit.analysis._compare import refuse_errored
 from evalkit.results import (
     SequentialRecord,
@@ -27,7 +26,7 @@ from evalkit.results import (
 from evalkit.stats import (
     FUTILITY_BETA,
     AdaptiveTrials,
-    Metric,
+    CompareOptions,
     NeymanAllocation,
     SequentialComparison,
     allocated_compare_tables,
@@ -80,10 +79,7 @@ def sequential_compare(
     candidate: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric = "passed",
-    threshold: float | None = None,
-    confidence: float | None = None,
-    seed: int | None = SEED.default,
+    options: CompareOptions | None = None,
     round_cases: int = 1,
     plan_cases: int | None = None,
     runs_dir: str | os.PathLike[str] = "runs",
@@ -102,10 +98,11 @@ def sequential_compare(
         baseline: Baseline run (directory or run id) or tidy DataFrame.
         candidate: Candidate run or DataFrame; None to compare two conditions of ``baseline``.
         conditions: As for :func:`evalkit.compare`.
-        metric: ``"passed"`` or ``"score"`` (scores in [0, 1]).
-        threshold: Practical threshold (default: the run's, else 0.05).
-        confidence: Level of the confidence sequence (default: the run's, else 0.95).
-        seed: Seed of the drawing order of a run without a sequential record.
+        options: How it decides (:class:`~evalkit.stats.CompareOptions`, None: the
+            defaults): ``metric`` (``"passed"`` or ``"score"``, scores in [0, 1]),
+            ``threshold`` and ``confidence`` (the level of the confidence sequence; each
+            left unset takes the run's recorded one), ``seed`` (the drawing order of a run
+            without a sequential record).
         round_cases: Cases per round of a run without a sequential record.
         plan_cases: Cases the bets are tuned for (default: the run's, else untuned).
         runs_dir: Where run ids are looked up.
@@ -118,6 +115,7 @@ def sequential_compare(
     Raises:
         InputError: Bad input, or a compared condition with only errors.
     """
+    given = options or CompareOptions()
     record = None
     if candidate is None and not isinstance(baseline, pd.DataFrame):
         manifest = load_manifest(resolve_run_dir(baseline, runs_dir))
@@ -144,8 +142,7 @@ def sequential_compare(
             record.order,
             (record.baseline, record.candidate),
             NeymanAllocation(**record.allocation.model_dump()),
-            threshold=record.threshold if threshold is None else threshold,
-            confidence=record.confidence if confidence is None else confidence,
+            options=_recorded(CompareOptions(), given, record),
             plan_pairs=record.plan_cases if plan_cases is None else plan_cases,
             max_rounds=len(record.looks) or None,
             **(
@@ -157,9 +154,7 @@ def sequential_compare(
         return sequential_compare_tables(
             base,
             conditions=conditions,
-            metric=metric,
-            threshold=record.threshold if threshold is None else threshold,
-            confidence=record.confidence if confidence is None else confidence,
+            options=_recorded(CompareOptions(metric=given.metric), given, record),
             order=record.order,
             look_at=[look.round * record.round_cases for look in record.looks] or None,
             round_size=record.round_cases,
@@ -174,15 +169,27 @@ def sequential_compare(
         base,
         cand,
         conditions=conditions,
-        metric=metric,
-        threshold=threshold,
-        confidence=CONFIDENCE.default if confidence is None else confidence,
-        seed=seed,
+        options=given,
         round_size=round_cases,
         plan_cases=plan_cases,
         labels=labels,
         **_given_futility(plan_effect, futility_beta, None),
     )
+
+
+def _recorded(
+    options: CompareOptions, given: CompareOptions, record: SequentialRecord
+) -> CompareOptions:
+    """``options`` with the threshold and level ``given`` set, else the run's recorded ones.
+
+    A recorded run is read with its own drawing order, so the seed of ``given`` is not used
+    (nor, for an allocated run, whose fixed figures are those of pass rates, its metric).
+    """
+    recorded = {"threshold": record.threshold, "confidence": record.confidence}
+    return options.model_copy(update={
+        name: getattr(given, name) if name in given.model_fields_set else value
+        for name, value in recorded.items()
+    })
 
 
 def _given_futility(

@@ -155,8 +155,10 @@ def _trials_at(step: NextStep, components: Any, cases: int, alpha: float) -> int
     if step.current_trials <= 1:
         return None  # one-trial pilot: the within-case variance is unknown
     if step.goal == "verdict":
-        return required_trials(step.effect, cases, components=components, alpha=alpha,
-                               power=NEXT_STEP_POWER, threshold=step.threshold).n_trials
+        return required_trials(step.effect, cases,
+                               design=PowerDesign.from_components(
+                                   components, alpha=alpha, power=NEXT_STEP_POWER,
+                               ), threshold=step.threshold).n_trials
     return equivalence_trials(step.effect, step.threshold, components, cases, alpha)
 
 

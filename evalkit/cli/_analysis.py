@@ -339,7 +339,7 @@ def _print_evidence(console: Console, evidence: Any, run_id: str) -> None:
 def compare_main(args: argparse.Namespace) -> int:
     """Print the verdict and the named cases."""
     from evalkit.analysis import compare
-    from evalkit.stats import CompareOptions
+    from evalkit.stats import DEFAULT_THRESHOLD
 
     if args.pairwise:
         return pairwise_main(args)
@@ -350,24 +350,18 @@ def compare_main(args: argparse.Namespace) -> int:
         raise ConfigError("--plan-effect and --futility-beta: only with --sequential")
     if args.candidate is None and (conditions is None or len(conditions) != 2):
         raise ConfigError("compare needs CANDIDATE, or --conditions A,B to compare within a run")
-    # passed and score travel in the options; an evidence-lane metric is compare's own
-    lane_metric = None if args.metric in METRICS else args.metric
-    options = CompareOptions.resolve(
-        metric="passed" if lane_metric else args.metric,
-        threshold=args.threshold,
+    result = compare(  # builds the one CompareOptions of the comparison
+        args.baseline,
+        args.candidate,
+        conditions=conditions,
+        metric=args.metric,
+        threshold=DEFAULT_THRESHOLD if args.threshold is None else args.threshold,
         correction=args.correction,
         case_correction={"bh": "fdr_bh", "by": "fdr_by"}.get(
             args.case_correction, args.case_correction
         ),
         seed=args.seed,
         n_resamples=args.resamples,
-    )
-    result = compare(
-        args.baseline,
-        args.candidate,
-        conditions=conditions,
-        options=options,
-        metric=lane_metric,
         **pick(args, "runs_dir", "providers"),
     )
     if args.json:
@@ -504,15 +498,23 @@ def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
 def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
     """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
     from evalkit.analysis import sequential_compare
+    from evalkit.stats import CompareOptions
 
     if args.round_cases < 1:
         raise ConfigError(f"--round-cases must be at least 1, got {args.round_cases}")
+    options = CompareOptions(  # the one CompareOptions of the comparison
+        metric=args.metric,
+        seed=args.seed,
+        # no --threshold: a run of run --until-verdict keeps its recorded one
+        **({} if args.threshold is None else {"threshold": args.threshold}),
+    )
     result = sequential_compare(
         args.baseline,
         args.candidate,
         conditions=conditions,
+        options=options,
         round_cases=args.round_cases,
-        **pick(args, "metric", "threshold", "seed", "plan_cases", "runs_dir"),
+        **pick(args, "plan_cases", "runs_dir"),
         **futility_arguments(args),
     )
     if args.json:

@@ -62,7 +62,7 @@ from evalkit.optimize._state import (
 )
 from evalkit.results import append_event, read_run, read_transcripts
 from evalkit.runner import DescriptionOverride, RunConfig, SkillOverride, run
-from evalkit.stats import Interval, Verdict, compare_tables
+from evalkit.stats import CompareOptions, Interval, Verdict, compare_tables
 
 SPLITS_FILE = "splits.json"
 _HONESTY_ERRORS = (TamperError, SealError)
@@ -295,10 +295,10 @@ class _Optimisation:
         result = compare_tables(
             baseline,
             candidate,
-            threshold=self.config.threshold,
-            confidence=confidence,
-            n_resamples=self.config.n_resamples,
-            seed=self.config.seed,
+            options=CompareOptions(
+                threshold=self.config.threshold, confidence=confidence,
+                n_resamples=self.config.n_resamples, seed=self.config.seed,
+            ),
         )
         return result.verdict, result.delta, result.n_cases
 

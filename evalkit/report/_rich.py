@@ -65,6 +65,7 @@ from evalkit.sequential import SequentialRun
 from evalkit.stats import (
     FlipRate,
     PairedComparison,
+    PowerDesign,
     PowerResult,
     SequentialComparison,
     correction_words,
@@ -376,13 +377,11 @@ def power_html(result: PowerResult) -> str:
                     minimum_detectable_effect(
                         n,
                         trials,
-                        baseline_rate=result.baseline_rate,
-                        var_between=result.var_between,
-                        var_within=result.var_within,
-                        correlation=result.correlation,
-                        alpha=result.alpha,
-                        power=max(min(result.power, 0.99), 0.5),
-                        threshold=result.threshold,
+                        design=PowerDesign.from_components(
+                            baseline_rate=result.baseline_rate, var_between=result.var_between,
+                            var_within=result.var_within, correlation=result.correlation,
+                            alpha=result.alpha, power=max(min(result.power, 0.99), 0.5),
+                        ), threshold=result.threshold,
                     ).effect
                     for n in sizes
                 ],

@@ -32,7 +32,7 @@ from evalkit.analysis import agent_cost, sequential_compare as sequential_compar
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
 from evalkit.sequential import SequentialRun
-from evalkit.stats import SequentialComparison
+from evalkit.stats import CompareOptions, SequentialComparison
 
 if TYPE_CHECKING:
     from evalkit.report._views import ComparisonView
@@ -248,14 +248,19 @@ def comparison_trajectory(
         sequential: Look sequentially at a comparison that is not a sequential run's.
         conditions: The report's ``conditions`` filter between two runs (``"A,B"``).
         runs_dir: Where run ids are looked up.
-        **options: Passed to :func:`evalkit.analysis.sequential_compare` (``metric``,
-            ``threshold``, ``confidence``, ``seed``, ``round_cases``, ``plan_cases``).
+        **options: A notebook's parameters: ``metric``, ``threshold``, ``confidence`` and
+            ``seed`` build the :class:`~evalkit.stats.CompareOptions` passed to
+            :func:`evalkit.analysis.sequential_compare`, with ``round_cases`` and
+            ``plan_cases``.
 
     Returns:
         The :class:`SequentialTrajectory`, or None (not a sequential run, not asked for).
     """
+    settings = CompareOptions(**{
+        name: options.pop(name) for name in list(options) if name in CompareOptions.model_fields
+    })
     labels = (view.baseline_label, view.candidate_label)
-    if view.mode == "conditions" and options.get("metric", "passed") == "passed":
+    if view.mode == "conditions" and settings.metric == "passed":
         manifest = load_manifest(view.candidate_run)
         record = manifest.sequential if manifest is not None else None
         if record is not None and view.conditions == (record.baseline, record.candidate):
@@ -264,7 +269,8 @@ def comparison_trajectory(
         return None
     if view.mode == "conditions":
         result = sequential_compare_runs(
-            view.candidate_run, conditions=view.conditions, runs_dir=runs_dir, **options
+            view.candidate_run, conditions=view.conditions, runs_dir=runs_dir,
+            options=settings, **options,
         )
     else:
         wanted = [c.strip() for c in conditions.split(",") if c.strip()]
@@ -273,6 +279,7 @@ def comparison_trajectory(
             view.candidate_run,
             conditions=wanted or None,
             runs_dir=runs_dir,
+            options=settings,
             **options,
         )
     rows = pd.concat([view.baseline_rows, view.candidate_rows], ignore_index=True)

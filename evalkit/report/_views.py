@@ -35,6 +35,7 @@ from evalkit.report._tables import (
 )
 from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.stats import (
+    CompareOptions,
     FlipRate,
     PairedComparison,
     compare_tables,
@@ -401,8 +402,8 @@ def compare_view(
             ``evalkit run --until-verdict``, else ``none`` vs ``preloaded``).
         runs_dir: Where run ids are looked up.
         providers: Keep only these providers (``"P,Q"``; default every provider).
-        **options: Passed to :func:`evalkit.stats.compare_tables` (``threshold``,
-            ``n_resamples``...).
+        **options: The fields of the :class:`~evalkit.stats.CompareOptions` passed to
+            :func:`evalkit.stats.compare_tables` (``threshold``, ``n_resamples``...).
 
     Returns:
         The :class:`ComparisonView`.
@@ -412,6 +413,7 @@ def compare_view(
     if isinstance(conditions, str):
         conditions = [c.strip() for c in conditions.split(",") if c.strip()]
     wanted = tuple(conditions or ())
+    settings = CompareOptions(**options)  # a notebook's parameters, checked once
     candidate_dir = resolve_run_dir(run, runs_dir)
     candidate_rows = select_providers(read_run(candidate_dir), providers, candidate_dir.name)
     if baseline:
@@ -422,7 +424,7 @@ def compare_view(
             candidate_rows,
             conditions=wanted or None,
             labels=(baseline_dir.name, candidate_dir.name),
-            **options,
+            options=settings,
         )
         result = _with_next_step(result, baseline_rows, candidate_rows, candidate_dir, runs_dir)
         if wanted:
@@ -443,7 +445,7 @@ def compare_view(
         raise InputError(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
         )
-    result = compare_tables(candidate_rows, conditions=pair, **options)
+    result = compare_tables(candidate_rows, conditions=pair, options=settings)
     result = _with_next_step(result, candidate_rows, None, candidate_dir, runs_dir)
     first, second = pair
     return ComparisonView(

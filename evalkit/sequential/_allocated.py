@@ -31,6 +31,7 @@ from evalkit.runner import RunConfig, RunResult, run
 from evalkit.sequential._looks import record_look
 from evalkit.stats import (
     FUTILITY_BETA,
+    CompareOptions,
     NeymanAllocation,
     SequentialComparison,
     allocated_compare_tables,
@@ -138,7 +139,7 @@ def run_allocated(
         result, rows = _round(suite, round_config, record, rounds)
         comparison = allocated_compare_tables(
             rows, record.order, conditions, design,
-            threshold=record.threshold, confidence=record.confidence,
+            options=CompareOptions(threshold=record.threshold, confidence=record.confidence),
             plan_pairs=record.plan_cases, plan_effect=record.plan_effect,
             futility_beta=FUTILITY_BETA if record.futility_beta is None else record.futility_beta,
             max_rounds=rounds,

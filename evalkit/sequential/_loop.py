@@ -45,6 +45,7 @@ from evalkit.stats import (
     FUTILITY_BETA,
     SEQUENTIAL_METHOD,
     AdaptiveTrials,
+    CompareOptions,
     SequentialComparison,
     case_order,
     sequential_compare_tables,
@@ -354,8 +355,7 @@ def run_until_verdict(
         comparison = sequential_compare_tables(
             rows,
             conditions=(record.baseline, record.candidate),
-            threshold=record.threshold,
-            confidence=record.confidence,
+            options=CompareOptions(threshold=record.threshold, confidence=record.confidence),
             order=record.order,
             look_at=[k * record.round_cases for k in range(1, rounds + 1)],
             plan_cases=record.plan_cases,

@@ -27,7 +27,12 @@ from evalkit._command_line import without_options
 from evalkit.analysis import NEXT_STEP_POWER, NextStep, next_step
 from evalkit.errors import InputError
 from evalkit.results import SequentialRecord
-from evalkit.stats import SequentialComparison, estimate_variance_components, required_trials
+from evalkit.stats import (
+    PowerDesign,
+    SequentialComparison,
+    estimate_variance_components,
+    required_trials,
+)
 
 #: Stop reasons of a budget spent (or a suite drawn to its end) without a verdict.
 BUDGET_STOPS = ("max-items", "max-usd", "max-rounds", "cases-exhausted")
@@ -177,8 +182,10 @@ def _trials_at(
         return None
     if components.n_trials < 2:  # the within-case variance is unknown
         return None
-    return required_trials(effect, cases, components=components, alpha=alpha,
-                           power=NEXT_STEP_POWER).n_trials
+    return required_trials(effect, cases,
+                           design=PowerDesign.from_components(
+                               components, alpha=alpha, power=NEXT_STEP_POWER,
+                           )).n_trials
 
 
 def _fresh_command(

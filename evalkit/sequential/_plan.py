@@ -34,6 +34,7 @@ from evalkit.results import load_results
 from evalkit.runner import RunConfig
 from evalkit.stats import (
     DEFAULT_THRESHOLD,
+    PowerDesign,
     VarianceComponents,
     estimate_variance_components,
     minimum_cases,
@@ -169,19 +170,19 @@ def plan_run(
             )
     alpha = round(1.0 - confidence, 12)  # 0.05, not 0.050000000000000044
     components, source = _components(from_run, runs_dir, conditions)
-    common: dict[str, Any] = {"alpha": alpha, "power": PLAN_POWER, "components": components}
+    design = PowerDesign.from_components(components, alpha=alpha, power=PLAN_POWER)
     mde = (
-        minimum_detectable_effect(compared, trials, threshold=threshold, **common)
+        minimum_detectable_effect(compared, trials, threshold=threshold, design=design)
         if compared >= 2
         else None
     )
     rate = mde.baseline_rate if mde is not None else _rate(components)
     room = 1.0 - rate
     floor = minimum_cases(alpha)
-    at_threshold = required_cases(threshold, trials, threshold=0.0, **common).n_cases
+    at_threshold = required_cases(threshold, trials, threshold=0.0, design=design).n_cases
     any_verdict = None
     if room > threshold:
-        fewest = required_cases(room, trials, threshold=threshold, **common).n_cases
+        fewest = required_cases(room, trials, threshold=threshold, design=design).n_cases
         any_verdict = None if fewest is None else max(fewest, floor)
     reachable = True
     if compared < floor:
@@ -201,7 +202,7 @@ def plan_run(
         )
     for_effect = None
     if plan_effect is not None:
-        for_effect = required_cases(plan_effect, trials, threshold=threshold, **common).n_cases
+        for_effect = required_cases(plan_effect, trials, threshold=threshold, design=design).n_cases
         if for_effect is None or for_effect > compared:
             needed = "no number of cases" if for_effect is None else f"{for_effect} cases"
             warnings.append(

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE, N_RESAMPLES_QUICK
+from evalkit._settings import N_RESAMPLES_QUICK
 from evalkit.stats._allocation import NeymanAllocation
 from evalkit.stats._allocation_replay import allocation_plan
 from evalkit.stats._compare import compare_tables
-from evalkit.stats._options import compare_options
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import FUTILITY_BETA, SEQUENTIAL_METHOD, run_looks
 from evalkit.stats._sequential_compare import SequentialComparison, sequential_note
@@ -35,8 +35,7 @@ def allocated_compare_tables(
     conditions: tuple[str, str],
     design: NeymanAllocation,
     *,
-    threshold: float | None = None,
-    confidence: float = CONFIDENCE.default,
+    options: CompareOptions | None = None,
     plan_pairs: int | None = None,
     plan_effect: float | None = None,
     futility_beta: float = FUTILITY_BETA,
@@ -49,8 +48,8 @@ def allocated_compare_tables(
         case_ids: The cases the run draws from.
         conditions: ``(baseline, candidate)``.
         design: The allocation the run followed.
-        threshold: Practical threshold of *improved* (default 0.05).
-        confidence: Level of the confidence sequence.
+        options: Its ``threshold`` (of *improved*) and ``confidence`` (the level of the
+            confidence sequence) decide; None: the defaults.
         plan_pairs: Pairs the bets are tuned for (None: untuned).
         plan_effect: Planned effect of the futility boundary (None: none).
         futility_beta: Its error rate.
@@ -64,7 +63,7 @@ def allocated_compare_tables(
         InputError: Bad results (see :func:`~evalkit.stats.allocation_plan`).
     """
     plan = allocation_plan(data, case_ids, conditions, design, max_rounds=max_rounds)
-    settings = compare_options(None, threshold=threshold, confidence=confidence)
+    settings = options or CompareOptions()
     fixed: PairedComparison = compare_tables(
         data,
         conditions=conditions,

@@ -10,14 +10,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.errors import InputError
 from evalkit.stats._frame import KEY_COLUMNS, as_frame, match_columns, only_columns
-from evalkit.stats._options import CompareOptions, compare_options
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._reuse import SAMPLE_COLUMNS
 from evalkit.stats._stratified import compare_pair, compare_runs
-from evalkit.stats._types import METRICS, Correction, Metric
+from evalkit.stats._types import METRICS
 
 #: The columns a comparison reads: the item keys, the outcome, the status (skipped rows are
 #: left out, errors count as failures) and the provenance that finds reused pairs. A run
@@ -31,15 +30,6 @@ def compare_tables(
     candidate: pd.DataFrame | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric = "passed",
-    threshold: float | None = None,
-    confidence: float = CONFIDENCE.default,
-    n_resamples: int = N_RESAMPLES.default,
-    seed: int | None = SEED.default,
-    alpha: float = ALPHA.default,
-    correction: Correction = "holm",
-    case_correction: Correction = "fdr_bh",
-    resample_trials: bool = False,
     labels: tuple[str, str] | None = None,
     options: CompareOptions | None = None,
 ) -> PairedComparison:
@@ -70,19 +60,10 @@ def compare_tables(
         candidate: Candidate results; None to compare two conditions of ``baseline``.
         conditions: ``(baseline_condition, candidate_condition)`` for one run, or a filter on
             conditions for two runs.
-        metric: ``"passed"`` (pass rate) or ``"score"``.
-        threshold: Practical threshold for "improved" (default 0.05: 5 pp, or 0.05 of score).
-        confidence: Confidence level.
-        n_resamples: Bootstrap replicates.
-        seed: Seed (same seed, same result).
-        alpha: Per-case significance level after correction.
-        correction: Multiplicity correction across cases (``"holm"`` or ``"fdr_bh"``, ...).
-        case_correction: Correction across the pooled case rows (``"fdr_bh"`` by default).
-        resample_trials: Two-stage bootstrap with trial resampling (conservative).
         labels: ``(baseline_label, candidate_label)`` of two tables (e.g. their run ids);
             default ``("baseline", "candidate")``. Two conditions are labelled by their names.
-        options: The settings ``metric`` ... ``resample_trials`` as one
-            :class:`CompareOptions` instead (those keywords then stay at their defaults).
+        options: How the comparison decides (metric, threshold, confidence, resamples,
+            seed, per-case level and corrections, trial resampling; None: the defaults).
 
     Returns:
         A :class:`PairedComparison`; ``.to_dict()`` is the ``evalkit compare --json`` object.
@@ -96,25 +77,15 @@ def compare_tables(
         ...     "condition": ["none"] * 8 + ["preloaded"] * 8,
         ...     "passed": [False, False, True, False, False, True, False, False] + [True] * 8,
         ... })
-        >>> result = compare_tables(run, conditions=("none", "preloaded"), n_resamples=2000)
+        >>> result = compare_tables(run, conditions=("none", "preloaded"),
+        ...                         options=CompareOptions(n_resamples=2000))
         >>> out = result.to_dict()
         >>> out["verdict"], out["wins"], out["cases"][0]["condition"]
         ('improved', 6, 'preloaded vs none')
         >>> result.baseline_label, result.candidate_label, result.conditions
         ('none', 'preloaded', ('none', 'preloaded'))
     """
-    settings = compare_options(
-        options,
-        metric=metric,
-        threshold=threshold,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        case_correction=case_correction,
-        resample_trials=resample_trials,
-    )
+    settings = options or CompareOptions()
     metric = settings.metric
     base = as_frame(only_columns(baseline, COMPARED_COLUMNS), what="baseline", value=metric)
     names = labels or ("baseline", "candidate")

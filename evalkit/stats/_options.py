@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import model_validator
 
-from evalkit._options import Options, merge_flat
+from evalkit._options import Options
 from evalkit._settings import (
     ALPHA,
     CONFIDENCE,
@@ -19,7 +19,6 @@ from evalkit._settings import (
     Threshold,
 )
 from evalkit.stats._frame import check_choice
-from evalkit.stats._settings import DEFAULT_THRESHOLD
 from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
 
 
@@ -29,8 +28,8 @@ class CompareOptions(Options):
     :func:`~evalkit.stats.compare_tables`, :func:`~evalkit.stats.paired_compare` and
     :func:`~evalkit.stats.sequential_compare_tables` take it as ``options=``. Every field is
     checked when the object is built (a :class:`~evalkit.errors.ConfigError` names the flag
-    and the field, as for a flat keyword), so a function given ``options=`` never checks them
-    again; the flat keyword arguments of those functions build one of these.
+    and the field), so a function given ``options=`` never checks them
+    again; only the top-level :func:`evalkit.compare` takes the fields as flat keywords.
 
     Attributes:
         metric: ``"passed"`` (pass rate) or ``"score"``.
@@ -65,29 +64,6 @@ class CompareOptions(Options):
     case_correction: Correction = "fdr_bh"
     resample_trials: bool = False
 
-    @classmethod
-    def resolve(cls, options: CompareOptions | None = None, **flat: Any) -> CompareOptions:
-        """The options of a call given as an object or as flat keywords (never both).
-
-        The one place where a flat ``threshold=None`` becomes the default threshold.
-
-        Args:
-            options: The options object passed, or None.
-            **flat: The call's flat keywords of the same names (``threshold=None`` meaning
-                the default; a keyword left out or at its default is not given).
-
-        Raises:
-            InputError: A flat keyword was changed from its default beside ``options``, or a
-                value is out of range (a ``ConfigError`` naming the flag and the field).
-
-        Examples:
-            >>> CompareOptions.resolve(None, threshold=None).threshold
-            0.05
-            >>> CompareOptions.resolve(CompareOptions(seed=3), seed=0).seed
-            3
-        """
-        return compare_options(options, **flat)
-
     @model_validator(mode="before")
     @classmethod
     def _choices(cls, data: Any) -> Any:
@@ -97,34 +73,3 @@ class CompareOptions(Options):
             check_choice("correction", data.get("correction", "holm"), CORRECTIONS)
             check_choice("case_correction", data.get("case_correction", "fdr_bh"), CORRECTIONS)
         return data
-
-
-#: The flat keyword arguments a comparison function takes instead of ``options``, each with
-#: the value that means "not given" (``threshold=None`` is the default threshold).
-_UNSET: dict[str, Any] = {
-    name: None if name == "threshold" else field.default
-    for name, field in CompareOptions.model_fields.items()
-}
-
-
-def compare_options(options: CompareOptions | None, **flat: Any) -> CompareOptions:
-    """The options of a call: ``options`` as given, or built from the flat keywords.
-
-    Args:
-        options: The options object passed, or None.
-        **flat: The call's flat keyword arguments of the same names (``threshold=None``
-            meaning the default).
-
-    Returns:
-        The options, validated.
-
-    Raises:
-        InputError: A flat keyword was changed from its default beside ``options`` (which
-            of the two would win is not obvious), or a value is out of range.
-    """
-    given = merge_flat("options", options, CompareOptions, _UNSET, flat)
-    if given is not None:
-        return given
-    if flat.get("threshold") is None:
-        flat["threshold"] = DEFAULT_THRESHOLD
-    return CompareOptions(**flat)

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import RichDisplay
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_decisions, case_verdict_note
 from evalkit.stats._case_interaction import CaseInteraction, case_interaction
@@ -28,7 +27,7 @@ from evalkit.stats._heterogeneity import Heterogeneity
 from evalkit.stats._interval import Interval, json_float
 from evalkit.stats._matrix import build_pairs
 from evalkit.stats._mcnemar import McNemarResult, arm_correlation, mcnemar_test
-from evalkit.stats._options import CompareOptions, compare_options
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._providers import provider_summary, provider_table
 from evalkit.stats._row_family import family_columns
 from evalkit.stats._signflip import SignFlipResult, sign_flip_test
@@ -581,14 +580,6 @@ def paired_compare(
     *,
     on: Sequence[str] = ("case_id", "condition"),
     trial_col: str = "trial",
-    value: Metric = "passed",
-    threshold: float | None = None,
-    confidence: float = CONFIDENCE.default,
-    n_resamples: int = N_RESAMPLES.default,
-    seed: int | None = SEED.default,
-    alpha: float = ALPHA.default,
-    correction: Correction = "holm",
-    resample_trials: bool = False,
     options: CompareOptions | None = None,
 ) -> PairedComparison:
     """Paired comparison of a candidate against a baseline, matched by case and trial.
@@ -625,17 +616,11 @@ def paired_compare(
         candidate_df: Candidate results.
         on: Unit columns to match on.
         trial_col: Trial column; equal labels line up.
-        value: ``"passed"`` or ``"score"``.
-        threshold: Practical threshold for "improved" (default 0.05).
-        confidence: Confidence level of the intervals.
-        n_resamples: Bootstrap replicates.
-        seed: Seed (same seed, same result).
-        alpha: Per-case significance level after correction.
-        correction: ``"holm"`` (default), ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or
-            ``"none"``.
-        resample_trials: Use the two-stage bootstrap with trial resampling (conservative).
-        options: The settings as one :class:`CompareOptions` (its ``metric`` is ``value``),
-            instead of ``value`` ... ``resample_trials``; those then stay at their defaults.
+        options: How the comparison decides (:class:`CompareOptions`: ``metric``
+            ``"passed"`` or ``"score"``, ``threshold`` (default 0.05), ``confidence``,
+            ``n_resamples``, ``seed``, ``alpha``, ``correction`` (``"holm"`` by default,
+            ``"bonferroni"``, ``"fdr_bh"``, ``"fdr_by"`` or ``"none"``) and
+            ``resample_trials``); None: the defaults.
 
     Returns:
         A :class:`PairedComparison`; its ``cases`` table has the unit columns, then
@@ -650,25 +635,16 @@ def paired_compare(
         >>> base = pd.DataFrame({"case_id": list("abcdefghijk"), "condition": "none",
         ...                      "passed": passed})
         >>> cand = base.assign(passed=True)
-        >>> result = paired_compare(base, cand, n_resamples=2000)
+        >>> options = CompareOptions(n_resamples=2000)
+        >>> result = paired_compare(base, cand, options=options)
         >>> result.verdict, result.wins, result.losses, result.ties
         ('improved', 7, 0, 4)
         >>> round(result.delta.estimate, 2), round(result.sign_flip.pvalue, 4)
         (0.64, 0.0156)
-        >>> paired_compare(base.head(4), cand.head(4), n_resamples=2000).verdict_note[:40]
+        >>> paired_compare(base.head(4), cand.head(4), options=options).verdict_note[:40]
         'no verdict is possible with 4 case(s): t'
     """
-    settings = compare_options(
-        options,
-        metric=value,
-        threshold=threshold,
-        confidence=confidence,
-        n_resamples=n_resamples,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-        resample_trials=resample_trials,
-    )
+    settings = options or CompareOptions()
     on = [on] if isinstance(on, str) else list(on)
     base = as_frame(baseline_df, what="baseline", value=settings.metric, required=on)
     cand = as_frame(candidate_df, what="candidate", value=settings.metric, required=on)

@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, cast
 
 from pydantic import model_validator
 from scipy import optimize, stats
 
 from evalkit._display import rich_html
-from evalkit._options import Options, merge_flat
+from evalkit._options import Options
 from evalkit._percent import percent
 from evalkit._settings import ALPHA
 from evalkit.errors import InputError
@@ -141,10 +141,9 @@ class PowerDesign(Options):
     """The inputs of a power calculation, validated once (the model of the module doc).
 
     :func:`minimum_detectable_effect`, :func:`required_cases` and :func:`required_trials`
-    take it as ``design=``; their flat keywords (``baseline_rate`` ... ``method``,
-    ``components``) build one with :meth:`from_components`. A variance left as None takes
-    its default at ``baseline_rate`` when the design is built, so after construction every
-    field holds the value the calculation uses.
+    take it as ``design=``; :meth:`from_components` builds one from a pilot's estimates. A
+    variance left as None takes its default at ``baseline_rate`` when the design is built,
+    so after construction every field holds the value the calculation uses.
 
     Attributes:
         baseline_rate: Baseline pass rate, in [0, 1].
@@ -391,75 +390,12 @@ def _number(value: Any, name: str, low: float, high: float, *, open_low: bool = 
     return number
 
 
-#: The flat keywords of a power function that build its :class:`PowerDesign`, each with the
-#: value that means "not given".
-_UNSET_DESIGN: dict[str, Any] = {
-    "components": None,
-    "baseline_rate": None,
-    "var_between": None,
-    "var_within": None,
-    "correlation": None,
-    "alpha": ALPHA.default,
-    "power": 0.8,
-    "method": "t",
-}
-
-
-class DesignInputs(TypedDict, total=False):
-    """The flat keywords of a power function, which build its :class:`PowerDesign`.
-
-    Each is an argument of :meth:`PowerDesign.from_components` (left out: its default there).
-    """
-
-    components: VarianceComponents | None
-    """Estimates from :func:`estimate_variance_components`, used for any input left as None."""
-    baseline_rate: float | None
-    """Baseline pass rate (default 0.5, or from ``components``)."""
-    var_between: float | None
-    """Between-case variance of an arm's true rates (see the module doc)."""
-    var_within: float | None
-    """Mean within-case variance of one trial."""
-    correlation: float | None
-    """Correlation of the arms' true per-case rates (default 0.5)."""
-    alpha: float
-    """Two-sided significance level."""
-    power: float
-    """Target power (default 0.8)."""
-    method: str
-    """``"t"`` (default, noncentral t) or ``"normal"`` (Miller's formula as printed)."""
-
-
-def power_design(
-    design: PowerDesign | None, caller: str, **flat: Unpack[DesignInputs]
-) -> PowerDesign:
-    """The design of a call: ``design`` as given, or built from the flat keywords.
-
-    Args:
-        design: The design passed, or None.
-        caller: The power function called, named by the error of an unknown keyword.
-        **flat: The call's flat keywords (:class:`DesignInputs`).
-
-    Returns:
-        The validated design.
-
-    Raises:
-        TypeError: A keyword that is not a design input (as for any unknown keyword).
-        InputError: A flat keyword was given beside ``design``, or an input is out of range.
-    """
-    unknown = sorted(set(flat) - set(_UNSET_DESIGN))
-    if unknown:
-        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}")
-    given = merge_flat("design", design, PowerDesign, _UNSET_DESIGN, flat)
-    return PowerDesign.from_components(**flat) if given is None else given
-
-
 def minimum_detectable_effect(
     n_cases: int,
     n_trials: int = 1,
     *,
-    threshold: float | None = None,
     design: PowerDesign | None = None,
-    **inputs: Unpack[DesignInputs],
+    threshold: float | None = None,
 ) -> PowerResult:
     """Smallest paired effect a design detects with the given power (Miller eq. 9).
 
@@ -470,11 +406,9 @@ def minimum_detectable_effect(
     Args:
         n_cases: Cases in the comparison (>= 2).
         n_trials: Trials per case and arm.
+        design: The model's inputs, alpha, power and method (None: the defaults; a pilot's
+            estimates through :meth:`PowerDesign.from_components`).
         threshold: Practical threshold of "improved" (default 0.05; 0 gives Miller's eq. 9).
-        design: The inputs below as one :class:`PowerDesign` instead.
-        **inputs: The design's inputs as flat keywords (:class:`DesignInputs`:
-            ``baseline_rate``, ``var_between``, ``var_within``, ``correlation``, ``alpha``,
-            ``power``, ``method``, ``components``), not beside ``design``.
 
     Returns:
         :class:`PowerResult` whose ``effect`` is the minimum detectable effect.
@@ -489,7 +423,7 @@ def minimum_detectable_effect(
     """
     cases = check_positive_int(n_cases, "n_cases", 2)
     trials = check_positive_int(n_trials, "n_trials")
-    design = power_design(design, "minimum_detectable_effect", **inputs)
+    design = design or PowerDesign()
     omega = math.sqrt(design.omega2(trials))
     se = omega / math.sqrt(cases)
     limit = check_threshold(threshold)
@@ -508,9 +442,8 @@ def required_cases(
     effect: float,
     n_trials: int = 1,
     *,
-    threshold: float | None = None,
     design: PowerDesign | None = None,
-    **inputs: Unpack[DesignInputs],
+    threshold: float | None = None,
 ) -> PowerResult:
     """Number of cases needed to detect ``effect`` with the given power (Miller eq. 10).
 
@@ -525,11 +458,10 @@ def required_cases(
     Args:
         effect: Difference of pass rates to detect (sign ignored; non-zero).
         n_trials: Trials per case and arm.
+        design: The model's inputs, alpha, power and method (None: the defaults; a pilot's
+            estimates through :meth:`PowerDesign.from_components`).
         threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
             alone, as Miller's formula does).
-        design: The inputs as one :class:`PowerDesign` instead.
-        **inputs: The design's inputs as flat keywords, not beside ``design``, as in
-            :func:`minimum_detectable_effect`.
 
     Returns:
         :class:`PowerResult` with ``n_cases`` rounded up (at least 2) and the power of the
@@ -545,7 +477,7 @@ def required_cases(
     """
     size = _effect(effect)
     trials = check_positive_int(n_trials, "n_trials")
-    design = power_design(design, "required_cases", **inputs)
+    design = design or PowerDesign()
     omega = math.sqrt(design.omega2(trials))
     limit = check_threshold(threshold) if float(effect) > 0 else 0.0
     if size <= limit + 1e-12:

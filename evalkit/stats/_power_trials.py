@@ -8,17 +8,10 @@ none are planned where the spread between cases alone keeps the interval too wid
 from __future__ import annotations
 
 import math
-from typing import Unpack
 
 from evalkit._percent import percent
 from evalkit.stats._frame import check_positive_int
-from evalkit.stats._power import (
-    DesignInputs,
-    PowerDesign,
-    PowerResult,
-    _effect,
-    power_design,
-)
+from evalkit.stats._power import PowerDesign, PowerResult, _effect
 from evalkit.stats._settings import check_threshold
 
 
@@ -26,9 +19,8 @@ def required_trials(
     effect: float,
     n_cases: int,
     *,
-    threshold: float | None = None,
     design: PowerDesign | None = None,
-    **inputs: Unpack[DesignInputs],
+    threshold: float | None = None,
 ) -> PowerResult:
     """Trials per case and arm needed to detect ``effect`` with ``n_cases`` cases.
 
@@ -45,11 +37,10 @@ def required_trials(
     Args:
         effect: Difference of pass rates to detect (non-zero).
         n_cases: Cases in the comparison (>= 2).
+        design: The model's inputs, alpha, power and method (None: the defaults; a pilot's
+            estimates through :meth:`PowerDesign.from_components`).
         threshold: Practical threshold of "improved" (default 0.05; 0 plans for the interval
             alone, as Miller's formula does).
-        design: The inputs as one :class:`PowerDesign` instead.
-        **inputs: The design's inputs as flat keywords, not beside ``design``, as in
-            :func:`minimum_detectable_effect`.
 
     Returns:
         :class:`PowerResult` with ``n_trials`` rounded up (or None when unreachable).
@@ -65,7 +56,7 @@ def required_trials(
     """
     size = _effect(effect)
     cases = check_positive_int(n_cases, "n_cases", 2)
-    design = power_design(design, "required_trials", **inputs)
+    design = design or PowerDesign()
     limit = check_threshold(threshold) if float(effect) > 0 else 0.0
     floor = math.sqrt(design.between_diff)  # omega with unboundedly many trials
     best = design.verdict_power(size, floor, cases, limit) if floor > 0 else (

@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
+from evalkit._settings import N_RESAMPLES_QUICK
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
 from evalkit.stats._compare import compare_tables
 from evalkit.stats._frame import check_positive_int
 from evalkit.stats._interval import Interval
-from evalkit.stats._options import CompareOptions, compare_options
+from evalkit.stats._options import CompareOptions
 from evalkit.stats._paired import PairedComparison
 from evalkit.stats._sequential import (
     FUTILE_PLANNED,
@@ -29,7 +29,7 @@ from evalkit.stats._sequential import (
     run_looks,
 )
 from evalkit.stats._sequential_power import check_futility
-from evalkit.stats._types import Correction, Metric
+from evalkit.stats._types import Metric
 
 #: Bootstrap replicates of the fixed-design figures carried along (cases table, sign-flip).
 _SIDE_RESAMPLES = N_RESAMPLES_QUICK.default
@@ -180,17 +180,11 @@ def sequential_compare_tables(
     candidate: pd.DataFrame | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    metric: Metric = "passed",
-    threshold: float | None = None,
-    confidence: float = CONFIDENCE.default,
-    seed: int | None = SEED.default,
     order: Sequence[str] | None = None,
     look_at: Sequence[int] | None = None,
     round_size: int = 1,
     stop: bool = True,
     plan_cases: int | None = None,
-    alpha: float = ALPHA.default,
-    correction: Correction = "holm",
     labels: tuple[str, str] | None = None,
     adaptive: AdaptiveTrials | None = None,
     plan_effect: float | None = None,
@@ -211,10 +205,6 @@ def sequential_compare_tables(
         baseline: Baseline results (tidy DataFrame).
         candidate: Candidate results; None to compare two conditions of ``baseline``.
         conditions: As for :func:`evalkit.stats.compare_tables`.
-        metric: ``"passed"`` or ``"score"`` (scores must lie in [0, 1]).
-        threshold: Practical threshold for "improved" (default 0.05).
-        confidence: Level of the confidence sequence (uniform over looks).
-        seed: Seed of the drawing order (and of the side figures).
         order: Case ids in drawing order (overrides ``seed``); cases absent from the
             results are skipped.
         look_at: Numbers of drawn cases (positions in ``order``) after which to look.
@@ -222,8 +212,6 @@ def sequential_compare_tables(
         stop: Stop at the first settled look.
         plan_cases: Number of cases the bets are tuned for (None: no planned size; see
             :func:`~evalkit.stats.confidence_sequence`).
-        alpha: Per-case level of the cases table.
-        correction: Multiplicity correction of the cases table.
         labels: ``(baseline_label, candidate_label)`` of two tables.
         adaptive: The adaptive-trials design the run followed: the per-case differences are
             then the corrected estimates of :func:`~evalkit.stats.adaptive_case_estimates`
@@ -235,10 +223,12 @@ def sequential_compare_tables(
             :func:`~evalkit.stats.run_looks`).
         futility_beta: Error rate of that boundary: with a true difference of at least
             ``plan_effect`` it stops the comparison with probability at most this.
-        options: ``metric``, ``threshold``, ``confidence``, ``seed``, ``alpha`` and
-            ``correction`` as one :class:`~evalkit.stats.CompareOptions` instead (those
-            keywords then stay at their defaults); its ``n_resamples`` and
-            ``resample_trials`` are not used: the side figures take 2,000 replicates.
+        options: How it decides (:class:`~evalkit.stats.CompareOptions`; None: the
+            defaults): ``metric`` (``"passed"`` or ``"score"``, scores in [0, 1]),
+            ``threshold``, ``confidence`` (the level of the confidence sequence, uniform over
+            looks), ``seed`` (of the drawing order and the side figures), and ``alpha`` and
+            ``correction`` of the cases table; its ``n_resamples`` and ``resample_trials``
+            are not used: the side figures take 2,000 replicates.
 
     Returns:
         A :class:`SequentialComparison`; ``.to_dict()`` is the ``compare`` JSON plus
@@ -261,15 +251,7 @@ def sequential_compare_tables(
     plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     if plan_cases is not None:
         plan_cases = check_positive_int(plan_cases, "plan_cases")
-    settings = compare_options(
-        options,
-        metric=metric,
-        threshold=threshold,
-        confidence=confidence,
-        seed=seed,
-        alpha=alpha,
-        correction=correction,
-    )
+    settings = options or CompareOptions()
     metric, confidence, seed = settings.metric, settings.confidence, settings.seed
     side_compare = functools.partial(
         compare_tables,

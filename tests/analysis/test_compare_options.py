@@ -1,4 +1,4 @@
-"""evalkit.compare takes its decision settings as flat keywords or as one CompareOptions."""
+"""evalkit.compare takes its decision settings as flat keywords and builds one CompareOptions."""
 
 from __future__ import annotations
 
@@ -7,30 +7,24 @@ from pathlib import Path
 import pytest
 
 from evalkit.analysis import compare
-from evalkit.errors import ConfigError, InputError
+from evalkit.errors import ConfigError
 from evalkit.stats import CompareOptions
 from tests.conftest import evalkit_cli
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
 
 
-def test_the_options_object_gives_the_flat_keywords_result() -> None:
+def test_the_flat_keywords_build_the_one_options_object() -> None:
     flat = compare("before", "after", runs_dir=RUNS, threshold=0.1, seed=3, n_resamples=2000)
-    boxed = compare("before", "after", runs_dir=RUNS,
-                    options=CompareOptions(threshold=0.1, seed=3, n_resamples=2000))
-    assert boxed.to_dict() == flat.to_dict()
-    assert boxed.threshold == 0.1
+    assert (flat.threshold, flat.delta.confidence) == (0.1, 0.95)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'options'"):
+        compare("before", "after", runs_dir=RUNS,  # type: ignore[call-arg]
+                options=CompareOptions(threshold=0.1, seed=3, n_resamples=2000))
 
 
-def test_metric_beside_options_must_agree() -> None:
-    scored = CompareOptions(metric="score", n_resamples=2000)
-    agreed = compare("before", "after", runs_dir=RUNS, metric="score", options=scored)
-    assert agreed.metric == "score"
-    assert compare("before", "after", runs_dir=RUNS, options=scored).metric == "score"
-    with pytest.raises(InputError, match="pass `metric` inside `options`"):
-        compare("before", "after", runs_dir=RUNS, metric="passed", options=scored)
-    with pytest.raises(InputError, match="pass `threshold` inside `options`"):
-        compare("before", "after", runs_dir=RUNS, threshold=0.2, options=scored)
+def test_a_bad_metric_is_refused_when_the_options_are_built() -> None:
+    with pytest.raises(ConfigError, match="metric"):
+        compare("before", "after", runs_dir=RUNS, metric="nonsense", n_resamples=2000)
 
 
 def test_a_bad_value_names_the_flag_and_the_field_in_python_and_on_the_command_line(

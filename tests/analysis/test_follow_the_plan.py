@@ -50,7 +50,8 @@ def _pilot(  # noqa: ANN202
     for attempt in range(seed, seed + 50):
         base, cand = simulate_arms(np.random.default_rng(attempt), cases, trials, effect, rate, 4.0)
         before, after = _frames(base, cand)
-        result = paired_compare(before, after, n_resamples=2000, seed=attempt)
+        result = paired_compare(before, after,
+                                options=CompareOptions(n_resamples=2000, seed=attempt))
         step = next_step(result, before, after)
         if step is None or step.goal != goal:
             continue
@@ -116,7 +117,7 @@ def test_an_all_tied_comparison_is_planned_in_pairs_and_settles() -> None:
     rng = np.random.default_rng(5)
     base, _ = simulate_arms(rng, 10, 2, 0.0, 0.6, 4.0)
     before, after = _frames(base, base.copy())
-    result = paired_compare(before, after, n_resamples=2000)
+    result = paired_compare(before, after, options=CompareOptions(n_resamples=2000))
     assert not result.equivalence["equivalent"]  # 20 tied pairs: +-16.8 pp
     step = next_step(result, before, after)
     assert step is not None and step.goal == "equivalence" and step.tied_pairs == 20
@@ -130,13 +131,14 @@ def test_an_all_tied_comparison_is_planned_in_pairs_and_settles() -> None:
 def test_a_saturated_comparison_never_plans_a_design_that_cannot_settle() -> None:
     ones = np.ones((2, 2))
     before, after = _frames(ones, ones.copy())
-    result = paired_compare(before, after, n_resamples=2000)
+    result = paired_compare(before, after, options=CompareOptions(n_resamples=2000))
     step = next_step(result, before, after)
     assert step is not None and step.tied_pairs == 4
     # not "2 cases at 2 trials" (4 tied pairs: +-60 pp): 36 trials at the 2 cases
     assert step.equivalence_cases == 36 and step.trials == 36
     settled = _frames(np.ones((2, 36)), np.ones((2, 36)))
-    assert paired_compare(*settled, n_resamples=2000).equivalence["equivalent"]
+    assert paired_compare(*settled,
+                          options=CompareOptions(n_resamples=2000)).equivalence["equivalent"]
 
 
 #: The concentrated model: 40 cases, two of them (c000, c001) drop 40 pp, the rest unchanged.
@@ -177,7 +179,7 @@ def test_the_naming_plan_of_a_concentrated_change_names_its_cases_through_the_sc
     rng = np.random.default_rng(1000)
     pilot = [(rng.random((_CASES, 10)) < p[:, None]).astype(float) for p in (rates, after)]
     before, later = _frames(*pilot)
-    result = paired_compare(before, later, n_resamples=500, seed=0)
+    result = paired_compare(before, later, options=CompareOptions(n_resamples=500, seed=0))
     step = next_step(result, before, later)
     assert step is not None and step.name_cases and step.name_trials is not None
     assert step.name_rows == _CASES and step.name_level == pytest.approx(0.05 / _CASES)

@@ -14,7 +14,7 @@ import pytest
 from evalkit.analysis import GatePolicy, NextStep, gate
 from evalkit.cli import build_parser
 from evalkit.runner import RunConfig, run
-from evalkit.stats import estimate_variance_components, required_cases, required_trials
+from evalkit.stats import PowerDesign, estimate_variance_components, required_cases, required_trials
 from tests.conftest import TINY, evalkit_cli
 
 
@@ -39,12 +39,19 @@ def test_an_inconclusive_gate_plans_from_the_gated_rows() -> None:
     assert step["effect"] == pytest.approx(effect)
     components = estimate_variance_components(base, cand)
     if abs(effect) > 0.05 or effect < 0:
-        assert step["cases"] == required_cases(effect, 3, components=components,
-                                               threshold=0.05).n_cases
-    assert step["cases_at_threshold"] == required_cases(0.05, 3, components=components,
-                                                        threshold=0.0).n_cases
+        assert step["cases"] == required_cases(effect, 3,
+                                               design=PowerDesign.from_components(
+                                                   components,
+                                               ), threshold=0.05).n_cases
+    assert step["cases_at_threshold"] == required_cases(0.05, 3,
+                                                        design=PowerDesign.from_components(
+                                                            components,
+                                                        ), threshold=0.0).n_cases
     if step["trials"] is not None:
-        assert step["trials"] == required_trials(effect, 12, components=components).n_trials
+        assert step["trials"] == required_trials(effect, 12,
+                                                 design=PowerDesign.from_components(
+                                                     components,
+                                                 )).n_trials
     assert step["command"] is None  # tables in: no suite to name
     assert result.to_dict()["next_step"] == step
     shown = result._repr_html_()  # the rich display in Jupyter

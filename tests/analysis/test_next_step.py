@@ -11,7 +11,7 @@ import pytest
 import evalkit
 from evalkit.cli import build_parser
 from evalkit.errors import InputError
-from evalkit.stats import estimate_variance_components, required_cases
+from evalkit.stats import PowerDesign, estimate_variance_components, required_cases
 from tests.conftest import ROOT, evalkit_cli
 
 DEMO = ROOT / "cases" / "demo"
@@ -52,9 +52,11 @@ def test_inconclusive_compare_plans_the_next_step(demo_runs: Path) -> None:
     # the plan comes from this run's variance components and the comparison's own rule
     rows = evalkit.read_run(demo_runs / "a")
     components = estimate_variance_components(rows, conditions=pair.split(","))
-    plan = required_cases(step["effect"], 3, components=components, threshold=0.05)
+    plan = required_cases(step["effect"], 3,
+                          design=PowerDesign.from_components(components), threshold=0.05)
     assert step["cases"] == plan.n_cases
-    threshold_plan = required_cases(0.05, 3, components=components, threshold=0.0)
+    threshold_plan = required_cases(0.05, 3,
+                                    design=PowerDesign.from_components(components), threshold=0.0)
     assert step["cases_at_threshold"] == threshold_plan.n_cases
     # never more cases than the suite holds: past that, how many to add
     suite = rows["case_id"].nunique()

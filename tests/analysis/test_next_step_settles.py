@@ -17,7 +17,7 @@ from statsmodels.stats.multitest import multipletests
 
 from evalkit.analysis import NextStep, next_step
 from evalkit.analysis._step_cases import naming_level
-from evalkit.stats import fisher_power, paired_compare
+from evalkit.stats import CompareOptions, fisher_power, paired_compare
 
 
 def _frames(base: np.ndarray, cand: np.ndarray, **extra: object) -> tuple[pd.DataFrame, ...]:
@@ -59,7 +59,7 @@ def _split_spread() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def test_where_the_spread_between_cases_dominates_the_step_plans_cases_and_names_cases() -> None:
     before, after = _split_spread()
-    result = paired_compare(before, after, n_resamples=1000, seed=0)
+    result = paired_compare(before, after, options=CompareOptions(n_resamples=1000, seed=0))
     step = next_step(result, before, after)
     assert step is not None and step.goal == "equivalence"
     assert step.trials is None  # no trials option: none would do at 12 cases
@@ -78,7 +78,7 @@ def test_where_the_spread_between_cases_dominates_the_step_plans_cases_and_names
 
 def test_the_naming_plan_power_is_the_exact_power_at_the_screens_level() -> None:
     before, after = _split_spread()
-    result = paired_compare(before, after, n_resamples=1000, seed=0)
+    result = paired_compare(before, after, options=CompareOptions(n_resamples=1000, seed=0))
     step = next_step(result, before, after)
     assert step is not None and step.name_trials is not None and step.name_power is not None
     assert step.name_power >= 0.8
@@ -95,12 +95,13 @@ def test_a_tied_comparison_on_a_deterministic_provider_says_what_a_fresh_seed_do
     rng = np.random.default_rng(5)
     base = (rng.random((10, 2)) < 0.6).astype(float)
     seeded = next_step(paired_compare(*_frames(base, base.copy(), provider_deterministic=True),
-                                      n_resamples=500),
+                                      options=CompareOptions(n_resamples=500)),
                        *_frames(base, base.copy(), provider_deterministic=True))
     assert seeded is not None and seeded.tied_pairs == 20
     assert "give it a fresh --seed to draw every trial anew" in seeded.text()
     assert "a real agent samples afresh on every call" in seeded.text()
-    plain = next_step(paired_compare(*_frames(base, base.copy()), n_resamples=500),
+    plain = next_step(paired_compare(*_frames(base, base.copy()),
+                                     options=CompareOptions(n_resamples=500)),
                       *_frames(base, base.copy()))
     assert plain is not None and "--seed" not in plain.text()
 
@@ -117,7 +118,7 @@ def test_a_change_near_the_threshold_without_spread_blames_the_trials_not_the_sp
         else:
             base[case, 0], cand[case, 0] = 1.0, 0.0
     before, after = _frames(base, cand)
-    result = paired_compare(before, after, n_resamples=1000, seed=0)
+    result = paired_compare(before, after, options=CompareOptions(n_resamples=1000, seed=0))
     step = next_step(result, before, after)
     assert step is not None and step.goal == "equivalence" and step.trials is None
     text = step.text()

@@ -18,6 +18,7 @@ import pytest
 from evalkit.analysis import power
 from evalkit.stats import (
     PlanModel,
+    PowerDesign,
     estimate_variance_components,
     headroom_model,
     required_cases,
@@ -76,7 +77,8 @@ def test_both_designs_use_the_components_the_json_reports() -> None:
     assert (result.var_between, result.var_within, result.correlation) == pytest.approx(
         (exact.var_between, exact.var_within, exact.correlation)
     )
-    assert result.n_cases == required_cases(0.2, 3, components=exact).n_cases
+    assert result.n_cases == required_cases(0.2, 3,
+                                            design=PowerDesign.from_components(exact)).n_cases
     # the sequential figures are the same seeded simulation of the same model
     again = simulate_sequential(
         0.2, 3, max_cases=4 * result.n_cases, plan_cases=result.n_cases, n_sims=30, seed=2,

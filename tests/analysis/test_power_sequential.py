@@ -12,6 +12,7 @@ from evalkit.errors import InputError
 from evalkit.stats import (
     DEFAULT_CONCENTRATION,
     AdaptiveTrials,
+    PowerDesign,
     headroom_model,
     required_cases,
     simulate_sequential,
@@ -24,7 +25,7 @@ MODEL = headroom_model(0.25, 3)
 
 def test_power_reports_the_sequential_design_beside_the_fixed_one() -> None:
     result = power(effect=0.25, trials=3, sequential=True, n_sims=60, seed=4)
-    fixed = required_cases(0.25, 3, components=MODEL.components)
+    fixed = required_cases(0.25, 3, design=PowerDesign.from_components(MODEL.components))
     assert result.n_cases == fixed.n_cases  # the fixed plan under the simulated model
     plan = result.sequential
     assert plan is not None and result.n_cases is not None
@@ -122,7 +123,10 @@ def test_the_fixed_design_at_the_sequential_designs_power_gives_equal_error_rate
                                     method="wilson")[0]
     assert plan["equal_power"] == pytest.approx(wilson_low)
     assert 0.8 < plan["equal_power"] < plan["improved"]
-    same = required_cases(0.25, 3, power=plan["equal_power"], components=MODEL.components)
+    same = required_cases(0.25, 3,
+                          design=PowerDesign.from_components(
+                              MODEL.components, power=plan["equal_power"],
+                          ))
     assert plan["equal_power_cases"] == same.n_cases > result.n_cases
     assert plan["ratio_to_equal_power"] == pytest.approx(
         plan["expected_cases"] / plan["equal_power_cases"]

@@ -17,7 +17,11 @@ from typing import Any
 import pytest
 
 import evalkit
-from evalkit.stats import compare_tables as compare, sequential_compare_tables as sequential_compare
+from evalkit.stats import (
+    CompareOptions,
+    compare_tables as compare,
+    sequential_compare_tables as sequential_compare,
+)
 from tests.conftest import evalkit_cli, until_verdict_args, until_verdict_argv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +80,8 @@ def test_until_verdict_stops_early_and_records_every_look(tmp_path: Path) -> Non
     ]
     assert read_back["verdict"] == out["verdict"]
     # the fixed-design compare agrees on the direction over the same cases
-    fixed = compare(rows, conditions=("none", "preloaded"), n_resamples=1000)
+    fixed = compare(rows, conditions=("none", "preloaded"),
+        options=CompareOptions(n_resamples=1000))
     if out["verdict"] == "improved":
         assert fixed.delta.estimate > 0
 

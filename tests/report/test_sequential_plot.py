@@ -17,7 +17,7 @@ from evalkit.report import (
     trajectory_facts,
 )
 from evalkit.results import LookRecord, SequentialRecord
-from evalkit.stats import sequential_compare_tables as sequential_compare
+from evalkit.stats import CompareOptions, sequential_compare_tables as sequential_compare
 
 
 def _look(round_: int, estimate: float, low: float, high: float, reason: str = "") -> LookRecord:
@@ -179,7 +179,8 @@ def _paired_rows(n_cases: int = 12, trials: int = 3) -> pd.DataFrame:
 
 def test_a_comparison_with_its_rows_counts_items_and_cost_per_look() -> None:
     rows = _paired_rows()
-    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3, seed=5)
+    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3,
+        options=CompareOptions(seed=5))
     trajectory = sequential_trajectory(result, rows)
     looks = trajectory.looks
     assert looks["n_cases"].tolist() == [look.n_cases for look in result.looks]
@@ -194,7 +195,8 @@ def test_a_comparison_with_its_rows_counts_items_and_cost_per_look() -> None:
 
 def test_a_comparison_without_rows_shows_cases_spent() -> None:
     rows = _paired_rows()
-    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3, seed=5)
+    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3,
+        options=CompareOptions(seed=5))
     trajectory = sequential_trajectory(result)
     assert trajectory.looks["items"].isna().all() and trajectory.fixed_items is None
     fig = sequential_plot(trajectory)

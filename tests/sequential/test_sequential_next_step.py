@@ -16,7 +16,7 @@ from evalkit.analysis import NextStep
 from evalkit.cli import build_parser
 from evalkit.runner import RunConfig
 from evalkit.sequential import SequentialConfig, run_until_verdict
-from evalkit.stats import estimate_variance_components, required_cases
+from evalkit.stats import PowerDesign, estimate_variance_components, required_cases
 from tests.conftest import DEMO, evalkit_cli
 
 PAIR = ("stale", "preloaded")  # in the prompt lane: 18 of its 28 cases planned
@@ -40,7 +40,10 @@ def test_a_budget_stop_plans_the_cases_and_its_command_continues_the_run(tmp_pat
     # planned from the run's own variance components, at the run's level (0.95)
     rows = evalkit.read_run(runs / "seq")
     components = estimate_variance_components(rows, conditions=list(PAIR))
-    plan = required_cases(step["effect"], 3, components=components, alpha=0.05, threshold=0.05)
+    plan = required_cases(step["effect"], 3,
+                          design=PowerDesign.from_components(
+                              components, alpha=0.05,
+                          ), threshold=0.05)
     assert step["cases"] == plan.n_cases
     needed = step["cases"] or step["cases_at_threshold"]
     assert needed is not None and needed <= len(outcome.record.order), step

@@ -9,6 +9,7 @@ import pytest
 from evalkit.errors import InputError
 from evalkit.stats import (
     AdaptiveTrials,
+    PowerDesign,
     adaptive_case_estimates,
     required_cases,
     simulate_sequential,
@@ -188,8 +189,9 @@ def test_power_at_least_the_fixed_designs_and_fewer_items_than_without_adaptive_
     effect: float,
 ) -> None:
     """Agent-like model, K = 3: power >= the fixed design's at its planned n; items saved."""
-    fixed = required_cases(effect, 3, components=model_components(0.5, effect,
-                                                                  AGENT_CONCENTRATION))
+    fixed = required_cases(effect, 3,
+                           design=PowerDesign.from_components(model_components(0.5, effect,
+                                                                  AGENT_CONCENTRATION)))
     assert fixed.n_cases is not None
     settings = {"max_cases": 4 * fixed.n_cases, "round_size": 5, "plan_cases": fixed.n_cases,
                 "n_sims": 120, "seed": 2, "concentration": AGENT_CONCENTRATION}

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from evalkit.stats import paired_compare
+from evalkit.stats import CompareOptions, paired_compare
 
 
 def _rows(passes: dict[str, int], trials: int = 3) -> pd.DataFrame:
@@ -20,7 +20,7 @@ def test_a_row_whose_interval_excludes_zero_says_why_it_is_inconclusive() -> Non
     cases = [f"c{i:02d}" for i in range(30)]
     base = _rows(dict.fromkeys(cases, 1) | {"c00": 0})
     cand = _rows(dict.fromkeys(cases, 1) | {"c00": 3})
-    result = paired_compare(base, cand, n_resamples=500)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=500))
     data = result.to_dict()
     row = next(r for r in data["cases"] if r["case_id"] == "c00")
     assert row["ci_low"] > 0 and row["verdict"] == "inconclusive"

@@ -17,7 +17,7 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import StratifiedTable
 from statsmodels.stats.multitest import multipletests
 
-from evalkit.stats import compare_tables
+from evalkit.stats import CompareOptions, compare_tables
 
 PROVIDERS = 18
 TRIALS = 3
@@ -87,7 +87,7 @@ def _reference_p(base: pd.DataFrame, cand: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("seed", [0, 1])
 def test_pooled_case_rows_match_statsmodels_cmh_and_bh(seed: int) -> None:
     base, cand = _leaderboard(seed)
-    result = compare_tables(base, cand, n_resamples=500, seed=seed)
+    result = compare_tables(base, cand, options=CompareOptions(n_resamples=500, seed=seed))
     screen = result.case_screen
     assert screen is not None and len(screen) == CASES
     got = screen.set_index("case_id").sort_index()
@@ -119,7 +119,7 @@ def test_one_informative_stratum_uses_fisher() -> None:
         frame.loc[frame["case_id"] == "c00", "passed"] = True
     mask = (cand["case_id"] == "c00") & (cand["provider"] == "p00")
     cand.loc[mask, "passed"] = False
-    result = compare_tables(base, cand, n_resamples=500, seed=0)
+    result = compare_tables(base, cand, options=CompareOptions(n_resamples=500, seed=0))
     assert result.case_screen is not None
     row = result.case_screen.set_index("case_id").loc["c00"]
     want = stats.fisher_exact([[0, TRIALS], [TRIALS, 0]]).pvalue

@@ -14,6 +14,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 
 from evalkit.stats import (
+    CompareOptions,
     equivalence,
     equivalence_cases,
     equivalence_power,
@@ -58,7 +59,8 @@ def _equivalent_share(n_cases: int, shift: float, draws: int, seed: int) -> floa
     rng = np.random.default_rng(seed)
     hits = 0
     for i in range(draws):
-        result = paired_compare(*_draw(n_cases, shift, rng), n_resamples=1000, seed=i)
+        result = paired_compare(*_draw(n_cases, shift, rng),
+                                options=CompareOptions(n_resamples=1000, seed=i))
         hits += equivalence(result)["equivalent"]
     return hits / draws
 
@@ -94,7 +96,7 @@ def test_the_equivalence_power_formula_matches_its_definition() -> None:
 
 def test_equivalence_reads_the_printed_interval() -> None:
     base, cand = _draw(400, 0.0, np.random.default_rng(8))
-    result = paired_compare(base, cand, n_resamples=1000)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=1000))
     said = equivalence(result)
     inside = -MARGIN < result.delta.ci_low and result.delta.ci_high < MARGIN
     assert said["equivalent"] == inside

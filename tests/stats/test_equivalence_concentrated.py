@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.stats import compare_tables
+from evalkit.stats import CompareOptions, compare_tables
 
 CASES = 40
 PLANTED = [0, 1]
@@ -71,7 +71,7 @@ def _claimed(trials: int, seed: int, low: float = 0.6, high: float = 0.95) -> fl
     claims = 0
     for base, cand in zip(baseline, candidate, strict=True):
         result = compare_tables(_tidy(case_ids, base), _tidy(case_ids, cand),
-                                n_resamples=500, seed=0)
+                                options=CompareOptions(n_resamples=500, seed=0))
         claims += bool(result.equivalence["equivalent"])
     return claims / DRAWS
 
@@ -92,7 +92,8 @@ def _side(rates: np.ndarray, trials: int, rng: np.random.Generator) -> pd.DataFr
 def test_the_claim_says_it_speaks_for_the_average_when_cases_are_not_settled() -> None:
     rng = np.random.default_rng(0)
     rates = rng.uniform(0.9, 1.0, 300)
-    result = compare_tables(_side(rates, 3, rng), _side(rates, 3, rng), n_resamples=1000)
+    result = compare_tables(_side(rates, 3, rng), _side(rates, 3, rng),
+                            options=CompareOptions(n_resamples=1000))
     said = result.equivalence
     assert said["equivalent"], said  # 300 cases: the average's interval is inside +-5 pp
     # at 3 trials a side no case's own interval is inside +-5 pp
@@ -107,7 +108,8 @@ def test_the_claim_says_it_speaks_for_the_average_when_cases_are_not_settled() -
 def test_settled_cases_leave_the_claim_whole() -> None:
     ones = np.ones(12)  # every trial passes on both sides: 400 tied pairs a case
     result = compare_tables(_side(ones, 400, np.random.default_rng(1)),
-                            _side(ones, 400, np.random.default_rng(2)), n_resamples=1000)
+                            _side(ones, 400, np.random.default_rng(2)),
+                            options=CompareOptions(n_resamples=1000))
     rows = result.case_rows
     assert ((rows["ci_low"] > -0.05) & (rows["ci_high"] < 0.05)).all(), rows
     assert result.equivalence["equivalent"]

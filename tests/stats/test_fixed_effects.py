@@ -20,7 +20,7 @@ import statsmodels.formula.api as smf
 from statsmodels.stats.anova import anova_lm
 from statsmodels.tools.sm_exceptions import ValueWarning
 
-from evalkit.stats import compare_tables
+from evalkit.stats import CompareOptions, compare_tables
 from evalkit.stats._fixed_effects import (
     demean,
     nested_f_test,
@@ -161,7 +161,8 @@ LAYOUTS = {
 def test_interaction_f_is_statsmodels_type_ii_anova(layout: str) -> None:
     """compare's heterogeneity F and p equal ``anova_lm(..., typ=2)`` on the cell deltas."""
     board = LAYOUTS[layout]()
-    spread = compare_tables(board, conditions=CONDITIONS, n_resamples=200, seed=1).heterogeneity
+    spread = compare_tables(board, conditions=CONDITIONS,
+                            options=CompareOptions(n_resamples=200, seed=1)).heterogeneity
     cells = _reference_cells(board)
     reference = _anova_provider(cells)
     assert spread is not None
@@ -185,7 +186,8 @@ def _cells(case: np.ndarray, provider: np.ndarray, d: np.ndarray) -> pd.DataFram
 def test_a_single_provider_has_no_interaction_test() -> None:
     """One provider: compare has no heterogeneity; asked anyway, no case is shared, no test."""
     board = _leaderboard(1, 40)
-    assert compare_tables(board, conditions=CONDITIONS, n_resamples=200).heterogeneity is None
+    assert compare_tables(board, conditions=CONDITIONS,
+                          options=CompareOptions(n_resamples=200)).heterogeneity is None
     rng = np.random.default_rng(0)
     cells = _cells(np.arange(50), np.full(50, "only"), rng.normal(size=50))
     spread = heterogeneity(cells, estimate=0.0, se=0.1)

@@ -15,6 +15,7 @@ from evalkit.errors import InputError
 from evalkit.stats import (
     FUTILE_PLANNED,
     AdaptiveTrials,
+    PowerDesign,
     futility_log_wealth,
     required_cases,
     sequential_compare_tables,
@@ -177,7 +178,7 @@ def test_one_trial_per_case_spends_40_percent_fewer_items_than_a_fixed_design_of
     with no more than the lower 95 % Wilson bound of the simulated power."""
     effect, kappa, sims = 0.2, AGENT_CONCENTRATION, 2000
     components = model_components(0.5, effect, kappa)
-    planned = required_cases(effect, 1, components=components).n_cases
+    planned = required_cases(effect, 1, design=PowerDesign.from_components(components)).n_cases
     assert planned is not None
     design = functools.partial(
         simulate_sequential, n_trials=1, concentration=kappa, max_cases=4 * planned,
@@ -188,7 +189,8 @@ def test_one_trial_per_case_spends_40_percent_fewer_items_than_a_fixed_design_of
     false = null.improved + null.regressed
     fixed_items = {}
     for trials in (1, 2, 3, 5):
-        n = required_cases(effect, trials, components=components, power=power).n_cases
+        n = required_cases(effect, trials,
+                           design=PowerDesign.from_components(components, power=power)).n_cases
         assert n is not None
         fixed_items[trials] = n * 2 * trials
     cheapest = min(fixed_items.values())

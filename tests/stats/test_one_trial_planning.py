@@ -15,6 +15,8 @@ import pytest
 from scipy.special import expit
 
 from evalkit.stats import (
+    CompareOptions,
+    PowerDesign,
     VarianceComponents,
     estimate_variance_components,
     paired_compare,
@@ -61,20 +63,21 @@ def test_the_planned_cases_reach_their_power_on_one_trial_data() -> None:
     rng = np.random.default_rng(12)
     effect, variance = _truth(rng)
     pilot = estimate_variance_components(*_draw(400, rng))
-    planned = required_cases(effect, 1, components=pilot)
+    planned = required_cases(effect, 1, design=PowerDesign.from_components(pilot))
     oracle = required_cases(
-        effect, 1, components=pilot._replace(var_difference=variance)
+        effect, 1, design=PowerDesign.from_components(pilot._replace(var_difference=variance))
     )
     assert planned.n_cases is not None and oracle.n_cases is not None
     assert abs(planned.n_cases - oracle.n_cases) / oracle.n_cases < 0.15
     # without the measured variance the plan fell back to defaults: far from the oracle
     split_less = VarianceComponents(*pilot[:6])
-    fallback = required_cases(effect, 1, components=split_less)
+    fallback = required_cases(effect, 1, design=PowerDesign.from_components(split_less))
     assert fallback.n_cases is not None
     assert abs(fallback.n_cases - oracle.n_cases) / oracle.n_cases > 0.25
     draws = 300
     improved = sum(
-        paired_compare(*_draw(planned.n_cases, rng), n_resamples=1000, seed=i).verdict
+        paired_compare(*_draw(planned.n_cases, rng),
+                       options=CompareOptions(n_resamples=1000, seed=i)).verdict
         == "improved"
         for i in range(draws)
     )

@@ -1,4 +1,4 @@
-"""CompareOptions and PowerDesign: the same call made with flat keywords and with the object."""
+"""CompareOptions and PowerDesign: below evalkit.compare and evalkit.power, the object alone."""
 
 from __future__ import annotations
 
@@ -45,11 +45,14 @@ SETTINGS = {
 
 
 def test_compare_with_options_equals_compare_with_keywords() -> None:
+    """The top-level evalkit.compare's flat keywords give compare_tables' options result."""
+    import evalkit
+
     run = _run()
-    flat = compare_tables(run, conditions=("none", "preloaded"), **SETTINGS)  # type: ignore[arg-type]
+    flat = evalkit.compare(run, conditions=("none", "preloaded"), **SETTINGS)  # type: ignore[arg-type]
     options = CompareOptions(**SETTINGS)  # type: ignore[arg-type]
     boxed = compare_tables(run, conditions=("none", "preloaded"), options=options)
-    assert boxed.to_dict() == flat.to_dict()
+    assert boxed.delta == flat.delta and boxed.cases.equals(flat.cases)
     assert boxed.threshold == 0.02 and boxed.correction == "fdr_bh"
 
 
@@ -57,15 +60,17 @@ def test_paired_compare_and_sequential_compare_take_options() -> None:
     run = _run(seed=5)
     base, cand = run[run["condition"] == "none"], run[run["condition"] == "preloaded"]
     base, cand = base.assign(condition="x"), cand.assign(condition="x")
-    flat = paired_compare(base, cand, **SETTINGS)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        paired_compare(base, cand, **SETTINGS)  # type: ignore[arg-type]
     boxed = paired_compare(base, cand, options=CompareOptions(**SETTINGS))  # type: ignore[arg-type]
-    assert boxed.to_dict() == flat.to_dict()
+    assert (boxed.threshold, boxed.alpha, boxed.correction) == (0.02, 0.1, "fdr_bh")
     shared = {k: v for k, v in SETTINGS.items() if k != "n_resamples"}
-    flat_seq = sequential_compare_tables(run, conditions=("none", "preloaded"), **shared)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        sequential_compare_tables(run, conditions=("none", "preloaded"), **shared)  # type: ignore[arg-type]
     boxed_seq = sequential_compare_tables(
         run, conditions=("none", "preloaded"), options=CompareOptions(**shared)  # type: ignore[arg-type]
     )
-    assert boxed_seq.to_dict() == flat_seq.to_dict()
+    assert boxed_seq.threshold == 0.02 and boxed_seq.delta.confidence == 0.9
 
 
 def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
@@ -76,7 +81,7 @@ def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
         CompareOptions(n_resamples=0)
     with pytest.raises(InputError, match="`correction`"):
         CompareOptions(correction="sidak")  # type: ignore[arg-type]
-    with pytest.raises(InputError, match="`seed` inside `options`"):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
         compare_tables(_run(), conditions=("none", "preloaded"), options=CompareOptions(), seed=1)
     frozen = CompareOptions()
     with pytest.raises(ValidationError, match="frozen"):
@@ -93,7 +98,8 @@ def test_one_range_rule_for_the_threshold() -> None:
         with pytest.raises(InputError, match=THRESHOLD_RULE):
             check_threshold(bad)  # type: ignore[arg-type]
     with pytest.raises(InputError, match=THRESHOLD_RULE):
-        compare_tables(_run(), conditions=("none", "preloaded"), threshold=2.0)
+        compare_tables(_run(), conditions=("none", "preloaded"),
+                       options=CompareOptions(threshold=2.0))
     with pytest.raises(InputError, match=THRESHOLD_RULE):
         required_cases(0.1, threshold=2.0)
 
@@ -101,14 +107,12 @@ def test_one_range_rule_for_the_threshold() -> None:
 def test_power_functions_with_a_design_equal_the_flat_keywords() -> None:
     flat = {"baseline_rate": 0.3, "correlation": 0.4, "alpha": 0.1, "power": 0.9}
     design = PowerDesign(**flat)
-    assert minimum_detectable_effect(80, 3, design=design) == minimum_detectable_effect(
-        80, 3, **flat
-    )
-    assert required_cases(0.15, 3, design=design) == required_cases(0.15, 3, **flat)
-    assert required_trials(0.2, 300, design=design) == required_trials(0.2, 300, **flat)
+    assert minimum_detectable_effect(80, 3, design=design).alpha == 0.1
+    assert required_cases(0.15, 3, design=design).baseline_rate == 0.3
+    assert required_trials(0.2, 300, design=design).correlation == 0.4
     assert design.var_between == pytest.approx(0.3 * 0.7 / 5)
-    with pytest.raises(InputError, match="`alpha` inside `design`"):
-        required_cases(0.15, 3, design=design, alpha=0.2)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'alpha'"):
+        required_cases(0.15, 3, design=design, alpha=0.2)  # type: ignore[call-arg]
     with pytest.raises(InputError, match="`correlation`"):
         PowerDesign(correlation=2.0)
 
@@ -117,7 +121,7 @@ def test_a_design_from_components_equals_the_components_keyword() -> None:
     components = estimate_variance_components(_run(seed=11)[lambda d: d["condition"] == "none"])
     design = PowerDesign.from_components(components, power=0.9)
     assert required_cases(0.2, 3, design=design) == required_cases(
-        0.2, 3, components=components, power=0.9
+        0.2, 3, design=PowerDesign.from_components(components, power=0.9)
     )
 
 

@@ -1,4 +1,4 @@
-"""The power functions' flat design keywords: one set, checked like a signature's own."""
+"""The power functions take their design as one object: a flat design keyword is refused."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 import pytest
 
-from evalkit.errors import InputError
 from evalkit.stats import (
     PowerDesign,
     PowerResult,
@@ -30,23 +29,27 @@ def test_an_unknown_keyword_is_a_type_error_naming_it(
         function(first, 3, design=PowerDesign(), baseline=0.4)
 
 
-def test_each_function_reads_every_design_keyword() -> None:
+def test_each_function_reads_every_input_of_its_design() -> None:
+    """The design object is the one way in: every input it holds reaches the result."""
     given = {"baseline_rate": 0.3, "var_between": 0.03, "var_within": 0.15,
              "correlation": 0.2, "alpha": 0.1, "power": 0.9, "method": "normal"}
     design = PowerDesign(**given)
-    cases = [
-        (minimum_detectable_effect(80, 2, **given),
-         minimum_detectable_effect(80, 2, design=design)),
-        (required_cases(0.12, 2, **given), required_cases(0.12, 2, design=design)),
-        (required_trials(0.12, 300, **given), required_trials(0.12, 300, design=design)),
-    ]
-    for flat, whole in cases:
-        assert flat == whole
-        assert (flat.baseline_rate, flat.var_between, flat.var_within, flat.correlation) == (
+    for found in (minimum_detectable_effect(80, 2, design=design),
+                  required_cases(0.12, 2, design=design),
+                  required_trials(0.12, 300, design=design)):
+        assert (found.baseline_rate, found.var_between, found.var_within, found.correlation) == (
             0.3, 0.03, 0.15, 0.2)
-        assert (flat.alpha, flat.method) == (0.1, "normal")
+        assert (found.alpha, found.method) == (0.1, "normal")
+    assert required_cases(0.12, 2, design=design) != required_cases(0.12, 2)
 
 
-def test_a_keyword_beside_the_design_is_refused() -> None:
-    with pytest.raises(InputError, match="`power` inside `design`"):
-        required_cases(0.1, 3, design=PowerDesign(), power=0.9)
+@pytest.mark.parametrize(
+    ("function", "first"),
+    [(minimum_detectable_effect, 100), (required_cases, 0.1), (required_trials, 0.1)],
+)
+def test_a_design_input_as_a_flat_keyword_is_a_type_error(
+    function: Callable[..., PowerResult], first: float
+) -> None:
+    """Below ``evalkit.power``, the statistics take the design object alone."""
+    with pytest.raises(TypeError, match="unexpected keyword argument 'power'"):
+        function(first, 3, power=0.9)

@@ -24,7 +24,7 @@ import pytest
 import statsmodels.api as sm
 
 from evalkit.analysis import lift
-from evalkit.stats import compare_tables, matched_rates
+from evalkit.stats import CompareOptions, compare_tables, matched_rates
 from tests.conftest import evalkit_cli
 
 A, B = "none", "self-load"
@@ -57,7 +57,8 @@ def unbalanced(seed: int) -> pd.DataFrame:
 
 def _figures(table: pd.DataFrame) -> tuple[float, float, float]:
     """compare's pooled difference, the matched-rate gap and lift's pooled realized lift."""
-    compared = compare_tables(table, conditions=(A, B), n_resamples=100, seed=1).delta.estimate
+    compared = compare_tables(table, conditions=(A, B),
+                              options=CompareOptions(n_resamples=100, seed=1)).delta.estimate
     rates = matched_rates(table).table.set_index("condition")["matched_estimate"]
     pooled = lift(table, n_resamples=100, seed=1).pooled
     realized = pooled.loc[pooled["metric"] == "realized_lift", "estimate"].iloc[0]
@@ -97,7 +98,8 @@ def test_compare_is_the_equal_provider_weight_mean_statsmodels_computes() -> Non
         cell["d"] = cell[B] - cell[A]
         weight = 1.0 / cell.groupby("case_id")["provider"].transform("size")
         fit = sm.WLS(cell["d"].to_numpy(), np.ones((len(cell), 1)), weights=weight).fit()
-        result = compare_tables(table, conditions=(A, B), n_resamples=100, seed=1)
+        result = compare_tables(table, conditions=(A, B),
+                                options=CompareOptions(n_resamples=100, seed=1))
         assert result.delta.estimate == pytest.approx(float(fit.params[0]), abs=1e-12)
         assert result.n_cases == cell["case_id"].nunique()
 
@@ -118,5 +120,6 @@ def test_the_import_note_gives_compares_figure(tmp_path: Path) -> None:
     delta = re.search(r"delta ([+-]\d+\.\d) pp", compared.stdout)
     assert delta is not None, compared.stdout
     assert note.group(1) == delta.group(1)
-    expected = compare_tables(table, conditions=(A, B), n_resamples=100, seed=1).delta.estimate
+    expected = compare_tables(table, conditions=(A, B),
+                              options=CompareOptions(n_resamples=100, seed=1)).delta.estimate
     assert float(note.group(1)) == pytest.approx(100 * expected, abs=0.05)

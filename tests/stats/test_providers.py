@@ -44,7 +44,7 @@ def board() -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def compared(board: pd.DataFrame) -> evalkit.stats.PairedComparison:
-    return compare(board, conditions=CONDITIONS, n_resamples=10_000, seed=1)
+    return compare(board, conditions=CONDITIONS, options=CompareOptions(n_resamples=10_000, seed=1))
 
 
 def _cell_deltas(board: pd.DataFrame) -> pd.DataFrame:
@@ -89,7 +89,7 @@ def test_each_provider_verdict_is_that_providers_own_compare(
     assert len(out) == 15
     for name in ("model-00", "model-07", "model-14"):
         alone = compare(board[board["provider"] == name], conditions=CONDITIONS,
-                        n_resamples=10_000, seed=1)
+            options=CompareOptions(n_resamples=10_000, seed=1))
         mine = out[name]
         # its own verdict, kept only when its p Holm-adjusted across the 15 providers agrees
         assert mine["verdict"] == (alone.verdict if mine["p_adjusted"] < 0.05 else "inconclusive")
@@ -274,7 +274,7 @@ def test_two_runs_conditions_by_providers(board: pd.DataFrame) -> None:
     # two "conditions" in each run: the same trials labelled a and b, so both runs hold both
     base = pd.concat([before.assign(condition="a"), after.assign(condition="b")])
     cand = pd.concat([after.assign(condition="a"), after.assign(condition="b")])
-    result = compare(base, cand, n_resamples=2000, seed=3)
+    result = compare(base, cand, options=CompareOptions(n_resamples=2000, seed=3))
     out = result.to_dict()
     assert out["n_cases"] == 80
     assert out["pooled"] == {"method": "clustered-by-case", "conditions": ["a", "b"],
@@ -286,6 +286,6 @@ def test_two_runs_conditions_by_providers(board: pd.DataFrame) -> None:
     assert all(p["delta"] == 0.0 for p in by_condition["b"]["by_provider"].values())
     # each provider's overall figure pools its two conditions stratified by case
     alone = compare(base[base["provider"] == "model-01"], cand[cand["provider"] == "model-01"],
-                    n_resamples=2000, seed=3)
+        options=CompareOptions(n_resamples=2000, seed=3))
     assert out["by_provider"]["model-01"]["delta"] == pytest.approx(alone.delta.estimate)
     assert out["by_provider"]["model-01"]["n_cases"] == 80

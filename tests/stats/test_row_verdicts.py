@@ -168,7 +168,7 @@ def test_the_audit_shape_is_no_practical_difference_and_no_direction() -> None:
     """
     assert verdict(Interval(-0.020, -0.028, -0.012, 0.95, "x"), THRESHOLD) == "inconclusive"
     result = compare_tables(_score_rows({"a": -0.02, "b": -0.02}), conditions=("old", "new"),
-                            metric="score", n_resamples=2000, seed=1)
+                            options=CompareOptions(metric="score", n_resamples=2000, seed=1))
     assert result.delta.estimate == pytest.approx(-0.02, abs=0.004)
     assert -0.05 < result.delta.ci_low < result.delta.ci_high < 0  # a clear, small change
     table = result.provider_table()
@@ -181,7 +181,7 @@ def test_the_audit_shape_is_no_practical_difference_and_no_direction() -> None:
 def test_a_regressed_provider_forbids_no_practical_difference() -> None:
     """The average is -2 pp and tight, but provider a fell 8 pp: not "no practical difference"."""
     result = compare_tables(_score_rows({"a": -0.08, "b": 0.04}), conditions=("old", "new"),
-                            metric="score", n_resamples=2000, seed=1)
+                            options=CompareOptions(metric="score", n_resamples=2000, seed=1))
     assert -0.05 < result.delta.ci_low < result.delta.ci_high < 0.05
     assert dict(result.provider_table()[["provider", "verdict"]].to_numpy())["a"] == "regressed"
     claim = result.equivalence

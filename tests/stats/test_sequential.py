@@ -9,6 +9,8 @@ from scipy import stats as sps
 
 from evalkit.errors import InputError
 from evalkit.stats import (
+    CompareOptions,
+    PowerDesign,
     RunningConfidenceSequence,
     compare_tables,
     confidence_sequence,
@@ -78,12 +80,15 @@ def test_sequential_design_at_15_pp_against_the_fixed_design_under_the_same_mode
     in nearly every simulation; against the fixed design at the power it showed (credited
     with the lower 95 % Wilson bound) it costs less.
     """
-    fixed = required_cases(0.15, 3, components=model_components(0.5, 0.15))
+    fixed = required_cases(0.15, 3, design=PowerDesign.from_components(model_components(0.5, 0.15)))
     assert fixed.n_cases is not None
     tuned = simulate_sequential(0.15, 3, max_cases=300, plan_cases=fixed.n_cases, n_sims=250)
     untuned = simulate_sequential(0.15, 3, max_cases=300, n_sims=250)
     credited = proportion_ci(round(tuned.improved * 250), 250).ci_low
-    equal = required_cases(0.15, 3, components=model_components(0.5, 0.15), power=credited)
+    equal = required_cases(0.15, 3,
+                           design=PowerDesign.from_components(
+                               model_components(0.5, 0.15), power=credited,
+                           ))
     assert equal.n_cases is not None
     print(
         f"fixed n {fixed.n_cases}; sequential tuned {tuned.expected_cases:.1f} "
@@ -185,9 +190,11 @@ def _run(n_cases: int, effect: float, seed: int) -> pd.DataFrame:
 
 def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     run = _run(120, 0.3, seed=5)
-    result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=1)
+    result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+                                       options=CompareOptions(seed=1))
     out = result.to_dict()
-    fixed = compare_tables(run, conditions=("none", "preloaded"), n_resamples=500).to_dict()
+    fixed = compare_tables(run, conditions=("none", "preloaded"),
+                           options=CompareOptions(n_resamples=500)).to_dict()
     assert set(fixed) <= set(out)
     assert {"looks", "stopped_at", "method", "order"} <= set(out)
     assert out["verdict"] == "improved"
@@ -195,9 +202,11 @@ def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     assert [look["n_cases"] for look in out["looks"]] == list(range(10, out["stopped_at"] + 1, 10))
     assert out["stopped_at"] < 120
     assert "Waudby-Smith" in out["method"]
-    again = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=1)
+    again = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+                                      options=CompareOptions(seed=1))
     assert again.to_dict()["looks"] == out["looks"]
-    other = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10, seed=2)
+    other = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+                                      options=CompareOptions(seed=2))
     assert other.order != result.order
 
 
@@ -217,4 +226,5 @@ def test_scores_outside_the_unit_interval_are_refused() -> None:
     run = _run(10, 0.0, seed=2).assign(score=5.0)
     run.loc[run["condition"] == "none", "score"] = -2.0
     with pytest.raises(InputError, match=r"\[-1, 1\]"):
-        sequential_compare_tables(run, conditions=("none", "preloaded"), metric="score")
+        sequential_compare_tables(run, conditions=("none", "preloaded"),
+                                  options=CompareOptions(metric="score"))

@@ -87,7 +87,7 @@ def test_seven_cases_moving_one_in_five_get_a_wilson_interval_not_a_point() -> N
     frame = _cases_moving(7, 1, 2, 5)
     base = frame[frame["condition"] == "none"].assign(condition="x")
     cand = frame[frame["condition"] == "preloaded"].assign(condition="x")
-    result = paired_compare(base, cand, n_resamples=2_000)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=2_000))
     delta = result.delta
     assert delta.estimate == pytest.approx(0.2)
     # every case moved +0.2: no spread, so bootstrap and t are [+0.2, +0.2]; the rule maps the

@@ -13,7 +13,7 @@ import pytest
 
 import evalkit
 from evalkit.errors import InputError, RunNotFoundError
-from evalkit.stats import compare_tables as compare
+from evalkit.stats import CompareOptions, compare_tables as compare
 
 CASE_KEYS = {"case_id", "condition", "verdict", "estimate", "ci_low", "ci_high"}
 TOP_KEYS = {
@@ -64,7 +64,7 @@ def _run(
 def test_compare_to_dict_has_the_design_shape() -> None:
     base = _run({"none": [0.3]}, seed=1)
     cand = _run({"none": [0.9]}, seed=2)
-    result = compare(base, cand, n_resamples=2000)
+    result = compare(base, cand, options=CompareOptions(n_resamples=2000))
     out = result.to_dict()
     extended = {"threshold", "unmatched", "baseline_label", "candidate_label"}
     extended |= {"sign_flip", "verdict_note"}
@@ -101,8 +101,8 @@ def test_compare_to_dict_has_the_design_shape() -> None:
 def test_compare_is_seeded_and_reports_regressions() -> None:
     base = _run({"none": [0.9]}, seed=3, trials=10)
     cand = _run({"none": [0.9] * 19 + [0.0]}, seed=4, trials=10)
-    first = compare(base, cand, n_resamples=2000, seed=5).to_dict()
-    second = compare(base, cand, n_resamples=2000, seed=5).to_dict()
+    first = compare(base, cand, options=CompareOptions(n_resamples=2000, seed=5)).to_dict()
+    second = compare(base, cand, options=CompareOptions(n_resamples=2000, seed=5)).to_dict()
     assert first == second
     assert first["regressed_cases"] == ["c19"]
     regressed = [c for c in first["cases"] if c["verdict"] == "regressed"]
@@ -111,13 +111,15 @@ def test_compare_is_seeded_and_reports_regressions() -> None:
 
 def test_compare_two_conditions_of_one_run() -> None:
     run = _run({"none": [0.2], "preloaded": [0.8], "stale": [0.5]}, seed=6)
-    result = compare(run, conditions=("none", "preloaded"), n_resamples=2000)
+    result = compare(run, conditions=("none", "preloaded"),
+        options=CompareOptions(n_resamples=2000))
     out = result.to_dict()
     assert {c["condition"] for c in out["cases"]} == {"preloaded vs none"}
     assert (out["baseline_label"], out["candidate_label"]) == ("none", "preloaded")
     assert out["n_cases"] == 20
     assert out["verdict"] == "improved"
-    reverse = compare(run, conditions=("preloaded", "none"), n_resamples=2000)
+    reverse = compare(run, conditions=("preloaded", "none"),
+        options=CompareOptions(n_resamples=2000))
     assert reverse.delta.estimate == pytest.approx(-result.delta.estimate)
     assert reverse.verdict == "regressed"
 
@@ -125,9 +127,9 @@ def test_compare_two_conditions_of_one_run() -> None:
 def test_compare_two_runs_restricted_to_conditions() -> None:
     base = _run({"none": [0.5], "preloaded": [0.5]}, seed=7)
     cand = _run({"none": [0.5], "preloaded": [0.5]}, seed=8)
-    result = compare(base, cand, conditions=["preloaded"], n_resamples=500)
+    result = compare(base, cand, conditions=["preloaded"], options=CompareOptions(n_resamples=500))
     assert set(result.cases["condition"]) == {"preloaded"}
-    both = compare(base, cand, n_resamples=500)
+    both = compare(base, cand, options=CompareOptions(n_resamples=500))
     assert len(both.cases) == 40  # one row per (case, condition)
     assert both.n_cases == 20  # the pooled figures count each case once
     assert both.pooled_conditions == ("none", "preloaded")
@@ -136,7 +138,7 @@ def test_compare_two_runs_restricted_to_conditions() -> None:
 def test_compare_matches_on_provider_when_runs_hold_several() -> None:
     base = _run({"none": [0.5]}, seed=9, provider=["a", "b"])
     cand = _run({"none": [0.5]}, seed=10, provider=["a", "b"])
-    result = compare(base, cand, n_resamples=500)
+    result = compare(base, cand, options=CompareOptions(n_resamples=500))
     # the 20 cases are shared by both providers: each counts once (clustered by case), while
     # the per-unit table keeps one row per (case, provider)
     assert result.n_cases == 20
@@ -144,9 +146,8 @@ def test_compare_matches_on_provider_when_runs_hold_several() -> None:
     assert all("provider" in case for case in result.to_dict()["cases"])
     assert set(result.to_dict()["by_provider"]) == {"a", "b"}
     # one provider per run (different ones): compared across providers, matched on case
-    single = compare(
-        _run({"none": [0.5]}, provider="a"), _run({"none": [0.5]}, provider="b"), n_resamples=500
-    )
+    single = compare(_run({"none": [0.5]}, provider="a"), _run({"none": [0.5]}, provider="b"),
+        options=CompareOptions(n_resamples=500))
     assert single.n_cases == 20
     assert "provider" not in single.to_dict()["cases"][0]
 
@@ -154,7 +155,7 @@ def test_compare_matches_on_provider_when_runs_hold_several() -> None:
 def test_compare_score_metric() -> None:
     base = _run({"none": [0.5]}, seed=11)
     cand = base.assign(score=np.clip(base["score"] + 0.3, 0, 1))
-    out = compare(base, cand, metric="score", n_resamples=1000).to_dict()
+    out = compare(base, cand, options=CompareOptions(metric="score", n_resamples=1000)).to_dict()
     assert out["metric"] == "score"
     assert out["verdict"] == "improved"
 
@@ -194,8 +195,9 @@ def test_run_level_compare_reads_run_directories(tmp_path: Path) -> None:
 )
 def test_compare_rejects_bad_arguments(kwargs: dict[str, object], match: str) -> None:
     run = _run({"none": [0.5], "preloaded": [0.5]}, cases=3)
+    settings = {k: kwargs.pop(k) for k in list(kwargs) if k in CompareOptions.model_fields}
     with pytest.raises(InputError, match=match):
-        compare(run, **kwargs)  # type: ignore[arg-type]
+        compare(run, **kwargs, options=CompareOptions(**settings))  # type: ignore[arg-type]
 
 
 def test_compare_rejects_non_frame_input() -> None:
@@ -209,6 +211,7 @@ def test_compare_keeps_lanes_apart_when_case_ids_repeat() -> None:
     prompt = _run({"none": [0.5]}, seed=14, cases=10).assign(lane="prompt")
     execution = _run({"none": [0.5]}, seed=15, cases=10).assign(lane="execution")
     run = pd.concat([prompt, execution], ignore_index=True)
-    result = compare(run, run.assign(passed=~run["passed"]), n_resamples=500)
+    result = compare(run, run.assign(passed=~run["passed"]),
+        options=CompareOptions(n_resamples=500))
     assert result.n_cases == 20
     assert {case["lane"] for case in result.to_dict()["cases"]} == {"prompt", "execution"}

@@ -16,7 +16,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalkit.errors import InputError
-from evalkit.stats import Interval, paired_bootstrap_delta, paired_compare, verdict
+from evalkit.stats import CompareOptions, Interval, paired_bootstrap_delta, paired_compare, verdict
 from evalkit.stats._verdicts import holm
 
 FrameMaker = Callable[..., pd.DataFrame]
@@ -118,7 +118,7 @@ def _pair(to_frame: FrameMaker, base: np.ndarray, cand: np.ndarray) -> tuple[pd.
 def test_paired_compare_counts_and_table(to_frame: FrameMaker) -> None:
     base = np.array([[1, 1, 0], [0, 0, 0], [1, 1, 1], [0, 1, 0]], dtype=float)
     cand = np.array([[1, 1, 1], [0, 0, 0], [0, 0, 0], [1, 1, 0]], dtype=float)
-    result = paired_compare(*_pair(to_frame, base, cand), n_resamples=2000)
+    result = paired_compare(*_pair(to_frame, base, cand), options=CompareOptions(n_resamples=2000))
     assert (result.wins, result.losses, result.ties, result.n_cases) == (2, 1, 1, 4)
     assert result.delta.estimate == pytest.approx(np.mean(cand.mean(1) - base.mean(1)))
     assert result.se == pytest.approx(np.std(cand.mean(1) - base.mean(1), ddof=1) / 2)
@@ -151,7 +151,7 @@ def test_paired_compare_counts_and_table(to_frame: FrameMaker) -> None:
 def test_paired_compare_per_case_references(to_frame: FrameMaker) -> None:
     base = np.array([[0] * 10, [1] * 10, [1, 1, 0, 0, 1, np.nan, np.nan, np.nan, np.nan, 1]])
     cand = np.array([[1] * 10, [0] * 10, [1, 1, 1, 1, 1] + [np.nan] * 5], dtype=float)
-    result = paired_compare(*_pair(to_frame, base, cand), n_resamples=1000)
+    result = paired_compare(*_pair(to_frame, base, cand), options=CompareOptions(n_resamples=1000))
     table = result.cases
     # scipy: stats.fisher_exact([[10, 0], [0, 10]]).pvalue -> 1.082508822446903e-05
     assert table.loc[0, "p_value"] == pytest.approx(1.082508822446903e-05)
@@ -177,10 +177,12 @@ def test_paired_compare_fdr_correction(to_frame: FrameMaker) -> None:
     rng = np.random.default_rng(5)
     base = (rng.random((12, 8)) < 0.5).astype(float)
     cand = (rng.random((12, 8)) < 0.5).astype(float)
-    result = paired_compare(*_pair(to_frame, base, cand), correction="fdr_bh", n_resamples=500)
+    result = paired_compare(*_pair(to_frame, base, cand),
+                            options=CompareOptions(correction="fdr_bh", n_resamples=500))
     expected = multipletests(result.cases["p_value"], method="fdr_bh")[1]
     np.testing.assert_allclose(result.cases["p_adjusted"], expected)
-    raw = paired_compare(*_pair(to_frame, base, cand), correction="none", n_resamples=500)
+    raw = paired_compare(*_pair(to_frame, base, cand),
+                         options=CompareOptions(correction="none", n_resamples=500))
     np.testing.assert_allclose(raw.cases["p_adjusted"], raw.cases["p_value"])
 
 
@@ -200,7 +202,7 @@ def test_paired_compare_mcnemar_matches_statsmodels(to_frame: FrameMaker) -> Non
     base = (rng.random((25, 1)) < 0.5).astype(float)
     cand = base.copy()
     cand[:6] = 1 - cand[:6]
-    result = paired_compare(*_pair(to_frame, base, cand), n_resamples=500)
+    result = paired_compare(*_pair(to_frame, base, cand), options=CompareOptions(n_resamples=500))
     b = int(((base == 1) & (cand == 0)).sum())
     c = int(((base == 0) & (cand == 1)).sum())
     table = [
@@ -218,7 +220,7 @@ def test_paired_compare_mcnemar_matches_statsmodels(to_frame: FrameMaker) -> Non
 def test_mcnemar_large_discordant_counts_use_chi_square(to_frame: FrameMaker) -> None:
     base = np.array([1] * 20 + [0] * 8 + [1] * 10 + [0] * 5, dtype=float)
     cand = np.array([0] * 20 + [1] * 8 + [1] * 10 + [0] * 5, dtype=float)
-    result = paired_compare(*_pair(to_frame, base, cand), n_resamples=500)
+    result = paired_compare(*_pair(to_frame, base, cand), options=CompareOptions(n_resamples=500))
     assert result.mcnemar is not None and not result.mcnemar.exact
     # statsmodels: mcnemar([[10, 20], [8, 5]], exact=False, correction=True)
     #   -> statistic 4.321428571428571, pvalue 0.03763531378731436
@@ -230,7 +232,7 @@ def test_paired_compare_reports_unmatched_cases(to_frame: FrameMaker) -> None:
     base = to_frame(np.ones((4, 2)))
     cand = to_frame(np.zeros((5, 2)))
     base = base[base["case_id"] != "c001"]
-    result = paired_compare(base, cand, n_resamples=500)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=500))
     assert result.n_cases == 3
     assert result.unmatched.to_dict("records") == [
         {"case_id": "c001", "condition": "x", "side": "candidate", "n": 2},
@@ -243,7 +245,7 @@ def test_paired_compare_scores(to_frame: FrameMaker) -> None:
     cand = np.array([[0.9, 0.8, 0.95], [0.5, 0.6, 0.6], [0.8, 0.7, 0.7]])
     b = to_frame(base, value="score")
     c = to_frame(cand, value="score")
-    result = paired_compare(b, c, value="score", n_resamples=1000)
+    result = paired_compare(b, c, options=CompareOptions(metric="score", n_resamples=1000))
     assert result.metric == "score"
     assert result.mcnemar is None
     row = result.cases.iloc[0]
@@ -260,9 +262,9 @@ def test_paired_compare_rejects_bad_input(to_frame: FrameMaker) -> None:
     with pytest.raises(InputError, match="share no unit"):
         paired_compare(base, to_frame(np.ones((3, 2)), prefix="z"))
     with pytest.raises(InputError, match="`correction` must be one of"):
-        paired_compare(base, base, correction="sidak")
+        paired_compare(base, base, options=CompareOptions(correction="sidak"))
     with pytest.raises(InputError, match="--threshold / threshold must be"):
-        paired_compare(base, base, threshold=-0.1)
+        paired_compare(base, base, options=CompareOptions(threshold=-0.1))
     doubled = pd.concat([base, base.assign(provider="other")], ignore_index=True)
     doubled["provider"] = doubled["provider"].fillna("main")
     with pytest.raises(InputError, match="add the distinguishing column"):
@@ -275,7 +277,7 @@ def test_paired_compare_rejects_bad_input(to_frame: FrameMaker) -> None:
 def test_missing_trial_column_numbers_rows_in_order() -> None:
     base = pd.DataFrame({"case_id": ["a", "a", "b", "b"], "condition": "x", "passed": [1, 0, 1, 1]})
     cand = base.assign(passed=[1, 1, 1, 1])
-    result = paired_compare(base, cand, n_resamples=500)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=500))
     assert list(result.cases["n_baseline"]) == [2, 2]
     assert result.mcnemar is not None and result.mcnemar.n_pairs == 4
 
@@ -301,8 +303,8 @@ pairs_strategy = st.lists(
 @given(data=pairs_strategy, trials=st.integers(min_value=1, max_value=3), seed=st.integers(0, 99))
 def test_swapping_arms_negates_delta(data: list[tuple[int, int]], trials: int, seed: int) -> None:
     base, cand = _random_pair(data, trials)
-    forward = paired_compare(base, cand, n_resamples=400, seed=seed)
-    backward = paired_compare(cand, base, n_resamples=400, seed=seed)
+    forward = paired_compare(base, cand, options=CompareOptions(n_resamples=400, seed=seed))
+    backward = paired_compare(cand, base, options=CompareOptions(n_resamples=400, seed=seed))
     assert backward.delta.estimate == pytest.approx(-forward.delta.estimate, abs=1e-12)
     assert backward.delta.ci_low == pytest.approx(-forward.delta.ci_high, abs=1e-12)
     assert backward.delta.ci_high == pytest.approx(-forward.delta.ci_low, abs=1e-12)
@@ -319,7 +321,7 @@ def test_swapping_arms_negates_delta(data: list[tuple[int, int]], trials: int, s
 @given(data=pairs_strategy, trials=st.integers(min_value=1, max_value=3), seed=st.integers(0, 99))
 def test_paired_compare_properties(data: list[tuple[int, int]], trials: int, seed: int) -> None:
     base, cand = _random_pair(data, trials)
-    result = paired_compare(base, cand, n_resamples=400, seed=seed)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=400, seed=seed))
     delta = result.delta
     assert delta.ci_low <= delta.estimate <= delta.ci_high
     assert -1.0 <= delta.ci_low and delta.ci_high <= 1.0
@@ -329,6 +331,6 @@ def test_paired_compare_properties(data: list[tuple[int, int]], trials: int, see
     assert cases["ci_low"].between(-1, 1).all() and cases["ci_high"].between(-1, 1).all()
     assert (cases["p_adjusted"] >= cases["p_value"] - 1e-12).all()
     assert result.wins + result.losses + result.ties == result.n_cases
-    again = paired_compare(base, cand, n_resamples=400, seed=seed)
+    again = paired_compare(base, cand, options=CompareOptions(n_resamples=400, seed=seed))
     assert again.to_dict() == result.to_dict()
     assert again.delta == result.delta

@@ -12,6 +12,7 @@ from statsmodels.stats.power import NormalIndPower, TTestPower
 
 from evalkit.errors import InputError
 from evalkit.stats import (
+    PowerDesign,
     VarianceComponents,
     estimate_variance_components,
     minimum_detectable_effect,
@@ -27,7 +28,7 @@ OMEGA2_K3 = 2 * 0.05 * 0.5 + 2 * 0.2 / 3
 
 
 def test_required_cases_normal_matches_statsmodels_normal_power() -> None:
-    plan = required_cases(0.10, n_trials=3, method="normal")
+    plan = required_cases(0.10, n_trials=3, design=PowerDesign(method="normal"))
     # statsmodels: NormalIndPower().solve_power(effect_size=0.10 / sqrt(omega2), nobs1=None,
     #   alpha=0.025, power=0.8, ratio=0, alternative="larger") -> 143.89612846340472
     # (one-sample, one tail at alpha/2: exactly Miller's eq. 10)
@@ -63,7 +64,7 @@ def test_required_cases_t_matches_statsmodels_t_power() -> None:
 
 
 def test_minimum_detectable_effect_matches_statsmodels() -> None:
-    mde = minimum_detectable_effect(100, 3, method="normal")
+    mde = minimum_detectable_effect(100, 3, design=PowerDesign(method="normal"))
     # statsmodels: NormalIndPower().solve_power(effect_size=None, nobs1=100, alpha=0.025,
     #   power=0.8, ratio=0, alternative="larger") * sqrt(omega2) -> 0.1199569...
     standardized = NormalIndPower().solve_power(
@@ -84,7 +85,7 @@ def test_minimum_detectable_effect_matches_statsmodels() -> None:
 
 
 def test_planning_functions_are_consistent() -> None:
-    kwargs = {"baseline_rate": 0.7, "var_between": 0.03, "correlation": 0.8}
+    kwargs = {"design": PowerDesign(baseline_rate=0.7, var_between=0.03, correlation=0.8)}
     plan = required_cases(0.08, n_trials=5, **kwargs)
     assert minimum_detectable_effect(plan.n_cases, 5, **kwargs).effect <= 0.08
     assert minimum_detectable_effect(plan.n_cases - 1, 5, **kwargs).effect > 0.08
@@ -106,14 +107,15 @@ def test_more_trials_cannot_fix_too_few_cases() -> None:
 
 def test_power_inputs_from_components() -> None:
     components = VarianceComponents(0.6, 0.02, 0.2, 0.9, 100, 3)
-    plan = required_cases(0.1, 3, components=components)
+    plan = required_cases(0.1, 3, design=PowerDesign.from_components(components))
     assert (plan.baseline_rate, plan.var_between, plan.var_within, plan.correlation) == (
         0.6,
         0.02,
         0.2,
         0.9,
     )
-    override = required_cases(0.1, 3, components=components, correlation=0.0)
+    override = required_cases(0.1, 3,
+                              design=PowerDesign.from_components(components, correlation=0.0))
     assert override.correlation == 0.0 and override.n_cases > plan.n_cases
 
 
@@ -124,10 +126,11 @@ def test_power_inputs_from_components() -> None:
         (lambda: required_cases(1.5), "`effect`"),
         (lambda: required_cases(0.1, n_trials=0), "`n_trials`"),
         (lambda: minimum_detectable_effect(1), "`n_cases`"),
-        (lambda: required_cases(0.1, correlation=1.2), "`correlation`"),
-        (lambda: required_cases(0.1, power=1.0), "`power`"),
+        (lambda: required_cases(0.1, design=PowerDesign(correlation=1.2)), "`correlation`"),
+        (lambda: required_cases(0.1, design=PowerDesign(power=1.0)), "`power`"),
         (lambda: simulate_power(30, 3, 0.6, baseline_rate=0.5), "`effect`"),
-        (lambda: required_cases(0.1, method="exact"), "`method` must be one of"),
+        (lambda: required_cases(0.1,
+                                design=PowerDesign(method="exact")), "`method` must be one of"),
     ],
 )
 def test_power_rejects_bad_arguments(call: object, match: str) -> None:
@@ -187,7 +190,7 @@ def test_estimate_variance_components_single_trial_cannot_split() -> None:
     components = estimate_variance_components(df)
     assert math.isnan(components.var_between) and math.isnan(components.var_within)
     # the power functions then fall back to their defaults
-    plan = required_cases(0.1, 1, components=components)
+    plan = required_cases(0.1, 1, design=PowerDesign.from_components(components))
     assert plan.baseline_rate == 0.75
     assert plan.var_between == pytest.approx(0.75 * 0.25 / 5)
 
@@ -211,6 +214,6 @@ def test_simulate_power_negative_effect_counts_regressions() -> None:
 
 def test_required_cases_says_so_when_the_variance_components_are_zero() -> None:
     # Runs where no outcome varied give zero components; the plan must not divide by them.
-    plan = required_cases(0.2, 3, var_between=0.0, var_within=0.0)
+    plan = required_cases(0.2, 3, design=PowerDesign(var_between=0.0, var_within=0.0))
     assert plan.n_cases is None
     assert "variance components are zero" in plan.note

@@ -234,7 +234,7 @@ def test_each_condition_cut_out_of_the_pairs_is_the_condition_paired_alone(seed:
 def test_compare_of_cache_copies_is_inconclusive_with_every_pair_reused() -> None:
     base = _rows({"none": [0.2] * 12, "preloaded": [0.9] * 12}, run_id="a", seed=3)
     cand = _copy_of(base, "b", ["none", "preloaded"])
-    result = compare(base, cand, n_resamples=500)
+    result = compare(base, cand, options=CompareOptions(n_resamples=500))
     out = result.to_dict()
     assert out["verdict"] == "inconclusive"
     assert out["n_cases"] == 0 and out["delta"]["estimate"] is None
@@ -251,10 +251,9 @@ def test_copies_no_longer_count_as_ties() -> None:
     base = _rows({"none": [0.5] * 30, "preloaded": [0.5] * 30}, run_id="a", seed=4)
     fresh = _rows({"preloaded": [0.5] * 30}, run_id="b", seed=5)
     cand = pd.concat([_copy_of(base, "b", ["none"]), fresh])
-    pooled = compare(base, cand, n_resamples=2000)
-    naive = compare(
-        base.drop(columns="origin_run_id"), cand.drop(columns="origin_run_id"), n_resamples=2000
-    )
+    pooled = compare(base, cand, options=CompareOptions(n_resamples=2000))
+    naive = compare(base.drop(columns="origin_run_id"), cand.drop(columns="origin_run_id"),
+        options=CompareOptions(n_resamples=2000))
     assert pooled.reused_items == 90 and naive.reused_items == 0
     part = dict(pooled.by_condition)
     assert part["none"].n_cases == 0 and part["none"].reused_items == 90
@@ -277,7 +276,7 @@ def test_two_runs_with_four_conditions_report_each_condition() -> None:
     )
     edited = _rows({"self-load": [0.9] * n, "preloaded": [0.95] * n}, run_id="after", seed=7)
     cand = pd.concat([_copy_of(base, "after", ["none", "stale"]), edited])
-    result = compare(base, cand, n_resamples=2000)
+    result = compare(base, cand, options=CompareOptions(n_resamples=2000))
     out = result.to_dict()
     parts = {p["condition"]: p for p in out["by_condition"]}
     assert list(parts) == ["none", "preloaded", "self-load", "stale"]
@@ -312,7 +311,7 @@ def test_stratified_pool_agrees_with_pandas_and_scipy() -> None:
         run_id="b",
         seed=9,
     )
-    result = compare(base, cand, n_resamples=4000)
+    result = compare(base, cand, options=CompareOptions(n_resamples=4000))
     rates = pd.concat([base.assign(arm=0), cand.assign(arm=1)]).pivot_table(
         index=["case_id", "condition"], columns="arm", values="passed", aggfunc="mean"
     )
@@ -340,7 +339,7 @@ def test_stratified_pool_keeps_the_a_a_false_verdict_rate() -> None:
         rates = {c: list(np.clip(difficulty + rng.normal(0, 0.05, 20), 0, 1)) for c in "abcd"}
         base = _rows(rates, run_id="a", seed=1000 + sim)
         cand = _rows(rates, run_id="b", seed=5000 + sim)
-        if compare(base, cand, n_resamples=300).verdict != "inconclusive":
+        if compare(base, cand, options=CompareOptions(n_resamples=300)).verdict != "inconclusive":
             false_verdicts += 1
     # alpha = 0.05 over 60 simulations: 9 or more false verdicts would be p < 0.005
     assert false_verdicts <= 8
@@ -350,7 +349,7 @@ def test_a_condition_without_common_cases_is_reported_not_fatal() -> None:
     base = _rows({"none": [0.5] * 10, "preloaded": [0.3] * 10}, run_id="a", seed=13)
     cand = _rows({"none": [0.5] * 10, "preloaded": [0.9] * 10}, run_id="b", seed=14)
     cand.loc[cand["condition"] == "none", "case_id"] += "-renamed"
-    result = compare(base, cand, n_resamples=500)
+    result = compare(base, cand, options=CompareOptions(n_resamples=500))
     parts = dict(result.by_condition)
     assert parts["none"].n_cases == 0 and parts["none"].verdict == "inconclusive"
     assert "share no case" in parts["none"].verdict_note

@@ -15,7 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalkit.stats import paired_compare, required_cases, simulate_power, verdict
+from evalkit.stats import (
+    CompareOptions,
+    PowerDesign,
+    paired_compare,
+    required_cases,
+    simulate_power,
+    verdict,
+)
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._simulate import model_components, simulate_arms
 
@@ -51,7 +58,8 @@ def test_a_aa_comparisons_are_inconclusive() -> None:
     alarms = 0
     named = 0
     for base, cand, boot_seed in _experiments(200, 30, 3, 0.0):
-        result = paired_compare(*_frames(base, cand), n_resamples=RESAMPLES, seed=boot_seed)
+        result = paired_compare(*_frames(base, cand),
+                                options=CompareOptions(n_resamples=RESAMPLES, seed=boot_seed))
         alarms += result.verdict != "inconclusive"
         named += bool(result.regressed_cases or result.improved_cases)
     assert alarms / 200 <= 0.07
@@ -67,7 +75,8 @@ def test_b_power_function_prescription_detects_the_effect() -> None:
     seed the first 200 runs give 74.5 % (1,000 give ~79 %). The check is also two-sided: the
     simulated power must agree with the analytic t power within 3 binomial standard errors.
     """
-    plan = required_cases(0.15, n_trials=3, components=model_components(0.5, 0.15))
+    plan = required_cases(0.15, n_trials=3,
+                          design=PowerDesign.from_components(model_components(0.5, 0.15)))
     assert plan.n_cases == 51  # the normal formula (Miller eq. 10 as printed) says 49
     n_sims = 1000
     simulated = simulate_power(
@@ -78,7 +87,8 @@ def test_b_power_function_prescription_detects_the_effect() -> None:
     assert abs(simulated.power - plan.power) <= 3 * se
     # simulate_power runs exactly paired_compare's overall procedure: same verdicts.
     for base, cand, boot_seed in _experiments(5, plan.n_cases, 3, 0.15):
-        via_frames = paired_compare(*_frames(base, cand), n_resamples=RESAMPLES, seed=boot_seed)
+        via_frames = paired_compare(*_frames(base, cand),
+                                    options=CompareOptions(n_resamples=RESAMPLES, seed=boot_seed))
         direct = paired_delta_interval(
             base, cand, n_resamples=RESAMPLES, confidence=0.95, seed=boot_seed
         )
@@ -92,7 +102,8 @@ def test_c_paired_delta_interval_covers_the_superpopulation_effect() -> None:
     """(c) the 95 % paired-delta CI covers the true +15 pp effect in >= 92 % of 300 runs."""
     covered = 0
     for base, cand, boot_seed in _experiments(300, 30, 3, 0.15, seed=SEED + 1):
-        result = paired_compare(*_frames(base, cand), n_resamples=RESAMPLES, seed=boot_seed)
+        result = paired_compare(*_frames(base, cand),
+                                options=CompareOptions(n_resamples=RESAMPLES, seed=boot_seed))
         covered += result.delta.ci_low <= 0.15 <= result.delta.ci_high
     assert covered / 300 >= 0.92
 
@@ -132,7 +143,8 @@ def test_per_case_verdicts_name_no_case_in_aa() -> None:
     """Holm + Fisher: with 10 trials per arm (cases can be named), A/A names a case <= 5 %."""
     experiments_naming = 0
     for base, cand, boot_seed in _experiments(200, 30, 10, 0.0, seed=SEED + 4):
-        result = paired_compare(*_frames(base, cand), n_resamples=200, seed=boot_seed)
+        result = paired_compare(*_frames(base, cand),
+                                options=CompareOptions(n_resamples=200, seed=boot_seed))
         experiments_naming += bool(result.regressed_cases or result.improved_cases)
     assert experiments_naming / 200 <= 0.05
 
@@ -142,6 +154,6 @@ def test_per_case_verdicts_name_a_broken_case() -> None:
     base, cand, _ = _experiments(1, 30, 10, 0.0, seed=SEED + 5)[0]
     base[7] = 1.0
     cand[7] = 0.0
-    result = paired_compare(*_frames(base, cand), n_resamples=500)
+    result = paired_compare(*_frames(base, cand), options=CompareOptions(n_resamples=500))
     assert "case-007" in result.regressed_cases
     assert result.cases.loc[7, "p_adjusted"] < 0.05

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evalkit.stats import paired_compare
+from evalkit.stats import CompareOptions, paired_compare
 from evalkit.stats._signflip import minimum_cases, sign_flip_test
 from evalkit.stats._simulate import simulate_power
 
@@ -37,7 +37,7 @@ def test_tiny_suite_is_inconclusive_with_a_reason() -> None:
 
     base = pd.DataFrame({"case_id": ["a", "b"], "condition": "x", "passed": [False, False]})
     cand = base.assign(passed=True)
-    result = paired_compare(base, cand, n_resamples=500)
+    result = paired_compare(base, cand, options=CompareOptions(n_resamples=500))
     assert result.verdict == "inconclusive"
     assert "at least 6 cases" in result.verdict_note
     assert result.delta.ci_low <= result.delta.estimate <= result.delta.ci_high

@@ -15,7 +15,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 import evalkit
-from evalkit.stats import PairTies, pair_ties, paired_compare, row_pairs
+from evalkit.stats import CompareOptions, PairTies, pair_ties, paired_compare, row_pairs
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._delta_interval import discordance_bound
 
@@ -45,7 +45,7 @@ def test_the_bound_is_statsmodels_clopper_pearson(discordant: int, pairs: int) -
 
 def test_26_cases_of_19_tied_trials_are_not_35_9_pp() -> None:
     rows = _tied_rows(26, 19, seed=1)
-    result = paired_compare(rows, rows.copy(), n_resamples=1000)
+    result = paired_compare(rows, rows.copy(), options=CompareOptions(n_resamples=1000))
     bound = proportion_confint(0, 26 * 19, alpha=0.05, method="beta")[1]  # 0.00744
     assert result.delta.estimate == 0.0
     assert result.delta.ci_low == pytest.approx(-bound)
@@ -54,13 +54,13 @@ def test_26_cases_of_19_tied_trials_are_not_35_9_pp() -> None:
     # one trial per case: 26 pairs, and the rule is the exact bound at 26 (13.2 pp), which
     # the tied comparison at 19 trials narrows 18-fold
     first = rows[rows["trial"] == 0]
-    one = paired_compare(first, first.copy(), n_resamples=1000)
+    one = paired_compare(first, first.copy(), options=CompareOptions(n_resamples=1000))
     assert one.delta.ci_high == pytest.approx(proportion_confint(0, 26, method="beta")[1])
 
 
 def test_saturated_comparisons_use_the_pairs_too() -> None:
     rows = _tied_rows(26, 19, seed=2).assign(passed=True)
-    result = paired_compare(rows, rows.copy(), n_resamples=1000)
+    result = paired_compare(rows, rows.copy(), options=CompareOptions(n_resamples=1000))
     assert result.delta.ci_high == pytest.approx(0.00744, abs=1e-5)
     assert result.delta.ci_low == pytest.approx(-0.00744, abs=1e-5)
 
@@ -74,13 +74,13 @@ def test_a_pair_that_differs_counts_and_a_moved_case_leaves_the_rule() -> None:
     other.loc[c0, "passed"] = [True, False, True, False]
     base = rows.copy()
     base.loc[c0, "passed"] = [False, True, True, False]
-    swapped = paired_compare(base, other, n_resamples=1000)
+    swapped = paired_compare(base, other, options=CompareOptions(n_resamples=1000))
     assert swapped.delta.ci_high == pytest.approx(proportion_confint(2, 40, method="beta")[1])
     # a case that moved (+50 pp): the interval is the t interval of the differences (scipy),
     # not the pairs' bound
     moved = other.copy()
     moved.loc[c0, "passed"] = True
-    result = paired_compare(base, moved, n_resamples=1000)
+    result = paired_compare(base, moved, options=CompareOptions(n_resamples=1000))
     deltas = np.r_[0.5, np.zeros(9)]
     t_low, t_high = stats.t.interval(0.95, 9, loc=deltas.mean(), scale=stats.sem(deltas))
     assert result.delta.ci_low == pytest.approx(t_low)
@@ -114,7 +114,8 @@ def test_lift_prints_the_same_tied_interval_as_compare() -> None:
     preloaded = none.assign(condition="preloaded")
     lifted = evalkit.lift(pd.concat([none, preloaded], ignore_index=True), n_resamples=1000)
     metrics = lifted.metrics.set_index("metric")
-    compared = paired_compare(none, preloaded.assign(condition="none"), n_resamples=1000)
+    compared = paired_compare(none, preloaded.assign(condition="none"),
+                              options=CompareOptions(n_resamples=1000))
     assert metrics.loc["oracle_lift", "ci_high"] == pytest.approx(compared.delta.ci_high)
     assert compared.delta.ci_high == pytest.approx(proportion_confint(0, 48, method="beta")[1])
 
