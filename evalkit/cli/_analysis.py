@@ -21,7 +21,7 @@ from evalkit.cli._common import (
     add_roles_option,
     futility_arguments,
     pick,
-    print_json,
+    printed_json,
     split_csv,
 )
 from evalkit.cli._lines import Bold, Lines
@@ -205,8 +205,7 @@ def lift_main(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         **pick(args, "roles", "seed", "runs_dir", "providers"),
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     from rich.markup import escape
 
@@ -364,9 +363,7 @@ def compare_main(args: argparse.Namespace) -> int:
         n_resamples=args.resamples,
         **pick(args, "runs_dir", "providers"),
     )
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         out = Lines()
         _print_comparison(out, result)
         for label, cases in (
@@ -517,9 +514,7 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
         **pick(args, "plan_cases", "runs_dir"),
         **futility_arguments(args),
     )
-    if args.json:
-        print_json(result.to_dict())
-    else:
+    if not printed_json(args, result):
         out = Lines()
         _print_comparison(out, result)
         unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
@@ -635,8 +630,7 @@ def flips_main(args: argparse.Namespace) -> int:
     from evalkit.results import NO_REASONS
 
     result = flips(args.run_a, args.run_b, runs_dir=args.runs_dir, providers=args.providers)
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     kind = "between runs" if args.run_b else "within run (trial pairs)"
     if result.n_pairs == 0:
@@ -698,8 +692,7 @@ def power_main(args: argparse.Namespace) -> int:
         case_effect=args.case_effect,
         case_correction=args.case_correction,
     )
-    if args.json:
-        print_json(result.to_dict())
+    if printed_json(args, result):
         return 0
     if args.case_effect is not None:
         trials = "unreachable" if result.n_trials is None else result.n_trials
