@@ -47,7 +47,7 @@ from typing import Any, cast
 from pydantic import model_validator
 from scipy import optimize, stats
 
-from evalkit._display import rich_html
+from evalkit._display import RichDisplay
 from evalkit._options import Options
 from evalkit._percent import percent
 from evalkit._settings import ALPHA
@@ -67,7 +67,7 @@ POWER_METHODS = ("t", "normal")
 
 
 @dataclass(frozen=True)
-class PowerResult:
+class PowerResult(RichDisplay):
     """A power calculation or simulation.
 
     Attributes:
@@ -123,10 +123,6 @@ class PowerResult:
     sequential: dict[str, Any] | None = None
     model: dict[str, Any] | None = None
     components: dict[str, Any] | None = None
-
-    def _repr_html_(self) -> str | None:
-        """Rich display in Jupyter: banner, compact table and figure (``evalkit.report``)."""
-        return rich_html(self)
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serializable dict of every field (NaN → None).
