@@ -22,22 +22,6 @@ tidy DataFrames, and returning an object whose ``.to_dict()`` is the matching CL
   factory a plugin, so that a ``package.module:attribute`` spec may name it.
 """
 
-from typing import TYPE_CHECKING
-
-from evalkit import _lazy
-from evalkit._version import __version__
-
-if TYPE_CHECKING:
-    from evalkit._registry import plugin, plugin_names, register
-    from evalkit.analysis import compare, explain, flips, gate, lift, power
-    from evalkit.interop import import_results
-    from evalkit.judge import judge_run
-    from evalkit.results import read_run
-    from evalkit.runner import RunConfig, RunResult, run
-    from evalkit.viewer import view
-else:
-    __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
 __all__ = [
     "RunConfig",
     "RunResult",
@@ -57,3 +41,19 @@ __all__ = [
     "run",
     "view",
 ]
+
+from typing import TYPE_CHECKING
+
+from evalkit import _lazy
+from evalkit._version import __version__
+
+if TYPE_CHECKING:
+    from evalkit._registry import plugin, plugin_names, register
+    from evalkit.analysis import compare, explain, flips, gate, lift, power
+    from evalkit.interop import import_results
+    from evalkit.judge import judge_run
+    from evalkit.results import read_run
+    from evalkit.runner import RunConfig, RunResult, run
+    from evalkit.viewer import view
+else:
+    __getattr__, __dir__ = _lazy.attach(__name__, __file__)

@@ -1,8 +1,11 @@
 """Lazy package attributes (PEP 562), declared once as the package's ``TYPE_CHECKING`` imports.
 
-A package ``__init__`` lists its public names as ordinary imports inside one
-``if TYPE_CHECKING:`` block, so mypy, editors and ``tests/test_architecture.py`` read them as
-imports, and at run time calls :func:`attach` instead::
+A package ``__init__`` states its public names first (``__all__``, PEP 8's place under the
+docstring), lists them as ordinary imports inside one ``if TYPE_CHECKING:`` block, so mypy,
+editors and ``tests/test_architecture.py`` read them as imports, and at run time calls
+:func:`attach` instead::
+
+    __all__ = ["compare"]
 
     from typing import TYPE_CHECKING
 
@@ -12,8 +15,6 @@ imports, and at run time calls :func:`attach` instead::
         from evalkit.analysis._compare import compare
     else:
         __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-    __all__ = ["compare"]
 
 :func:`attach` reads the block from the source and imports a name's module the first time
 the name is used (mypy never sees the hook, so a misspelt import is still an error).

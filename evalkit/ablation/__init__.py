@@ -8,6 +8,16 @@ description, each top-level section of ``SKILL.md``, each ``references/``, ``scr
 family-wise error held at ``alpha`` across the components, and its cost in tokens.
 """
 
+__all__ = [
+    "SkillComponent",
+    "skill_components",
+    "AblationConfig",
+    "AblationResult",
+    "ablate",
+    "component_verdicts",
+    "read_ablation",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -40,13 +50,3 @@ if TYPE_CHECKING:
     from evalkit.ablation._verdicts import ComponentVerdict as ComponentVerdict, component_verdicts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "SkillComponent",
-    "skill_components",
-    "AblationConfig",
-    "AblationResult",
-    "ablate",
-    "component_verdicts",
-    "read_ablation",
-]

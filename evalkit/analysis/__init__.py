@@ -5,6 +5,32 @@ runs are read through :mod:`evalkit.results`, and the numbers come from :mod:`ev
 which works on tables only.
 """
 
+__all__ = [
+    "CompareMetric",
+    "ConfirmPlan",
+    "CellExplanation",
+    "Explanation",
+    "explain",
+    "LIFT_METRICS",
+    "TRIGGER_METRICS",
+    "GatePolicy",
+    "GateResult",
+    "JudgeCalibration",
+    "NextStep",
+    "LiftResult",
+    "check_judge_calibration",
+    "compare",
+    "compare_report_metrics",
+    "flips",
+    "gate",
+    "lift",
+    "power",
+    "sequential_compare",
+    "Trend",
+    "load_items",
+    "trend",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -92,29 +118,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "CompareMetric",
-    "ConfirmPlan",
-    "CellExplanation",
-    "Explanation",
-    "explain",
-    "LIFT_METRICS",
-    "TRIGGER_METRICS",
-    "GatePolicy",
-    "GateResult",
-    "JudgeCalibration",
-    "NextStep",
-    "LiftResult",
-    "check_judge_calibration",
-    "compare",
-    "compare_report_metrics",
-    "flips",
-    "gate",
-    "lift",
-    "power",
-    "sequential_compare",
-    "Trend",
-    "load_items",
-    "trend",
-]

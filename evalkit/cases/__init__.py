@@ -1,5 +1,19 @@
 """Suites, cases, skills and conditions: models, loader and content hashes."""
 
+__all__ = [
+    "Case",
+    "Skill",
+    "Suite",
+    "SuiteFormat",
+    "SuiteFormatOptions",
+    "SuiteImported",
+    "TableColumns",
+    "find_affirmed",
+    "import_case_table",
+    "import_skill_dir",
+    "load_suite",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -95,17 +109,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "Case",
-    "Skill",
-    "Suite",
-    "SuiteFormat",
-    "SuiteFormatOptions",
-    "SuiteImported",
-    "TableColumns",
-    "find_affirmed",
-    "import_case_table",
-    "import_skill_dir",
-    "load_suite",
-]

@@ -1,5 +1,9 @@
 """The command-line interface (a thin layer over the library)."""
 
+__all__ = [
+    "main",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -12,7 +16,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "main",
-]

@@ -10,6 +10,16 @@ are written and read through :mod:`evalkit.results`; an export's verdict is
 :func:`evalkit.analysis.compare`'s.
 """
 
+__all__ = [
+    "ExportResult",
+    "ImportOptions",
+    "ImportRequest",
+    "ImportResult",
+    "Importer",
+    "export_run",
+    "import_results",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -30,13 +40,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "ExportResult",
-    "ImportOptions",
-    "ImportRequest",
-    "ImportResult",
-    "Importer",
-    "export_run",
-    "import_results",
-]

@@ -10,6 +10,21 @@ core (setup, cache, retries, answer parser). ``__all__`` is the user surface; th
 ``TYPE_CHECKING`` block beyond it are for sibling packages.
 """
 
+__all__ = [
+    "Calibration",
+    "JudgeRunResult",
+    "PairwiseComparison",
+    "calibrate",
+    "calibrate_pairwise",
+    "compare_pairwise",
+    "judge_run",
+    "known_truth",
+    "probe_pairwise",
+    "sample_labels",
+    "sample_pairs",
+    "statements",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -103,18 +118,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "Calibration",
-    "JudgeRunResult",
-    "PairwiseComparison",
-    "calibrate",
-    "calibrate_pairwise",
-    "compare_pairwise",
-    "judge_run",
-    "known_truth",
-    "probe_pairwise",
-    "sample_labels",
-    "sample_pairs",
-    "statements",
-]

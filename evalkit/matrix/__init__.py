@@ -1,5 +1,10 @@
 """The run matrix: work items, stable keys, item hashes and plans."""
 
+__all__ = [
+    "item_key",
+    "parse_item_key",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -18,8 +23,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "item_key",
-    "parse_item_key",
-]

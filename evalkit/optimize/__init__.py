@@ -1,5 +1,16 @@
 """Hill-climb a skill against a validation gate with a sealed test split."""
 
+__all__ = [
+    "OptimizeConfig",
+    "OptimizeResult",
+    "OptimizeState",
+    "Optimizer",
+    "OptimizerContext",
+    "Proposal",
+    "optimize",
+    "read_state",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -46,14 +57,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "OptimizeConfig",
-    "OptimizeResult",
-    "OptimizeState",
-    "Optimizer",
-    "OptimizerContext",
-    "Proposal",
-    "optimize",
-    "read_state",
-]

@@ -6,6 +6,26 @@ Each provider is built by a factory from a mapping of settings (see
 group.
 """
 
+__all__ = [
+    "OUTCOME",
+    "RUNTIME",
+    "AgentRequest",
+    "AgentResponse",
+    "AgentSettings",
+    "CliAgentProvider",
+    "CliSettings",
+    "Event",
+    "HttpProvider",
+    "HttpSettings",
+    "Provider",
+    "ProviderInfo",
+    "ProviderSettings",
+    "create_provider",
+    "parse_settings",
+    "register_secret_env",
+    "restore_workspace",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -51,23 +71,3 @@ if TYPE_CHECKING:
     from evalkit.providers._transcript import AgentResponse, Event
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "OUTCOME",
-    "RUNTIME",
-    "AgentRequest",
-    "AgentResponse",
-    "AgentSettings",
-    "CliAgentProvider",
-    "CliSettings",
-    "Event",
-    "HttpProvider",
-    "HttpSettings",
-    "Provider",
-    "ProviderInfo",
-    "ProviderSettings",
-    "create_provider",
-    "parse_settings",
-    "register_secret_env",
-    "restore_workspace",
-]

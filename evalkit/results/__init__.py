@@ -9,6 +9,26 @@ and failure causes). The names of the
 :func:`write_parquet`): the package's internal surface, not part of the API.
 """
 
+__all__ = [
+    "judged_statements",
+    "read_evidence",
+    "RESULT_SCHEMA",
+    "SCORE_SCHEMA",
+    "Manifest",
+    "load_manifest",
+    "read_run",
+    "read_scores",
+    "cause_changes",
+    "describe_causes",
+    "describe_changes",
+    "failure_causes",
+    "item_reasons",
+    "reason_table",
+    "read_transcript",
+    "read_transcripts",
+    "resolve_run_dir",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -121,23 +141,3 @@ if TYPE_CHECKING:
     from evalkit.results._transcripts import read_transcript, read_transcripts
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "judged_statements",
-    "read_evidence",
-    "RESULT_SCHEMA",
-    "SCORE_SCHEMA",
-    "Manifest",
-    "load_manifest",
-    "read_run",
-    "read_scores",
-    "cause_changes",
-    "describe_causes",
-    "describe_changes",
-    "failure_causes",
-    "item_reasons",
-    "reason_table",
-    "read_transcript",
-    "read_transcripts",
-    "resolve_run_dir",
-]

@@ -1,5 +1,13 @@
 """The runner: execute a suite's matrix with joblib, all-settled, streaming results to disk."""
 
+__all__ = [
+    "DescriptionOverride",
+    "RunConfig",
+    "RunResult",
+    "SkillOverride",
+    "run",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -25,11 +33,3 @@ if TYPE_CHECKING:
     from evalkit.runner._run import RunResult, run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "DescriptionOverride",
-    "RunConfig",
-    "RunResult",
-    "SkillOverride",
-    "run",
-]

@@ -4,6 +4,14 @@ Every command evalkit runs on a suite's or a model's behalf (setup, solution and
 commands, the shell tool of the built-in agent loop) goes through :func:`run_command`.
 """
 
+__all__ = [
+    "CommandOutcome",
+    "Limits",
+    "Mounts",
+    "find_bwrap",
+    "run_command",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -34,11 +42,3 @@ if TYPE_CHECKING:
     from evalkit.sandbox._run import CommandOutcome, run_command
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "CommandOutcome",
-    "Limits",
-    "Mounts",
-    "find_bwrap",
-    "run_command",
-]

@@ -1,5 +1,10 @@
 """Deterministic scoring: patterns with negation context, anti-patterns, workflow, verifiers."""
 
+__all__ = [
+    "EvidenceResult",
+    "infer_skill",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -44,8 +49,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "EvidenceResult",
-    "infer_skill",
-]

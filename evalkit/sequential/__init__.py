@@ -10,6 +10,17 @@ texts its run kept, and gives them confirmatory verdicts on the new trials alone
 finished sequential run back is an analysis (:func:`evalkit.analysis.sequential_compare`).
 """
 
+__all__ = [
+    "ConfirmConfig",
+    "ConfirmResult",
+    "confirm",
+    "RunPlan",
+    "SequentialConfig",
+    "SequentialRun",
+    "plan_run",
+    "run_until_verdict",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -21,14 +32,3 @@ if TYPE_CHECKING:
     from evalkit.sequential._plan import PLAN_POWER as PLAN_POWER, RunPlan, plan_run
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "ConfirmConfig",
-    "ConfirmResult",
-    "confirm",
-    "RunPlan",
-    "SequentialConfig",
-    "SequentialRun",
-    "plan_run",
-    "run_until_verdict",
-]

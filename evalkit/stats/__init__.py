@@ -12,6 +12,44 @@ table), :func:`records` (JSON rows of a frame), :func:`percentile_interval` and
 and ``lift``).
 """
 
+__all__ = [
+    "CompareOptions",
+    "DEFAULT_RESAMPLES",
+    "FlipRate",
+    "NeymanAllocation",
+    "PairedComparison",
+    "PowerDesign",
+    "PowerResult",
+    "QUICK_RESAMPLES",
+    "bradley_terry",
+    "cluster_bootstrap",
+    "clustered_se",
+    "cohens_kappa",
+    "compare_tables",
+    "confidence_sequence",
+    "equivalence_cases",
+    "estimate_variance_components",
+    "flip_rate_between",
+    "flip_rate_within",
+    "headroom_model",
+    "mean_ci",
+    "minimum_detectable_effect",
+    "paired_bootstrap_delta",
+    "paired_compare",
+    "pairwise_stats",
+    "pass_rates",
+    "proportion_ci",
+    "ratio_wilson",
+    "required_cases",
+    "required_trials",
+    "sequential_compare_tables",
+    "simulate_allocation",
+    "simulate_power",
+    "simulate_sequential",
+    "unmatched_lines",
+    "verdict",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -174,41 +212,3 @@ if TYPE_CHECKING:
     )
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "CompareOptions",
-    "DEFAULT_RESAMPLES",
-    "FlipRate",
-    "NeymanAllocation",
-    "PairedComparison",
-    "PowerDesign",
-    "PowerResult",
-    "QUICK_RESAMPLES",
-    "bradley_terry",
-    "cluster_bootstrap",
-    "clustered_se",
-    "cohens_kappa",
-    "compare_tables",
-    "confidence_sequence",
-    "equivalence_cases",
-    "estimate_variance_components",
-    "flip_rate_between",
-    "flip_rate_within",
-    "headroom_model",
-    "mean_ci",
-    "minimum_detectable_effect",
-    "paired_bootstrap_delta",
-    "paired_compare",
-    "pairwise_stats",
-    "pass_rates",
-    "proportion_ci",
-    "ratio_wilson",
-    "required_cases",
-    "required_trials",
-    "sequential_compare_tables",
-    "simulate_allocation",
-    "simulate_power",
-    "simulate_sequential",
-    "unmatched_lines",
-    "verdict",
-]

@@ -7,6 +7,11 @@ comparisons of two runs or two conditions (``evalkit compare``'s own figures), a
 forensics of a case. See :mod:`evalkit.viewer._server` for what keeps it safe.
 """
 
+__all__ = [
+    "ViewServer",
+    "view",
+]
+
 from typing import TYPE_CHECKING
 
 from evalkit import _lazy
@@ -19,8 +24,3 @@ if TYPE_CHECKING:
     from evalkit.viewer._server import ViewServer, view
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)
-
-__all__ = [
-    "ViewServer",
-    "view",
-]
