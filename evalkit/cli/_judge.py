@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, SEED
 from evalkit.cli._common import add_json_flag, parse_key_values, printed_json
+from evalkit.cli._pairwise_labels import calibrate_main, sample_main
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -78,10 +79,8 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Judge the run (or calibrate it); print a summary (or the JSON object)."""
-    if args.run == "calibrate":
-        return _calibrate(args)
-    if args.run == "sample":
-        return _sample(args)
+    if args.run in ("sample", "calibrate"):
+        return _labelling(args)
     if args.calibrate_run is not None or args.labels is not None or args.output is not None:
         raise ConfigError(
             "--labels and a second run go with 'evalkit judge calibrate RUN --labels FILE', "
@@ -118,13 +117,18 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sample(args: argparse.Namespace) -> int:
-    if args.calibrate_run is None or args.output is None:
-        raise ConfigError("usage: evalkit judge sample RUN -n 50 -o labels.csv")
-    if args.pairwise:
-        from evalkit.cli._pairwise_labels import sample_main
+def _labelling(args: argparse.Namespace) -> int:
+    """``judge sample`` or ``judge calibrate``: its usage checked, then its pairwise form or not."""
+    given, usage, pairwise, expectations = {
+        "sample": (args.output, "sample RUN -n 50 -o labels.csv", sample_main, _sample),
+        "calibrate": (args.labels, "calibrate RUN --labels labels.csv", calibrate_main, _calibrate),
+    }[args.run]
+    if args.calibrate_run is None or given is None:
+        raise ConfigError(f"usage: evalkit judge {usage}")
+    return pairwise(args) if args.pairwise else expectations(args)
 
-        return sample_main(args)
+
+def _sample(args: argparse.Namespace) -> int:
     from evalkit.judge import sample_labels
 
     result = sample_labels(
@@ -151,12 +155,6 @@ def _sample(args: argparse.Namespace) -> int:
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    if args.calibrate_run is None or args.labels is None:
-        raise ConfigError("usage: evalkit judge calibrate RUN --labels labels.csv")
-    if args.pairwise:
-        from evalkit.cli._pairwise_labels import calibrate_main
-
-        return calibrate_main(args)
     from evalkit.judge import calibrate
 
     result = calibrate(
