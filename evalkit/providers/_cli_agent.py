@@ -25,7 +25,6 @@ A flavour module sets the class attributes and overrides those hooks; nothing el
 
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -35,12 +34,11 @@ from typing import Annotated, Any, ClassVar, Generic, TypeVar
 
 from pydantic import Field, field_validator
 
-from evalkit._redact import clip_tail, redact_text, register_secret_env, secret_values
+from evalkit._redact import clip_tail, redact_text, secret_values
 from evalkit._untrusted import load_json
 from evalkit.errors import (
     AgentCrashed,
     AuthError,
-    ConfigError,
     ProviderError,
     ProviderTimeout,
     RateLimited,
@@ -208,16 +206,8 @@ class CliAgentProvider(Generic[SettingsT, StreamT]):
 
     def __init__(self, settings: SettingsT) -> None:
         self.settings = settings
-        register_secret_env(settings.api_key_env)
         self.binary = find_binary(settings.binary, self.binary_env, self.binary_name, self.name)
-        if (settings.api_key_env or self.key_required) and not os.environ.get(
-            settings.api_key_env
-        ):
-            raise ConfigError(
-                f"'{self.name}' reads its API key from the environment variable "
-                f"{settings.api_key_env}, which is not set; export it (or name another "
-                "variable with --provider-opt api_key_env=NAME)"
-            )
+        settings.api_key(self.name, required=bool(settings.api_key_env) or self.key_required)
         self.limiter = Limiter(settings.max_concurrency, settings.requests_per_minute)
         self._version = ""
 

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar
 import httpx
 from pydantic import Field
 
-from evalkit._redact import clip, redact_text, register_secret_env, secret_values
+from evalkit._redact import clip, redact_text, secret_values
 from evalkit._untrusted import load_json
 from evalkit.errors import (
     AuthError,
@@ -341,14 +340,7 @@ class HttpProvider:
         self.settings = settings
         self.model: str = settings.model
         self.base_url = settings.base_url or self.default_base_url
-        register_secret_env(settings.api_key_env)
-        self.api_key = os.environ.get(settings.api_key_env, "")
-        if self.key_required and not self.api_key:
-            raise ConfigError(
-                f"'{self.name}' reads its API key from the environment variable "
-                f"{settings.api_key_env}, which is not set; export it (or name another "
-                "variable with --provider-opt api_key_env=NAME)"
-            )
+        self.api_key = settings.api_key(self.name, required=self.key_required)
         self.limiter = Limiter(settings.max_concurrency, settings.requests_per_minute)
 
     def info(self) -> ProviderInfo:

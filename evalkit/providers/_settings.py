@@ -13,6 +13,7 @@ outcome settings from the markers.
 
 from __future__ import annotations
 
+import os
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from evalkit._redact import register_secret_env
 from evalkit.errors import ConfigError
 
 
@@ -128,6 +130,22 @@ class AgentSettings(ProviderSettings):
         if value is not None and not value.startswith(("http://", "https://")):
             raise ValueError(f"must start with http:// or https://, got {value!r}")
         return value.rstrip("/") if value else value
+
+    def api_key(self, provider: str, *, required: bool) -> str:
+        """The key in ``api_key_env`` ("" when unset), its value registered for redaction.
+
+        Raises:
+            ConfigError: ``required`` and the variable is unset or empty.
+        """
+        register_secret_env(self.api_key_env)
+        key = os.environ.get(self.api_key_env, "")
+        if required and not key:
+            raise ConfigError(
+                f"'{provider}' reads its API key from the environment variable "
+                f"{self.api_key_env}, which is not set; export it (or name another "
+                "variable with --provider-opt api_key_env=NAME)"
+            )
+        return key
 
 
 S = TypeVar("S", bound=BaseModel)

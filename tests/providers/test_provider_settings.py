@@ -88,3 +88,32 @@ def test_runtime_settings_leave_the_outcome_and_hash_unchanged() -> None:
         "max_tokens": None, "temperature": None, "api": "chat",
         "system_prompt": OpenAICompatSettings().system_prompt,
     }
+
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai_compat", "codex"])
+def test_an_unset_api_key_variable_is_named_with_its_fix(
+    name: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP and CLI agents refuse an unset key variable in one wording; a set one is read."""
+    from evalkit.errors import ConfigError
+
+    monkeypatch.delenv("EVALKIT_TEST_KEY", raising=False)
+    settings = {"model": "m", "api_key_env": "EVALKIT_TEST_KEY"}
+    if name == "codex":
+        settings["binary"] = request.getfixturevalue("codex_bin")
+    with pytest.raises(ConfigError) as refused:
+        create_provider(name, settings)
+    assert str(refused.value) == (
+        f"'{name}' reads its API key from the environment variable EVALKIT_TEST_KEY, which is "
+        "not set; export it (or name another variable with --provider-opt api_key_env=NAME)"
+    )
+    monkeypatch.setenv("EVALKIT_TEST_KEY", "sk-test-value")
+    provider = create_provider(name, settings)
+    if name != "codex":
+        assert provider.api_key == "sk-test-value"  # type: ignore[attr-defined]
+
+
+def test_claude_code_without_a_key_variable_runs_on_its_own_login(claude_bin: str) -> None:
+    """``api_key_env=""`` asks for no key: Claude Code uses its own login."""
+    create_provider("claude_code", {"api_key_env": "", "binary": claude_bin})
