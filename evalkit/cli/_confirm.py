@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from evalkit._bidi import neutralize_controls
-from evalkit._settings import ALPHA, SEED, THRESHOLD
+from evalkit._settings import ALPHA, POWER, SEED, THRESHOLD
 from evalkit.cli._common import (
     BACKENDS,
     add_common_options,
@@ -51,9 +51,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--max-trials", type=int, default=None, metavar="N",
         help="cap on the trials per side of one case (default 40)",
     )  # fmt: skip
-    p.add_argument(
-        "--power", type=float, default=None, help="power each case is planned for (default 0.8)"
-    )
+    POWER.add_argument(p, default=None, what="power each case is planned for")
     p.add_argument(
         "--allocate-trials", action=argparse.BooleanOptionalAction, default=True,
         help="spread the plan's items over the cases by their pilot spread (Neyman "
@@ -77,7 +75,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--yes", action="store_true",
         help="spend without asking (needed when stdin is not a terminal)",
     )  # fmt: skip
-    add_common_options(p, confirm_main, runs_dir="where runs are read and written (default runs)")
+    add_common_options(p, confirm_main, runs_dir_help="where runs are read and written")
 
 
 def confirm_main(args: argparse.Namespace) -> int:

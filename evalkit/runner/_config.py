@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from evalkit._options import Options
 from evalkit._paths import unsafe_component_reason
-from evalkit._settings import CONCURRENCY, RETRIES, Concurrency, Retries
+from evalkit._settings import CONCURRENCY, RETRIES, RUNS_DIR, Concurrency, Retries, RunsDir
 
 Backend = Literal["loky", "threading", "dask", "ray"]
 
@@ -92,7 +92,7 @@ class RunConfig(Options):
     """joblib backend: ``loky`` (processes), ``threading``, ``dask`` or ``ray``."""
     scheduler: str | None = None
     """Dask scheduler address (``tcp://host:port``) for ``backend="dask"``."""
-    runs_dir: Path = Path("runs")
+    runs_dir: RunsDir = RUNS_DIR.default
     """Where run directories and the cache live."""
     run_id: str | None = None
     """Run id (default: a timestamp plus a random suffix)."""
