@@ -272,8 +272,17 @@ class Setting(Generic[T]):
         return Annotated[self.kind, self]
 
     def _validated(self, value: Any) -> T:
-        """:meth:`check` for pydantic, which reports a ``ValueError`` under the field's name."""
+        """:meth:`check` for pydantic, which reports a ``ValueError`` under the field's name.
+
+        A configuration read from a file takes a number as pydantic's lax mode does: a
+        numeric string (``"0.9"``, ``"3"``) and, for an integer, a float without a
+        fractional part (``2000.0``).
+        """
         try:
+            if self.kind in (int, float) and isinstance(value, str):
+                return self.parse(value)
+            if self.kind is int and isinstance(value, float) and value.is_integer():
+                value = int(value)
             return self.check(value)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
@@ -281,18 +290,14 @@ class Setting(Generic[T]):
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
-        """As ``Annotated`` metadata: the field's type and :meth:`check`.
+        """As ``Annotated`` metadata: :meth:`check`, then the field's type.
 
-        A number is checked after the type; a choice or a path before it, so a bad value gets
-        this message rather than the type's.
+        The check comes first, so a value of the wrong kind (``seed="x"``) gets this message
+        too rather than the type's.
         """
         from pydantic_core import core_schema
 
-        if self.kind in (str, Path):
-            return core_schema.no_info_before_validator_function(
-                self._validated, handler(source)
-            )
-        return core_schema.no_info_after_validator_function(self._validated, handler(source))
+        return core_schema.no_info_before_validator_function(self._validated, handler(source))
 
     def __get_pydantic_json_schema__(
         self, schema: CoreSchema, handler: GetJsonSchemaHandler
@@ -471,6 +476,7 @@ Alpha = Annotated[float, ALPHA]
 Resamples = Annotated[int, N_RESAMPLES]
 Retries = Annotated[int, RETRIES]
 Concurrency = Annotated[int, CONCURRENCY]
+Seed = Annotated[int, SEED]
 Threshold = Annotated[float, THRESHOLD]
 Power = Annotated[float, POWER]
 RoundCases = Annotated[int, ROUND_CASES]

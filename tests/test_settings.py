@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
@@ -262,3 +263,46 @@ def test_the_new_flags_from_the_command_line(tmp_path: Path) -> None:
         assert f"error: {message}" in done.stderr, (argv, done.stderr)
         assert "Traceback" not in done.stderr
     assert not any(tmp_path.iterdir())
+
+
+def test_every_configuration_field_of_a_shared_setting_is_typed_with_its_entry() -> None:
+    """A field named after a shared setting is ``Annotated[kind, entry]``: the entry's check,
+    message and JSON Schema, never a plain ``float`` or ``str`` with the default copied."""
+    import evalkit.ablation
+    import evalkit.analysis
+    import evalkit.optimize
+    import evalkit.runner
+    import evalkit.sequential
+    import evalkit.stats
+    from evalkit._options import Options
+    from evalkit._settings import Setting
+
+    packages = (evalkit.ablation, evalkit.analysis, evalkit.optimize, evalkit.runner,
+                evalkit.sequential, evalkit.stats)
+    configurations = {  # every public options class (the packages import lazily)
+        value
+        for package in packages
+        for name in package.__all__
+        if isinstance(value := getattr(package, name), type) and issubclass(value, Options)
+    }
+    by_name = {setting.name: setting for setting in SETTINGS}
+    checked = []
+    for kind in configurations:
+        for field, info in kind.model_fields.items():  # type: ignore[attr-defined]
+            if field in by_name:
+                inner = [get_args(arm)[1:] for arm in get_args(info.annotation)]  # X | None
+                metadata = [*info.metadata, *(item for arm in inner for item in arm)]
+                entries = [item for item in metadata if isinstance(item, Setting)]
+                assert [entry.name for entry in entries] == [field], (kind, field)
+                checked.append(f"{kind.__name__}.{field}")
+    assert {"CompareOptions.correction", "CompareOptions.case_correction", "PowerDesign.power",
+            "PowerDesign.method", "RunConfig.runs_dir", "SequentialConfig.round_cases",
+            "ConfirmConfig.power", "RunConfig.seed"} <= set(checked)
+    with pytest.raises(ConfigError, match="--seed / seed must be an integer, but 'x'"):
+        CompareOptions(seed="x")
+    with pytest.raises(ConfigError, match=r"^--concurrency / concurrency must be an integer >= 1, "
+                       r"but 2\.5 was passed$"):
+        RunConfig(concurrency=2.5)
+    # as a configuration file gives them: a numeric string, an integral float
+    assert RunConfig(concurrency="3").concurrency == RunConfig(concurrency=3.0).concurrency == 3
+    assert CompareOptions(confidence="0.9").confidence == 0.9

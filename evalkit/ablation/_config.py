@@ -19,6 +19,7 @@ from evalkit._settings import (
     Concurrency,
     Resamples,
     RunsDir,
+    Seed,
     Threshold,
 )
 from evalkit.runner import Backend
@@ -62,7 +63,7 @@ class AblationConfig(Options):
     """Cases per round of a sequential study."""
     minimal: bool = False
     """Propose the smallest skill from the study (on ``dev``) and verify it on ``holdout``."""
-    seed: int = SEED.default
+    seed: Seed = SEED.default
     """Seed of the runs, the case order and the bootstrap."""
     n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of each interval."""

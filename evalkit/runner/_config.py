@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from evalkit._options import Options
 from evalkit._paths import unsafe_component_reason
-from evalkit._settings import CONCURRENCY, RETRIES, RUNS_DIR, Concurrency, Retries, RunsDir
+from evalkit._settings import CONCURRENCY, RETRIES, RUNS_DIR, Concurrency, Retries, RunsDir, Seed
 
 Backend = Literal["loky", "threading", "dask", "ray"]
 
@@ -80,7 +80,7 @@ class RunConfig(Options):
     """Trials of particular cases (case id to trials), over ``trials``: adaptive trials of
     ``run --until-verdict --adaptive-trials`` run a case's first trials, then the rest when
     it needs them."""
-    seed: int | None = None
+    seed: Seed | None = None
     """Run seed (default: the suite's)."""
     skills: tuple[SkillOverride, ...] = ()
     """Skill texts replaced for this run only."""

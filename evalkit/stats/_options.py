@@ -20,6 +20,7 @@ from evalkit._settings import (
     Confidence,
     CorrectionChoice,
     Resamples,
+    Seed,
     Threshold,
 )
 from evalkit.stats._frame import check_choice
@@ -62,7 +63,7 @@ class CompareOptions(Options):
     threshold: Threshold = THRESHOLD.default
     confidence: Confidence = CONFIDENCE.default
     n_resamples: Resamples = N_RESAMPLES.default
-    seed: int | None = SEED.default
+    seed: Seed | None = SEED.default
     alpha: Alpha = ALPHA.default
     correction: CorrectionChoice = CORRECTION.default
     case_correction: CaseCorrectionChoice = CASE_CORRECTION.default

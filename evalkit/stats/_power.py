@@ -50,7 +50,7 @@ from scipy import optimize, stats
 from evalkit._display import rich_html
 from evalkit._options import Options
 from evalkit._percent import percent
-from evalkit._settings import ALPHA, METHOD, POWER, Power, PowerMethod, PowerMethodChoice
+from evalkit._settings import ALPHA, METHOD, POWER, Alpha, Power, PowerMethod, PowerMethodChoice
 from evalkit.errors import InputError
 from evalkit.stats._frame import check_positive_int, json_ready
 from evalkit.stats._settings import check_threshold
@@ -166,7 +166,7 @@ class PowerDesign(Options):
     var_between: float | None = None
     var_within: float | None = None
     correlation: float = DEFAULT_CORRELATION
-    alpha: float = ALPHA.default
+    alpha: Alpha = ALPHA.default
     power: Power = POWER.default
     method: PowerMethodChoice = METHOD.default
     var_difference: float | None = None
