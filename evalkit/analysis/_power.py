@@ -45,7 +45,7 @@ def power(
     effect: float | None = None,
     baseline_rate: float | None = None,
     alpha: float = ALPHA.default,
-    target_power: float = POWER.default,
+    power: float = POWER.default,
     threshold: float | None = None,
     from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | None = None,
@@ -89,7 +89,7 @@ def power(
         effect: Difference of pass rates to detect (e.g. 0.1 for 10 pp).
         baseline_rate: Baseline pass rate.
         alpha: Two-sided significance level.
-        target_power: Desired power.
+        power: Desired power (``evalkit power --power``).
         threshold: Practical threshold of the verdict "improved" (default 0.05).
         from_run: A run (or tidy frame) to read variance estimates from.
         conditions: Conditions of ``from_run`` used as the two arms.
@@ -158,13 +158,13 @@ def power(
                              "--effect, --equivalence and --sequential")
         return case_naming_plan(
             case_effect, cases=cases, baseline_rate=baseline_rate, components=components,
-            alpha=alpha, target_power=target_power, case_correction=case_correction,
+            alpha=alpha, target_power=power, case_correction=case_correction,
             threshold=check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD,
         )
     if equivalence:
         tied = None if pilot is None else pilot_tied_pairs(pilot, conditions, alpha)
         return _equivalence_plan(components, cases=cases, trials=trials, effect=effect,
-                                 alpha=alpha, target_power=target_power, threshold=threshold,
+                                 alpha=alpha, target_power=power, threshold=threshold,
                                  sequential=sequential, tied=tied)
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
@@ -176,7 +176,7 @@ def power(
         )
     result = _plan(
         components, cases=cases, trials=trials, effect=effect, baseline_rate=baseline_rate,
-        alpha=alpha, target_power=target_power, threshold=threshold, n_sims=n_sims, seed=seed,
+        alpha=alpha, target_power=power, threshold=threshold, n_sims=n_sims, seed=seed,
         sequential=sequential, max_cases=max_cases, round_cases=round_cases,
         adaptive_trials=adaptive_trials, plan_effect=plan_effect, futility_beta=futility_beta,
         providers=providers, provider_correlation=provider_correlation,

@@ -146,7 +146,7 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effect", type=float, help="effect to detect, e.g. 0.1 for 10 pp")
     p.add_argument("--baseline-rate", type=float, help="baseline pass rate (default 0.5)")
     ALPHA.add_argument(p)
-    POWER.add_argument(p, dest="target_power")
+    POWER.add_argument(p)
     THRESHOLD.add_argument(p, default=None)
     p.add_argument(
         "--equivalence", action="store_true",
@@ -678,7 +678,7 @@ def power_main(args: argparse.Namespace) -> int:
 
     result = power(
         conditions=split_csv(args.conditions) or None,
-        **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),
+        **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "power"),
         **pick(args, "threshold", "from_run", "runs_dir"),
         sequential=args.sequential,
         max_cases=args.max_cases,
