@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
 
 import pytest
 
@@ -306,3 +306,34 @@ def test_every_configuration_field_of_a_shared_setting_is_typed_with_its_entry()
     # as a configuration file gives them: a numeric string, an integral float
     assert RunConfig(concurrency="3").concurrency == RunConfig(concurrency=3.0).concurrency == 3
     assert CompareOptions(confidence="0.9").confidence == 0.9
+
+
+def _actions(parser: argparse.ArgumentParser, path: str = "evalkit") -> list[tuple[str, Any]]:
+    """``(command, action)`` of every argument of every command and subcommand."""
+    found: list[tuple[str, Any]] = []
+    if hasattr(parser, "configure"):  # a command's arguments are added when it first parses
+        parser.configure()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _actions(sub, f"{path} {name}")
+        else:
+            found.append((path, action))
+    return found
+
+
+def test_every_flag_of_a_shared_setting_is_added_from_its_entry() -> None:
+    """No command adds ``--correction``, ``--runs-dir``, ``--round-cases``, ... by hand: each
+    takes its check (argparse ``type``) from the entry, and its help states its default."""
+    from evalkit.cli._main import build_parser
+
+    by_flag = {setting.flag: setting for setting in SETTINGS if setting.flag}
+    seen = set()
+    for command, action in _actions(build_parser()):
+        for flag in set(action.option_strings) & set(by_flag):
+            setting = by_flag[flag]
+            assert getattr(action.type, "__func__", None) is type(setting).parse, (command, flag)
+            assert getattr(action.type, "__self__", None).name == setting.name, (command, flag)
+            assert "default" in (action.help or ""), (command, flag)
+            seen.add(flag)
+    assert {"--correction", "--case-correction", "--power", "--runs-dir", "--round-cases"} <= seen

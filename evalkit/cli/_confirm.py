@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from evalkit._bidi import neutralize_controls
-from evalkit._settings import ALPHA, POWER, SEED, THRESHOLD
+from evalkit._settings import ALPHA, CONCURRENCY, POWER, SEED, THRESHOLD
 from evalkit.cli._common import (
     BACKENDS,
     add_common_options,
@@ -64,7 +64,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         p, "provider to run (default: the runs' own, if it is a registered provider name)"
     )
     SEED.add_argument(p, default=None, help="seed of the new trials (default: a fresh one)")
-    p.add_argument("--concurrency", type=int, default=None, help="work items in flight")
+    CONCURRENCY.add_argument(p)
     p.add_argument("--backend", default="loky", choices=BACKENDS, help="joblib backend")
     p.add_argument("--run-id", help="id of the confirmation run (default: timestamp)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -106,7 +106,7 @@ def confirm_main(args: argparse.Namespace) -> int:
         run_id=args.run_id,
         progress=not args.no_progress,
         command_line=shlex.join(["evalkit", *sys.argv[1:]]),
-        **({"concurrency": args.concurrency} if args.concurrency is not None else {}),
+        concurrency=args.concurrency,
     )
     out = sys.stderr if args.json else sys.stdout
     shown: list[bool] = []
