@@ -429,19 +429,47 @@ def _numeric_literal(node: ast.expr | None) -> bool:
     )
 
 
-def _literal_default(node: ast.expr | None) -> bool:
-    """A numeric literal, or ``Field(<literal>)`` / ``Field(default=<literal>)``."""
-    if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == (
-        "Field"
-    ):
+def _called(node: ast.expr | None, *names: str) -> bool:
+    """``node`` is a call of one of ``names`` (``Field(...)``, ``Path(...)``)."""
+    return isinstance(node, ast.Call) and getattr(
+        node.func, "id", getattr(node.func, "attr", "")
+    ) in names
+
+
+def _literal_default(node: ast.expr | None, name: str) -> bool:
+    """A default of the shared setting ``name`` written again instead of taken from the table.
+
+    A number for a numeric setting; for a setting of choices, a string it accepts (one of its
+    choices or aliases: another string, ``method="wilson"``, is a parameter of the same name
+    that is not the setting); for a path, a string or ``Path(<string>)``; each also inside
+    ``Field(<literal>)`` / ``Field(default=<literal>)``.
+    """
+    from pathlib import Path
+
+    from evalkit._settings import SETTINGS
+
+    setting = next(entry for entry in SETTINGS if entry.name == name)
+    if _called(node, "Field"):
+        assert isinstance(node, ast.Call)
         given = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "default")]
-        return any(_numeric_literal(value) for value in given)
+        return any(_literal_default(value, name) for value in given)
+    text = node.value if isinstance(node, ast.Constant) else None
+    if setting.kind is str:
+        return isinstance(text, str) and (
+            text in setting.choices or text in dict(setting.aliases)
+        )
+    if setting.kind is Path:
+        if _called(node, "Path", "PurePath"):
+            assert isinstance(node, ast.Call)
+            return any(isinstance(arg, ast.Constant) for arg in node.args)
+        return isinstance(text, str)
     return _numeric_literal(node)
 
 
 def _literal_setting_defaults(tree: ast.Module, names: frozenset[str]) -> list[tuple[int, str]]:
     """``(line, name)`` of each parameter or class field of a shared setting's name whose
-    default is written as a number instead of taken from the table."""
+    default is written as a literal (a number, a choice, a path) instead of taken from the
+    table."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -455,7 +483,7 @@ def _literal_setting_defaults(tree: ast.Module, names: frozenset[str]) -> list[t
             found += [
                 (arg.lineno, arg.arg)
                 for arg, default in pairs
-                if arg.arg in names and _literal_default(default)
+                if arg.arg in names and _literal_default(default, arg.arg)
             ]
         elif isinstance(node, ast.ClassDef):
             found += [
@@ -464,7 +492,7 @@ def _literal_setting_defaults(tree: ast.Module, names: frozenset[str]) -> list[t
                 if isinstance(item, ast.AnnAssign)
                 and isinstance(item.target, ast.Name)
                 and item.target.id in names
-                and _literal_default(item.value)
+                and _literal_default(item.value, item.target.id)
             ]
     return found
 
@@ -476,9 +504,8 @@ def test_shared_settings_take_their_defaults_from_the_table() -> None:
     written again: each shared setting is declared once."""
     from evalkit._settings import SETTING_NAMES
 
-    assert {"confidence", "alpha", "n_resamples", "retries", "concurrency", "seed"} <= (
-        SETTING_NAMES
-    )
+    assert {"confidence", "alpha", "n_resamples", "retries", "concurrency", "seed", "power",
+            "correction", "case_correction", "method", "runs_dir", "round_cases"} <= SETTING_NAMES
     offenders = [
         f"{path.relative_to(ROOT)}:{line}: {name}"
         for path in sorted(PACKAGE.rglob("*.py"))
@@ -504,6 +531,26 @@ def test_the_settings_check_sees_a_literal_default() -> None:
                                       "concurrency"})
     )
     assert found == [(1, "confidence"), (1, "seed"), (3, "n_resamples"), (4, "retries")]
+
+
+def test_the_settings_check_sees_a_literal_choice_path_or_round() -> None:
+    source = (
+        "def f(correction='holm', case_correction: str = 'bh', method='wilson',\n"
+        "      runs_dir: str = 'runs', power=0.8, round_cases=1): ...\n"
+        "def g(correction=CORRECTION.default, method='t', runs_dir=RUNS_DIR.default): ...\n"
+        "class C:\n"
+        "    runs_dir: Path = Path('runs')\n"
+        "    case_correction: Correction = Field(default='fdr_bh')\n"
+        "    method: str = 'cluster-bootstrap'\n"
+        "    round_cases: RoundCases = ROUND_CASES.default\n"
+    )
+    names = frozenset({"correction", "case_correction", "method", "runs_dir", "power",
+                       "round_cases"})
+    found = _literal_setting_defaults(ast.parse(source), names)
+    assert sorted(found) == [
+        (1, "case_correction"), (1, "correction"), (2, "power"), (2, "round_cases"),
+        (2, "runs_dir"), (3, "method"), (5, "runs_dir"), (6, "case_correction"),
+    ]
 
 
 # ---- public means user-facing ----------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -13,11 +12,14 @@ from evalkit._settings import (
     ALPHA,
     CONCURRENCY,
     N_RESAMPLES_QUICK,
+    RUNS_DIR,
     SEED,
     THRESHOLD,
     Alpha,
     Concurrency,
     Resamples,
+    RunsDir,
+    Seed,
     Threshold,
 )
 from evalkit.runner import Backend
@@ -61,11 +63,11 @@ class AblationConfig(Options):
     """Cases per round of a sequential study."""
     minimal: bool = False
     """Propose the smallest skill from the study (on ``dev``) and verify it on ``holdout``."""
-    seed: int = SEED.default
+    seed: Seed = SEED.default
     """Seed of the runs, the case order and the bootstrap."""
     n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of each interval."""
-    runs_dir: Path = Path("runs")
+    runs_dir: RunsDir = RUNS_DIR.default
     """Where the study directory is created."""
     run_id: str | None = None
     """Study id (default: ``ablate-`` plus a timestamp)."""

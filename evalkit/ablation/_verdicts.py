@@ -25,7 +25,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import ALPHA, N_RESAMPLES_QUICK, SEED
+from evalkit._settings import ALPHA, N_RESAMPLES_QUICK, POWER, SEED
 from evalkit.errors import InputError
 from evalkit.stats import (
     CompareOptions,
@@ -38,7 +38,7 @@ from evalkit.stats import (
 
 ComponentVerdict = Literal["necessary", "harmful", "no detectable effect"]
 #: Power at which the minimum detectable effect is stated.
-MDE_POWER = 0.8
+MDE_POWER = POWER.default
 #: Columns of :func:`component_verdicts`.
 VERDICT_COLUMNS = (
     "component",

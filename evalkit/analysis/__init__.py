@@ -58,7 +58,6 @@ if TYPE_CHECKING:
     )
     from evalkit.analysis._confirm_plan import (
         CONFIRM_MAX_TRIALS as CONFIRM_MAX_TRIALS,
-        CONFIRM_POWER as CONFIRM_POWER,
         CasePlan as CasePlan,
         ConfirmPlan,
         FlaggedCase as FlaggedCase,

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import RUNS_DIR
 from evalkit.results import (
     NO_REASONS,
     item_reasons,
@@ -28,7 +29,7 @@ MAX_CAUSES = 3
 
 
 def run_scores(
-    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> pd.DataFrame | None:
     """The score rows behind a run argument (None for a frame that names no run directory).
 

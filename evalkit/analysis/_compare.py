@@ -10,7 +10,16 @@ from typing import Any
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES, SEED, THRESHOLD
+from evalkit._settings import (
+    ALPHA,
+    CASE_CORRECTION,
+    CONFIDENCE,
+    CORRECTION,
+    N_RESAMPLES,
+    RUNS_DIR,
+    SEED,
+    THRESHOLD,
+)
 from evalkit.analysis._calibration import check_judge_calibration, judged_run
 from evalkit.analysis._case_reasons import compare_reasons, run_scores
 from evalkit.analysis._compare_causes import compare_cause_changes
@@ -61,10 +70,10 @@ def compare(
     n_resamples: int = N_RESAMPLES.default,
     seed: int | None = SEED.default,
     alpha: float = ALPHA.default,
-    correction: Correction = "holm",
-    case_correction: Correction = "fdr_bh",
+    correction: Correction = CORRECTION.default,
+    case_correction: Correction = CASE_CORRECTION.default,
     resample_trials: bool = False,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
 ) -> PairedComparison:
     """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).

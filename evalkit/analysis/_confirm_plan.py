@@ -19,13 +19,11 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import ALPHA, THRESHOLD
+from evalkit._settings import ALPHA, POWER, THRESHOLD
 from evalkit.analysis._step_price import DEFAULT_CONCURRENCY, Price, price
 from evalkit.errors import ConfigError
 from evalkit.stats import PairedComparison, adjust_pvalues, trials_to_confirm
 
-#: Power a confirmation plans for.
-CONFIRM_POWER = 0.8
 #: Cap on the trials per side of one confirmed case.
 CONFIRM_MAX_TRIALS = 40
 #: Words of the note on cases the cap on trials holds below the target power.
@@ -220,7 +218,7 @@ def plan_confirmation(
     rows: pd.DataFrame,
     *,
     alpha: float = ALPHA.default,
-    power: float = CONFIRM_POWER,
+    power: float = POWER.default,
     max_trials: int = CONFIRM_MAX_TRIALS,
     threshold: float = THRESHOLD.default,
     budget: int | None = None,

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._lanes import EVIDENCE_METRICS
-from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
+from evalkit._settings import CONFIDENCE, N_RESAMPLES, RUNS_DIR, SEED
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._resample import CaseResampler
 from evalkit.results import read_run, read_scores, resolve_run_dir
@@ -33,7 +33,7 @@ METHOD = "case-bootstrap"
 
 
 def with_lane_metrics(
-    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> pd.DataFrame:
     """A run's result table with one column per evidence metric (NaN where not measured).
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE
+from evalkit._settings import CONFIDENCE, RUNS_DIR
 from evalkit.analysis._case_reasons import case_reasons, causes_text, run_scores
 from evalkit.analysis._providers import select_providers
 from evalkit.results import load_results
@@ -20,7 +20,7 @@ def flips(
     run_b: pd.DataFrame | str | os.PathLike[str] | None = None,
     *,
     confidence: float = CONFIDENCE.default,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
 ) -> FlipRate:
     """Flip rate within a run (``run_b`` None) or between two runs.

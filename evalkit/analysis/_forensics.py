@@ -38,6 +38,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._display import RichDisplay
+from evalkit._settings import RUNS_DIR
 from evalkit.analysis._forensics_align import (
     count_tool_calls,
     divergence,
@@ -332,7 +333,7 @@ def explain(
     baseline: pd.DataFrame | str | os.PathLike[str] | None = None,
     condition: str | None = None,
     provider: str | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> Explanation:
     """Why a case flips: its trials, what separates passes from failures, where they part.
 

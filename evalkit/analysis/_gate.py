@@ -29,6 +29,7 @@ from evalkit._git import git_sha
 from evalkit._options import Options, options_error
 from evalkit._percent import percent
 from evalkit._plain import plain_fields
+from evalkit._settings import RUNS_DIR
 from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
@@ -349,7 +350,7 @@ def gate(
     tier: str | None = None,
     ledger: str | os.PathLike[str] | None = None,
     n_resamples: int | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
 ) -> GateResult:
     """Decide whether ``candidate`` may ship against ``baseline`` (``evalkit gate``).

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import RichDisplay
-from evalkit._settings import CONFIDENCE, N_RESAMPLES, SEED
+from evalkit._settings import CONFIDENCE, N_RESAMPLES, RUNS_DIR, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
 from evalkit.analysis._evidence import (
@@ -569,7 +569,7 @@ def lift(
     n_resamples: int = N_RESAMPLES.default,
     confidence: float = CONFIDENCE.default,
     seed: int | None = SEED.default,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
 ) -> LiftResult:
     """Skill-lift metrics per provider and lane, each with a case-bootstrap CI.

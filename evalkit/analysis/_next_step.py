@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._percent import percent
+from evalkit._settings import RUNS_DIR
 from evalkit.analysis._step_cases import NamingPlan, naming_plan
 from evalkit.analysis._step_plan import (
     MAX_TRIALS,
@@ -243,7 +244,7 @@ def _inside_note(result: PairedComparison, effect: float, threshold: float) -> s
             "to settle the cases, confirm them on fresh samples (evalkit confirm)")
 
 
-def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str | None:
+def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = RUNS_DIR.default) -> str | None:
     """The suite a run was planned from (its manifest's ``suite_path``), for a next step's command.
 
     Args:
@@ -257,7 +258,7 @@ def run_suite_path(run: object, runs_dir: str | os.PathLike[str] = "runs") -> st
     return str(path) if path else None
 
 
-def run_command_line(run: object, runs_dir: str | os.PathLike[str] = "runs") -> str:
+def run_command_line(run: object, runs_dir: str | os.PathLike[str] = RUNS_DIR.default) -> str:
     """The ``evalkit run`` command line that made a run ("" when none is recorded).
 
     A next step's command keeps its filters (``--case``, ``--lane``, ``--tags``, ``--split``)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalkit._settings import RUNS_DIR
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 from evalkit.results import (
@@ -61,7 +62,7 @@ def pairwise_gate(
     baseline: str | os.PathLike[str],
     candidate: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     allow_uncalibrated_judge: bool = False,
 ) -> PairwiseGateResult:
     """Release or block a candidate on its stored pairwise verdict against ``baseline``.

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._settings import ALPHA, SEED
+from evalkit._settings import ALPHA, CASE_CORRECTION, POWER, ROUND_CASES, RUNS_DIR, SEED
 from evalkit.analysis._power_cases import case_naming_plan
 from evalkit.analysis._power_ties import pilot_tied_pairs, tied_equivalence_plan
 from evalkit.errors import InputError
@@ -45,16 +45,16 @@ def power(
     effect: float | None = None,
     baseline_rate: float | None = None,
     alpha: float = ALPHA.default,
-    target_power: float = 0.8,
+    power: float = POWER.default,
     threshold: float | None = None,
     from_run: pd.DataFrame | str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | None = None,
     n_sims: int = 500,
     seed: int | None = SEED.default,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     sequential: bool = False,
     max_cases: int | None = None,
-    round_cases: int = 1,
+    round_cases: int = ROUND_CASES.default,
     adaptive_trials: bool = False,
     plan_effect: float | None = None,
     futility_beta: float | None = None,
@@ -62,7 +62,7 @@ def power(
     provider_correlation: float = 1.0,
     equivalence: bool = False,
     case_effect: float | None = None,
-    case_correction: str = "bh",
+    case_correction: str = CASE_CORRECTION.default,
 ) -> PowerResult:
     """Answer the planning question the given numbers leave open (Miller 2024, eq. 9-10).
 
@@ -89,7 +89,7 @@ def power(
         effect: Difference of pass rates to detect (e.g. 0.1 for 10 pp).
         baseline_rate: Baseline pass rate.
         alpha: Two-sided significance level.
-        target_power: Desired power.
+        power: Desired power (``evalkit power --power``).
         threshold: Practical threshold of the verdict "improved" (default 0.05).
         from_run: A run (or tidy frame) to read variance estimates from.
         conditions: Conditions of ``from_run`` used as the two arms.
@@ -133,8 +133,9 @@ def power(
             default the pilot's cases; ``baseline_rate``: the case's, default the pilot's):
             the exact Fisher power at the level the correction names a row whatever the
             other rows show (:mod:`._power_cases`).
-        case_correction: The screen's correction of ``case_effect``: ``"bh"`` (default),
-            ``"by"`` or ``"holm"``.
+        case_correction: The screen's correction of ``case_effect``: ``"fdr_bh"``
+            (default), ``"fdr_by"``, ``"holm"``, ``"bonferroni"`` or ``"none"`` (``"bh"`` and
+            ``"by"`` are read as ``"fdr_bh"`` and ``"fdr_by"``).
 
     Returns:
         A :class:`~evalkit.stats.PowerResult`.
@@ -157,13 +158,13 @@ def power(
                              "--effect, --equivalence and --sequential")
         return case_naming_plan(
             case_effect, cases=cases, baseline_rate=baseline_rate, components=components,
-            alpha=alpha, target_power=target_power, case_correction=case_correction,
+            alpha=alpha, target_power=power, case_correction=case_correction,
             threshold=check_threshold(threshold) if threshold is not None else DEFAULT_THRESHOLD,
         )
     if equivalence:
         tied = None if pilot is None else pilot_tied_pairs(pilot, conditions, alpha)
         return _equivalence_plan(components, cases=cases, trials=trials, effect=effect,
-                                 alpha=alpha, target_power=target_power, threshold=threshold,
+                                 alpha=alpha, target_power=power, threshold=threshold,
                                  sequential=sequential, tied=tied)
     pilot_note = ""
     if components is not None and trials is None and (cases is None or effect is None):
@@ -175,7 +176,7 @@ def power(
         )
     result = _plan(
         components, cases=cases, trials=trials, effect=effect, baseline_rate=baseline_rate,
-        alpha=alpha, target_power=target_power, threshold=threshold, n_sims=n_sims, seed=seed,
+        alpha=alpha, target_power=power, threshold=threshold, n_sims=n_sims, seed=seed,
         sequential=sequential, max_cases=max_cases, round_cases=round_cases,
         adaptive_trials=adaptive_trials, plan_effect=plan_effect, futility_beta=futility_beta,
         providers=providers, provider_correlation=provider_correlation,
@@ -472,7 +473,7 @@ def _with_sequential(
         "alpha": fixed.alpha,
         "threshold": fixed.threshold,
         "max_cases": budget,
-        "round_size": round_cases,
+        "round_cases": round_cases,
         "plan_cases": fixed.n_cases,
         "n_sims": n_sims,
         "seed": seed,

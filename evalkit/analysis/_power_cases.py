@@ -11,13 +11,19 @@ the observed change in both directions, as the screen's verdicts do.
 from __future__ import annotations
 
 from evalkit._percent import percent
+from evalkit._settings import CASE_CORRECTION
 from evalkit.analysis._step_cases import NAMING_MAX_TRIALS, naming_level
 from evalkit.errors import InputError
 from evalkit.stats import PowerResult, VarianceComponents, trials_to_confirm
 
-#: ``--case-correction`` words and the corrections they name.
-CASE_CORRECTIONS = {"bh": "fdr_bh", "by": "fdr_by", "holm": "holm"}
-_WORDS = {"fdr_bh": "Benjamini-Hochberg", "fdr_by": "Benjamini-Yekutieli", "holm": "Holm"}
+#: The corrections of the case rows, by name.
+_WORDS = {
+    "fdr_bh": "Benjamini-Hochberg",
+    "fdr_by": "Benjamini-Yekutieli",
+    "holm": "Holm",
+    "bonferroni": "Bonferroni",
+    "none": "No correction",
+}
 
 
 def case_naming_plan(
@@ -41,7 +47,8 @@ def case_naming_plan(
         alpha: The screen's level.
         target_power: Power to name the case.
         threshold: Practical threshold the observed change must reach.
-        case_correction: ``"bh"``, ``"by"`` or ``"holm"`` (or statsmodels' names).
+        case_correction: A correction of :data:`evalkit._settings.CASE_CORRECTION`
+            (``"fdr_bh"``, ``"fdr_by"``, ``"holm"``, ...; ``"bh"`` and ``"by"`` too).
 
     Returns:
         The plan: ``n_trials`` (None when no number up to 200 does it), ``n_cases`` the rows
@@ -51,9 +58,7 @@ def case_naming_plan(
         InputError: No number of case rows, an unknown correction, or a change the baseline
             rate leaves no room for.
     """
-    correction = CASE_CORRECTIONS.get(case_correction, case_correction)
-    if correction not in _WORDS:
-        raise InputError(f"--case-correction must be one of bh, by, holm; got {case_correction!r}")
+    correction = CASE_CORRECTION.check(case_correction)
     rows = cases if cases is not None else (components.n_cases if components else None)
     if rows is None or rows < 1:
         raise InputError("--case-effect needs the number of case rows the screen corrects "

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import ROUND_CASES, RUNS_DIR
 from evalkit.analysis._compare import refuse_errored
 from evalkit.results import (
     SequentialRecord,
@@ -80,9 +81,9 @@ def sequential_compare(
     *,
     conditions: Sequence[str] | None = None,
     options: CompareOptions | None = None,
-    round_cases: int = 1,
+    round_cases: int = ROUND_CASES.default,
     plan_cases: int | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     plan_effect: float | None = None,
     futility_beta: float | None = None,
 ) -> SequentialComparison:
@@ -157,7 +158,7 @@ def sequential_compare(
             options=_recorded(CompareOptions(metric=given.metric), given, record),
             order=record.order,
             look_at=[look.round * record.round_cases for look in record.looks] or None,
-            round_size=record.round_cases,
+            round_cases=record.round_cases,
             plan_cases=record.plan_cases if plan_cases is None else plan_cases,
             adaptive=_design(record),
             **(
@@ -170,7 +171,7 @@ def sequential_compare(
         cand,
         conditions=conditions,
         options=given,
-        round_size=round_cases,
+        round_cases=round_cases,
         plan_cases=plan_cases,
         labels=labels,
         **_given_futility(plan_effect, futility_beta, None),

@@ -7,10 +7,10 @@ from typing import Any
 
 from evalkit._command_line import left_out_line
 from evalkit._percent import percent
-from evalkit._settings import CONCURRENCY
+from evalkit._settings import CONCURRENCY, POWER
 
 #: Power every next step is planned for.
-NEXT_STEP_POWER = 0.8
+NEXT_STEP_POWER = POWER.default
 
 
 @dataclass(frozen=True)

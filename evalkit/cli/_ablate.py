@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, SEED, THRESHOLD
+from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, RUNS_DIR, SEED, THRESHOLD
 from evalkit.ablation import AblationConfig, AblationResult, ablate, list_components
 from evalkit.cli._common import (
     add_common_options,
@@ -70,10 +70,10 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--backend", default="loky", choices=("loky", "threading", "dask", "ray")
     )
-    p.add_argument("--runs-dir", default="runs", help="where the study is written")
+    RUNS_DIR.add_argument(p, what="where the study is written")
     p.add_argument("--run-id", help="study id (default ablate-<timestamp>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    add_common_options(p, main, runs_dir=None)
+    add_common_options(p, main, runs_dir_help=None)
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit._lanes import EVIDENCE_METRICS
 from evalkit._percent import percent
-from evalkit._settings import ALPHA, THRESHOLD
+from evalkit._settings import (
+    ALPHA,
+    CASE_CORRECTION,
+    CORRECTION,
+    POWER,
+    ROUND_CASES,
+    THRESHOLD,
+)
 from evalkit.cli._common import (
     add_bootstrap_options,
     add_common_options,
@@ -101,12 +108,8 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
         help="pass rate, score, or an evidence-lane metric (over the items that measured it)",
     )
     THRESHOLD.add_argument(p, default=None)
-    p.add_argument("--correction", default="holm", help="per-case multiplicity correction")
-    p.add_argument(
-        "--case-correction", default="bh", choices=["holm", "bh", "by"],
-        help="correction across the pooled case rows (which cases moved): bh (false discovery "
-        "rate, the default), by, or holm (family-wise)",
-    )
+    CORRECTION.add_argument(p)
+    CASE_CORRECTION.add_argument(p)
     add_bootstrap_options(p)
     p.add_argument(
         "--fail-on-regression", action="store_true", help="exit 1 when the verdict is regressed"
@@ -117,9 +120,7 @@ def configure_compare(p: argparse.ArgumentParser) -> None:
         help="anytime-valid verdict (confidence sequence over cases, a look after every "
         "--round-cases; a run of run --until-verdict is read with its own looks)",
     )
-    p.add_argument(
-        "--round-cases", type=int, default=1, help="with --sequential: cases per round"
-    )
+    ROUND_CASES.add_argument(p, when="with --sequential: ")
     p.add_argument(
         "--plan-cases", type=int, help="with --sequential: cases the bets are tuned for"
     )
@@ -145,7 +146,7 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument("--effect", type=float, help="effect to detect, e.g. 0.1 for 10 pp")
     p.add_argument("--baseline-rate", type=float, help="baseline pass rate (default 0.5)")
     ALPHA.add_argument(p)
-    p.add_argument("--power", type=float, default=0.8, dest="target_power")
+    POWER.add_argument(p)
     THRESHOLD.add_argument(p, default=None)
     p.add_argument(
         "--equivalence", action="store_true",
@@ -157,10 +158,7 @@ def configure_power(p: argparse.ArgumentParser) -> None:
         help="plan the trials per case at which the case screen names a case whose pass rate "
         "moves by this much (e.g. -0.4), corrected across --cases case rows",
     )
-    p.add_argument(
-        "--case-correction", default="bh", choices=["holm", "bh", "by"],
-        help="with --case-effect: the case screen's correction (default bh)",
-    )
+    CASE_CORRECTION.add_argument(p, when="with --case-effect: ")
     p.add_argument("--from-run", help="estimate variances from this run")
     p.add_argument("--conditions", help="A,B: the two arms in --from-run")
     p.add_argument(
@@ -171,9 +169,7 @@ def configure_power(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-cases", type=int, help="budget of cases of the simulated sequential design"
     )
-    p.add_argument(
-        "--round-cases", type=int, default=1, help="cases per round of the sequential design"
-    )
+    ROUND_CASES.add_argument(p, when="with --sequential: ")
     p.add_argument(
         "--adaptive-trials",
         action="store_true",
@@ -356,9 +352,7 @@ def compare_main(args: argparse.Namespace) -> int:
         metric=args.metric,
         threshold=DEFAULT_THRESHOLD if args.threshold is None else args.threshold,
         correction=args.correction,
-        case_correction={"bh": "fdr_bh", "by": "fdr_by"}.get(
-            args.case_correction, args.case_correction
-        ),
+        case_correction=args.case_correction,
         seed=args.seed,
         n_resamples=args.resamples,
         **pick(args, "runs_dir", "providers"),
@@ -497,8 +491,6 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     from evalkit.analysis import sequential_compare
     from evalkit.stats import CompareOptions
 
-    if args.round_cases < 1:
-        raise ConfigError(f"--round-cases must be at least 1, got {args.round_cases}")
     options = CompareOptions(  # the one CompareOptions of the comparison
         metric=args.metric,
         seed=args.seed,
@@ -680,7 +672,7 @@ def power_main(args: argparse.Namespace) -> int:
 
     result = power(
         conditions=split_csv(args.conditions) or None,
-        **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "target_power"),
+        **pick(args, "cases", "trials", "effect", "baseline_rate", "alpha", "power"),
         **pick(args, "threshold", "from_run", "runs_dir"),
         sequential=args.sequential,
         max_cases=args.max_cases,

@@ -15,7 +15,7 @@ def configure_init(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--force", action="store_true", help="write into a non-empty directory (overwrites)"
     )
-    add_common_options(p, init, runs_dir=None)
+    add_common_options(p, init, runs_dir_help=None)
 
 
 def configure_schema(s: argparse.ArgumentParser) -> None:
@@ -28,7 +28,7 @@ def configure_schema(s: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the suite-writing guide and field reference (docs/suites.md) instead",
     )
-    add_common_options(s, schema, runs_dir=None)
+    add_common_options(s, schema, runs_dir_help=None)
 
 
 def init(args: argparse.Namespace) -> int:

@@ -47,13 +47,12 @@ def configure(p: argparse.ArgumentParser) -> None:
     add_common_options(
         v,
         validate,
-        runs_dir="passed reference checks are cached under RUNS_DIR/.cache/references "
-        "(default runs)",
+        runs_dir_help="passed reference checks are cached under RUNS_DIR/.cache/references",
     )
     ls = cases_sub.add_parser("list", help="list cases, one per line, id first")
     ls.add_argument("suite", help="suite directory")
     ls.add_argument("--lane", action="append", help="only this lane (repeatable)")
-    add_common_options(ls, list_cases, runs_dir=None)
+    add_common_options(ls, list_cases, runs_dir_help=None)
     _add_import(cases_sub)
 
 
@@ -108,7 +107,7 @@ def _add_import(cases_sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     im.add_argument("--category-col", help="column holding the category")
     im.add_argument("--split-col", help="column holding the split (dev, holdout, test)")
     im.add_argument("--force", action="store_true", help="replace an existing case file")
-    add_common_options(im, import_cases, runs_dir=None)
+    add_common_options(im, import_cases, runs_dir_help=None)
 
 
 #: The built-in formats' options that have flags of their own (each ``dest`` is the field).

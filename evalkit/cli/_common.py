@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from evalkit._plain import json_text
 from evalkit._redact import redact_value
-from evalkit._settings import CONCURRENCY, N_RESAMPLES, SEED
+from evalkit._settings import CONCURRENCY, N_RESAMPLES, RUNS_DIR, SEED
 from evalkit._terminal import json_escaped, underneath
 from evalkit.errors import ConfigError
 
@@ -91,17 +91,18 @@ def add_common_options(
     parser: argparse.ArgumentParser,
     handler: Handler,
     *,
-    runs_dir: str | None = "where run ids are looked up (default runs)",
+    runs_dir_help: str | None = "where run ids are looked up",
 ) -> None:
     """Finish a command's parser: ``--runs-dir`` (unless None), ``--json`` and its handler.
 
     Args:
         parser: The command's parser.
         handler: The function that runs the command.
-        runs_dir: Help text of ``--runs-dir``; None when the command takes no runs directory.
+        runs_dir_help: Help text of ``--runs-dir`` (its default is added); None when the
+            command takes no runs directory.
     """
-    if runs_dir is not None:
-        parser.add_argument("--runs-dir", default="runs", help=runs_dir)
+    if runs_dir_help is not None:
+        RUNS_DIR.add_argument(parser, what=runs_dir_help)
     add_json_flag(parser)
     parser.set_defaults(func=handler)
 
@@ -158,7 +159,7 @@ def add_execution_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--backend", default="loky", choices=BACKENDS, help="joblib backend (default loky)"
     )
-    parser.add_argument("--runs-dir", default="runs", help="where runs are written (default runs)")
+    RUNS_DIR.add_argument(parser, what="where runs are written")
     parser.add_argument("--run-id", help="run id (default: timestamp plus random suffix)")
     parser.add_argument(
         "--resume", action="store_true", help="continue a partial run (needs --run-id)"

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from evalkit._bidi import neutralize_controls
-from evalkit._settings import ALPHA, SEED, THRESHOLD
+from evalkit._settings import ALPHA, CONCURRENCY, POWER, SEED, THRESHOLD
 from evalkit.cli._common import (
     BACKENDS,
     add_common_options,
@@ -51,9 +51,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--max-trials", type=int, default=None, metavar="N",
         help="cap on the trials per side of one case (default 40)",
     )  # fmt: skip
-    p.add_argument(
-        "--power", type=float, default=None, help="power each case is planned for (default 0.8)"
-    )
+    POWER.add_argument(p, default=None, what="power each case is planned for")
     p.add_argument(
         "--allocate-trials", action=argparse.BooleanOptionalAction, default=True,
         help="spread the plan's items over the cases by their pilot spread (Neyman "
@@ -66,7 +64,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         p, "provider to run (default: the runs' own, if it is a registered provider name)"
     )
     SEED.add_argument(p, default=None, help="seed of the new trials (default: a fresh one)")
-    p.add_argument("--concurrency", type=int, default=None, help="work items in flight")
+    CONCURRENCY.add_argument(p)
     p.add_argument("--backend", default="loky", choices=BACKENDS, help="joblib backend")
     p.add_argument("--run-id", help="id of the confirmation run (default: timestamp)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -77,7 +75,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "--yes", action="store_true",
         help="spend without asking (needed when stdin is not a terminal)",
     )  # fmt: skip
-    add_common_options(p, confirm_main, runs_dir="where runs are read and written (default runs)")
+    add_common_options(p, confirm_main, runs_dir_help="where runs are read and written")
 
 
 def confirm_main(args: argparse.Namespace) -> int:
@@ -108,7 +106,7 @@ def confirm_main(args: argparse.Namespace) -> int:
         run_id=args.run_id,
         progress=not args.no_progress,
         command_line=shlex.join(["evalkit", *sys.argv[1:]]),
-        **({"concurrency": args.concurrency} if args.concurrency is not None else {}),
+        concurrency=args.concurrency,
     )
     out = sys.stderr if args.json else sys.stdout
     shown: list[bool] = []

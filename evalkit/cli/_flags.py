@@ -1,11 +1,11 @@
 """The command-line flag of each library parameter, for errors the library raises about them.
 
-Library errors name a parameter (``round_cases must be at least 1``); where the command line
-passes a flag's value to that parameter, its messages name the flag instead
-(``--round-cases must be at least 1``), as a user of the command line knows it, through the
+Library errors name a parameter (``max_items must be a positive number``); where the command
+line passes a flag's value to that parameter, its messages name the flag instead
+(``--max-items must be a positive number``), as a user of the command line knows it, through the
 one table :data:`FLAGS`. The shared settings of :mod:`evalkit._settings` (``--confidence``,
-``--concurrency``, ``--threshold``, ...) are in it from their own table; their messages
-already name both the flag and the parameter
+``--concurrency``, ``--threshold``, ``--round-cases``, ...) are in it from their own table;
+their messages already name both the flag and the parameter
 (``--concurrency / concurrency must be an integer >= 1, but 0 was passed``).
 """
 
@@ -20,7 +20,7 @@ from evalkit.errors import ConfigError
 
 #: Library parameter -> the flag that sets it (the shared settings from their table).
 FLAGS: dict[str, str] = {
-    **{setting.name: setting.flag for setting in SETTINGS},
+    **{setting.name: setting.flag for setting in SETTINGS if setting.flag},
     "adaptive_trials": "--adaptive-trials",
     "allocate_trials": "--allocate-trials",
     "futility_beta": "--futility-beta",
@@ -29,7 +29,6 @@ FLAGS: dict[str, str] = {
     "max_usd": "--max-usd",
     "plan_cases": "--plan-cases",
     "plan_effect": "--plan-effect",
-    "round_cases": "--round-cases",
     "stage_two_probability": "--stage-two-probability",
 }
 
@@ -45,8 +44,8 @@ def flag_message(parameter: str, message: str) -> str:
         The message, ``parameter`` (with or without backquotes) replaced by its flag.
 
     Examples:
-        >>> flag_message("round_cases", "`round_cases` must be at least 1, got 0")
-        '--round-cases must be at least 1, got 0'
+        >>> flag_message("max_items", "`max_items` must be a positive number, got 0")
+        '--max-items must be a positive number, got 0'
     """
     flag = FLAGS.get(parameter, parameter)
     return message.replace(f"`{parameter}`", flag)
@@ -58,7 +57,7 @@ def settings_of_flags() -> Iterator[None]:
 
     Building an options object (:class:`evalkit._options.Options`) with a bad value raises a
     :class:`ConfigError` whose ``setting`` names the field; a field in :data:`FLAGS` is
-    rewritten as its flag (``--round-cases must be at least 1, got 0``).
+    rewritten as its flag (``--max-items must be a positive number, got 0``).
 
     Raises:
         ConfigError: The settings' first error, worded for the command line.

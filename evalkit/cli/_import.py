@@ -107,7 +107,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scorer", help="inspect: scorer giving passed/score (default: the first)")
     p.add_argument("--lane", default="prompt", help="lane of rows without one (default prompt)")
     p.add_argument("--suite", help="suite name to record (default: task, description or file)")
-    add_common_options(p, main, runs_dir="where the run is written (default runs)")
+    add_common_options(p, main, runs_dir_help="where the run is written")
     # the formats' options, then the examples block the parser was built with (last, as in
     # every command's help)
     p.epilog = "\n\n".join(part for part in (_options_epilog(), p.epilog) if part)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, SEED
+from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, RUNS_DIR, SEED
 from evalkit.cli._common import add_json_flag, parse_key_values, printed_json
 from evalkit.cli._pairwise_labels import calibrate_main, sample_main
 from evalkit.errors import ConfigError
@@ -68,7 +68,7 @@ def configure(p: argparse.ArgumentParser) -> None:
                    "in the worse answers; the judge then cannot decide a gate)")
     add_judge_flags(p)
     add_suite_flag(p)
-    p.add_argument("--runs-dir", default="runs", help="where runs live (default runs)")
+    RUNS_DIR.add_argument(p)
     p.add_argument("--run-id", help="id of the new run (default: RUN-judged-<time>)")
     CONCURRENCY.add_argument(p)
     RETRIES.add_argument(p)

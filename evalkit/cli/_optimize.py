@@ -88,7 +88,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     SEED.add_argument(p)
     add_execution_options(p)
     add_sandbox_flag(p)  # also runs the command: optimizer unconfined
-    add_common_options(p, main, runs_dir=None)
+    add_common_options(p, main, runs_dir_help=None)
 
 
 def main(args: argparse.Namespace) -> int:

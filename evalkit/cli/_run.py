@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit._paths import safe_run_id
-from evalkit._settings import CONFIDENCE, RETRIES, SEED, THRESHOLD
+from evalkit._settings import CONFIDENCE, RETRIES, ROUND_CASES, SEED, THRESHOLD
 from evalkit.cases import Suite, inspect_suite
 from evalkit.cli._common import (
     EXIT_RUN_FAILED,
@@ -120,9 +120,7 @@ def configure(p: argparse.ArgumentParser) -> None:
     sequential.add_argument(
         "--until-verdict", action="store_true", help="run rounds until the verdict is settled"
     )
-    sequential.add_argument(
-        "--round-cases", type=int, metavar="N", help="cases per round (default 10)"
-    )
+    ROUND_CASES.add_argument(sequential, default=None, metavar="N")
     sequential.add_argument("--max-items", type=int, metavar="N", help="budget of items")
     sequential.add_argument("--max-usd", type=float, metavar="USD", help="budget of agent cost")
     sequential.add_argument("--max-rounds", type=int, metavar="N", help="budget of rounds")
@@ -156,7 +154,7 @@ def configure(p: argparse.ArgumentParser) -> None:
         "other trials (default (K-1)/K)",
     )
     add_futility_options(sequential)
-    add_common_options(p, main, runs_dir=None)
+    add_common_options(p, main, runs_dir_help=None)
 
 
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import webbrowser
 
+from evalkit._settings import RUNS_DIR
 from evalkit.cli._common import eprint
 
 
 def configure(p: argparse.ArgumentParser) -> None:
     """Add the arguments of ``evalkit view``."""
-    p.add_argument("runs_dir", nargs="?", default="runs",
-                   help="the runs directory (default runs)")
+    p.add_argument("runs_dir", nargs="?", default=RUNS_DIR.default, type=RUNS_DIR.parse,
+                   help=f"the runs directory (default {RUNS_DIR.default})")
     p.add_argument("--port", type=int, default=0,
                    help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--open", action="store_true", help="open the address in a browser")

@@ -42,6 +42,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._plain import plain_fields
+from evalkit._settings import RUNS_DIR
 from evalkit._version import __version__
 from evalkit.analysis import compare
 from evalkit.errors import InputError
@@ -308,7 +309,7 @@ def export_run(
     format: str = "skill-creator",
     baseline: str = "none",
     skill: str = "preloaded",
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> ExportResult:
     """Write a run in a skill-creator format (``evalkit export``).
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from evalkit._settings import RUNS_DIR
 from evalkit._version import __version__
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
@@ -294,7 +295,7 @@ def import_results(
     path: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
     format: str,
     run_id: str,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     condition_from: str | None = None,
     scorer: str | None = None,
     lane: str = "prompt",

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 from evalkit._bidi import neutralize_controls
 from evalkit._paths import safe_run_id
 from evalkit._plain import plain_fields
-from evalkit._settings import CONCURRENCY, RETRIES
+from evalkit._settings import CONCURRENCY, RETRIES, RUNS_DIR
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.judge._grade import Judge, combine
@@ -304,7 +304,7 @@ def _recorded_suite(source: Path, manifest: Manifest) -> Suite:
 def judge_run(
     run: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     provider: str | None = None,
     model: str | None = None,
     options: Mapping[str, Any] | None = None,

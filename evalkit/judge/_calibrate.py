@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import CONFIDENCE
+from evalkit._settings import CONFIDENCE, RUNS_DIR
 from evalkit.errors import InputError
 from evalkit.results import (
     CALIBRATION_DIR as CALIBRATION_DIR,
@@ -168,7 +168,7 @@ def calibrate(
     run: str | os.PathLike[str],
     labels: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     confidence: float = CONFIDENCE.default,
 ) -> Calibration:
     """Compare a run's judge verdicts with human labels and store the report beside the run.

@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._bidi import neutralize_controls
-from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, RETRIES, SEED
+from evalkit._settings import ALPHA, CONCURRENCY, N_RESAMPLES_QUICK, RETRIES, RUNS_DIR, SEED
 from evalkit.cases import JudgeSpec, PairwiseSpec, load_suite
 from evalkit.errors import ConfigError, InputError, SuiteError
 from evalkit.judge._pairwise_judge import PairJudgement, PairwiseJudge, Side, make_pairwise_judge
@@ -301,7 +301,7 @@ def compare_pairwise(
     candidate: str | os.PathLike[str] | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     rubric: str | os.PathLike[str] | None = None,
     provider: str | None = None,
     model: str | None = None,

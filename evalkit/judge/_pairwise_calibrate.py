@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import CONFIDENCE, SEED
+from evalkit._settings import CONFIDENCE, RUNS_DIR, SEED
 from evalkit._spreadsheet import write_sheet
 from evalkit._untrusted import read_json
 from evalkit.cases import stable_hash
@@ -108,7 +108,7 @@ def sample_pairs(
     n: int = 50,
     seed: int = SEED.default,
     output: str | os.PathLike[str],
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> PairSample:
     """Write a blind pairwise labelling sheet (see the module docstring).
 
@@ -236,7 +236,7 @@ def calibrate_pairwise(
     run: str | os.PathLike[str],
     labels: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     confidence: float = CONFIDENCE.default,
 ) -> PairCalibration:
     """Kappa of the pairwise judge against human labels; stored under the judge's identity.

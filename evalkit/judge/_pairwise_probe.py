@@ -29,7 +29,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES
+from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, RUNS_DIR
 from evalkit._untrusted import read_json
 from evalkit.cases import JudgeSpec
 from evalkit.errors import InputError
@@ -189,7 +189,7 @@ def probe_pairwise(
     run: str | os.PathLike[str],
     labels: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     provider: str | None = None,
     model: str | None = None,
     options: Mapping[str, Any] | None = None,

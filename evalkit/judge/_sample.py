@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._plain import plain_fields
-from evalkit._settings import SEED
+from evalkit._settings import RUNS_DIR, SEED
 from evalkit._spreadsheet import write_sheet
 from evalkit.errors import InputError
 from evalkit.judge._prompt import final_answer
@@ -110,7 +110,7 @@ def sample_labels(
     n: int = 50,
     seed: int = SEED.default,
     output: str | os.PathLike[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> LabelSample:
     """Draw ``n`` judged statements of a run, stratified by condition and judge outcome.
 

@@ -15,6 +15,7 @@ from evalkit._settings import (
     THRESHOLD,
     Alpha,
     Resamples,
+    Seed,
     Threshold,
 )
 from evalkit.optimize._state import OptimizeTarget
@@ -111,7 +112,7 @@ class OptimizeConfig(Options):
     """Derive dev/holdout/test from a seeded hash with these shares instead of case fields."""
     split_seed: int = 0
     """Seed of derived splits."""
-    seed: int = SEED.default
+    seed: Seed = SEED.default
     """Base seed of evaluations (each evaluation gets its own, derived from it)."""
     n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of the gate."""

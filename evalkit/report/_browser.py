@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import SEED
+from evalkit._settings import RUNS_DIR, SEED
 from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.report._transcripts import event_html
@@ -247,7 +247,7 @@ def item_browser(
     baseline: str | os.PathLike[str] | None = None,
     baseline_rows: pd.DataFrame | None = None,
     labels: tuple[str, str] = ("baseline", "candidate"),
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     max_items: int = BROWSE_LIMIT,
     max_chars: int = 2000,
     max_events: int = 80,

@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import RUNS_DIR
 from evalkit.report._tables import Fragment, esc, rows_of
 from evalkit.results import read_evidence, resolve_run_dir
 
@@ -135,7 +136,7 @@ def evidence_bundles(
     run: str | os.PathLike[str],
     rows: pd.DataFrame,
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     max_items: int = 12,
     max_image_bytes: int = 300_000,
     max_embed_bytes: int = 2_000_000,

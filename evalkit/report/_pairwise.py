@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from evalkit._settings import RUNS_DIR
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError
 from evalkit.report._plots import shorten
@@ -30,8 +31,11 @@ from evalkit.results import (
 PAIRWISE_DIR = "pairwise"
 
 
-def stored_pairwise(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs",
-                    name: str = "") -> dict[str, Any]:
+def stored_pairwise(
+    run: str | os.PathLike[str],
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
+    name: str = "",
+) -> dict[str, Any]:
     """The stored pairwise comparison of a run (the newest, or the one called ``name``).
 
     Raises:

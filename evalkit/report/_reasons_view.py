@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import RUNS_DIR
 from evalkit.report._plots import (
     SERIES_COLORS,
     _message_figure,
@@ -78,7 +79,7 @@ def _scores(run_dir: str, stamp: float) -> pd.DataFrame:
 
 
 def run_scores(
-    run: str | os.PathLike[str] | None, runs_dir: str | os.PathLike[str] = "runs"
+    run: str | os.PathLike[str] | None, runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> pd.DataFrame | None:
     """A run's score rows, read once per page (None for no run, or a run without scores).
 
@@ -105,7 +106,7 @@ def shown_reasons(
     run: str | os.PathLike[str] | None,
     items: pd.DataFrame,
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> pd.DataFrame:
     """The reason of each of ``items`` (rows of ``run``), in their order.
 

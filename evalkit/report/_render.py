@@ -21,6 +21,7 @@ from typing import Any
 from evalkit._plain import plain_fields
 from evalkit._redact import redact_text, redact_value
 from evalkit._resources import resource_dir
+from evalkit._settings import RUNS_DIR
 from evalkit._terminal import underneath
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
@@ -357,7 +358,7 @@ def report(
     baseline: str | os.PathLike[str] | None = None,
     kind: str = "run",
     output: str | os.PathLike[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     parameters: Mapping[str, Any] | None = None,
     timeout: float | None = CELL_TIMEOUT_S,
     progress: bool = False,

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import register_html
-from evalkit._settings import CONFIDENCE
+from evalkit._settings import CONFIDENCE, RUNS_DIR
 from evalkit.ablation import AblationResult
 from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult
 from evalkit.report._ablation import ablation_html
@@ -473,7 +473,7 @@ class RunOverview:
 def run_overview(
     run: str | os.PathLike[str],
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     confidence: float = CONFIDENCE.default,
     max_items: int = 200,
 ) -> RunOverview:
@@ -558,7 +558,7 @@ def flip_pairs(
     baseline: str | os.PathLike[str] | None = None,
     baseline_rows: pd.DataFrame | None = None,
     labels: tuple[str, str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     max_pairs: int = 5,
     max_chars: int = 900,
 ) -> Fragment:

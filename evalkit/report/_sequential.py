@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from evalkit._settings import RUNS_DIR
 from evalkit.analysis import agent_cost, sequential_compare as sequential_compare_runs
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
@@ -232,7 +233,7 @@ def comparison_trajectory(
     *,
     sequential: bool = False,
     conditions: str = "",
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     **options: Any,
 ) -> SequentialTrajectory | None:
     """The trajectory a compare report shows, or None when it shows none.

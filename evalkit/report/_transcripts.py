@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from evalkit._settings import RUNS_DIR
 from evalkit._skill_load import skill_loaded as skill_loaded
 from evalkit.report._reasons_view import reason_line, shown_reasons
 from evalkit.report._tables import Fragment, esc, rows_of
@@ -160,7 +161,7 @@ def excerpts(
     run: str | os.PathLike[str],
     items: pd.DataFrame,
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     rows: pd.DataFrame | None = None,
     max_chars: int = 1200,
     empty: str = "no item to show",

@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE
+from evalkit._settings import CONFIDENCE, RUNS_DIR
 from evalkit.analysis import LiftResult
 from evalkit.errors import InputError
 from evalkit.report._tables import (
@@ -388,7 +388,7 @@ def compare_view(
     baseline: str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | str | None = None,
     *,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
     **options: Any,
 ) -> ComparisonView:

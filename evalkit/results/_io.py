@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from evalkit._settings import RUNS_DIR
 from evalkit.errors import CorruptFileError, InputError
 from evalkit.results._layout import (
     PARTS_DIR,
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def read_run(
-    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> pd.DataFrame:
     """Read a run's result table as a tidy DataFrame, one row per work item.
 
@@ -53,7 +54,7 @@ def read_run(
 
 
 def read_scores(
-    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> pd.DataFrame:
     """Read a run's per-component score table (``scores.parquet``).
 
@@ -234,7 +235,7 @@ def conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
 
 def load_results(
     data: pd.DataFrame | str | os.PathLike[str],
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     *,
     what: str = "data",
 ) -> pd.DataFrame:
@@ -266,7 +267,7 @@ def load_results(
 
 
 def run_label(
-    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs"
+    data: pd.DataFrame | str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
 ) -> str | None:
     """The run id a table or run stands for (None for a table without a ``run_id``).
 

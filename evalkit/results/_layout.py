@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evalkit._command_line import left_out_line, rebuild_run_line, without_options
+from evalkit._settings import RUNS_DIR
 from evalkit._untrusted import read_json
 from evalkit.errors import InputError, RunNotFoundError
 
@@ -25,7 +26,9 @@ TRANSCRIPTS_DIR = "transcripts"
 SKILLS_DIR = "skills"
 
 
-def resolve_run_dir(run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = "runs") -> Path:
+def resolve_run_dir(
+    run: str | os.PathLike[str], runs_dir: str | os.PathLike[str] = RUNS_DIR.default
+) -> Path:
     """Find a run directory from a path or a run id.
 
     Args:

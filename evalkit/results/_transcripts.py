@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._paths import unsafe_relative_reason
+from evalkit._settings import RUNS_DIR
 from evalkit._untrusted import load_json
 from evalkit.results._io import read_run
 from evalkit.results._layout import resolve_run_dir
@@ -28,7 +29,7 @@ from evalkit.results._layout import resolve_run_dir
 def read_transcripts(
     run: str | os.PathLike[str],
     item_keys: Iterable[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     *,
     rows: pd.DataFrame | None = None,
 ) -> dict[str, dict[str, Any]]:
@@ -78,7 +79,7 @@ def read_transcripts(
 def read_transcript(
     run: str | os.PathLike[str],
     item_key: str,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     *,
     rows: pd.DataFrame | None = None,
 ) -> dict[str, Any] | None:

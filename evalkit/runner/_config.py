@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveInt, field_validator
 
 from evalkit._options import Options
 from evalkit._paths import unsafe_component_reason
-from evalkit._settings import CONCURRENCY, RETRIES, Concurrency, Retries
+from evalkit._settings import CONCURRENCY, RETRIES, RUNS_DIR, Concurrency, Retries, RunsDir, Seed
 
 Backend = Literal["loky", "threading", "dask", "ray"]
 
@@ -80,7 +80,7 @@ class RunConfig(Options):
     """Trials of particular cases (case id to trials), over ``trials``: adaptive trials of
     ``run --until-verdict --adaptive-trials`` run a case's first trials, then the rest when
     it needs them."""
-    seed: int | None = None
+    seed: Seed | None = None
     """Run seed (default: the suite's)."""
     skills: tuple[SkillOverride, ...] = ()
     """Skill texts replaced for this run only."""
@@ -92,7 +92,7 @@ class RunConfig(Options):
     """joblib backend: ``loky`` (processes), ``threading``, ``dask`` or ``ray``."""
     scheduler: str | None = None
     """Dask scheduler address (``tcp://host:port``) for ``backend="dask"``."""
-    runs_dir: Path = Path("runs")
+    runs_dir: RunsDir = RUNS_DIR.default
     """Where run directories and the cache live."""
     run_id: str | None = None
     """Run id (default: a timestamp plus a random suffix)."""

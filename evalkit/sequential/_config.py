@@ -4,10 +4,11 @@ r"""The design settings of a sequential run (``evalkit run --until-verdict``), v
 with besides the :class:`~evalkit.runner.RunConfig`: the round size, the verdict's threshold
 and level, the tuning, the budgets, adaptive trials and the planned-effect futility boundary.
 It checks every value when it is built; a bad one is a :class:`~evalkit.errors.ConfigError`
-naming the parameter (``\`round_cases\` must be at least 1, got 0``, with ``setting`` the
-parameter, which the command line shows as its flag; the shared settings ``confidence`` and
-``threshold`` are checked by their entries of :mod:`evalkit._settings`, whose message names
-both the flag and the parameter).
+naming the parameter (``\`max_items\` must be a positive number, got 0``, with ``setting``
+the parameter, which the command line shows as its flag; the shared settings
+``round_cases``, ``confidence`` and ``threshold`` are checked by their entries of
+:mod:`evalkit._settings`, whose message names both the flag and the parameter:
+``--round-cases / round_cases must be an integer >= 1, but 0 was passed``).
 
 The design half of a run's manifest record (:class:`~evalkit.results.SequentialRecord`) is
 written from it, with the same keys and values as the record always had.
@@ -21,7 +22,14 @@ from typing import Any
 from pydantic import model_validator
 
 from evalkit._options import Options
-from evalkit._settings import CONFIDENCE, THRESHOLD
+from evalkit._settings import (
+    CONFIDENCE,
+    ROUND_CASES,
+    THRESHOLD,
+    Confidence,
+    RoundCases,
+    Threshold,
+)
 from evalkit.errors import ConfigError
 from evalkit.stats import FUTILITY_BETA
 
@@ -39,11 +47,11 @@ class SequentialConfig(Options):
     """
 
 
-    round_cases: int = 10
+    round_cases: RoundCases = ROUND_CASES.default
     """Cases per round (one look after each round)."""
-    threshold: float = THRESHOLD.default
+    threshold: Threshold = THRESHOLD.default
     """Practical threshold of "improved"."""
-    confidence: float = CONFIDENCE.default
+    confidence: Confidence = CONFIDENCE.default
     """Level of the confidence sequence."""
     plan_cases: int | None = None
     """Cases the bets are tuned for (None: untuned)."""
@@ -77,13 +85,6 @@ class SequentialConfig(Options):
         def name(parameter: str) -> str:
             return f"`{parameter}`"
 
-        CONFIDENCE.check(self.confidence)  # the table's rules, naming flag and field
-        THRESHOLD.check(self.threshold)
-        if self.round_cases < 1:
-            raise ConfigError(
-                f"{name('round_cases')} must be at least 1, got {self.round_cases}",
-                setting="round_cases",
-            )
         for parameter in ("max_items", "max_usd", "max_rounds", "plan_cases"):
             value = getattr(self, parameter)
             if value is not None and (not math.isfinite(value) or value <= 0):

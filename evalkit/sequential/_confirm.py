@@ -25,10 +25,9 @@ from pydantic import Field
 from evalkit._options import Options
 from evalkit._plain import plain_fields
 from evalkit._registry import plugin_names
-from evalkit._settings import ALPHA, THRESHOLD, Alpha, Threshold
+from evalkit._settings import ALPHA, POWER, THRESHOLD, Alpha, Power, Threshold
 from evalkit.analysis import (
     CONFIRM_MAX_TRIALS,
-    CONFIRM_POWER,
     ConfirmPlan,
     FlaggedCase,
     allocate_confirmation,
@@ -76,7 +75,7 @@ class ConfirmConfig(Options):
     alpha: Alpha = ALPHA.default
     """Family-wise level of the confirmatory verdicts (and the screen's false discovery
     rate)."""
-    power: float = Field(default=CONFIRM_POWER, gt=0, lt=1)
+    power: Power = POWER.default
     """Power each case is planned for."""
     max_trials: int = Field(default=CONFIRM_MAX_TRIALS, ge=2)
     """Cap on the trials per side of one case."""

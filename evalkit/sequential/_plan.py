@@ -27,7 +27,7 @@ import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from evalkit._settings import CONFIDENCE
+from evalkit._settings import CONFIDENCE, POWER, RUNS_DIR
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import load_results
@@ -43,7 +43,7 @@ from evalkit.stats import (
 )
 
 #: Power every plan is made for.
-PLAN_POWER = 0.8
+PLAN_POWER = POWER.default
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def plan_run(
     confidence: float = CONFIDENCE.default,
     plan_effect: float | None = None,
     from_run: str | os.PathLike[str] | None = None,
-    runs_dir: str | os.PathLike[str] = "runs",
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
 ) -> RunPlan:
     """Plan a run without running it (``evalkit run --plan``).
 

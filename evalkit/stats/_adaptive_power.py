@@ -105,7 +105,7 @@ def simulate_design(
     """Simulate the sequential design with (or without) adaptive trials.
 
     Each simulation draws ``settings.max_cases`` cases (:func:`simulate_case_differences`),
-    looks after every ``settings.round_size`` cases with the betting confidence sequence over
+    looks after every ``settings.round_cases`` cases with the betting confidence sequence over
     the corrected differences (range ``[-B, B]``, :attr:`AdaptiveTrials.bound`) and stops at
     the first settled look or at the budget. :func:`~evalkit.stats.simulate_sequential` with
     ``adaptive=`` calls this.

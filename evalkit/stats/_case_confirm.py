@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import ALPHA, CONFIDENCE, THRESHOLD
+from evalkit._settings import ALPHA, CONFIDENCE, POWER, THRESHOLD
 from evalkit.stats._types import Verdict
 from evalkit.stats._verdicts import (
     adjust_pvalues,
@@ -108,7 +108,7 @@ def trials_to_confirm(
     candidate_rate: float,
     *,
     alpha: float = ALPHA.default,
-    power: float = 0.8,
+    power: float = POWER.default,
     max_trials: int = 40,
     threshold: float = THRESHOLD.default,
 ) -> TrialsPlan:

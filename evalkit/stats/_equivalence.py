@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from scipy import stats
 
 from evalkit._percent import percent
-from evalkit._settings import ALPHA
+from evalkit._settings import ALPHA, POWER
 from evalkit.stats._interval import Interval
 from evalkit.stats._power import PowerDesign, PowerResult
 from evalkit.stats._variance import VarianceComponents
@@ -181,7 +181,7 @@ def equivalence_cases(
     *,
     true_effect: float = 0.0,
     alpha: float = ALPHA.default,
-    power: float = 0.8,
+    power: float = POWER.default,
     components: VarianceComponents | None = None,
     design: PowerDesign | None = None,
 ) -> PowerResult:

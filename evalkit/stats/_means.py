@@ -39,27 +39,27 @@ def as_values(values: ArrayLike, name: str = "values") -> np.ndarray:
     return array
 
 
-def t_interval(values: np.ndarray, confidence: float, method: str = "t") -> Interval:
+def t_interval(values: np.ndarray, confidence: float, label: str = "t") -> Interval:
     """Student-t interval for the mean of ``values`` (no validation; internal).
 
     Args:
         values: Finite numbers.
         confidence: Confidence level.
-        method: Label stored in the result.
+        label: The method stored in the result.
 
     Returns:
         ``Interval``; bounds are NaN with fewer than two values.
     """
     n = len(values)
     if n == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), confidence, method)
+        return Interval(float("nan"), float("nan"), float("nan"), confidence, label)
     mean = float(np.mean(values))
     if n < 2:
-        return Interval(mean, float("nan"), float("nan"), confidence, method)
+        return Interval(mean, float("nan"), float("nan"), confidence, label)
     se = float(np.std(values, ddof=1)) / np.sqrt(n)
     half = float(special.stdtrit(n - 1, 0.5 + confidence / 2.0)) * se  # t.ppf, lighter
     low, high = float(min(mean - half, mean)), float(max(mean + half, mean))
-    return Interval(mean, low, high, confidence, method)
+    return Interval(mean, low, high, confidence, label)
 
 
 def mean_ci(values: ArrayLike, confidence: float = CONFIDENCE.default) -> Interval:

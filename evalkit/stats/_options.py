@@ -9,17 +9,22 @@ from pydantic import model_validator
 from evalkit._options import Options
 from evalkit._settings import (
     ALPHA,
+    CASE_CORRECTION,
     CONFIDENCE,
+    CORRECTION,
     N_RESAMPLES,
     SEED,
     THRESHOLD,
     Alpha,
+    CaseCorrectionChoice,
     Confidence,
+    CorrectionChoice,
     Resamples,
+    Seed,
     Threshold,
 )
 from evalkit.stats._frame import check_choice
-from evalkit.stats._types import CORRECTIONS, METRICS, Correction, Metric
+from evalkit.stats._types import METRICS, Metric
 
 
 class CompareOptions(Options):
@@ -58,18 +63,16 @@ class CompareOptions(Options):
     threshold: Threshold = THRESHOLD.default
     confidence: Confidence = CONFIDENCE.default
     n_resamples: Resamples = N_RESAMPLES.default
-    seed: int | None = SEED.default
+    seed: Seed | None = SEED.default
     alpha: Alpha = ALPHA.default
-    correction: Correction = "holm"
-    case_correction: Correction = "fdr_bh"
+    correction: CorrectionChoice = CORRECTION.default
+    case_correction: CaseCorrectionChoice = CASE_CORRECTION.default
     resample_trials: bool = False
 
     @model_validator(mode="before")
     @classmethod
     def _choices(cls, data: Any) -> Any:
-        """The named choices, checked with the message every choice of evalkit has."""
+        """The metric, checked before its type (the corrections are checked by their entries)."""
         if isinstance(data, dict):
             check_choice("metric", data.get("metric", "passed"), METRICS)
-            check_choice("correction", data.get("correction", "holm"), CORRECTIONS)
-            check_choice("case_correction", data.get("case_correction", "fdr_bh"), CORRECTIONS)
         return data

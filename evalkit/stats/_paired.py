@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalkit._display import RichDisplay
+from evalkit._settings import CASE_CORRECTION
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._case_floor import case_decisions, case_verdict_note
 from evalkit.stats._case_interaction import CaseInteraction, case_interaction
@@ -156,7 +157,7 @@ class PairedComparison(RichDisplay):
     failure_changes: tuple[dict[str, Any], ...] | None = None
     report_metrics: tuple[dict[str, Any], ...] = ()
     case_screen: pd.DataFrame | None = None
-    case_correction: Correction = "fdr_bh"
+    case_correction: Correction = CASE_CORRECTION.default
     case_interaction: CaseInteraction | None = None
 
     @property

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from pydantic import model_validator
 from scipy import optimize, stats
@@ -50,20 +50,15 @@ from scipy import optimize, stats
 from evalkit._display import RichDisplay
 from evalkit._options import Options
 from evalkit._percent import percent
-from evalkit._settings import ALPHA
+from evalkit._settings import ALPHA, METHOD, POWER, Alpha, Power, PowerMethod, PowerMethodChoice
 from evalkit.errors import InputError
-from evalkit.stats._frame import (
-    check_choice,
-    check_confidence,
-    check_positive_int,
-    json_ready,
-)
+from evalkit.stats._frame import check_positive_int, json_ready
 from evalkit.stats._settings import check_threshold
 from evalkit.stats._variance import VarianceComponents
 
 DEFAULT_CORRELATION = 0.5
 DEFAULT_CONCENTRATION = 4.0
-POWER_METHODS = ("t", "normal")
+POWER_METHODS: tuple[PowerMethod, ...] = get_args(PowerMethod)
 
 
 @dataclass(frozen=True)
@@ -167,9 +162,9 @@ class PowerDesign(Options):
     var_between: float | None = None
     var_within: float | None = None
     correlation: float = DEFAULT_CORRELATION
-    alpha: float = ALPHA.default
-    power: float = 0.8
-    method: str = "t"
+    alpha: Alpha = ALPHA.default
+    power: Power = POWER.default
+    method: PowerMethodChoice = METHOD.default
     var_difference: float | None = None
     difference_trials: int | None = None
 
@@ -180,7 +175,7 @@ class PowerDesign(Options):
         if not isinstance(data, dict):
             return data
         data = dict(data)
-        check_choice("method", data.get("method", "t"), POWER_METHODS)
+        data["method"] = METHOD.check(data.get("method", METHOD.default))
         rate = _number(data.get("baseline_rate", 0.5), "baseline_rate", 0.0, 1.0)
         spread = rate * (1.0 - rate)
         given = data.get("var_between")
@@ -196,7 +191,7 @@ class PowerDesign(Options):
                 data.get("correlation", DEFAULT_CORRELATION), "correlation", -1.0, 1.0
             ),
             "alpha": ALPHA.check(data.get("alpha", ALPHA.default)),
-            "power": check_confidence(data.get("power", 0.8), "power"),
+            "power": POWER.check(data.get("power", POWER.default)),
         })
         return data
 
@@ -210,8 +205,8 @@ class PowerDesign(Options):
         var_within: float | None = None,
         correlation: float | None = None,
         alpha: float = ALPHA.default,
-        power: float = 0.8,
-        method: str = "t",
+        power: float = POWER.default,
+        method: str = METHOD.default,
     ) -> PowerDesign:
         """A design from explicit inputs, then a pilot's ``components``, then the defaults.
 

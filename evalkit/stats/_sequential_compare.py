@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import N_RESAMPLES_QUICK
+from evalkit._settings import N_RESAMPLES_QUICK, ROUND_CASES
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials, adaptive_case_estimates
 from evalkit.stats._compare import compare_tables
@@ -158,14 +158,14 @@ def case_differences(result: PairedComparison) -> pd.Series:
 
 
 def _looks_in_order(
-    order: Sequence[str], present: pd.Series, look_at: Sequence[int] | None, round_size: int
+    order: Sequence[str], present: pd.Series, look_at: Sequence[int] | None, round_cases: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Differences in drawing order and the observation counts at each look."""
     observed = np.array([case in present.index for case in order], dtype=bool)
     differences = np.array([float(present[c]) for c in order if c in present.index])
     prefix = np.cumsum(observed)
     if look_at is None:
-        marks = list(range(round_size, len(order) + 1, round_size))
+        marks = list(range(round_cases, len(order) + 1, round_cases))
         if not marks or marks[-1] != len(order):
             marks.append(len(order))
     else:
@@ -182,7 +182,7 @@ def sequential_compare_tables(
     conditions: Sequence[str] | None = None,
     order: Sequence[str] | None = None,
     look_at: Sequence[int] | None = None,
-    round_size: int = 1,
+    round_cases: int = ROUND_CASES.default,
     stop: bool = True,
     plan_cases: int | None = None,
     labels: tuple[str, str] | None = None,
@@ -196,7 +196,7 @@ def sequential_compare_tables(
     Cases are the sampling unit: a case, with all its trials, is one observation (its mean
     difference over trials, averaged over conditions when two runs share several). Cases are
     observed in a random order fixed by ``seed`` (or the given ``order``) and looked at after
-    every ``round_size`` of them (or after the given ``look_at`` numbers of drawn cases). At
+    every ``round_cases`` of them (or after the given ``look_at`` numbers of drawn cases). At
     each look the betting confidence sequence of the mean difference and the verdict rule of
     :func:`~evalkit.stats._sequential.sequential_verdict` decide; with ``stop`` the first
     settled look ends the comparison.
@@ -208,7 +208,7 @@ def sequential_compare_tables(
         order: Case ids in drawing order (overrides ``seed``); cases absent from the
             results are skipped.
         look_at: Numbers of drawn cases (positions in ``order``) after which to look.
-        round_size: Cases per round when ``look_at`` is not given.
+        round_cases: Cases per round when ``look_at`` is not given.
         stop: Stop at the first settled look.
         plan_cases: Number of cases the bets are tuned for (None: no planned size; see
             :func:`~evalkit.stats.confidence_sequence`).
@@ -243,11 +243,11 @@ def sequential_compare_tables(
         ...     "condition": ["none"] * 40 + ["preloaded"] * 40,
         ...     "passed": [i % 2 == 0 for i in range(40)] + [True] * 40,
         ... })
-        >>> result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=5)
+        >>> result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_cases=5)
         >>> result.verdict, result.stopped_at
         ('improved', 15)
     """
-    round_size = check_positive_int(round_size, "round_size")
+    round_cases = ROUND_CASES.check(round_cases)
     plan_effect, futility_beta = check_futility(plan_effect, futility_beta)
     if plan_cases is not None:
         plan_cases = check_positive_int(plan_cases, "plan_cases")
@@ -274,7 +274,7 @@ def sequential_compare_tables(
             "(scores in [0, 1]); rescale the scores to [0, 1]"
         )
     drawn = list(order) if order is not None else case_order(list(present.index), seed)
-    differences, counts = _looks_in_order(drawn, present, look_at, round_size)
+    differences, counts = _looks_in_order(drawn, present, look_at, round_cases)
     looks = (
         run_looks(
             differences,

@@ -12,6 +12,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from evalkit._settings import ROUND_CASES
 from evalkit.errors import InputError
 from evalkit.stats._frame import check_confidence, check_positive_int, json_ready
 from evalkit.stats._power import _number
@@ -36,7 +37,7 @@ class SequentialPlan:
         alpha: 1 - confidence of the confidence sequence.
         threshold: Practical threshold of "improved".
         max_cases: Budget of cases (a comparison unsettled at it stops there).
-        round_size: Cases per round (one look after each).
+        round_cases: Cases per round (one look after each).
         plan_cases: Cases the bets are tuned for (None: untuned).
         expected_cases: Mean number of cases at the stop (budget included).
         median_cases: Median of it.
@@ -59,7 +60,7 @@ class SequentialPlan:
     alpha: float
     threshold: float
     max_cases: int
-    round_size: int
+    round_cases: int
     plan_cases: int | None
     expected_cases: float
     median_cases: float
@@ -91,7 +92,7 @@ class SimulationSettings:
         confidence: Level of the confidence sequence (1 - alpha).
         threshold: Practical threshold of "improved".
         max_cases: Budget of cases.
-        round_size: Cases per round (one look after each).
+        round_cases: Cases per round (one look after each).
         plan_cases: Cases the bets are tuned for (None: untuned).
         n_sims: Simulated comparisons.
         seed: Seed of the simulation.
@@ -105,7 +106,7 @@ class SimulationSettings:
     confidence: float
     threshold: float
     max_cases: int
-    round_size: int
+    round_cases: int
     plan_cases: int | None
     n_sims: int
     seed: int | None
@@ -127,7 +128,7 @@ def check_simulation(
     alpha: float,
     threshold: float | None,
     max_cases: int,
-    round_size: int,
+    round_cases: int,
     plan_cases: int | None,
     n_sims: int,
     seed: int | None,
@@ -152,7 +153,7 @@ def check_simulation(
     limit = check_threshold(threshold)
     trials = check_positive_int(n_trials, "n_trials")
     cases = check_positive_int(max_cases, "max_cases")
-    size = check_positive_int(round_size, "round_size")
+    size = ROUND_CASES.check(round_cases)
     sims = check_positive_int(n_sims, "n_sims")
     planned, beta = check_futility(plan_effect, futility_beta)
     return SimulationSettings(
@@ -162,7 +163,7 @@ def check_simulation(
         confidence=level,
         threshold=limit,
         max_cases=cases,
-        round_size=size,
+        round_cases=size,
         plan_cases=plan_cases,
         n_sims=sims,
         seed=seed,
@@ -220,8 +221,8 @@ def simulate_stops(
         each stop's reason (``""`` when the budget ran out unsettled).
     """
     rng = np.random.default_rng(settings.seed)
-    max_cases, round_size = settings.max_cases, settings.round_size
-    marks = np.unique(np.append(np.arange(round_size, max_cases + 1, round_size), max_cases))
+    max_cases, round_cases = settings.max_cases, settings.round_cases
+    marks = np.unique(np.append(np.arange(round_cases, max_cases + 1, round_cases), max_cases))
     stops = np.empty(settings.n_sims)
     items = np.empty(settings.n_sims)
     reasons: list[str] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalkit._settings import ALPHA, SEED
+from evalkit._settings import ALPHA, ROUND_CASES, SEED
 from evalkit.errors import InputError
 from evalkit.stats._adaptive import AdaptiveTrials
 from evalkit.stats._adaptive_power import simulate_design
@@ -38,7 +38,7 @@ def simulate_sequential(
     alpha: float = ALPHA.default,
     threshold: float | None = None,
     max_cases: int = 1000,
-    round_size: int = 1,
+    round_cases: int = ROUND_CASES.default,
     plan_cases: int | None = None,
     n_sims: int = 200,
     seed: int | None = SEED.default,
@@ -50,7 +50,7 @@ def simulate_sequential(
 
     Each simulation draws ``max_cases`` cases of Miller's model
     (:func:`~evalkit.stats._simulate.simulate_arms`: case difficulty from a Beta
-    distribution, ``n_trials`` Bernoulli trials per arm), looks after every ``round_size``
+    distribution, ``n_trials`` Bernoulli trials per arm), looks after every ``round_cases``
     cases and stops at the first settled look (improved, regressed or futile) or at the
     budget. With ``adaptive``, every case follows that two-stage design
     (:func:`~evalkit.stats._adaptive_power.simulate_case_differences`): the looks run over
@@ -68,7 +68,7 @@ def simulate_sequential(
         alpha: 1 - confidence of the confidence sequence.
         threshold: Practical threshold (default 0.05).
         max_cases: Budget of cases.
-        round_size: Cases per round.
+        round_cases: Cases per round.
         plan_cases: Cases the bets are tuned for (None: untuned).
         n_sims: Simulations.
         seed: Seed.
@@ -95,7 +95,7 @@ def simulate_sequential(
     trials = _trials(n_trials, adaptive)
     settings = check_simulation(
         effect, trials, baseline_rate=baseline_rate, alpha=alpha, threshold=threshold,
-        max_cases=max_cases, round_size=round_size, plan_cases=plan_cases, n_sims=n_sims,
+        max_cases=max_cases, round_cases=round_cases, plan_cases=plan_cases, n_sims=n_sims,
         seed=seed, plan_effect=plan_effect, futility_beta=futility_beta,
     )
     if adaptive is not None:

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, SEED
+from evalkit._settings import ALPHA, CONFIDENCE, N_RESAMPLES_QUICK, POWER, SEED
 from evalkit.errors import InputError
 from evalkit.stats._bootstrap import paired_delta_interval
 from evalkit.stats._frame import check_positive_int
@@ -215,7 +215,7 @@ def simulate_power(
         var_within=components.var_within,
         correlation=components.correlation,
         alpha=alpha,
-        power=0.8,
+        power=POWER.default,
     )
     return PowerResult(
         n_cases=cases,

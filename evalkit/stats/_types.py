@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+from evalkit._settings import Correction as Correction
+
 #: Verdict of a comparison or of one case.
 Verdict = Literal["improved", "regressed", "inconclusive"]
 #: The value compared: the pass bit (a pass rate) or the score.
 Metric = Literal["passed", "score"]
-#: Multiplicity correction across cases (statsmodels ``multipletests`` names, or none).
-Correction = Literal["holm", "bonferroni", "fdr_bh", "fdr_by", "none"]
 
 VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 METRICS: tuple[Metric, ...] = get_args(Metric)

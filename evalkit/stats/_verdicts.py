@@ -31,11 +31,11 @@ from typing import NamedTuple
 import numpy as np
 from scipy import stats
 
-from evalkit.stats._frame import check_choice
+from evalkit._settings import CORRECTION
 from evalkit.stats._interval import Interval
 from evalkit.stats._settings import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD  # re-exported
 from evalkit.stats._signflip import minimum_cases
-from evalkit.stats._types import CORRECTIONS, Verdict
+from evalkit.stats._types import Verdict
 
 #: Below this many cases the overall verdict also needs the exact sign-flip test to reject.
 EXACT_GUARD_BELOW = 20
@@ -302,7 +302,7 @@ def adjust_pvalues(pvalues: np.ndarray, alpha: float, correction: str) -> np.nda
     Returns:
         Adjusted p-values (capped at 1).
     """
-    check_choice("correction", correction, CORRECTIONS)
+    CORRECTION.check(correction)
     if correction == "none" or len(pvalues) == 0:
         return np.asarray(pvalues, dtype=float).copy()
     if correction == "holm":

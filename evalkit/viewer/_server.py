@@ -55,6 +55,7 @@ from evalkit._bidi import neutralize_bidi, neutralize_controls
 from evalkit._plain import json_text
 from evalkit._redact import redact_text
 from evalkit._resources import resource_dir
+from evalkit._settings import RUNS_DIR
 from evalkit.errors import EvalkitError
 from evalkit.results import read_run
 from evalkit.viewer._files import check_run_files
@@ -478,7 +479,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-def view(runs_dir: str | Path = "runs", *, port: int = 0) -> ViewServer:
+def view(runs_dir: str | Path = RUNS_DIR.default, *, port: int = 0) -> ViewServer:
     """Start the viewer of ``runs_dir`` in the background (for a notebook); shows its link.
 
     Args:

@@ -179,7 +179,7 @@ def _paired_rows(n_cases: int = 12, trials: int = 3) -> pd.DataFrame:
 
 def test_a_comparison_with_its_rows_counts_items_and_cost_per_look() -> None:
     rows = _paired_rows()
-    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3,
+    result = sequential_compare(rows, conditions=("none", "preloaded"), round_cases=3,
         options=CompareOptions(seed=5))
     trajectory = sequential_trajectory(result, rows)
     looks = trajectory.looks
@@ -195,7 +195,7 @@ def test_a_comparison_with_its_rows_counts_items_and_cost_per_look() -> None:
 
 def test_a_comparison_without_rows_shows_cases_spent() -> None:
     rows = _paired_rows()
-    result = sequential_compare(rows, conditions=("none", "preloaded"), round_size=3,
+    result = sequential_compare(rows, conditions=("none", "preloaded"), round_cases=3,
         options=CompareOptions(seed=5))
     trajectory = sequential_trajectory(result)
     assert trajectory.looks["items"].isna().all() and trajectory.fixed_items is None

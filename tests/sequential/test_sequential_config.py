@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalkit._settings import CONFIDENCE, THRESHOLD, Setting
+from evalkit._settings import CONFIDENCE, ROUND_CASES, THRESHOLD, Setting
 from evalkit.cli._flags import FLAGS, settings_of_flags
 from evalkit.errors import ConfigError
 from evalkit.runner import RunConfig
@@ -25,7 +25,6 @@ from evalkit.stats import DEFAULT_THRESHOLD, FUTILITY_BETA
 from tests.conftest import DEMO, evalkit_cli
 
 BAD = [
-    ({"round_cases": 0}, "`round_cases` must be at least 1, got 0"),
     ({"max_items": 0}, "`max_items` must be a positive number, got 0"),
     ({"max_usd": -1.0}, "`max_usd` must be a positive number, got -1.0"),
     ({"max_rounds": -2}, "`max_rounds` must be a positive number, got -2"),
@@ -73,10 +72,10 @@ def test_on_the_command_line_a_bad_value_names_the_flag(
 @pytest.mark.parametrize(
     ("values", "setting"),
     [({"confidence": 1.0}, CONFIDENCE), ({"threshold": -0.1}, THRESHOLD),
-     ({"threshold": 1.5}, THRESHOLD)],
+     ({"threshold": 1.5}, THRESHOLD), ({"round_cases": 0}, ROUND_CASES)],
 )
 def test_a_shared_setting_is_refused_with_its_one_message(
-    values: dict[str, Any], setting: Setting[float]
+    values: dict[str, Any], setting: Setting[Any]
 ) -> None:
     """The shared settings name both the flag and the parameter, in Python and on the CLI."""
     (value,) = values.values()
@@ -102,7 +101,7 @@ def test_the_command_line_names_its_flags(
             "--runs-dir", str(tmp_path), "--no-progress", "--round-cases", "0"]
     done = evalkit_cli(*argv)
     assert done.returncode == 2
-    assert "error: --round-cases must be at least 1, got 0" in done.stderr
+    assert f"error: {ROUND_CASES.message(0)}" in done.stderr
     done = evalkit_cli(*argv[:-1], "3", "--max-usd", "-1")
     assert done.returncode == 2
     assert "error: --max-usd must be a positive number, got -1.0" in done.stderr

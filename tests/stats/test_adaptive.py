@@ -176,12 +176,12 @@ def test_aa_false_verdicts_with_a_look_every_round_stay_at_most_alpha(
     """A/A on the agent-like model, a look every 5 cases up to 200 (40 looks), 300 runs."""
     design = AdaptiveTrials(total_trials=3, probability=probability)
     plan = simulate_sequential(0.0, adaptive=design, concentration=AGENT_CONCENTRATION,
-                               max_cases=200, round_size=5, n_sims=300, seed=21)
+                               max_cases=200, round_cases=5, n_sims=300, seed=21)
     false_rate = plan.improved + plan.regressed
     print(f"A/A, pi={design.stage_two_probability:.2f}: false verdicts {false_rate:.3f}, "
           f"futile {plan.futile:.3f}, mean items {plan.expected_items:.0f}")
     assert false_rate <= 0.05
-    assert plan.round_size * 10 <= plan.max_cases
+    assert plan.round_cases * 10 <= plan.max_cases
 
 
 @pytest.mark.parametrize("effect", [0.10, 0.20])
@@ -193,7 +193,7 @@ def test_power_at_least_the_fixed_designs_and_fewer_items_than_without_adaptive_
                            design=PowerDesign.from_components(model_components(0.5, effect,
                                                                   AGENT_CONCENTRATION)))
     assert fixed.n_cases is not None
-    settings = {"max_cases": 4 * fixed.n_cases, "round_size": 5, "plan_cases": fixed.n_cases,
+    settings = {"max_cases": 4 * fixed.n_cases, "round_cases": 5, "plan_cases": fixed.n_cases,
                 "n_sims": 120, "seed": 2, "concentration": AGENT_CONCENTRATION}
     design = AdaptiveTrials(total_trials=3)
     adaptive = simulate_sequential(effect, adaptive=design, **settings)  # type: ignore[call-overload]

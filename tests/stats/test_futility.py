@@ -111,7 +111,7 @@ def test_with_adaptive_trials_the_scaled_boundary_keeps_beta() -> None:
 def test_aa_false_verdict_rate_with_the_futility_boundary_is_at_most_alpha() -> None:
     """No effect, a look every 5 cases up to 200 (40 looks), futility planned at 10 pp."""
     plan = simulate_sequential(
-        0.0, 3, max_cases=200, round_size=5, n_sims=300, seed=3, plan_effect=0.1
+        0.0, 3, max_cases=200, round_cases=5, n_sims=300, seed=3, plan_effect=0.1
     )
     false = plan.improved + plan.regressed
     print(f"A/A false verdicts with planned futility: {false:.3f}")
@@ -122,7 +122,7 @@ def test_aa_false_verdict_rate_with_the_futility_boundary_is_at_most_alpha() -> 
 def test_the_futility_boundary_cuts_the_mean_items_under_aa() -> None:
     """Same seeds and suites: with the boundary the A/A comparisons stop far sooner."""
     design = AdaptiveTrials(total_trials=3, first_trials=1)
-    settings = {"max_cases": 300, "round_size": 5, "plan_cases": 60, "n_sims": 100, "seed": 9,
+    settings = {"max_cases": 300, "round_cases": 5, "plan_cases": 60, "n_sims": 100, "seed": 9,
                 "concentration": AGENT_CONCENTRATION}
     without = simulate_sequential(0.0, adaptive=design, **settings)  # type: ignore[call-overload]
     with_boundary = simulate_sequential(  # type: ignore[call-overload]
@@ -145,11 +145,11 @@ def _run(n_cases: int, candidate_pass: list[bool]) -> pd.DataFrame:
 
 def test_sequential_compare_reports_the_boundary_only_when_asked() -> None:
     run = _run(60, [i % 2 == 0 for i in range(60)])  # no effect at all
-    plain = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=5)
+    plain = sequential_compare_tables(run, conditions=("none", "preloaded"), round_cases=5)
     assert "futility" not in plain.to_dict()
     assert all("futility_wealth" not in look for look in plain.to_dict()["looks"])
     planned = sequential_compare_tables(
-        run, conditions=("none", "preloaded"), round_size=5, plan_effect=0.3
+        run, conditions=("none", "preloaded"), round_cases=5, plan_effect=0.3
     )
     out = planned.to_dict()
     assert planned.futile and planned.looks[-1].reason == FUTILE_PLANNED
@@ -182,7 +182,7 @@ def test_one_trial_per_case_spends_40_percent_fewer_items_than_a_fixed_design_of
     assert planned is not None
     design = functools.partial(
         simulate_sequential, n_trials=1, concentration=kappa, max_cases=4 * planned,
-        round_size=5, plan_cases=planned, n_sims=sims, plan_effect=effect, futility_beta=0.02,
+        round_cases=5, plan_cases=planned, n_sims=sims, plan_effect=effect, futility_beta=0.02,
     )
     plan, null = design(effect, seed=0), design(0.0, seed=1)
     power = proportion_confint(round(plan.improved * sims), sims, method="wilson")[0]

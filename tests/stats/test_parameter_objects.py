@@ -79,7 +79,7 @@ def test_options_are_checked_when_built_and_never_mixed_with_keywords() -> None:
         CompareOptions(threshold=-0.1)
     with pytest.raises(InputError, match="--resamples / n_resamples must be an integer >= 100"):
         CompareOptions(n_resamples=0)
-    with pytest.raises(InputError, match="`correction`"):
+    with pytest.raises(InputError, match="--correction / correction must be one of holm, "):
         CompareOptions(correction="sidak")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="unexpected keyword argument 'seed'"):
         compare_tables(_run(), conditions=("none", "preloaded"), options=CompareOptions(), seed=1)
@@ -127,7 +127,7 @@ def test_a_design_from_components_equals_the_components_keyword() -> None:
 
 def test_simulate_sequential_takes_an_adaptive_design_or_fixed_trials() -> None:
     design = AdaptiveTrials(total_trials=3)
-    settings = {"max_cases": 120, "round_size": 10, "n_sims": 15, "seed": 4}
+    settings = {"max_cases": 120, "round_cases": 10, "n_sims": 15, "seed": 4}
     adaptive = simulate_sequential(  # type: ignore[call-overload]
         0.2, adaptive=design, concentration=AGENT_CONCENTRATION, **settings
     )

@@ -190,7 +190,7 @@ def _run(n_cases: int, effect: float, seed: int) -> pd.DataFrame:
 
 def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     run = _run(120, 0.3, seed=5)
-    result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+    result = sequential_compare_tables(run, conditions=("none", "preloaded"), round_cases=10,
                                        options=CompareOptions(seed=1))
     out = result.to_dict()
     fixed = compare_tables(run, conditions=("none", "preloaded"),
@@ -202,10 +202,10 @@ def test_sequential_compare_has_the_compare_shape_plus_looks() -> None:
     assert [look["n_cases"] for look in out["looks"]] == list(range(10, out["stopped_at"] + 1, 10))
     assert out["stopped_at"] < 120
     assert "Waudby-Smith" in out["method"]
-    again = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+    again = sequential_compare_tables(run, conditions=("none", "preloaded"), round_cases=10,
                                       options=CompareOptions(seed=1))
     assert again.to_dict()["looks"] == out["looks"]
-    other = sequential_compare_tables(run, conditions=("none", "preloaded"), round_size=10,
+    other = sequential_compare_tables(run, conditions=("none", "preloaded"), round_cases=10,
                                       options=CompareOptions(seed=2))
     assert other.order != result.order
 

@@ -261,7 +261,7 @@ def test_paired_compare_rejects_bad_input(to_frame: FrameMaker) -> None:
     base = to_frame(np.ones((3, 2)))
     with pytest.raises(InputError, match="share no unit"):
         paired_compare(base, to_frame(np.ones((3, 2)), prefix="z"))
-    with pytest.raises(InputError, match="`correction` must be one of"):
+    with pytest.raises(InputError, match="--correction / correction must be one of holm, "):
         paired_compare(base, base, options=CompareOptions(correction="sidak"))
     with pytest.raises(InputError, match="--threshold / threshold must be"):
         paired_compare(base, base, options=CompareOptions(threshold=-0.1))

@@ -127,10 +127,12 @@ def test_power_inputs_from_components() -> None:
         (lambda: required_cases(0.1, n_trials=0), "`n_trials`"),
         (lambda: minimum_detectable_effect(1), "`n_cases`"),
         (lambda: required_cases(0.1, design=PowerDesign(correlation=1.2)), "`correlation`"),
-        (lambda: required_cases(0.1, design=PowerDesign(power=1.0)), "`power`"),
+        (lambda: required_cases(0.1, design=PowerDesign(power=1.0)),
+         r"--power / power must be a number in \(0, 1\), e.g. 0.8, but 1.0 was passed"),
         (lambda: simulate_power(30, 3, 0.6, baseline_rate=0.5), "`effect`"),
         (lambda: required_cases(0.1,
-                                design=PowerDesign(method="exact")), "`method` must be one of"),
+                                design=PowerDesign(method="exact")),
+         "^method must be one of t, normal, but 'exact' was passed$"),
     ],
 )
 def test_power_rejects_bad_arguments(call: object, match: str) -> None:

@@ -48,7 +48,7 @@ def test_simulation_uses_the_run_and_reports_the_target() -> None:
         effect=0.2,
         from_run=_pilot(),
         n_sims=40,
-        target_power=0.9,
+        power=0.9,
         conditions=["none", "self-load"],
     )
     assert result.method == "simulation"
