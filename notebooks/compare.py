@@ -131,7 +131,7 @@ display(stat_cards([
 # its text and in `--json` (`regressed_cases`, `improved_cases`, `named_cases`).
 
 # %%
-display(named_cases_section(result))
+display(named_cases_section(result.stats))
 
 # %%
 settle = next_step_facts(result)
@@ -174,7 +174,7 @@ if trajectory is not None:
 
 # %%
 display(interval_table(
-    condition_comparisons(result), ["condition"], kind="pp", header="change",
+    condition_comparisons(result.stats), ["condition"], kind="pp", header="change",
     extra=["verdict", "n_cases", "reused_items"], table_id="by-condition",
     empty="Two conditions of one run are compared: see the verdict above.",
 ))
@@ -190,7 +190,7 @@ display(interval_table(
 # new provider answer it (docs/statistics.md, "Several providers").
 
 # %%
-display(provider_section(result))
+display(provider_section(result.stats))
 
 # %% [markdown]
 # ## Per-case changes
@@ -210,8 +210,8 @@ display(figure_html(
 
 # %%
 display(html_table(wins_by_condition(result.cases), caption="By condition", table_id="wins"))
-if wins_note(result):
-    display(note(wins_note(result)))
+if wins_note(result.stats):
+    display(note(wins_note(result.stats)))
 
 # %% [markdown]
 # ## What the failures are made of
@@ -243,13 +243,13 @@ if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len
 
 # %%
 cases = result.cases.assign(decided_by=result.case_decisions())
-named = named_case_table(result)
+named = named_case_table(result.stats)
 regressed = named[named["verdict"] == "regressed"]
 display(interval_table(
-    regressed, named_case_columns(result), kind="pp", header="change",
+    regressed, named_case_columns(result.stats), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="regressed",
-    empty=no_named_case_note(result) or "No case is named regressed.",
+    empty=no_named_case_note(result.stats) or "No case is named regressed.",
 ))
 display(paired_excerpts(
     case_pairs(view, "regressed", max_pairs),
@@ -287,10 +287,10 @@ if regressed.empty:
 # %%
 improved = named[named["verdict"] == "improved"]
 display(interval_table(
-    improved, named_case_columns(result), kind="pp", header="change",
+    improved, named_case_columns(result.stats), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="improved",
-    empty=no_named_case_note(result) or "No case is named improved.",
+    empty=no_named_case_note(result.stats) or "No case is named improved.",
 ))
 display(paired_excerpts(
     case_pairs(view, "improved", max_pairs),
@@ -311,7 +311,7 @@ display(note(
     "cases above pool a case's providers into one row (case_named)."
 ))
 display(interval_table(
-    cases.assign(case_named=case_named_column(result)).sort_values("estimate", kind="stable"),
+    cases.assign(case_named=case_named_column(result.stats)).sort_values("estimate", kind="stable"),
     case_keys(result.cases), kind="pp", header="change",
     extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by",
            "case_named"],
@@ -387,7 +387,7 @@ import pandas as pd
 
 from evalkit.analysis import compare_report_metrics
 
-metrics = compare_report_metrics(result, view.baseline_rows, view.candidate_rows)
+metrics = compare_report_metrics(result.stats, view.baseline_rows, view.candidate_rows)
 display(html_table(
     pd.DataFrame(list(metrics), columns=["label", "value", "description"]),
     columns={"label": "metric", "value": "value", "description": "what it is"},

@@ -76,6 +76,7 @@ if TYPE_CHECKING:
         parse_providers as parse_providers,
         select_providers as select_providers,
     )
+    from evalkit.analysis._run_comparison import RunComparison
     from evalkit.analysis._sequential import (
         agent_cost as agent_cost,
         sequential_compare,
@@ -106,6 +107,7 @@ __all__ = [
     "JudgeCalibration",
     "NextStep",
     "LiftResult",
+    "RunComparison",
     "check_judge_calibration",
     "compare",
     "compare_report_metrics",

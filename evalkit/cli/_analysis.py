@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from evalkit.analysis import RunComparison
+
 
 def _pct(value: float) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{percent(value):+.1f} pp"
@@ -374,7 +376,7 @@ def compare_main(args: argparse.Namespace) -> int:
             ("improved", result.improved_cases),
         ):
             out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
-            for line in _named_case_lines(result, label):
+            for line in _named_case_lines(result.stats, label):
                 out.line(line)
             for line in _case_reason_lines(result, label):
                 out.line(line)
@@ -382,7 +384,7 @@ def compare_main(args: argparse.Namespace) -> int:
             out.line(f"  ({result.case_verdict_note})")
         for line in _failure_change_lines(result):
             out.line(line)
-        follow_up = _confirm_line(args, result)
+        follow_up = _confirm_line(args, result.stats)
         if follow_up:
             out.line(follow_up)
         for line in unmatched_lines(result):
@@ -390,7 +392,7 @@ def compare_main(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
-def _failure_change_lines(result: PairedComparison) -> list[str]:
+def _failure_change_lines(result: RunComparison) -> list[str]:
     """The compared failing items by outcome and cause, baseline -> candidate."""
     if not result.failure_changes:
         return []
@@ -476,7 +478,7 @@ def _imported_formats(args: argparse.Namespace, runs: list[str]) -> list[str]:
     return formats
 
 
-def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
+def _case_reason_lines(result: RunComparison, verdict: str) -> list[str]:
     """Why each case of a verdict failed where it did: one line per case and side."""
     if result.case_reasons is None:
         return []
@@ -497,7 +499,7 @@ def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
 
 def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
     """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
-    from evalkit.analysis import sequential_compare
+    from evalkit.analysis import RunComparison, sequential_compare
     from evalkit.stats import CompareOptions
 
     if args.round_cases < 1:
@@ -521,7 +523,7 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
         print_json(result.to_dict())
     else:
         out = Lines()
-        _print_comparison(out, result)
+        _print_comparison(out, RunComparison(result, next_step=result.next_step))
         unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
@@ -539,7 +541,7 @@ def _delta_text(result: PairedComparison) -> str:
     return f"delta {_pct(d.estimate)} [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
 
 
-def _print_comparison(out: Lines, result: PairedComparison) -> None:
+def _print_comparison(out: Lines, result: RunComparison) -> None:
     """The verdict, per condition when two runs share several, and the notes."""
     parts = result.by_condition if len(result.by_condition) > 1 else ()
     if parts:
@@ -567,7 +569,7 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
     out.line(
         "verdict: ",
         Bold(result.verdict),
-        f"  {_delta_text(result)} over {result.n_cases} cases{scope}; "
+        f"  {_delta_text(result.stats)} over {result.n_cases} cases{scope}; "
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
     )
     if result.case_summary:
@@ -584,7 +586,7 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
                if result.sign_flip.method == "binomial" else "")
         )
     if result.by_provider:
-        _print_providers(out, result)
+        _print_providers(out, result.stats)
     if result.verdict_note:
         out.line(f"note: {result.verdict_note}")
     if result.next_step is not None:

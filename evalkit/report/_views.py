@@ -8,7 +8,6 @@ notebook cell stays one line.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._settings import CONFIDENCE
-from evalkit.analysis import LiftResult
+from evalkit.analysis import LiftResult, RunComparison
 from evalkit.errors import InputError
 from evalkit.report._tables import (
     Fragment,
@@ -361,7 +360,7 @@ class ComparisonView:
     """A comparison with what a report needs around it.
 
     Attributes:
-        comparison: The :class:`~evalkit.stats.PairedComparison`.
+        comparison: The :class:`~evalkit.analysis.RunComparison`.
         mode: ``"runs"`` (two runs) or ``"conditions"`` (two conditions of one run).
         baseline_label: How the baseline is named in the report.
         candidate_label: How the candidate is named.
@@ -372,7 +371,7 @@ class ComparisonView:
         conditions: ``(baseline, candidate)`` conditions in ``"conditions"`` mode.
     """
 
-    comparison: PairedComparison
+    comparison: RunComparison
     mode: str
     baseline_label: str
     candidate_label: str
@@ -419,14 +418,14 @@ def compare_view(
     if baseline:
         baseline_dir = resolve_run_dir(baseline, runs_dir)
         baseline_rows = select_providers(read_run(baseline_dir), providers, baseline_dir.name)
-        result = compare_tables(
+        compared = compare_tables(
             baseline_rows,
             candidate_rows,
             conditions=wanted or None,
             labels=(baseline_dir.name, candidate_dir.name),
             options=settings,
         )
-        result = _with_next_step(result, baseline_rows, candidate_rows, candidate_dir, runs_dir)
+        result = _with_next_step(compared, baseline_rows, candidate_rows, candidate_dir, runs_dir)
         if wanted:
             baseline_rows = baseline_rows[baseline_rows["condition"].isin(wanted)]
             candidate_rows = candidate_rows[candidate_rows["condition"].isin(wanted)]
@@ -445,8 +444,8 @@ def compare_view(
         raise InputError(
             f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
         )
-    result = compare_tables(candidate_rows, conditions=pair, options=settings)
-    result = _with_next_step(result, candidate_rows, None, candidate_dir, runs_dir)
+    result = _with_next_step(compare_tables(candidate_rows, conditions=pair, options=settings),
+                             candidate_rows, None, candidate_dir, runs_dir)
     first, second = pair
     return ComparisonView(
         result,
@@ -467,14 +466,14 @@ def _with_next_step(
     candidate_rows: pd.DataFrame | None,
     candidate_dir: Path,
     runs_dir: str | os.PathLike[str],
-) -> PairedComparison:
+) -> RunComparison:
     """``result`` with what would settle it when inconclusive (as ``evalkit compare`` plans)."""
     from evalkit.analysis import next_step, run_command_line, run_suite_path
 
     step = next_step(result, baseline_rows, candidate_rows,
                      suite_path=run_suite_path(candidate_dir, runs_dir),
                      command_line=run_command_line(candidate_dir, runs_dir))
-    return result if step is None else dataclasses.replace(result, next_step=step.to_dict())
+    return RunComparison(result, next_step=None if step is None else step.to_dict())
 
 
 def _default_pair(run_dir: Path) -> tuple[str, str]:
@@ -542,7 +541,7 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     return headline, details
 
 
-def next_step_facts(comparison: PairedComparison) -> dict[str, Any] | None:
+def next_step_facts(comparison: RunComparison) -> dict[str, Any] | None:
     """What would settle an inconclusive comparison, for :func:`~evalkit.report.key_values`.
 
     Args:
