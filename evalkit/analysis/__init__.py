@@ -76,7 +76,11 @@ if TYPE_CHECKING:
         parse_providers as parse_providers,
         select_providers as select_providers,
     )
-    from evalkit.analysis._run_comparison import RunComparison
+    from evalkit.analysis._run_comparison import (
+        RunComparison,
+        condition_table as condition_table,
+        wins_table as wins_table,
+    )
     from evalkit.analysis._sequential import (
         agent_cost as agent_cost,
         sequential_compare,

@@ -178,6 +178,7 @@ def compare(
         failure_changes=changes,
         report_metrics=compare_report_metrics(result, *_sides(base, cand, conditions)),
         judge_calibration=None if check is None else check.to_dict(),
+        options=settings,
     )
 
 

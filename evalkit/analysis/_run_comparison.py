@@ -11,10 +11,15 @@ inconclusive verdict. :class:`RunComparison` holds the statistics' result unchan
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evalkit._display import RichDisplay
-from evalkit.stats import PairedComparison, json_ready
+import pandas as pd
+
+from evalkit._display import RichDisplay, draw_figure
+from evalkit.stats import CompareOptions, PairedComparison, json_ready
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass(frozen=True)
@@ -25,7 +30,9 @@ class RunComparison(RichDisplay):
     ``result.delta``, ``result.cases``, ``result.named_cases``, ... are those of
     :attr:`stats` (:class:`~evalkit.stats.PairedComparison`, where each is documented); the
     fields below are the run-level facts. :meth:`to_dict` is the ``evalkit compare --json``
-    object, and a notebook shows the comparison as HTML.
+    object, a notebook shows the comparison as HTML, and the tables and figure of the compare
+    report are its methods (:meth:`case_table`, :meth:`condition_table`, :meth:`wins_table`,
+    :meth:`plot_forest`).
 
     Attributes:
         stats: The statistics' comparison of the two sides' tables
@@ -51,6 +58,8 @@ class RunComparison(RichDisplay):
         judge_calibration: Whether the judged expectations behind the compared rows rest on a
             calibrated judge (:func:`evalkit.analysis.check_judge_calibration`); None without
             judged rows.
+        options: The options the comparison was decided with (an evidence-lane metric as
+            ``"score"``), or None when they are not known.
 
     Examples:
         >>> import pandas as pd
@@ -73,6 +82,7 @@ class RunComparison(RichDisplay):
     failure_changes: tuple[dict[str, Any], ...] | None = None
     report_metrics: tuple[dict[str, Any], ...] = ()
     judge_calibration: dict[str, Any] | None = None
+    options: CompareOptions | None = None
 
     def __getattr__(self, name: str) -> Any:
         """An attribute of :attr:`stats` (every figure of the comparison is one of them)."""
@@ -88,6 +98,54 @@ class RunComparison(RichDisplay):
     def metric(self) -> str:
         """The compared metric: ``"passed"``, ``"score"`` or the evidence-lane metric's name."""
         return self.lane_metric or self.stats.metric
+
+    def case_table(self) -> pd.DataFrame:
+        """The per-case table with why each row has its verdict (``decided_by``).
+
+        Returns:
+            :attr:`~evalkit.stats.PairedComparison.cases` (one row per case in each condition
+            and provider) with ``decided_by`` (:meth:`~evalkit.stats.PairedComparison.
+            case_decisions`: the raw and corrected p and the rule that applied).
+        """
+        return self.stats.cases.assign(decided_by=self.stats.case_decisions())
+
+    def condition_table(self) -> pd.DataFrame:
+        """One row per condition of a two-run comparison, each over its own cases.
+
+        Returns:
+            ``condition, verdict, estimate, ci_low, ci_high, confidence, n_cases,
+            reused_items``; empty when two conditions of one run were compared.
+        """
+        return condition_table(self.stats)
+
+    def wins_table(self) -> pd.DataFrame:
+        """Wins, losses and ties per condition, from the per-case table.
+
+        Returns:
+            ``condition, wins, losses, ties, cases, regressed, improved``; with several
+            providers the count column is ``case x provider units`` (a case counts once per
+            provider, while the verdict's wins count each case once).
+        """
+        return wins_table(self.stats.cases)
+
+    def plot_forest(self, *, max_cases: int = 40, title: str | None = None) -> Figure:
+        """The per-case changes with their intervals, coloured by condition, verdicts marked.
+
+        Drawn by :func:`evalkit.report.forest_plot` (matplotlib is imported when it draws);
+        dotted lines mark the practical threshold.
+
+        Args:
+            max_cases: Most rows drawn (cases with a verdict first, then the largest changes).
+            title: Figure title (default: the report's).
+
+        Returns:
+            The matplotlib figure.
+        """
+        options: dict[str, Any] = {"max_cases": max_cases}
+        if title is not None:
+            options["title"] = title
+        figure: Figure = draw_figure(self, "forest", **options)
+        return figure
 
     def to_dict(self) -> dict[str, Any]:
         """The ``evalkit compare --json`` object (plain Python values only).
@@ -113,3 +171,43 @@ class RunComparison(RichDisplay):
             "next_step": self.next_step,
         }))
         return out
+
+
+def condition_table(comparison: PairedComparison) -> pd.DataFrame:
+    """:meth:`RunComparison.condition_table` of the statistics' comparison."""
+    rows = [
+        {
+            "condition": name,
+            "verdict": part.verdict,
+            "estimate": part.delta.estimate,
+            "ci_low": part.delta.ci_low,
+            "ci_high": part.delta.ci_high,
+            "confidence": part.delta.confidence,
+            "n_cases": part.n_cases,
+            "reused_items": part.reused_items,
+        }
+        for name, part in comparison.by_condition
+    ]
+    columns = ["condition", "verdict", "estimate", "ci_low", "ci_high", "confidence"]
+    return pd.DataFrame(rows, columns=[*columns, "n_cases", "reused_items"])
+
+
+def wins_table(cases: pd.DataFrame) -> pd.DataFrame:
+    """:meth:`RunComparison.wins_table` of a comparison's per-case table."""
+    sign = cases["estimate"].fillna(0.0)
+    table = cases.assign(
+        wins=(sign > 1e-12).astype(int),
+        losses=(sign < -1e-12).astype(int),
+        ties=(sign.abs() <= 1e-12).astype(int),
+        regressed=(cases["verdict"] == "regressed").astype(int),
+        improved=(cases["verdict"] == "improved").astype(int),
+    )
+    out = (
+        table.groupby("condition", sort=True)[["wins", "losses", "ties", "regressed", "improved"]]
+        .sum()
+        .reset_index()
+    )
+    units = "provider" in cases and cases["provider"].nunique() > 1
+    out.insert(4, "case x provider units" if units else "cases",
+               out[["wins", "losses", "ties"]].sum(axis=1))
+    return out

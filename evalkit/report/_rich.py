@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._display import register_html
+from evalkit._display import register_figure, register_html
 from evalkit._settings import CONFIDENCE
 from evalkit.ablation import AblationResult
 from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult, RunComparison
@@ -616,9 +616,10 @@ def flip_pairs(
 
 
 def register_rich_displays() -> None:
-    """Make the renderers above the ``_repr_html_`` of evalkit's result types."""
+    """Make the renderers above the ``_repr_html_`` of evalkit's result types (and their plots)."""
     register_html(PairedComparison, comparison_html)
     register_html(RunComparison, comparison_html)
+    register_figure(RunComparison, "forest", forest_plot)
     register_html(LiftResult, lift_html)
     register_html(FlipRate, flips_html)
     register_html(Explanation, explanation_html)
