@@ -13,7 +13,8 @@ this registry instead, and the report fills it through a hook:
   display imports the packages of :data:`RENDERER_PACKAGES`, which adds their loaders.
 
 A type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
-``repr``.
+``repr``. A result's figure methods (``RunComparison.plot_forest``) ask the same way for a
+drawing function registered with :func:`register_figure` (:func:`draw_figure`).
 """
 
 from __future__ import annotations
