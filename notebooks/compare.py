@@ -51,15 +51,14 @@ from evalkit.report import (
     case_pairs,
     cause_changes,
     compare_view,
+    compared_conditions,
     comparison_calibration,
     comparison_statements,
     comparison_trajectory,
-    condition_comparisons,
     evidence_bundles,
     expectation_pass_rates,
     explanation_fragment,
     figure_html,
-    forest_plot,
     html_table,
     interval_table,
     item_browser,
@@ -82,7 +81,6 @@ from evalkit.report import (
     trajectory_facts,
     verdict_banner,
     verdict_lines,
-    wins_by_condition,
     wins_note,
 )
 from evalkit.stats import unmatched_lines
@@ -90,15 +88,19 @@ from evalkit.stats import unmatched_lines
 # %%
 run, baseline = project_path(run), project_path(baseline)
 runs_dir = project_path(runs_dir)
-view = compare_view(
-    run, baseline or None, conditions, runs_dir=runs_dir, metric=metric, threshold=threshold,
-    confidence=confidence, n_resamples=n_resamples, seed=seed, providers=providers,
+compared = compared_conditions(run, baseline, conditions, runs_dir=runs_dir)
+result = evalkit.compare(
+    baseline or run, run if baseline else None, conditions=compared or None, metric=metric,
+    threshold=threshold, confidence=confidence, n_resamples=n_resamples, seed=seed,
+    runs_dir=runs_dir, providers=providers or None,
 )
-result = view.comparison
+# the runs' rows and transcripts around the result, for the sections below
+view = compare_view(run, baseline, compared, runs_dir=runs_dir, providers=providers,
+                    result=result)
 labels = (view.baseline_label, view.candidate_label)
 trajectory = comparison_trajectory(
-    view, sequential=sequential, conditions=conditions, runs_dir=runs_dir, metric=metric,
-    threshold=threshold, confidence=confidence, seed=seed, round_cases=round_cases,
+    view, sequential=sequential, conditions=conditions, runs_dir=runs_dir,
+    round_cases=round_cases,
 )
 
 # %% [markdown]
@@ -131,7 +133,7 @@ display(stat_cards([
 # its text and in `--json` (`regressed_cases`, `improved_cases`, `named_cases`).
 
 # %%
-display(named_cases_section(result))
+display(named_cases_section(result.stats))
 
 # %%
 settle = next_step_facts(result)
@@ -174,7 +176,7 @@ if trajectory is not None:
 
 # %%
 display(interval_table(
-    condition_comparisons(result), ["condition"], kind="pp", header="change",
+    result.condition_table(), ["condition"], kind="pp", header="change",
     extra=["verdict", "n_cases", "reused_items"], table_id="by-condition",
     empty="Two conditions of one run are compared: see the verdict above.",
 ))
@@ -190,7 +192,7 @@ display(interval_table(
 # new provider answer it (docs/statistics.md, "Several providers").
 
 # %%
-display(provider_section(result))
+display(provider_section(result.stats))
 
 # %% [markdown]
 # ## Per-case changes
@@ -200,7 +202,7 @@ display(provider_section(result))
 
 # %%
 display(figure_html(
-    forest_plot(result, max_cases=max_cases),
+    result.plot_forest(max_cases=max_cases),
     "forest",
     f"Per-case change from {labels[0]} to {labels[1]}, with per-case confidence intervals.",
 ))
@@ -209,9 +211,9 @@ display(figure_html(
 # ## Wins, losses and ties
 
 # %%
-display(html_table(wins_by_condition(result.cases), caption="By condition", table_id="wins"))
-if wins_note(result):
-    display(note(wins_note(result)))
+display(html_table(result.wins_table(), caption="By condition", table_id="wins"))
+if wins_note(result.stats):
+    display(note(wins_note(result.stats)))
 
 # %% [markdown]
 # ## What the failures are made of
@@ -242,14 +244,14 @@ if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len
 # that failed, side by side.
 
 # %%
-cases = result.cases.assign(decided_by=result.case_decisions())
-named = named_case_table(result)
+cases = result.case_table()
+named = named_case_table(result.stats)
 regressed = named[named["verdict"] == "regressed"]
 display(interval_table(
-    regressed, named_case_columns(result), kind="pp", header="change",
+    regressed, named_case_columns(result.stats), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="regressed",
-    empty=no_named_case_note(result) or "No case is named regressed.",
+    empty=no_named_case_note(result.stats) or "No case is named regressed.",
 ))
 display(paired_excerpts(
     case_pairs(view, "regressed", max_pairs),
@@ -287,10 +289,10 @@ if regressed.empty:
 # %%
 improved = named[named["verdict"] == "improved"]
 display(interval_table(
-    improved, named_case_columns(result), kind="pp", header="change",
+    improved, named_case_columns(result.stats), kind="pp", header="change",
     extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
     table_id="improved",
-    empty=no_named_case_note(result) or "No case is named improved.",
+    empty=no_named_case_note(result.stats) or "No case is named improved.",
 ))
 display(paired_excerpts(
     case_pairs(view, "improved", max_pairs),
@@ -311,7 +313,7 @@ display(note(
     "cases above pool a case's providers into one row (case_named)."
 ))
 display(interval_table(
-    cases.assign(case_named=case_named_column(result)).sort_values("estimate", kind="stable"),
+    cases.assign(case_named=case_named_column(result.stats)).sort_values("estimate", kind="stable"),
     case_keys(result.cases), kind="pp", header="change",
     extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by",
            "case_named"],
@@ -385,11 +387,8 @@ display(item_browser(
 # %%
 import pandas as pd
 
-from evalkit.analysis import compare_report_metrics
-
-metrics = compare_report_metrics(result, view.baseline_rows, view.candidate_rows)
 display(html_table(
-    pd.DataFrame(list(metrics), columns=["label", "value", "description"]),
+    pd.DataFrame(list(result.report_metrics), columns=["label", "value", "description"]),
     columns={"label": "metric", "value": "value", "description": "what it is"},
     table_id="report-metrics", empty="No further metric is registered.",
 ))

@@ -55,7 +55,7 @@ def test_all_matches_public_names(name: str) -> None:
 PUBLIC_NAME_CEILINGS = {
     "evalkit": 17,
     "evalkit.ablation": 7,
-    "evalkit.analysis": 23,
+    "evalkit.analysis": 24,
     "evalkit.cases": 11,
     "evalkit.cli": 1,
     "evalkit.interop": 7,
@@ -75,7 +75,7 @@ PUBLIC_NAME_CEILINGS = {
 
 #: The whole public surface: evalkit and every subpackage together, within the budget of 250.
 #: The report notebooks' own helpers are evalkit.report's internal surface, not part of it.
-MAX_PUBLIC_NAMES = 233
+MAX_PUBLIC_NAMES = 234
 
 
 def _public_name_counts() -> dict[str, int]:

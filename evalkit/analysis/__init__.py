@@ -18,6 +18,7 @@ __all__ = [
     "JudgeCalibration",
     "NextStep",
     "LiftResult",
+    "RunComparison",
     "check_judge_calibration",
     "compare",
     "compare_report_metrics",
@@ -100,6 +101,11 @@ if TYPE_CHECKING:
     from evalkit.analysis._providers import (
         parse_providers as parse_providers,
         select_providers as select_providers,
+    )
+    from evalkit.analysis._run_comparison import (
+        RunComparison,
+        condition_table as condition_table,
+        wins_table as wins_table,
     )
     from evalkit.analysis._sequential import (
         agent_cost as agent_cost,

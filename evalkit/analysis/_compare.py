@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +26,7 @@ from evalkit.analysis._compare_metrics import compare_report_metrics
 from evalkit.analysis._evidence import lane_metric_table, with_lane_metrics
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
+from evalkit.analysis._run_comparison import RunComparison
 from evalkit.errors import InputError
 from evalkit.results import (
     errored_conditions,
@@ -75,7 +75,7 @@ def compare(
     resample_trials: bool = False,
     runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     providers: str | Sequence[str] | None = None,
-) -> PairedComparison:
+) -> RunComparison:
     """Did the candidate do better, worse, or can we not tell yet? (``evalkit compare``).
 
     Two runs are matched on ``case_id`` and ``condition`` (plus ``provider`` or ``lane`` when
@@ -112,10 +112,11 @@ def compare(
             and the overall figures are pooled over providers, clustered by case.
 
     Returns:
-        A :class:`~evalkit.stats.PairedComparison`; ``.to_dict()`` is the
-        ``evalkit compare --json`` object. Its ``judge_calibration`` says whether the judged
-        expectations behind the compared rows rest on a calibrated judge (see
-        :func:`evalkit.analysis.check_judge_calibration`; None without judged rows).
+        A :class:`~evalkit.analysis.RunComparison`: the statistics' result
+        (:class:`~evalkit.stats.PairedComparison`, whose figures it reads through) with what
+        the runs add: why each case's trials failed, the failures by cause, the report's
+        further metrics, the judge's calibration, the ungraded items and, when inconclusive,
+        the next step. ``.to_dict()`` is the ``evalkit compare --json`` object.
 
     Raises:
         RunNotFoundError: A run does not exist.
@@ -171,29 +172,35 @@ def compare(
     if candidate is not None and cand is not None:
         compared.append(judged_run(candidate, _compared(cand, conditions), names[1], runs_dir))
     ungraded = sum(_ungraded(rows, conditions) for rows in (base, cand) if rows is not None)
-    if ungraded:
-        result = dataclasses.replace(result, ungraded_items=ungraded, ungraded_note=(
-            f"{ungraded} item(s) left out as missing evidence: their judged expectations were "
-            "not graded (the offline simulated judge has no known truth for them), so they "
-            "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
-            "and compare the judged runs"
-        ))
     made_by = candidate if candidate is not None else baseline
     step = next_step(result, base, cand, suite_path=run_suite_path(made_by, runs_dir),
                      command_line=run_command_line(made_by, runs_dir))
-    if step is not None:
-        result = dataclasses.replace(result, next_step=step.to_dict())
-    if lane_metric is not None:
-        # compared as a score; labelled with the lane metric it is
-        result = dataclasses.replace(result, metric=lane_metric)  # type: ignore[arg-type]
     reasons, changes = _reasons(result, baseline, candidate, base, cand, conditions, runs_dir)
-    first, second = _sides(base, cand, conditions)
-    result = dataclasses.replace(result, case_reasons=reasons, failure_changes=changes,
-                                 report_metrics=compare_report_metrics(result, first, second))
     check = check_judge_calibration(compared)
-    if check is None:
-        return result
-    return dataclasses.replace(result, judge_calibration=check.to_dict())
+    return RunComparison(
+        result,
+        lane_metric=lane_metric,  # compared as a score; labelled with the lane metric it is
+        ungraded_items=ungraded,
+        ungraded_note=_ungraded_note(ungraded),
+        next_step=None if step is None else step.to_dict(),
+        case_reasons=reasons,
+        failure_changes=changes,
+        report_metrics=compare_report_metrics(result, *_sides(base, cand, conditions)),
+        judge_calibration=None if check is None else check.to_dict(),
+        options=settings,
+    )
+
+
+def _ungraded_note(ungraded: int) -> str:
+    """Why ``ungraded`` compared items are left out ("" when there are none)."""
+    if not ungraded:
+        return ""
+    return (
+        f"{ungraded} item(s) left out as missing evidence: their judged expectations were "
+        "not graded (the offline simulated judge has no known truth for them), so they "
+        "neither pass nor fail; grade them with `evalkit judge RUN --judge-provider NAME` "
+        "and compare the judged runs"
+    )
 
 
 def _reasons(

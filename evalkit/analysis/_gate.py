@@ -34,6 +34,7 @@ from evalkit._untrusted import load_yaml, read_text
 from evalkit.analysis._calibration import JudgeCalibration, check_judge_calibration, judged_run
 from evalkit.analysis._next_step import next_step, run_command_line, run_suite_path
 from evalkit.analysis._providers import select_providers
+from evalkit.analysis._run_comparison import RunComparison
 from evalkit.cases import stable_hash
 from evalkit.errors import ConfigError, InputError
 from evalkit.results import append_line, load_manifest, load_results, resolve_run_dir
@@ -418,9 +419,8 @@ def gate(
         strict_trials=None if reused is None else _trials_per_case(reused.baseline),
         command_line=run_command_line(candidate, runs_dir),
     )
-    if step is not None:
-        result = dataclasses.replace(result, next_step=step.to_dict())
-    comparison = result.to_dict()
+    planned = None if step is None else step.to_dict()
+    comparison = RunComparison(result, next_step=planned).to_dict()  # compare --json's object
     reasons: list[str] = []
     d = result.delta
     delta_text = (f"delta {percent(d.estimate):+.1f} pp [{percent(d.ci_low):+.1f}, "
@@ -513,7 +513,7 @@ def gate(
         budgets=budgets,
         ledger_row=row,
         judge_calibration=None if calibration is None else calibration.to_dict(),
-        next_step=None if step is None else step.to_dict(),
+        next_step=planned,
         policy=policy_line(rules, policy, tier_name, decision, result),
     )
 

@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
+    from evalkit.analysis import RunComparison
+
 
 def _pct(value: float) -> str:
     return "n/a" if value is None or not math.isfinite(value) else f"{percent(value):+.1f} pp"
@@ -365,7 +367,7 @@ def compare_main(args: argparse.Namespace) -> int:
             ("improved", result.improved_cases),
         ):
             out.line(f"{label} cases: {', '.join(cases) if cases else 'none'}")
-            for line in _named_case_lines(result, label):
+            for line in _named_case_lines(result.stats, label):
                 out.line(line)
             for line in _case_reason_lines(result, label):
                 out.line(line)
@@ -373,7 +375,7 @@ def compare_main(args: argparse.Namespace) -> int:
             out.line(f"  ({result.case_verdict_note})")
         for line in _failure_change_lines(result):
             out.line(line)
-        follow_up = _confirm_line(args, result)
+        follow_up = _confirm_line(args, result.stats)
         if follow_up:
             out.line(follow_up)
         for line in unmatched_lines(result):
@@ -381,7 +383,7 @@ def compare_main(args: argparse.Namespace) -> int:
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
 
 
-def _failure_change_lines(result: PairedComparison) -> list[str]:
+def _failure_change_lines(result: RunComparison) -> list[str]:
     """The compared failing items by outcome and cause, baseline -> candidate."""
     if not result.failure_changes:
         return []
@@ -467,7 +469,7 @@ def _imported_formats(args: argparse.Namespace, runs: list[str]) -> list[str]:
     return formats
 
 
-def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
+def _case_reason_lines(result: RunComparison, verdict: str) -> list[str]:
     """Why each case of a verdict failed where it did: one line per case and side."""
     if result.case_reasons is None:
         return []
@@ -488,7 +490,7 @@ def _case_reason_lines(result: PairedComparison, verdict: str) -> list[str]:
 
 def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | None) -> int:
     """``evalkit compare --sequential``: the verdict of the confidence sequence, look by look."""
-    from evalkit.analysis import sequential_compare
+    from evalkit.analysis import RunComparison, sequential_compare
     from evalkit.stats import CompareOptions
 
     options = CompareOptions(  # the one CompareOptions of the comparison
@@ -508,7 +510,7 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     )
     if not printed_json(args, result):
         out = Lines()
-        _print_comparison(out, result)
+        _print_comparison(out, RunComparison(result, next_step=result.next_step))
         unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
@@ -526,7 +528,7 @@ def _delta_text(result: PairedComparison) -> str:
     return f"delta {_pct(d.estimate)} [{_pct(d.ci_low)}, {_pct(d.ci_high)}]"
 
 
-def _print_comparison(out: Lines, result: PairedComparison) -> None:
+def _print_comparison(out: Lines, result: RunComparison) -> None:
     """The verdict, per condition when two runs share several, and the notes."""
     parts = result.by_condition if len(result.by_condition) > 1 else ()
     if parts:
@@ -554,7 +556,7 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
     out.line(
         "verdict: ",
         Bold(result.verdict),
-        f"  {_delta_text(result)} over {result.n_cases} cases{scope}; "
+        f"  {_delta_text(result.stats)} over {result.n_cases} cases{scope}; "
         f"wins {result.wins}, losses {result.losses}, ties {result.ties}",
     )
     if result.case_summary:
@@ -571,7 +573,7 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
                if result.sign_flip.method == "binomial" else "")
         )
     if result.by_provider:
-        _print_providers(out, result)
+        _print_providers(out, result.stats)
     if result.verdict_note:
         out.line(f"note: {result.verdict_note}")
     if result.next_step is not None:

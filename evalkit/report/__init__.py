@@ -177,6 +177,7 @@ if TYPE_CHECKING:
         case_keys as case_keys,
         case_pairs as case_pairs,
         compare_view,
+        compared_conditions as compared_conditions,
         condition_comparisons as condition_comparisons,
         errors_by_class as errors_by_class,
         failing_items as failing_items,

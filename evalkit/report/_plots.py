@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from evalkit.analysis import RunComparison
 from evalkit.report._tables import Fragment
 from evalkit.stats import PairedComparison
 
@@ -396,7 +397,7 @@ def lift_plot(metrics: pd.DataFrame, *, title: str = "Skill lift") -> Figure:
 
 
 def forest_plot(
-    cases: pd.DataFrame | PairedComparison,
+    cases: pd.DataFrame | PairedComparison | RunComparison,
     *,
     threshold: float | None = None,
     max_cases: int = 40,
@@ -408,7 +409,8 @@ def forest_plot(
     largest absolute changes; the title says how many are shown.
 
     Args:
-        cases: A :class:`~evalkit.stats.PairedComparison`, or its ``cases`` table. When two
+        cases: A comparison (:class:`~evalkit.analysis.RunComparison` or
+            :class:`~evalkit.stats.PairedComparison`), or its ``cases`` table. When two
             conditions of one run were compared, every row takes the colour of the candidate
             condition (the comparison's ``conditions``).
         threshold: Practical threshold, drawn as dotted lines at ``+/- threshold`` (default:
@@ -420,6 +422,8 @@ def forest_plot(
         The figure.
     """
     colour_of: str | None = None
+    if isinstance(cases, RunComparison):
+        cases = cases.stats
     if isinstance(cases, PairedComparison):
         threshold = cases.threshold if threshold is None else threshold
         colour_of = cases.conditions[1] if cases.conditions is not None else None

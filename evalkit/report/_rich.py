@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evalkit._display import register_html
+from evalkit._display import register_figure, register_html
 from evalkit._settings import CONFIDENCE, RUNS_DIR
 from evalkit.ablation import AblationResult
-from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult
+from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult, RunComparison
 from evalkit.report._ablation import ablation_html
 from evalkit.report._browser import item_browser
 from evalkit.report._forensics_view import explanation_html
@@ -86,7 +86,16 @@ def _tone(low: float, high: float) -> str:
     return "inconclusive"
 
 
-def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fragment:
+def _as_run(result: PairedComparison | RunComparison) -> RunComparison:
+    """A comparison as :func:`evalkit.compare` returns it (tables compared: no run-level facts)."""
+    if isinstance(result, RunComparison):
+        return result
+    if isinstance(result, SequentialComparison):
+        return RunComparison(result, next_step=result.next_step)
+    return RunComparison(result)
+
+
+def _comparison_banner(result: RunComparison, more: Sequence[str] = ()) -> Fragment:
     """The verdict banner of a comparison (``more``: further detail lines)."""
     what = "pass rate" if result.metric == "passed" else "score"
     d = result.delta
@@ -112,7 +121,7 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
     if result.sign_flip is not None:
         details.append(f"sign-flip test over {result.sign_flip.n_cases} cases: "
                        f"{result.sign_flip.text()}")
-    details += [line.strip() for line in unmatched_lines(result, listed="")]
+    details += [line.strip() for line in unmatched_lines(result.stats, listed="")]
     if result.verdict_note:
         details.append(result.verdict_note)
     if result.next_step is not None:
@@ -125,7 +134,7 @@ def _comparison_banner(result: PairedComparison, more: Sequence[str] = ()) -> Fr
     return banner(result.verdict, result.verdict, headline, details) + _basis_warnings(result)
 
 
-def _basis_warnings(result: PairedComparison) -> Fragment:
+def _basis_warnings(result: RunComparison) -> Fragment:
     """Warnings about what the verdict rests on, outside its banner and in their own colour.
 
     A verdict box says what the data show; a judge that is not calibrated says the data
@@ -143,9 +152,9 @@ def _basis_warnings(result: PairedComparison) -> Fragment:
     )
 
 
-def _comparison_cases(result: PairedComparison) -> Fragment:
+def _comparison_cases(result: RunComparison) -> Fragment:
     """The cases that moved most (with the verdict their case is named with) and the forest plot."""
-    named = case_named_column(result)
+    named = case_named_column(result.stats)
     cases = result.cases.assign(case_named=named, _named=named != "")
     cases = cases.assign(_size=cases["estimate"].abs()).sort_values(
         ["_named", "_size"], ascending=False, kind="stable"
@@ -169,14 +178,14 @@ def _comparison_cases(result: PairedComparison) -> Fragment:
     )
     cases = moved
     figure = figure_html(
-        forest_plot(result, max_cases=20),
+        forest_plot(result.stats, max_cases=20),
         "forest",
         "Per-case change with its interval; dotted lines: the practical threshold.",
     )
     return table + _case_reasons(result, cases.head(COMPACT_ROWS)) + figure
 
 
-def _case_reasons(result: PairedComparison, shown: pd.DataFrame) -> Fragment:
+def _case_reasons(result: RunComparison, shown: pd.DataFrame) -> Fragment:
     """Why the shown cases failed on each side (runs compared by ``evalkit.compare``)."""
     if result.case_reasons is None or shown.empty:
         return Fragment("")
@@ -184,7 +193,7 @@ def _case_reasons(result: PairedComparison, shown: pd.DataFrame) -> Fragment:
 
     items = []
     for position in shown.index:
-        index = int(result.cases.index.get_loc(position))  # type: ignore[arg-type]
+        index = int(result.stats.cases.index.get_loc(position))  # type: ignore[arg-type]
         row, reasons = result.cases.iloc[index], result.case_reasons[index]
         sides = [side_line(label, reasons[side]) for side, label in (
             ("baseline", result.baseline_label), ("candidate", result.candidate_label))]
@@ -203,7 +212,7 @@ def _case_reasons(result: PairedComparison, shown: pd.DataFrame) -> Fragment:
     )
 
 
-def comparison_html(result: PairedComparison) -> str:
+def comparison_html(result: PairedComparison | RunComparison) -> str:
     """A comparison: its verdict banner, named cases, the cases that moved most, the forest plot.
 
     With several providers the per-provider table, their forest plot and the heterogeneity
@@ -212,14 +221,15 @@ def comparison_html(result: PairedComparison) -> str:
     return styled(comparison_fragment(result).html)
 
 
-def comparison_fragment(result: PairedComparison) -> Fragment:
+def comparison_fragment(result: PairedComparison | RunComparison) -> Fragment:
     """The markup of :func:`comparison_html` without its stylesheet (for pages that have one)."""
     from evalkit.report._providers import provider_section
 
-    parts = _comparison_banner(result) + named_cases_section(result, compact=True)
-    if result.by_provider:
-        parts = parts + provider_section(result)
-    return parts + _comparison_cases(result)
+    run = _as_run(result)
+    parts = _comparison_banner(run) + named_cases_section(run.stats, compact=True)
+    if run.by_provider:
+        parts = parts + provider_section(run.stats)
+    return parts + _comparison_cases(run)
 
 
 def _trajectory(trajectory: SequentialTrajectory) -> Fragment:
@@ -235,10 +245,8 @@ def _trajectory(trajectory: SequentialTrajectory) -> Fragment:
 
 def sequential_html(result: SequentialComparison) -> str:
     """A sequential comparison: its verdict banner, the trajectory of its looks, the cases."""
-    trajectory = sequential_trajectory(result)
-    return styled(
-        (_comparison_banner(result) + _trajectory(trajectory) + _comparison_cases(result)).html
-    )
+    trajectory, run = sequential_trajectory(result), _as_run(result)
+    return styled((_comparison_banner(run) + _trajectory(trajectory) + _comparison_cases(run)).html)
 
 
 def sequential_run_html(result: SequentialRun) -> str:
@@ -249,7 +257,7 @@ def sequential_run_html(result: SequentialRun) -> str:
         f"agent cost {usd(result.cost_usd)}; the fixed design takes {trajectory.fixed_cases} "
         f"cases ({num(trajectory.fixed_items, 0)} items)"
     )
-    comparison = result.comparison
+    comparison = _as_run(result.comparison)
     return styled(
         (
             _comparison_banner(comparison, [spent])
@@ -608,8 +616,10 @@ def flip_pairs(
 
 
 def register_rich_displays() -> None:
-    """Make the renderers above the ``_repr_html_`` of evalkit's result types."""
+    """Make the renderers above the ``_repr_html_`` of evalkit's result types (and their plots)."""
     register_html(PairedComparison, comparison_html)
+    register_html(RunComparison, comparison_html)
+    register_figure(RunComparison, "forest", forest_plot)
     register_html(LiftResult, lift_html)
     register_html(FlipRate, flips_html)
     register_html(Explanation, explanation_html)

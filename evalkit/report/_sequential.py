@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import RUNS_DIR
+from evalkit._settings import ROUND_CASES, RUNS_DIR
 from evalkit.analysis import agent_cost, sequential_compare as sequential_compare_runs
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
 from evalkit.results import SequentialRecord, load_manifest
@@ -234,32 +234,30 @@ def comparison_trajectory(
     sequential: bool = False,
     conditions: str = "",
     runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
-    **options: Any,
+    round_cases: int = ROUND_CASES.default,
+    plan_cases: int | None = None,
 ) -> SequentialTrajectory | None:
     """The trajectory a compare report shows, or None when it shows none.
 
     Two conditions of a run of ``evalkit run --until-verdict`` (the conditions of its
     ``sequential`` record, metric ``passed``) give the looks the run took, as its manifest
     records them. Otherwise, with ``sequential``, the comparison is looked at as
-    ``evalkit compare --sequential`` looks at it (:func:`evalkit.analysis.sequential_compare`)
-    and each look's items and cost are counted from the compared rows.
+    ``evalkit compare --sequential`` looks at it (:func:`evalkit.analysis.sequential_compare`,
+    with the options the view's comparison was decided with) and each look's items and cost
+    are counted from the compared rows.
 
     Args:
         view: The comparison of the report (:func:`~evalkit.report.compare_view`).
         sequential: Look sequentially at a comparison that is not a sequential run's.
         conditions: The report's ``conditions`` filter between two runs (``"A,B"``).
         runs_dir: Where run ids are looked up.
-        **options: A notebook's parameters: ``metric``, ``threshold``, ``confidence`` and
-            ``seed`` build the :class:`~evalkit.stats.CompareOptions` passed to
-            :func:`evalkit.analysis.sequential_compare`, with ``round_cases`` and
-            ``plan_cases``.
+        round_cases: Cases per look.
+        plan_cases: The planned number of cases (None: every case of the comparison).
 
     Returns:
         The :class:`SequentialTrajectory`, or None (not a sequential run, not asked for).
     """
-    settings = CompareOptions(**{
-        name: options.pop(name) for name in list(options) if name in CompareOptions.model_fields
-    })
+    settings = view.comparison.options or CompareOptions()
     labels = (view.baseline_label, view.candidate_label)
     if view.mode == "conditions" and settings.metric == "passed":
         manifest = load_manifest(view.candidate_run)
@@ -271,7 +269,7 @@ def comparison_trajectory(
     if view.mode == "conditions":
         result = sequential_compare_runs(
             view.candidate_run, conditions=view.conditions, runs_dir=runs_dir,
-            options=settings, **options,
+            options=settings, round_cases=round_cases, plan_cases=plan_cases,
         )
     else:
         wanted = [c.strip() for c in conditions.split(",") if c.strip()]
@@ -281,12 +279,11 @@ def comparison_trajectory(
             conditions=wanted or None,
             runs_dir=runs_dir,
             options=settings,
-            **options,
+            round_cases=round_cases,
+            plan_cases=plan_cases,
         )
     rows = pd.concat([view.baseline_rows, view.candidate_rows], ignore_index=True)
-    return sequential_trajectory(
-        result, rows, labels=labels, plan_cases=options.get("plan_cases")
-    )
+    return sequential_trajectory(result, rows, labels=labels, plan_cases=plan_cases)
 
 
 def _count(value: Any) -> str:

@@ -8,7 +8,6 @@ notebook cell stays one line.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from evalkit._settings import CONFIDENCE, RUNS_DIR
-from evalkit.analysis import LiftResult
-from evalkit.errors import InputError
+from evalkit.analysis import LiftResult, RunComparison, condition_table, wins_table
+from evalkit.errors import ConfigError, InputError
 from evalkit.report._tables import (
     Fragment,
     html_table,
@@ -361,7 +360,7 @@ class ComparisonView:
     """A comparison with what a report needs around it.
 
     Attributes:
-        comparison: The :class:`~evalkit.stats.PairedComparison`.
+        comparison: The :class:`~evalkit.analysis.RunComparison`.
         mode: ``"runs"`` (two runs) or ``"conditions"`` (two conditions of one run).
         baseline_label: How the baseline is named in the report.
         candidate_label: How the candidate is named.
@@ -372,7 +371,7 @@ class ComparisonView:
         conditions: ``(baseline, candidate)`` conditions in ``"conditions"`` mode.
     """
 
-    comparison: PairedComparison
+    comparison: RunComparison
     mode: str
     baseline_label: str
     candidate_label: str
@@ -383,16 +382,14 @@ class ComparisonView:
     conditions: tuple[str, str] | None = None
 
 
-def compare_view(
+def compared_conditions(
     run: str | os.PathLike[str],
     baseline: str | os.PathLike[str] | None = None,
     conditions: Sequence[str] | str | None = None,
     *,
     runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
-    providers: str | Sequence[str] | None = None,
-    **options: Any,
-) -> ComparisonView:
-    """Compare ``run`` against ``baseline`` (two runs), or two conditions of ``run``.
+) -> tuple[str, ...]:
+    """The conditions a compare report compares, as :func:`evalkit.compare` takes them.
 
     Args:
         run: Candidate run (directory or id).
@@ -401,32 +398,82 @@ def compare_view(
             the baseline and candidate conditions (default: the two conditions of a run of
             ``evalkit run --until-verdict``, else ``none`` vs ``preloaded``).
         runs_dir: Where run ids are looked up.
+
+    Returns:
+        With a baseline the filter (empty: every condition), else the two conditions.
+
+    Raises:
+        InputError: Two conditions of one run are compared and not exactly two are named.
+    """
+    if isinstance(conditions, str):
+        conditions = [c.strip() for c in conditions.split(",") if c.strip()]
+    wanted = tuple(str(c) for c in conditions or ())
+    if baseline:
+        return wanted
+    pair = wanted or _default_pair(resolve_run_dir(run, runs_dir))
+    if len(pair) != 2:
+        raise InputError(
+            f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
+        )
+    return pair
+
+
+def compare_view(
+    run: str | os.PathLike[str],
+    baseline: str | os.PathLike[str] | None = None,
+    conditions: Sequence[str] | str | None = None,
+    *,
+    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
+    providers: str | Sequence[str] | None = None,
+    result: RunComparison | None = None,
+    **options: Any,
+) -> ComparisonView:
+    """Compare ``run`` against ``baseline`` (two runs), or two conditions of ``run``.
+
+    Args:
+        run: Candidate run (directory or id).
+        baseline: Baseline run; None or ``""`` to compare two conditions of ``run``.
+        conditions: ``"A,B"`` / ``(A, B)``: with a baseline, a filter on conditions; without,
+            the baseline and candidate conditions (:func:`compared_conditions`).
+        runs_dir: Where run ids are looked up.
         providers: Keep only these providers (``"P,Q"``; default every provider).
-        **options: The fields of the :class:`~evalkit.stats.CompareOptions` passed to
+        result: The comparison of these sides, made already (``evalkit.compare(...)``, as
+            the compare report does); None: compared here, on the tables.
+        **options: Without ``result``: the fields of the
+            :class:`~evalkit.stats.CompareOptions` passed to
             :func:`evalkit.stats.compare_tables` (``threshold``, ``n_resamples``...).
 
     Returns:
         The :class:`ComparisonView`.
+
+    Raises:
+        ConfigError: Both ``result`` and options were passed (the result has its own).
     """
     from evalkit.analysis import select_providers
 
-    if isinstance(conditions, str):
-        conditions = [c.strip() for c in conditions.split(",") if c.strip()]
-    wanted = tuple(conditions or ())
+    if result is not None and options:
+        raise ConfigError(
+            f"compare_view: options {sorted(options)} and a result were both passed; the "
+            "result was decided with its own options: pass one or the other"
+        )
+    wanted = compared_conditions(run, baseline, conditions, runs_dir=runs_dir)
     settings = CompareOptions(**options)  # a notebook's parameters, checked once
     candidate_dir = resolve_run_dir(run, runs_dir)
     candidate_rows = select_providers(read_run(candidate_dir), providers, candidate_dir.name)
     if baseline:
         baseline_dir = resolve_run_dir(baseline, runs_dir)
         baseline_rows = select_providers(read_run(baseline_dir), providers, baseline_dir.name)
-        result = compare_tables(
-            baseline_rows,
-            candidate_rows,
-            conditions=wanted or None,
-            labels=(baseline_dir.name, candidate_dir.name),
-            options=settings,
-        )
-        result = _with_next_step(result, baseline_rows, candidate_rows, candidate_dir, runs_dir)
+        if result is None:
+            compared = compare_tables(
+                baseline_rows,
+                candidate_rows,
+                conditions=wanted or None,
+                labels=(baseline_dir.name, candidate_dir.name),
+                options=settings,
+            )
+            result = _with_next_step(
+                compared, baseline_rows, candidate_rows, candidate_dir, runs_dir, settings
+            )
         if wanted:
             baseline_rows = baseline_rows[baseline_rows["condition"].isin(wanted)]
             candidate_rows = candidate_rows[candidate_rows["condition"].isin(wanted)]
@@ -440,14 +487,10 @@ def compare_view(
             baseline_rows,
             candidate_rows,
         )
-    pair = wanted or _default_pair(candidate_dir)
-    if len(pair) != 2:
-        raise InputError(
-            f"comparing two conditions of one run needs exactly two, as 'A,B', not {list(pair)}."
-        )
-    result = compare_tables(candidate_rows, conditions=pair, options=settings)
-    result = _with_next_step(result, candidate_rows, None, candidate_dir, runs_dir)
-    first, second = pair
+    first, second = wanted
+    if result is None:
+        compared = compare_tables(candidate_rows, conditions=wanted, options=settings)
+        result = _with_next_step(compared, candidate_rows, None, candidate_dir, runs_dir, settings)
     return ComparisonView(
         result,
         "conditions",
@@ -467,14 +510,16 @@ def _with_next_step(
     candidate_rows: pd.DataFrame | None,
     candidate_dir: Path,
     runs_dir: str | os.PathLike[str],
-) -> PairedComparison:
+    options: CompareOptions,
+) -> RunComparison:
     """``result`` with what would settle it when inconclusive (as ``evalkit compare`` plans)."""
     from evalkit.analysis import next_step, run_command_line, run_suite_path
 
     step = next_step(result, baseline_rows, candidate_rows,
                      suite_path=run_suite_path(candidate_dir, runs_dir),
                      command_line=run_command_line(candidate_dir, runs_dir))
-    return result if step is None else dataclasses.replace(result, next_step=step.to_dict())
+    return RunComparison(result, next_step=None if step is None else step.to_dict(),
+                         options=options)
 
 
 def _default_pair(run_dir: Path) -> tuple[str, str]:
@@ -542,7 +587,7 @@ def verdict_lines(view: ComparisonView) -> tuple[str, list[str]]:
     return headline, details
 
 
-def next_step_facts(comparison: PairedComparison) -> dict[str, Any] | None:
+def next_step_facts(comparison: RunComparison) -> dict[str, Any] | None:
     """What would settle an inconclusive comparison, for :func:`~evalkit.report.key_values`.
 
     Args:
@@ -573,7 +618,7 @@ def _or_none(value: int | None, missing: str) -> str:
     return missing if value is None else f"{value:,}"
 
 
-def condition_comparisons(comparison: PairedComparison) -> pd.DataFrame:
+def condition_comparisons(comparison: PairedComparison | RunComparison) -> pd.DataFrame:
     """One row per condition of a two-run comparison, each over its own cases.
 
     Args:
@@ -583,21 +628,8 @@ def condition_comparisons(comparison: PairedComparison) -> pd.DataFrame:
         ``condition, verdict, estimate, ci_low, ci_high, confidence, n_cases,
         reused_items``; empty when two conditions of one run were compared.
     """
-    rows = [
-        {
-            "condition": name,
-            "verdict": part.verdict,
-            "estimate": part.delta.estimate,
-            "ci_low": part.delta.ci_low,
-            "ci_high": part.delta.ci_high,
-            "confidence": part.delta.confidence,
-            "n_cases": part.n_cases,
-            "reused_items": part.reused_items,
-        }
-        for name, part in comparison.by_condition
-    ]
-    columns = ["condition", "verdict", "estimate", "ci_low", "ci_high", "confidence"]
-    return pd.DataFrame(rows, columns=[*columns, "n_cases", "reused_items"])
+    stats = comparison.stats if isinstance(comparison, RunComparison) else comparison
+    return condition_table(stats)
 
 
 def case_keys(cases: pd.DataFrame) -> list[str]:
@@ -665,23 +697,7 @@ def wins_by_condition(cases: pd.DataFrame) -> pd.DataFrame:
         providers the count column is ``case x provider units`` (a case counts once per
         provider, see :func:`wins_note`).
     """
-    sign = cases["estimate"].fillna(0.0)
-    table = cases.assign(
-        wins=(sign > 1e-12).astype(int),
-        losses=(sign < -1e-12).astype(int),
-        ties=(sign.abs() <= 1e-12).astype(int),
-        regressed=(cases["verdict"] == "regressed").astype(int),
-        improved=(cases["verdict"] == "improved").astype(int),
-    )
-    out = (
-        table.groupby("condition", sort=True)[["wins", "losses", "ties", "regressed", "improved"]]
-        .sum()
-        .reset_index()
-    )
-    units = "provider" in cases and cases["provider"].nunique() > 1
-    out.insert(4, "case x provider units" if units else "cases",
-               out[["wins", "losses", "ties"]].sum(axis=1))
-    return out
+    return wins_table(cases)
 
 
 def case_pairs(

@@ -194,7 +194,7 @@ def confirm(
     screen_result = compare(
         base_dir, None if candidate is None else cand_dir, conditions=compared,
         threshold=options.threshold, alpha=options.alpha, runs_dir=runs_dir,
-    )  # fmt: skip
+    ).stats  # fmt: skip
     if options.case_ids:
         named = [screened_case(screen_result, c, options.alpha)
                  for c in dict.fromkeys(options.case_ids)]  # fmt: skip

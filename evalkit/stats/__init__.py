@@ -110,6 +110,7 @@ if TYPE_CHECKING:
     from evalkit.stats._flips import FlipRate, flip_rate_between, flip_rate_within
     from evalkit.stats._frame import (
         as_frame as as_frame,
+        json_ready as json_ready,
         records as records,
     )
     from evalkit.stats._heterogeneity import (

@@ -82,21 +82,6 @@ class PairedComparison(RichDisplay):
         reuse_note: One line explaining :attr:`reused_items` ("" when there are none).
         by_condition: Between two runs, one comparison per condition, each over its own cases
             (empty when two conditions of one run are compared).
-        judge_calibration: Whether the judged expectations behind the compared rows rest on a
-            calibrated judge (``evalkit.analysis`` fills it; None without judged rows).
-        case_reasons: Why each row of ``cases`` failed where it did, in its order
-            (:func:`evalkit.analysis.compare` on runs): ``{"baseline": side, "candidate":
-            side}``, a side ``{"trials", "failing", "causes": {cause: n}, "example"}`` or None;
-            None when nobody attached them.
-        failure_changes: Failing items of the compared rows by outcome ("did not finish",
-            "answered wrong") and primary cause on each side, ``{"outcome", "cause",
-            "baseline", "candidate", "change"}`` records (:func:`evalkit.results.cause_changes`).
-        report_metrics: The compare report's further metrics (:func:`evalkit.analysis.compare`
-            on runs: one ``{"name", "label", "value", "description"}`` per metric of the
-            ``compare_metric`` plugin kind).
-        next_step: Inconclusive verdicts of :func:`evalkit.analysis.compare`: what would
-            settle it (``cases``, ``trials``, ``effect``, ``command``, ...; see
-            :class:`evalkit.analysis.NextStep`); None otherwise.
         pooled_conditions: The conditions the overall figures pool when there are several;
             the pool is stratified by case (each case is one cluster, its per-condition
             differences averaged). Empty when the comparison covers one condition.
@@ -108,10 +93,6 @@ class PairedComparison(RichDisplay):
             that side), ``"reused"`` (its pairs were one sample) or ``"both"`` (both sides,
             no case in common). Read them in words with :attr:`left_out_reasons`.
         heterogeneity: Interaction test, ``tau2``, ``I2`` and prediction interval, or None.
-        ungraded_items: Compared items left out because they have no outcome yet (status
-            ``ungraded``: judged statements the run's judge could not grade); missing evidence,
-            counted here and never taken as a pass or a failure.
-        ungraded_note: One line explaining :attr:`ungraded_items` ("" when there are none).
         case_screen: One row per case and condition pooling its providers as strata (CMH for
             pass bits, a stratified permutation test for scores), corrected across cases with
             :attr:`case_correction` (:func:`~evalkit.stats.case_screen`); None when not
@@ -145,17 +126,10 @@ class PairedComparison(RichDisplay):
     reuse_note: str = ""
     by_condition: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_conditions: tuple[str, ...] = ()
-    judge_calibration: dict[str, Any] | None = None
     by_provider: tuple[tuple[str, PairedComparison], ...] = ()
     pooled_providers: tuple[str, ...] = ()
     left_out_providers: tuple[tuple[str, str], ...] = ()
     heterogeneity: Heterogeneity | None = None
-    ungraded_items: int = 0
-    ungraded_note: str = ""
-    next_step: dict[str, Any] | None = None
-    case_reasons: tuple[dict[str, Any], ...] | None = None
-    failure_changes: tuple[dict[str, Any], ...] | None = None
-    report_metrics: tuple[dict[str, Any], ...] = ()
     case_screen: pd.DataFrame | None = None
     case_correction: Correction = CASE_CORRECTION.default
     case_interaction: CaseInteraction | None = None
@@ -324,16 +298,13 @@ class PairedComparison(RichDisplay):
             condition's direction needs below alpha, None with one condition), ``"pooled"``
             (``{"method": "stratified-by-case", "conditions"}`` when the overall figures pool
             several conditions, else None) and ``"scope"`` (the same in words).
-            Extended with ``"judge_calibration"`` (``{"status": "calibrated" |
-            "uncalibrated" | "below_threshold", "kappa", "ci_low", "min_kappa", "judge", ...}``
-            when judged expectations decide compared rows, else None). Extended with
-            ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`), ``"pooled_providers"``
-            and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`); several providers
-            make ``"pooled"`` ``{"method": "clustered-by-case", ...}``. Undefined numbers are None.
-            ``"ungraded_items"`` and ``"ungraded_note"`` (items left out as missing evidence:
-            no outcome until a judge grades them). Each case carries ``"reasons"`` when
-            ``case_reasons`` is set (see the attribute); ``"failure_changes"`` likewise.
-            ``"report_metrics"``: the compare report's further metrics (see the attribute).
+            Extended with ``"by_provider"`` (:func:`~evalkit.stats.provider_summary`),
+            ``"pooled_providers"`` and ``"heterogeneity"`` (:class:`~evalkit.stats.Heterogeneity`);
+            several providers make ``"pooled"`` ``{"method": "clustered-by-case", ...}``.
+            The keys that only the runs can fill (``"judge_calibration"``,
+            ``"failure_changes"``, ``"report_metrics"``, ``"ungraded_items"``,
+            ``"ungraded_note"``, ``"next_step"``) hold their empty values here and a case has
+            no ``"reasons"``: :meth:`evalkit.analysis.RunComparison.to_dict` fills them in.
             Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
@@ -345,8 +316,6 @@ class PairedComparison(RichDisplay):
             for column in ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted"):
                 item[column] = json_float(row[column])
             item["decided_by"] = decided.iloc[index]
-            if self.case_reasons is not None:
-                item["reasons"] = self.case_reasons[index]
             case_rows.append(item)
         return dict(
             json_ready(
@@ -412,9 +381,9 @@ class PairedComparison(RichDisplay):
                     if self.pooled_conditions or self.pooled_providers
                     else None,
                     "scope": self.scope,
-                    "judge_calibration": self.judge_calibration,
-                    "failure_changes": self.failure_changes and list(self.failure_changes),
-                    "report_metrics": list(self.report_metrics),
+                    "judge_calibration": None,
+                    "failure_changes": None,
+                    "report_metrics": [],
                     "by_provider": self.provider_summary(),
                     "pooled_providers": list(self.pooled_providers),
                     "left_out_providers": [
@@ -423,9 +392,9 @@ class PairedComparison(RichDisplay):
                     ],
                     "unmatched_summary": unmatched_summary(self),
                     "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
-                    "ungraded_items": int(self.ungraded_items),
-                    "ungraded_note": self.ungraded_note,
-                    "next_step": self.next_step,
+                    "ungraded_items": 0,
+                    "ungraded_note": "",
+                    "next_step": None,
                 }
             )
         )

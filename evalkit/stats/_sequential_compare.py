@@ -51,6 +51,8 @@ class SequentialComparison(PairedComparison):
             (``AdaptiveTrials.to_dict()``), or None.
         futility: The planned-effect futility boundary (``plan_effect``, ``beta``,
             ``boundary`` = 1 / beta and the last look's ``wealth``), or None.
+        next_step: A run of ``evalkit run --until-verdict`` that stopped unsettled: what
+            would settle it (:class:`evalkit.analysis.NextStep` as a dict); None otherwise.
     """
 
     looks: tuple[Look, ...] = ()
@@ -59,6 +61,7 @@ class SequentialComparison(PairedComparison):
     order: tuple[str, ...] = ()
     adaptive: dict[str, Any] | None = None
     futility: dict[str, Any] | None = None
+    next_step: dict[str, Any] | None = None
 
     @classmethod
     def from_looks(
@@ -128,7 +131,8 @@ class SequentialComparison(PairedComparison):
             "ci_low", "ci_high", "verdict", "settled", "reason"}]``), ``"stopped_at"`` (cases
             at the settling look, or None), ``"method"`` and ``"order"``; with adaptive trials
             also ``"adaptive"`` (the design, its ``bound`` and the ``estimator``); with a
-            planned effect also ``"futility"`` and each look's ``"futility_wealth"``.
+            planned effect also ``"futility"`` and each look's ``"futility_wealth"``;
+            ``"next_step"`` is :attr:`next_step`.
         """
         out = super().to_dict()
         out["looks"] = [look.to_dict() for look in self.looks]
@@ -139,6 +143,7 @@ class SequentialComparison(PairedComparison):
             out["adaptive"] = dict(self.adaptive)
         if self.futility is not None:
             out["futility"] = dict(self.futility)
+        out["next_step"] = self.next_step  # in place: the key's position is the compare one
         return out
 
 

@@ -17,7 +17,7 @@ from urllib.parse import quote, urlencode
 
 import pandas as pd
 
-from evalkit.analysis import compare, explain
+from evalkit.analysis import RunComparison, compare, explain
 from evalkit.report import (
     case_named_column,
     comparison_fragment,
@@ -31,7 +31,7 @@ from evalkit.report import (
     sanitize_html,
 )
 from evalkit.results import load_manifest
-from evalkit.stats import PairedComparison, pass_rates
+from evalkit.stats import pass_rates
 from evalkit.viewer._shown import shortened
 from evalkit.viewer._state import run_state
 
@@ -148,7 +148,7 @@ def _flipped_cases(rows: pd.DataFrame) -> list[str]:
 
 def comparison(
     runs_dir: Path, query: Mapping[str, str]
-) -> tuple[PairedComparison, str, dict[str, str]]:
+) -> tuple[RunComparison, str, dict[str, str]]:
     """``compare`` of the query's two runs or two conditions of one run, as the CLI runs it.
 
     The query names ``baseline`` and ``candidate`` runs, or a ``run`` and its conditions ``a``
@@ -165,7 +165,7 @@ def comparison(
     return result, f"{cand} vs {base}", {"baseline": base, "candidate": cand}
 
 
-def comparison_page(result: PairedComparison, title: str, query: Mapping[str, str]) -> str:
+def comparison_page(result: RunComparison, title: str, query: Mapping[str, str]) -> str:
     """The verdict, its interval, the per-case table and the next step, as ``compare`` says."""
     data = result.to_dict()
     api = _link("/api/compare", **dict(query))
@@ -201,7 +201,7 @@ def comparison_page(result: PairedComparison, title: str, query: Mapping[str, st
         change=[interval(e, lo, hi, "pp") for e, lo, hi in zip(
             result.cases["estimate"], result.cases["ci_low"], result.cases["ci_high"],
             strict=True)],
-        case_named=case_named_column(result),
+        case_named=case_named_column(result.stats),
     )
     columns = ("condition", "provider", "change", "verdict", "case_named")
     if not cases.empty:
