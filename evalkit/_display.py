@@ -14,6 +14,10 @@ this registry instead, and the report fills it through a hook:
 
 A type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
 ``repr``.
+
+Figures go the same way: a result type's ``plot...`` method calls :func:`draw`, which finds
+the drawing the report registered for that type and name with :func:`register_figure` (the
+report, and matplotlib with it, imported only then).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Any
 RENDERER_PACKAGES: tuple[str, ...] = ("evalkit.report",)
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {}
+_FIGURES: dict[tuple[type, str], Callable[..., Any]] = {}
 _PENDING_LOADERS: list[Callable[[], None]] = []
 _IMPORTED_PACKAGES: set[str] = set()
 
@@ -40,6 +45,39 @@ def register_html(cls: type, render: Callable[[Any], str]) -> None:
         render: Returns escaped, self-contained HTML for one instance.
     """
     _RENDERERS[cls] = render
+
+
+def register_figure(cls: type, name: str, draw: Callable[..., Any]) -> None:
+    """Make ``draw(obj, **options)`` the figure ``name`` of every ``cls`` instance.
+
+    Args:
+        cls: The result type.
+        name: The figure's name (the ``plot`` method that asks for it).
+        draw: Returns a matplotlib ``Figure`` for one instance.
+    """
+    _FIGURES[(cls, name)] = draw
+
+
+def draw(obj: object, name: str, **options: Any) -> Any:
+    """The figure ``name`` of ``obj``, drawn by the function registered for its type.
+
+    Args:
+        obj: A result object.
+        name: The figure's name.
+        **options: Passed to the drawing function.
+
+    Returns:
+        A matplotlib ``Figure``.
+
+    Raises:
+        LookupError: No figure of that name is registered for the object's type.
+    """
+    _load_renderers()
+    for cls in type(obj).__mro__:
+        figure = _FIGURES.get((cls, name))
+        if figure is not None:
+            return figure(obj, **options)
+    raise LookupError(f"no figure {name!r} is registered for {type(obj).__name__}")
 
 
 def add_renderer_loader(load: Callable[[], None]) -> None:

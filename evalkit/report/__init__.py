@@ -121,7 +121,6 @@ if TYPE_CHECKING:
         report,
     )
     from evalkit.report._rich import (
-        RunOverview,
         comparison_fragment as comparison_fragment,
         comparison_html,
         flip_pairs,
@@ -130,10 +129,10 @@ if TYPE_CHECKING:
         lift_html,
         power_html,
         register_rich_displays as register_rich_displays,
-        run_overview,
         sequential_html,
         sequential_run_html,
     )
+    from evalkit.report._run import RunOverview, run_overview
     from evalkit.report._sequential import (
         LOOK_COLUMNS as LOOK_COLUMNS,
         SequentialTrajectory,
@@ -186,8 +185,6 @@ if TYPE_CHECKING:
         next_step_facts as next_step_facts,
         paired_rows as paired_rows,
         run_facts as run_facts,
-        status_by as status_by,
-        summary_cards as summary_cards,
         top_items as top_items,
         trigger_confusion as trigger_confusion,
         unstable_cases as unstable_cases,
@@ -201,10 +198,12 @@ else:
 
 
 def _register_rich_displays() -> None:
-    """Register the rich displays of the result types (at their first display)."""
+    """Register the rich displays and figures of the result types (at their first use)."""
+    from evalkit.report._figures import register_figures
     from evalkit.report._rich import register_rich_displays
 
     register_rich_displays()
+    register_figures()
 
 
 _display.add_renderer_loader(_register_rich_displays)

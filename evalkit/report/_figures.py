@@ -1,0 +1,38 @@
+"""The figures behind the ``plot...`` methods of evalkit's result objects.
+
+The result types live below the report (:mod:`evalkit.analysis`, :mod:`evalkit.stats`) and
+cannot import its plots; their ``plot...`` methods ask :func:`evalkit._display.draw`, and
+:func:`register_figures` (run with the rich displays, at the first display or figure) names
+the drawing of each. Each drawing is one call of :mod:`evalkit.report._plots`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalkit._display import register_figure
+from evalkit.analysis import LiftResult
+from evalkit.report._plots import lift_plot, rate_plot
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _lift(result: LiftResult, *, title: str) -> Figure:
+    return lift_plot(result.metrics, title=title)
+
+
+def _success(result: LiftResult, *, max_facets: int) -> Figure:
+    return rate_plot(
+        result.success,
+        facet=["provider", "lane"],
+        max_facets=max_facets,
+        title="Success by condition",
+        xlabel="success (mean over cases; bars: CI)",
+    )
+
+
+def register_figures() -> None:
+    """Make the drawings above the figures of the result types' ``plot...`` methods."""
+    register_figure(LiftResult, "plot", _lift)
+    register_figure(LiftResult, "plot_success", _success)

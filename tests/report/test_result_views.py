@@ -1,0 +1,104 @@
+"""The views and figures of the result objects the report notebooks show.
+
+Each is checked against the rows it reads, counted here with pandas, or against the
+statistics function it stands for; the figures against the panels and titles they must have.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+
+import evalkit
+from evalkit._display import draw
+from evalkit.report import run_overview
+from evalkit.stats import pass_rates
+from tests.report.conftest import AFTER
+
+
+def _panels(figure: Figure) -> list[str]:
+    return [ax.get_title(loc="left") for ax in figure.axes if ax.get_visible()]
+
+
+def test_a_run_overview_counts_what_its_rows_hold() -> None:
+    overview = run_overview(AFTER, confidence=0.9)
+    rows = evalkit.read_run(AFTER)
+    pd.testing.assert_frame_equal(
+        overview.pass_rates(["provider", "condition"]),
+        pass_rates(rows, by=["provider", "condition"], confidence=0.9),
+    )
+    assert overview.pass_rates(["condition"]) is overview.pass_rates(("condition",))
+    outcomes = overview.outcomes("condition").set_index("condition")
+    counted = rows.groupby("condition")["status"].value_counts().unstack(fill_value=0)
+    for condition, statuses in counted.iterrows():
+        for status, n in statuses.items():
+            assert outcomes.loc[condition, status] == n
+        assert outcomes.loc[condition, "total"] == (rows["condition"] == condition).sum()
+    slowest = overview.top_items("latency_s", 3)
+    assert list(slowest["latency_s"]) == sorted(rows["latency_s"], reverse=True)[:3]
+    failed = rows[~rows["passed"].fillna(False).astype(bool)]
+    failing = overview.failing_items(len(rows))
+    assert sorted(failing["item_key"]) == sorted(failed["item_key"])
+    first = overview.failing_items(3)  # one per case first
+    assert first["case_id"].nunique() == min(3, failed["case_id"].nunique())
+    errors = overview.errors
+    assert errors["n"].sum() == int((rows["status"].astype(str) != "ok").sum())
+
+
+def test_a_run_overview_summary_shows_the_overall_rate() -> None:
+    overview = run_overview(AFTER)
+    overall = pass_rates(overview.rows, by=[]).iloc[0]
+    text = overview.summary().html
+    assert f"{overall['estimate']:.1%}" in text
+    assert f"{len(overview.rows):,}" in text
+
+
+def test_the_pass_rate_figure_has_a_panel_per_group_before_the_condition() -> None:
+    overview = run_overview(AFTER)
+    providers = sorted(overview.rows["provider"].astype(str).unique())
+    by_provider = overview.plot_pass_rates(["provider", "condition"], title="by provider")
+    assert _panels(by_provider) == [f"provider: {p}" for p in providers]
+    assert by_provider.texts[0].get_text() == "by provider"
+    assert _panels(overview.plot_pass_rates()) == [""]
+
+
+def test_lift_plots_draw_its_metrics_and_success_rates() -> None:
+    lifted = evalkit.lift(AFTER, n_resamples=200)
+    figure = lifted.plot(title="my lift")
+    assert isinstance(figure, Figure)
+    assert figure.axes[0].get_title(loc="left") == "my lift"
+    labels = {t.get_text() for t in figure.axes[0].get_yticklabels()}
+    assert labels == {"realized_lift", "oracle_lift", "routing_gap", "stale_harm"} & set(
+        lifted.metrics.dropna(subset=["estimate"])["metric"]
+    )
+    groups = lifted.success[["provider", "lane"]].astype(str).drop_duplicates()
+    success = lifted.plot_success(max_facets=1)
+    assert len(_panels(success)) == 1
+    assert success.texts[0].get_text().endswith(f"(first 1 of {len(groups)})") == (
+        len(groups) > 1
+    )
+
+
+def test_a_figure_nobody_registered_is_a_lookup_error() -> None:
+    with pytest.raises(LookupError, match="no figure 'plot_nothing'"):
+        draw(evalkit.lift(AFTER, n_resamples=100), "plot_nothing")
+
+
+def test_a_result_plots_without_importing_the_report_or_matplotlib_first() -> None:
+    code = (
+        "import sys\n"
+        "from evalkit.analysis import lift\n"
+        f"result = lift({str(AFTER)!r}, n_resamples=100)\n"
+        "assert 'matplotlib' not in sys.modules and 'evalkit.report' not in sys.modules\n"
+        "figure = result.plot()\n"
+        "print(type(figure).__module__, 'evalkit.report' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["matplotlib.figure", "True"]
