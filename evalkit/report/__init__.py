@@ -187,7 +187,6 @@ if TYPE_CHECKING:
         run_facts as run_facts,
         top_items as top_items,
         trigger_confusion as trigger_confusion,
-        unstable_cases as unstable_cases,
         verdict_lines as verdict_lines,
         wins_by_condition as wins_by_condition,
         wins_note as wins_note,

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from evalkit._display import register_figure
 from evalkit.analysis import LiftResult
-from evalkit.report._plots import lift_plot, rate_plot
+from evalkit.report._plots import heatmap, lift_plot, rate_plot
+from evalkit.stats import FlipRate
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -32,7 +33,14 @@ def _success(result: LiftResult, *, max_facets: int) -> Figure:
     )
 
 
+def _flip_heatmap(result: FlipRate, *, title: str, colorbar_label: str, max_rows: int) -> Figure:
+    return heatmap(
+        result.by_case, title=title, colorbar_label=colorbar_label, max_rows=max_rows
+    )
+
+
 def register_figures() -> None:
     """Make the drawings above the figures of the result types' ``plot...`` methods."""
     register_figure(LiftResult, "plot", _lift)
     register_figure(LiftResult, "plot_success", _success)
+    register_figure(FlipRate, "plot_heatmap", _flip_heatmap)

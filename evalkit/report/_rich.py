@@ -30,7 +30,6 @@ from evalkit.report._named_cases import case_named_column, named_cases_section
 from evalkit.report._plots import (
     figure_html,
     forest_plot,
-    heatmap,
     lift_plot,
     power_plot,
 )
@@ -53,7 +52,7 @@ from evalkit.report._tables import (
     usd,
 )
 from evalkit.report._transcripts import paired_excerpts
-from evalkit.report._views import case_keys, metrics_table, unstable_cases
+from evalkit.report._views import case_keys, metrics_table
 from evalkit.results import describe_causes, read_run, resolve_run_dir
 from evalkit.sequential import SequentialRun
 from evalkit.stats import (
@@ -311,9 +310,8 @@ def flips_html(result: FlipRate) -> str:
         f"pairs disagree ({result.n_flips:,} flips; {result.confidence:.0%} {result.method})",
         [f"{result.n_unmatched} item(s) had no match"] if result.n_unmatched else [],
     )
-    unstable = unstable_cases(result.by_case, COMPACT_ROWS)
     table = html_table(
-        unstable,
+        result.unstable_cases(COMPACT_ROWS),
         formats={"estimate": pct},
         caption="Most unstable cases",
         empty="No case flipped.",
@@ -321,12 +319,7 @@ def flips_html(result: FlipRate) -> str:
     parts = head + table
     if {"case_id", "condition", "estimate"} <= set(result.by_case.columns):
         parts = parts + figure_html(
-            heatmap(
-                result.by_case,
-                title="Flip rate by case and condition",
-                colorbar_label="flip rate",
-                max_rows=30,
-            ),
+            result.plot_heatmap(max_rows=30),
             "flip-heatmap",
             "Flip rate per case (rows) and condition (columns).",
         )

@@ -760,19 +760,3 @@ def within_flips(rows: pd.DataFrame, confidence: float = CONFIDENCE.default) -> 
     """
     by = ["case_id", "condition", "provider"] if "provider" in rows else ["case_id", "condition"]
     return flip_rate_within(rows, by=by, confidence=confidence)
-
-
-def unstable_cases(by_case: pd.DataFrame, n: int = 20) -> pd.DataFrame:
-    """The ``n`` (case, condition) groups with the highest flip rate, most pairs first on ties.
-
-    Args:
-        by_case: A :class:`~evalkit.stats.FlipRate` ``by_case`` table.
-        n: Most rows.
-
-    Returns:
-        The rows, sorted.
-    """
-    table = by_case.dropna(subset=["estimate"])
-    table = table[table["flips"] > 0]
-    return table.sort_values(["estimate", "n"], ascending=[False, False], kind="stable").head(n)
-

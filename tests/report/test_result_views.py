@@ -88,6 +88,7 @@ def test_a_figure_nobody_registered_is_a_lookup_error() -> None:
         draw(evalkit.lift(AFTER, n_resamples=100), "plot_nothing")
 
 
+@pytest.mark.slow
 def test_a_result_plots_without_importing_the_report_or_matplotlib_first() -> None:
     code = (
         "import sys\n"
@@ -102,3 +103,16 @@ def test_a_result_plots_without_importing_the_report_or_matplotlib_first() -> No
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["matplotlib.figure", "True"]
+
+
+def test_a_flip_rate_lists_its_unstable_cases_and_draws_them() -> None:
+    result = evalkit.flips(AFTER)
+    flipped = result.by_case[result.by_case["flips"] > 0]
+    unstable = result.unstable_cases(3)
+    assert len(unstable) == min(3, len(flipped))
+    assert list(unstable["estimate"]) == sorted(flipped["estimate"], reverse=True)[:3]
+    assert len(result.unstable_cases(10_000)) == len(flipped)
+    figure = result.plot_heatmap(title="flips", max_rows=2)
+    cases = result.by_case["case_id"].nunique()
+    assert len(figure.axes[0].get_yticklabels()) == min(2, cases)
+    assert figure.axes[0].get_title(loc="left").startswith("flips")
