@@ -72,12 +72,8 @@ if TYPE_CHECKING:
         trajectory_plot as trajectory_plot,
     )
     from evalkit.report._pairwise import (
-        pairs_html as pairs_html,
+        StoredPairwise as StoredPairwise,
         pairwise_banner as pairwise_banner,
-        pairwise_cards as pairwise_cards,
-        pairwise_cases as pairwise_cases,
-        pairwise_forest as pairwise_forest,
-        ranking_table as ranking_table,
         stored_pairwise as stored_pairwise,
     )
     from evalkit.report._params import (

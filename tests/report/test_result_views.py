@@ -6,6 +6,7 @@ statistics function it stands for; the figures against the panels and titles the
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -15,9 +16,11 @@ from matplotlib.figure import Figure
 
 import evalkit
 from evalkit._display import draw
-from evalkit.report import run_overview
+from evalkit.report import run_overview, stored_pairwise
 from evalkit.stats import pass_rates
-from tests.report.conftest import AFTER
+from tests.report.conftest import AFTER, ROOT
+
+PAIRWISE = ROOT / "tests" / "fixtures" / "pairwise" / "tiny"
 
 
 def _panels(figure: Figure) -> list[str]:
@@ -116,3 +119,17 @@ def test_a_flip_rate_lists_its_unstable_cases_and_draws_them() -> None:
     cases = result.by_case["case_id"].nunique()
     assert len(figure.axes[0].get_yticklabels()) == min(2, cases)
     assert figure.axes[0].get_title(loc="left").startswith("flips")
+
+
+def test_a_stored_pairwise_comparison_is_its_json_with_its_views() -> None:
+    stored = stored_pairwise(PAIRWISE)
+    raw = json.loads(next((PAIRWISE / "pairwise").glob("*.json")).read_text(encoding="utf-8"))
+    assert stored["verdict"] == raw["verdict"] and stored["pairs"] == raw["pairs"]
+    assert list(stored.cases["case_id"]) == [case["case_id"] for case in raw["cases"]]
+    figure = stored.plot_forest(max_cases=1)
+    n = len(raw["cases"])
+    title = figure.axes[0].get_title()
+    assert title.startswith(f"Per-case win share of {raw['candidate']}")
+    assert title.endswith(f"(1 of {n} cases)") == (n > 1)
+    assert stored.pairs(max_pairs=1).html.count('class="ek-pair ek-pairwise') == 1
+    assert stored.ranking().html == ""  # two variants: no Bradley-Terry ranking
