@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit._display import register_figure
-from evalkit.analysis import LiftResult
-from evalkit.report._plots import heatmap, lift_plot, rate_plot
+from evalkit.analysis import LiftResult, Trend
+from evalkit.report._plots import heatmap, lift_plot, rate_plot, trend_plot
+from evalkit.report._trend import lift_trend
 from evalkit.stats import FlipRate
 
 if TYPE_CHECKING:
@@ -39,8 +40,37 @@ def _flip_heatmap(result: FlipRate, *, title: str, colorbar_label: str, max_rows
     )
 
 
+def _trend_overall(result: Trend) -> Figure:
+    return trend_plot(
+        result.overall, series="provider", facet="suite",
+        title=f"Pass rate per {result.period}, all conditions", ylabel="pass rate",
+        changes=result.changes(), period=result.period, change_label=result.change_label(),
+    )
+
+
+def _trend_pass_rates(result: Trend, *, suite: str) -> Figure:
+    return trend_plot(
+        result.pass_rates[result.pass_rates["suite"] == suite], series="condition",
+        facet="provider", title=f"Pass rate per {result.period} by condition — suite {suite}",
+        ylabel="pass rate", changes=result.changes(suite), period=result.period,
+        change_label=result.change_label(suite),
+    )
+
+
+def _trend_lift(result: Trend, *, suite: str) -> Figure:
+    return trend_plot(
+        lift_trend(result.lift[result.lift["suite"] == suite]), series="metric",
+        facet="provider", percent_points=True, title=f"Lift per {result.period} — suite {suite}",
+        ylabel="difference", changes=result.changes(suite), period=result.period,
+        change_label=result.change_label(suite),
+    )
+
+
 def register_figures() -> None:
     """Make the drawings above the figures of the result types' ``plot...`` methods."""
     register_figure(LiftResult, "plot", _lift)
     register_figure(LiftResult, "plot_success", _success)
     register_figure(FlipRate, "plot_heatmap", _flip_heatmap)
+    register_figure(Trend, "plot_overall", _trend_overall)
+    register_figure(Trend, "plot_pass_rates", _trend_pass_rates)
+    register_figure(Trend, "plot_lift", _trend_lift)

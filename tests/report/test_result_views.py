@@ -133,3 +133,26 @@ def test_a_stored_pairwise_comparison_is_its_json_with_its_views() -> None:
     assert title.endswith(f"(1 of {n} cases)") == (n > 1)
     assert stored.pairs(max_pairs=1).html.count('class="ek-pair ek-pairwise') == 1
     assert stored.ranking().html == ""  # two variants: no Bradley-Terry ranking
+
+
+@pytest.mark.slow
+def test_a_trend_draws_each_suite_and_marks_its_changes() -> None:
+    from evalkit.analysis import trend
+
+    history = trend(ROOT / "tests" / "fixtures" / "runs", period="week", n_resamples=100)
+    assert history.suites == sorted(history.runs["suite"].astype(str).unique())
+    providers = sorted(history.pass_rates["provider"].astype(str).unique())
+    for suite in history.suites:
+        rates = history.plot_pass_rates(suite)
+        assert rates.get_suptitle() == f"Pass rate per week by condition — suite {suite}"
+        assert [ax.get_title(loc="left") for ax in rates.axes] == [
+            f"provider: {p}" for p in providers
+        ]
+        assert history.plot_lift(suite).get_suptitle() == f"Lift per week — suite {suite}"
+    overall = history.plot_overall()
+    assert overall.get_suptitle() == "Pass rate per week, all conditions"
+    dashed = {
+        pd.Timestamp(line.get_xdata()[0]).tz_localize(None)
+        for line in overall.axes[0].get_lines() if line.get_linestyle() == "--"
+    }
+    assert dashed == {change.tz_localize(None) for change in history.changes()}
