@@ -63,13 +63,8 @@ if TYPE_CHECKING:
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
         Optimization as Optimization,
-        cost_plot as cost_plot,
-        gate_plot as gate_plot,
         load_optimization,
-        optimization_facts as optimization_facts,
-        skill_diff as skill_diff,
         test_summary as test_summary,
-        trajectory_plot as trajectory_plot,
     )
     from evalkit.report._pairwise import (
         StoredPairwise as StoredPairwise,

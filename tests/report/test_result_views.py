@@ -156,3 +156,20 @@ def test_a_trend_draws_each_suite_and_marks_its_changes() -> None:
         for line in overall.axes[0].get_lines() if line.get_linestyle() == "--"
     }
     assert dashed == {change.tz_localize(None) for change in history.changes()}
+
+
+def test_an_optimization_shows_its_test_verdict_facts_and_figures() -> None:
+    from evalkit.report import load_optimization
+
+    opt = load_optimization(ROOT / "tests" / "fixtures" / "optimize" / "opt")
+    test = opt.state.test
+    assert test is not None
+    assert f"ek-banner-{test.verdict}" in opt.banner().html
+    accepted = int(opt.history["accepted"].fillna(False).astype(bool).sum())
+    assert f"<dt>accepted</dt><dd>{accepted}</dd>" in opt.facts().html.replace("\n", "")
+    evaluated = opt.history.dropna(subset=["delta"])
+    labels = [t.get_text() for t in opt.plot_gate().axes[0].get_yticklabels()]
+    assert sorted(labels) == sorted(str(c) for c in evaluated["candidate"])
+    assert len(opt.plot_trajectory().axes[0].collections) == 2  # rejected and accepted points
+    assert opt.plot_cost().axes[0].get_title() == "Budget spent"
+    assert ("+" in opt.skill_diff().html) == (opt.seed_text != opt.champion_text)
