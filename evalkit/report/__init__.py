@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         ablation_cost_table as ablation_cost_table,
         ablation_facts as ablation_facts,
         ablation_html,
-        ablation_plot as ablation_plot,
         ablation_verdict_table as ablation_verdict_table,
         minimal_summary as minimal_summary,
     )

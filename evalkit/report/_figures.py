@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from evalkit._display import register_figure
+from evalkit.ablation import AblationResult
 from evalkit.analysis import LiftResult, Trend
+from evalkit.report._ablation import ablation_plot
 from evalkit.report._plots import heatmap, lift_plot, rate_plot, trend_plot
 from evalkit.report._trend import lift_trend
 from evalkit.stats import FlipRate
@@ -68,6 +70,7 @@ def _trend_lift(result: Trend, *, suite: str) -> Figure:
 
 def register_figures() -> None:
     """Make the drawings above the figures of the result types' ``plot...`` methods."""
+    register_figure(AblationResult, "plot", ablation_plot)
     register_figure(LiftResult, "plot", _lift)
     register_figure(LiftResult, "plot_success", _success)
     register_figure(FlipRate, "plot_heatmap", _flip_heatmap)

@@ -173,3 +173,14 @@ def test_an_optimization_shows_its_test_verdict_facts_and_figures() -> None:
     assert len(opt.plot_trajectory().axes[0].collections) == 2  # rejected and accepted points
     assert opt.plot_cost().axes[0].get_title() == "Budget spent"
     assert ("+" in opt.skill_diff().html) == (opt.seed_text != opt.champion_text)
+
+
+def test_an_ablation_draws_every_component_coloured_by_its_verdict() -> None:
+    from evalkit.ablation import read_ablation
+
+    result = read_ablation(ROOT / "tests" / "fixtures" / "ablation" / "study")
+    ax = result.plot().axes[0]
+    assert len(ax.get_yticklabels()) == len(result.components)
+    assert ax.get_title(loc="left") == f"What each component of '{result.skill}' contributes"
+    colours = {tuple(round(c, 3) for c in rgba[:3]) for rgba in ax.collections[-1].get_facecolors()}
+    assert len(colours) == result.components["verdict"].nunique()
