@@ -13,8 +13,11 @@ this registry instead, and the report fills it through a hook:
   display imports the packages of :data:`RENDERER_PACKAGES`, which adds their loaders.
 
 A type without a renderer returns None from ``_repr_html_``, and Jupyter shows its plain
-``repr``. A result's figure methods (``RunComparison.plot_forest``) ask the same way for a
-drawing function registered with :func:`register_figure` (:func:`draw_figure`).
+``repr``.
+
+Figures go the same way: a result type's ``plot...`` method calls :func:`draw`, which finds
+the drawing the report registered for that type and name with :func:`register_figure` (the
+report, and matplotlib with it, imported only then).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any
 RENDERER_PACKAGES: tuple[str, ...] = ("evalkit.report",)
 
 _RENDERERS: dict[type, Callable[[Any], str]] = {}
+_FIGURES: dict[tuple[type, str], Callable[..., Any]] = {}
 _PENDING_LOADERS: list[Callable[[], None]] = []
 _IMPORTED_PACKAGES: set[str] = set()
 
@@ -41,6 +45,39 @@ def register_html(cls: type, render: Callable[[Any], str]) -> None:
         render: Returns escaped, self-contained HTML for one instance.
     """
     _RENDERERS[cls] = render
+
+
+def register_figure(cls: type, name: str, draw: Callable[..., Any]) -> None:
+    """Make ``draw(obj, **options)`` the figure ``name`` of every ``cls`` instance.
+
+    Args:
+        cls: The result type.
+        name: The figure's name (the ``plot`` method that asks for it).
+        draw: Returns a matplotlib ``Figure`` for one instance.
+    """
+    _FIGURES[(cls, name)] = draw
+
+
+def draw(obj: object, name: str, **options: Any) -> Any:
+    """The figure ``name`` of ``obj``, drawn by the function registered for its type.
+
+    Args:
+        obj: A result object.
+        name: The figure's name.
+        **options: Passed to the drawing function.
+
+    Returns:
+        A matplotlib ``Figure``.
+
+    Raises:
+        LookupError: No figure of that name is registered for the object's type.
+    """
+    _load_renderers()
+    for cls in type(obj).__mro__:
+        figure = _FIGURES.get((cls, name))
+        if figure is not None:
+            return figure(obj, **options)
+    raise LookupError(f"no figure {name!r} is registered for {type(obj).__name__}")
 
 
 def add_renderer_loader(load: Callable[[], None]) -> None:
@@ -93,41 +130,3 @@ class RichDisplay:
         """Rich display in Jupyter: banner, tables and figure (``evalkit.report``), or None."""
         return rich_html(self)
 
-
-_FIGURES: dict[tuple[type, str], Callable[..., Any]] = {}
-
-
-def register_figure(cls: type, name: str, draw: Callable[..., Any]) -> None:
-    """Make ``draw(obj, **options)`` the figure ``name`` of every ``cls`` instance.
-
-    Args:
-        cls: The result type.
-        name: The figure's name (a result's ``plot_NAME`` method asks for it).
-        draw: Returns a matplotlib ``Figure`` (matplotlib is imported when it draws).
-    """
-    _FIGURES[cls, name] = draw
-
-
-def draw_figure(obj: object, name: str, **options: Any) -> Any:
-    """The figure ``name`` of ``obj``, drawn by the function registered for its type.
-
-    The registry is filled like the HTML renderers' (:func:`register_figure`, by the packages
-    of :data:`RENDERER_PACKAGES`), so a result type draws without importing the report.
-
-    Args:
-        obj: A result object.
-        name: The figure's name.
-        **options: Passed to the drawing function.
-
-    Returns:
-        The matplotlib ``Figure``.
-
-    Raises:
-        LookupError: No such figure is registered for the type.
-    """
-    _load_renderers()
-    for cls in type(obj).__mro__:
-        draw = _FIGURES.get((cls, name))
-        if draw is not None:
-            return draw(obj, **options)
-    raise LookupError(f"no figure {name!r} is registered for {type(obj).__name__}")

@@ -33,7 +33,6 @@ from evalkit.report import (
     ablation_banner,
     ablation_cost_table,
     ablation_facts,
-    ablation_plot,
     ablation_verdict_table,
     figure_html,
     minimal_summary,
@@ -51,9 +50,9 @@ display(ablation_facts(result))
 # ## Contributions
 
 # %%
-display(figure_html(ablation_plot(result), "ablation",
-                       "Full skill minus the skill without each component, with simultaneous "
-                       "intervals; dotted lines at the threshold."))
+display(figure_html(result.plot(), "ablation",
+                    "Full skill minus the skill without each component, with simultaneous "
+                    "intervals; dotted lines at the threshold."))
 display(ablation_verdict_table(result))
 
 # %% [markdown]

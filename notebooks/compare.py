@@ -37,7 +37,7 @@ max_pairs: int = 5  # regressed / improved cases shown with their transcripts
 excerpt_chars: int = 900  # characters per transcript excerpt
 max_items: int = 500  # most items in the item browser (failing and flipped cases first)
 sequential: bool = False  # show the sequential trajectory of a run made without --until-verdict
-round_cases: int = 1  # cases per look of that trajectory (a sequential run keeps its own)
+round_cases: int = 10  # cases per look of that trajectory (a sequential run keeps its own)
 providers: str = ""  # "P,Q": keep only these providers (default: every provider)
 
 # %%

@@ -40,14 +40,12 @@ from evalkit.report import (
     figure_html,
     flip_overview,
     flip_pairs,
-    heatmap,
     html_table,
     interval_plot,
     interval_table,
     note,
     pct,
     project_path,
-    unstable_cases,
     within_flips,
 )
 
@@ -100,8 +98,8 @@ display(figure_html(
 
 # %%
 display(figure_html(
-    heatmap(within.by_case, title="Within-run flip rate by case and condition",
-               colorbar_label="flip rate (disagreeing trial pairs)", max_rows=max_cases),
+    within.plot_heatmap(title="Within-run flip rate by case and condition",
+                        colorbar_label="flip rate (disagreeing trial pairs)", max_rows=max_cases),
     "flip-heatmap",
     "Within-run flip rate per case (rows) and condition (columns).",
 ))
@@ -111,7 +109,7 @@ display(figure_html(
 
 # %%
 display(html_table(
-    unstable_cases(within.by_case, top_n),
+    within.unstable_cases(top_n),
     formats={"estimate": pct},
     table_id="unstable",
     empty="No case flipped: every case gave the same outcome on every trial.",
@@ -128,7 +126,7 @@ display(html_table(
 # `evalkit explain RUN --case ID`).
 
 # %%
-explained = unstable_cases(within.by_case, max_explained)
+explained = within.unstable_cases(max_explained)
 if explained.empty:
     display(note("No case flipped within the run: nothing to explain."))
 for group in explained.to_dict("records"):
@@ -145,13 +143,13 @@ if base_rows is None:
 else:
     between = evalkit.flips(base_rows, rows, confidence=confidence)
     display(figure_html(
-        heatmap(between.by_case, title=f"Flip rate between {base_label} and {run_label}",
-                   colorbar_label="flip rate (matched items)", max_rows=max_cases),
+        between.plot_heatmap(title=f"Flip rate between {base_label} and {run_label}",
+                             colorbar_label="flip rate (matched items)", max_rows=max_cases),
         "flip-heatmap-between",
         "Share of matched work items whose outcome differs between the two runs.",
     ))
     display(interval_table(
-        unstable_cases(between.by_case, top_n),
+        between.unstable_cases(top_n),
         [c for c in ("lane", "case_id", "condition", "provider") if c in between.by_case],
         header="flip rate", extra=["n", "flips"], table_id="unstable-between",
     ))

@@ -32,23 +32,22 @@ from IPython.display import display
 
 from evalkit.report import (
     agreement_table,
-    calibration_check,
     calibration_facts,
     calibration_note,
     confusion_plot,
     disagreements_html,
-    expectation_pass_rates,
     figure_html,
     interval_table,
     note,
     project_path,
+    run_overview,
     stored_calibrations,
 )
-from evalkit.results import judged_statements, resolve_run_dir
 
 # %%
-run_dir = resolve_run_dir(project_path(run), project_path(runs_dir))
-check = calibration_check([(run_dir.name, run_dir)])
+overview = run_overview(project_path(run), runs_dir=project_path(runs_dir), confidence=confidence)
+run_dir = overview.run_dir
+check = overview.judge_calibration
 calibrations = stored_calibrations(run_dir)
 min_kappa = {tuple(c.judge.values()): c.min_kappa for c in check.judges} if check else {}
 
@@ -84,6 +83,6 @@ for calibration in calibrations:
 # ## Pass rate per judged statement
 
 # %%
-rates = expectation_pass_rates(judged_statements(run_dir), confidence=confidence)
-display(interval_table(rates, ["expectation", "condition"], header="pass rate",
-                       table_id="expectation-pass-rates", empty="no judged statement"))
+display(interval_table(overview.expectation_pass_rates(), ["expectation", "condition"],
+                       header="pass rate", table_id="expectation-pass-rates",
+                       empty="no judged statement"))

@@ -40,17 +40,16 @@ from evalkit.report import (
     figure_html,
     html_table,
     interval_table,
-    lift_plot,
     metrics_table,
     missing_cases,
     project_path,
-    rate_plot,
-    trigger_confusion,
+    run_overview,
 )
 
 # %%
 run, runs_dir = project_path(run), project_path(runs_dir)
-rows = evalkit.read_run(run, runs_dir=runs_dir)
+overview = run_overview(run, runs_dir=runs_dir, confidence=confidence)
+rows = overview.rows
 lifted = evalkit.lift(
     rows, roles=roles or None, n_resamples=n_resamples, confidence=confidence, seed=seed
 )
@@ -60,8 +59,7 @@ lifted = evalkit.lift(
 
 # %%
 display(figure_html(
-    rate_plot(lifted.success, facet=["provider", "lane"], max_facets=max_facets,
-                 title="Success by condition", xlabel="success (mean over cases; bars: CI)"),
+    lifted.plot_success(max_facets=max_facets),
     "success",
     "Success per condition, provider and lane, with case-bootstrap confidence intervals.",
 ))
@@ -84,8 +82,8 @@ display(interval_table(lifted.success, ["provider", "lane", "condition"], header
 # metric of a provider and lane); a case missing a condition is listed, never silently dropped.
 
 # %%
-display(figure_html(lift_plot(lifted.metrics), "lift",
-                       "Lift metrics per provider and lane, with confidence intervals."))
+display(figure_html(lifted.plot(), "lift",
+                    "Lift metrics per provider and lane, with confidence intervals."))
 display(metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics"))
 
 # %% [markdown]
@@ -93,9 +91,9 @@ display(metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics"))
 
 # %%
 display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics",
-                         table_id="trigger-metrics"))
-display(html_table(trigger_confusion(rows), caption="Trigger confusion matrix (self-load)",
-                      table_id="trigger-confusion", empty="no self-load item in this run"))
+                      table_id="trigger-metrics"))
+display(html_table(overview.trigger_confusion, caption="Trigger confusion matrix (self-load)",
+                   table_id="trigger-confusion", empty="no self-load item in this run"))
 
 # %% [markdown]
 # ## What the failures are made of

@@ -27,39 +27,25 @@ optimization: str = "tests/fixtures/optimize/opt"  # optimize.json dir (default:
 # %%
 from IPython.display import display
 
-from evalkit.report import (
-    cost_plot,
-    figure_html,
-    gate_plot,
-    html_table,
-    key_values,
-    load_optimization,
-    optimization_facts,
-    project_path,
-    skill_diff,
-    test_summary,
-    trajectory_plot,
-    verdict_banner,
-)
+from evalkit.report import figure_html, html_table, load_optimization, project_path
 
 # %%
 if not optimization:
     raise ValueError("set `optimization` to the directory `evalkit optimize` wrote (optimize.json)")
 opt = load_optimization(project_path(optimization))
-verdict, headline, details = test_summary(opt)
-display(verdict_banner(verdict, headline, details))
-display(key_values(optimization_facts(opt)))
+display(opt.banner())
+display(opt.facts())
 
 # %% [markdown]
 # ## Validation trajectory
 
 # %%
-display(figure_html(trajectory_plot(opt), "trajectory",
-                       "Validation objective (pass rate, or trigger F1 for a description) of "
-                       "every candidate; the line is the champion."))
-display(figure_html(gate_plot(opt), "gate",
-                       "Paired validation delta of each evaluated candidate vs its champion, "
-                       "with the gate's interval."))
+display(figure_html(opt.plot_trajectory(), "trajectory",
+                    "Validation objective (pass rate, or trigger F1 for a description) of "
+                    "every candidate; the line is the champion."))
+display(figure_html(opt.plot_gate(), "gate",
+                    "Paired validation delta of each evaluated candidate vs its champion, "
+                    "with the gate's interval."))
 
 # %% [markdown]
 # ## Accepts and rejects
@@ -71,11 +57,11 @@ display(html_table(opt.history, table_id="history", caption="Every candidate, in
 # ## Cost
 
 # %%
-display(figure_html(cost_plot(opt), "cost",
-                       "Work items and money spent after each candidate."))
+display(figure_html(opt.plot_cost(), "cost",
+                    "Work items and money spent after each candidate."))
 
 # %% [markdown]
 # ## Skill diff (seed to champion)
 
 # %%
-display(skill_diff(opt))
+display(opt.skill_diff())

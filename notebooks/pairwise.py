@@ -31,49 +31,37 @@ max_pairs: int = 30  # pairs shown side by side
 # %%
 from IPython.display import display
 
-from evalkit.report import (
-    figure_html,
-    html_table as table,
-    note,
-    pairs_html,
-    pairwise_banner,
-    pairwise_cards,
-    pairwise_cases,
-    pairwise_forest,
-    project_path,
-    ranking_table,
-    stored_pairwise,
-)
+from evalkit.report import figure_html, html_table, note, project_path, stored_pairwise
 
 # %%
-data = stored_pairwise(project_path(run), project_path(runs_dir), comparison)
-display(pairwise_banner(data))
-display(pairwise_cards(data))
-for line in data["notes"]:
+pairwise = stored_pairwise(project_path(run), project_path(runs_dir), comparison)
+display(pairwise.banner())
+display(pairwise.cards())
+for line in pairwise["notes"]:
     display(note(line, "warn"))
 
 # %% [markdown]
 # ## Per-case win share
 
 # %%
-display(figure_html(pairwise_forest(data), "pairwise-forest",
+display(figure_html(pairwise.plot_forest(), "pairwise-forest",
                     "Share of each case's trials the candidate wins (ties as half), with its "
                     "Wilson interval; 50 % is even. Cases are named only by the Holm-corrected "
                     "exact tests."))
-display(table(pairwise_cases(data),
-              columns=["case_id", "n_trials", "wins", "losses", "ties", "win_share",
-                       "p_adjusted", "verdict"],
-              caption="Per case: exact binomial test on decisive trials, Holm-corrected",
-              table_id="pairwise-cases"))
+display(html_table(pairwise.cases,
+                   columns=["case_id", "n_trials", "wins", "losses", "ties", "win_share",
+                            "p_adjusted", "verdict"],
+                   caption="Per case: exact binomial test on decisive trials, Holm-corrected",
+                   table_id="pairwise-cases"))
 
 # %% [markdown]
 # ## Ranking
 
 # %%
-display(ranking_table(data))
+display(pairwise.ranking())
 
 # %% [markdown]
 # ## Pairs side by side
 
 # %%
-display(pairs_html(data, max_pairs=max_pairs))
+display(pairwise.pairs(max_pairs=max_pairs))

@@ -41,51 +41,36 @@ import evalkit
 from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
 from evalkit.errors import InputError
 from evalkit.report import (
-    calibration_check,
     calibration_note,
-    errors_by_class,
     evidence_bundles,
     excerpts,
-    expectation_pass_rates,
-    failing_items,
     failure_summary,
     figure_html,
     html_table,
     interval_table,
     item_browser,
     key_values,
-    lift_plot,
-    matched_rate_section,
     metrics_table,
     missing_cases,
     note,
     pct,
     project_path,
-    rate_plot,
-    run_facts,
-    run_scores,
+    run_overview,
     seconds,
-    status_by,
-    summary_cards,
-    top_items,
-    trigger_confusion,
     usd,
 )
-from evalkit.results import judged_statements, load_manifest, resolve_run_dir
-from evalkit.stats import pass_rates
 
 # %%
 run, runs_dir = project_path(run), project_path(runs_dir)
-rows = evalkit.read_run(run, runs_dir=runs_dir)
-recorded = load_manifest(resolve_run_dir(run, runs_dir))
-manifest = recorded.to_json() if recorded is not None else {}
+overview = run_overview(run, runs_dir=runs_dir, confidence=confidence)
+rows = overview.rows
 
 # %% [markdown]
 # ## Summary
 
 # %%
-display(summary_cards(rows, pass_rates(rows, by=[], confidence=confidence)))
-display(run_facts(rows, manifest))
+display(overview.summary())
+display(overview.facts())
 
 # %% [markdown]
 # ## Pass rates
@@ -96,25 +81,25 @@ display(run_facts(rows, manifest))
 # ### By condition
 
 # %%
-by_condition = pass_rates(rows, by=["condition"], confidence=confidence)
+by_condition = overview.pass_rates(["condition"])
 display(figure_html(
-    rate_plot(by_condition, title="Pass rate by condition"),
+    overview.plot_pass_rates(["condition"]),
     "pass-rate-condition",
     "Pass rate by condition, with confidence intervals (cases as clusters).",
 ))
 display(interval_table(
     by_condition, ["condition"], header="pass rate", table_id="rates-condition"
 ))
-display(matched_rate_section(rows, confidence=confidence))
+display(overview.matched_rates())
 
 # %% [markdown]
 # ### By provider and condition
 
 # %%
-by_provider = pass_rates(rows, by=["provider", "condition"], confidence=confidence)
+by_provider = overview.pass_rates(["provider", "condition"])
 display(figure_html(
-    rate_plot(by_provider, facet="provider", title="Pass rate by provider and condition",
-                 max_facets=max_facets),
+    overview.plot_pass_rates(["provider", "condition"],
+                             title="Pass rate by provider and condition", max_facets=max_facets),
     "pass-rate-provider",
     "Pass rate per provider and condition, with confidence intervals.",
 ))
@@ -124,10 +109,10 @@ display(interval_table(by_provider, ["provider", "condition"], header="pass rate
 # ### By lane and condition
 
 # %%
-by_lane = pass_rates(rows, by=["lane", "condition"], confidence=confidence)
+by_lane = overview.pass_rates(["lane", "condition"])
 display(figure_html(
-    rate_plot(by_lane, facet="lane", title="Pass rate by lane and condition",
-                 max_facets=max_facets),
+    overview.plot_pass_rates(["lane", "condition"], title="Pass rate by lane and condition",
+                             max_facets=max_facets),
     "pass-rate-lane",
     "Pass rate per lane (prompt, execution, evidence) and condition, with confidence intervals.",
 ))
@@ -157,7 +142,7 @@ except InputError as exc:
     display(note(f"No lift metric for this run: {exc}", "warn"))
 if lifted is not None:
     display(figure_html(
-        lift_plot(lifted.metrics),
+        lifted.plot(),
         "lift",
         "Lift metrics per provider and lane, with case-bootstrap confidence intervals.",
     ))
@@ -172,7 +157,7 @@ if lifted is not None:
 
 # %%
 display(html_table(
-    trigger_confusion(rows),
+    overview.trigger_confusion,
     caption="Trigger confusion matrix (items under self-load)",
     table_id="trigger-confusion",
     empty="no self-load item in this run",
@@ -187,10 +172,9 @@ if lifted is not None:
 # human labels (`evalkit judge calibrate`; the judge report shows the calibration itself).
 
 # %%
-run_dir = resolve_run_dir(run, runs_dir)
-display(calibration_note(calibration_check([(run_dir.name, run_dir)])))
+display(calibration_note(overview.judge_calibration))
 display(interval_table(
-    expectation_pass_rates(judged_statements(run_dir), confidence=confidence),
+    overview.expectation_pass_rates(),
     ["expectation", "condition"], header="pass rate", table_id="expectation-pass-rates",
     empty="no judged statement in this run",
 ))
@@ -208,7 +192,7 @@ display(interval_table(
 
 # %%
 display(failure_summary(
-    rows, run_scores(run, runs_dir), causes=lifted.failure_causes if lifted is not None else None,
+    rows, overview.scores, causes=lifted.failure_causes if lifted is not None else None,
     plot=True,
 ))
 
@@ -220,21 +204,21 @@ display(failure_summary(
 
 # %%
 display(html_table(
-    errors_by_class(rows),
+    overview.errors,
     formats={"share": pct},
     caption="By status and error class",
     table_id="errors",
     empty="No error and no timeout: every item finished.",
 ))
-display(html_table(status_by(rows, "condition"), caption="Outcomes by condition"))
-display(html_table(status_by(rows, "provider"), caption="Outcomes by provider"))
+display(html_table(overview.outcomes("condition"), caption="Outcomes by condition"))
+display(html_table(overview.outcomes("provider"), caption="Outcomes by provider"))
 
 # %% [markdown]
 # ## Slowest items
 
 # %%
 display(html_table(
-    top_items(rows, "latency_s", top_n),
+    overview.top_items("latency_s", top_n),
     formats={"latency_s": seconds, "cost_usd": usd},
     table_id="slowest",
 ))
@@ -244,7 +228,7 @@ display(html_table(
 
 # %%
 display(html_table(
-    top_items(rows, "cost_usd", top_n),
+    overview.top_items("cost_usd", top_n),
     formats={"latency_s": seconds, "cost_usd": usd},
     table_id="costliest",
 ))
@@ -258,7 +242,7 @@ display(html_table(
 
 # %%
 display(excerpts(
-    run, failing_items(rows, max_transcripts), runs_dir=runs_dir, rows=rows,
+    run, overview.failing_items(max_transcripts), runs_dir=runs_dir, rows=rows,
     max_chars=excerpt_chars, empty="No failing item.",
 ))
 

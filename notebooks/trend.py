@@ -45,17 +45,14 @@ from evalkit.report import (
     html_table,
     interval_table,
     key_values,
-    lift_trend,
     note,
     project_path,
-    trend_plot,
     trend_runs_table,
 )
 
 # %%
 history = trend(project_path(runs_dir), period=period, suite=suite or None,
                 n_resamples=n_resamples, confidence=confidence, seed=seed)
-suites = sorted(history.runs["suite"].astype(str).unique())
 
 # %% [markdown]
 # ## Runs
@@ -82,20 +79,13 @@ display(html_table(trend_runs_table(history), table_id="runs", max_rows=None))
 
 # %%
 display(figure_html(
-    trend_plot(history.overall, series="provider", facet="suite",
-                  title=f"Pass rate per {period}, all conditions", ylabel="pass rate",
-                  changes=history.changes(), period=period,
-                  change_label=history.change_label()),
+    history.plot_overall(),
     "trend-overall",
     f"Pass rate per {period} and provider (all conditions pooled), with confidence bands.",
 ))
-for number, name in enumerate(suites, start=1):
-    part = history.pass_rates[history.pass_rates["suite"] == name]
+for number, name in enumerate(history.suites, start=1):
     display(figure_html(
-        trend_plot(part, series="condition", facet="provider",
-                      title=f"Pass rate per {period} by condition — suite {name}",
-                      ylabel="pass rate", changes=history.changes(name), period=period,
-                      change_label=history.change_label(name)),
+        history.plot_pass_rates(name),
         f"trend-pass-rate-{number}",
         f"Suite {name}: pass rate per {period}, condition and provider, with confidence bands.",
     ))
@@ -104,13 +94,9 @@ for number, name in enumerate(suites, start=1):
 # ## Lift over time
 
 # %%
-for number, name in enumerate(suites, start=1):
-    part = lift_trend(history.lift[history.lift["suite"] == name])
+for number, name in enumerate(history.suites, start=1):
     display(figure_html(
-        trend_plot(part, series="metric", facet="provider", percent_points=True,
-                      title=f"Lift per {period} — suite {name}", ylabel="difference",
-                      changes=history.changes(name), period=period,
-                      change_label=history.change_label(name)),
+        history.plot_lift(name),
         f"trend-lift-{number}",
         f"Suite {name}: realized and oracle lift, routing gap and stale harm per {period}.",
     ))

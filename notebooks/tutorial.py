@@ -133,6 +133,15 @@ lifted.metrics[["provider", "lane", "metric", "estimate", "ci_low", "ci_high", "
 lifted
 
 # %% [markdown]
+# A result holds its tables and draws its own figures: `lifted.success` is the success rate of
+# each condition, `lifted.plot()` the lift metrics and `lifted.plot_success()` the success rates
+# (matplotlib figures, as `rate_plot`'s above).
+
+# %%
+figure_html(lifted.plot_success(), "tutorial-success",
+            "Success per condition, provider and lane (95% CI).")
+
+# %% [markdown]
 # ## 6. Compare two versions of a skill
 #
 # `baseline` was run before the skill edit and `run` after it (in the shell:
@@ -163,6 +172,9 @@ figure_html(forest_plot(result, max_cases=20),
 noise = evalkit.flips(df)
 noise  # flip rate with its interval, the most unstable cases, the heatmap
 
+# %%
+noise.unstable_cases(5)[["case_id", "condition", "n_trials", "flips", "estimate"]]
+
 # %% [markdown]
 # ## 7b. How many cases would settle it?
 #
@@ -173,10 +185,16 @@ noise  # flip rate with its interval, the most unstable cases, the heatmap
 evalkit.power(effect=0.15, from_run=run, conditions=["none", "preloaded"], runs_dir=runs_dir)
 
 # %% [markdown]
-# A whole run as one display: pass rates with intervals, a plot and the item browser.
+# A whole run as one display: pass rates with intervals, a plot and the item browser. The
+# overview also answers the run report's questions: `pass_rates(by)` and `plot_pass_rates(by)`,
+# `errors`, `outcomes(by)`, `top_items(column, n)`, `failing_items(n)`, `trigger_confusion`.
 
 # %%
-run_overview(run, runs_dir=runs_dir, max_items=50)
+overview = run_overview(run, runs_dir=runs_dir, max_items=50)
+overview
+
+# %%
+overview.outcomes("condition")
 
 # %% [markdown]
 # ## 8. Read a transcript

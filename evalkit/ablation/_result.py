@@ -5,14 +5,17 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd
 
-from evalkit._display import RichDisplay
+from evalkit._display import RichDisplay, draw
 from evalkit._untrusted import read_json
 from evalkit.errors import InputBoundError, InputError
 from evalkit.results import write_json_atomic
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 from evalkit.stats import records
 
 ABLATION_FILE = "ablation.json"
@@ -82,6 +85,9 @@ class AblationResult(RichDisplay):
         runs: Run directories of the study (one, or one per round).
         minimal: The ``--minimal`` result, or None.
         notes: Things worth knowing (e.g. a component that never settled).
+
+    :meth:`plot` draws each component's contribution with its interval (matplotlib, drawn by
+    :mod:`evalkit.report`).
     """
 
     study_dir: Path
@@ -109,6 +115,17 @@ class AblationResult(RichDisplay):
     def harmful(self) -> list[str]:
         """Components whose removal helps."""
         return self._with("harmful")
+
+    def plot(self) -> Figure:
+        """Each component's contribution (full minus ablated) with its simultaneous interval.
+
+        Green: necessary; red: harmful; grey: no detectable effect; dotted lines at
+        ``+/- threshold``.
+
+        Returns:
+            The figure.
+        """
+        return cast("Figure", draw(self, "plot"))
 
     def _with(self, verdict: str) -> list[str]:
         return list(self.components.loc[self.components["verdict"] == verdict, "component"])

@@ -41,12 +41,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, cast, get_args
 
 import numpy as np
 import pandas as pd
 
-from evalkit._display import RichDisplay
+from evalkit._display import RichDisplay, draw
 from evalkit._settings import CONFIDENCE, N_RESAMPLES, RUNS_DIR, SEED
 from evalkit.analysis._case_reasons import run_scores
 from evalkit.analysis._contrasts import LIFT_CONTRASTS
@@ -78,6 +78,10 @@ from evalkit.stats import (
     records,
     row_pairs,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 
 #: The ``provider`` label of metrics pooled over providers.
 POOLED = "pooled"
@@ -169,6 +173,9 @@ class LiftResult(RichDisplay):
             candidate, change``.
 
     ``metrics`` and ``success`` carry a ``note`` column too: empty, or why the row is null.
+
+    Its figures (matplotlib, drawn by :mod:`evalkit.report` with the condition palette): the
+    :meth:`plot` of the metrics and the :meth:`plot_success` of the success rates.
     """
 
     run_id: str
@@ -222,6 +229,28 @@ class LiftResult(RichDisplay):
             "trigger_note": self.trigger_note,
             "failure_changes": records(self.failure_changes),
         }
+
+    def plot(self, *, title: str = "Skill lift") -> Figure:
+        """The lift metrics of each provider and lane with their case-bootstrap intervals.
+
+        Args:
+            title: Figure title.
+
+        Returns:
+            The figure (``evalkit.report.figure_html`` embeds it in a page).
+        """
+        return cast("Figure", draw(self, "plot", title=title))
+
+    def plot_success(self, *, max_facets: int = 8) -> Figure:
+        """The success rate of each condition, one panel per provider and lane.
+
+        Args:
+            max_facets: Most panels drawn.
+
+        Returns:
+            The figure.
+        """
+        return cast("Figure", draw(self, "plot_success", max_facets=max_facets))
 
     def metric(
         self,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evalkit._display import RichDisplay, draw_figure
+from evalkit._display import RichDisplay, draw
 from evalkit.stats import CompareOptions, PairedComparison, json_ready
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ class RunComparison(RichDisplay):
         options: dict[str, Any] = {"max_cases": max_cases}
         if title is not None:
             options["title"] = title
-        figure: Figure = draw_figure(self, "forest", **options)
+        figure: Figure = draw(self, "plot_forest", **options)
         return figure
 
     def to_dict(self) -> dict[str, Any]:

@@ -22,9 +22,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pandas as pd
 
+from evalkit._display import draw
 from evalkit._settings import CONFIDENCE, N_RESAMPLES_QUICK, SEED
 from evalkit.analysis._lift import LIFT_COLUMNS, lift
 from evalkit.errors import InputError
@@ -37,6 +39,9 @@ from evalkit.results import (
     read_parquet,
 )
 from evalkit.stats import pass_rates
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 #: Columns the trend reads (others are never loaded).
 TREND_COLUMNS = (
@@ -124,6 +129,10 @@ class Trend:
         split: Points that start inside a calendar period because a run there measured
             another skill text than the period's earlier runs (runs of different skill texts
             are never pooled: the period is split at the change).
+
+    Its figures (matplotlib, drawn by :mod:`evalkit.report` with dashed lines at
+    :meth:`changes`): :meth:`plot_overall`, and per suite :meth:`plot_pass_rates` and
+    :meth:`plot_lift`; :attr:`suites` names the suites.
     """
 
     period: str
@@ -134,6 +143,37 @@ class Trend:
     versions: pd.DataFrame
     partial: list[str] = field(default_factory=list)
     split: list[pd.Timestamp] = field(default_factory=list)
+
+    @property
+    def suites(self) -> list[str]:
+        """The suites of the runs, sorted."""
+        return sorted(self.runs["suite"].astype(str).unique())
+
+    def plot_overall(self) -> Figure:
+        """Pass rate per period and provider (all conditions pooled), a panel per suite."""
+        return cast("Figure", draw(self, "plot_overall"))
+
+    def plot_pass_rates(self, suite: str) -> Figure:
+        """One suite's pass rate per period and condition, a panel per provider.
+
+        Args:
+            suite: The suite.
+
+        Returns:
+            The figure.
+        """
+        return cast("Figure", draw(self, "plot_pass_rates", suite=suite))
+
+    def plot_lift(self, suite: str) -> Figure:
+        """One suite's realized and oracle lift, routing gap and stale harm per period.
+
+        Args:
+            suite: The suite.
+
+        Returns:
+            The figure (a panel per provider; differences in percentage points).
+        """
+        return cast("Figure", draw(self, "plot_lift", suite=suite))
 
     def change_label(self, suite: str | None = None) -> str:
         """What the change lines of :meth:`changes` mark, in words, for a plot's legend."""

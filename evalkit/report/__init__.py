@@ -22,7 +22,6 @@ if TYPE_CHECKING:
         ablation_cost_table as ablation_cost_table,
         ablation_facts as ablation_facts,
         ablation_html,
-        ablation_plot as ablation_plot,
         ablation_verdict_table as ablation_verdict_table,
         minimal_summary as minimal_summary,
     )
@@ -63,21 +62,12 @@ if TYPE_CHECKING:
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
         Optimization as Optimization,
-        cost_plot as cost_plot,
-        gate_plot as gate_plot,
         load_optimization,
-        optimization_facts as optimization_facts,
-        skill_diff as skill_diff,
         test_summary as test_summary,
-        trajectory_plot as trajectory_plot,
     )
     from evalkit.report._pairwise import (
-        pairs_html as pairs_html,
+        StoredPairwise as StoredPairwise,
         pairwise_banner as pairwise_banner,
-        pairwise_cards as pairwise_cards,
-        pairwise_cases as pairwise_cases,
-        pairwise_forest as pairwise_forest,
-        ranking_table as ranking_table,
         stored_pairwise as stored_pairwise,
     )
     from evalkit.report._params import (
@@ -121,7 +111,6 @@ if TYPE_CHECKING:
         report,
     )
     from evalkit.report._rich import (
-        RunOverview,
         comparison_fragment as comparison_fragment,
         comparison_html,
         flip_pairs,
@@ -130,10 +119,10 @@ if TYPE_CHECKING:
         lift_html,
         power_html,
         register_rich_displays as register_rich_displays,
-        run_overview,
         sequential_html,
         sequential_run_html,
     )
+    from evalkit.report._run import RunOverview, run_overview
     from evalkit.report._sequential import (
         LOOK_COLUMNS as LOOK_COLUMNS,
         SequentialTrajectory,
@@ -187,11 +176,8 @@ if TYPE_CHECKING:
         next_step_facts as next_step_facts,
         paired_rows as paired_rows,
         run_facts as run_facts,
-        status_by as status_by,
-        summary_cards as summary_cards,
         top_items as top_items,
         trigger_confusion as trigger_confusion,
-        unstable_cases as unstable_cases,
         verdict_lines as verdict_lines,
         wins_by_condition as wins_by_condition,
         wins_note as wins_note,
@@ -202,10 +188,12 @@ else:
 
 
 def _register_rich_displays() -> None:
-    """Register the rich displays of the result types (at their first display)."""
+    """Register the rich displays and figures of the result types (at their first use)."""
+    from evalkit.report._figures import register_figures
     from evalkit.report._rich import register_rich_displays
 
     register_rich_displays()
+    register_figures()
 
 
 _display.add_renderer_loader(_register_rich_displays)

@@ -6,14 +6,14 @@ import difflib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from evalkit.optimize import OptimizeState, has_state, read_state
 from evalkit.report._plots import _new_figure, _style
-from evalkit.report._tables import Fragment, esc
+from evalkit.report._tables import Fragment, esc, key_values, verdict_banner
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -34,6 +34,10 @@ TRIGGER_COLUMNS = (
 class Optimization:
     """An optimisation run as a report sees it.
 
+    Its views are the optimize report's sections: :meth:`banner` (the sealed test's verdict),
+    :meth:`facts`, :meth:`plot_trajectory`, :meth:`plot_gate`, :meth:`plot_cost` and
+    :meth:`skill_diff`.
+
     Attributes:
         run_dir: The optimisation run directory.
         state: The run's record (``optimize.json``).
@@ -50,6 +54,110 @@ class Optimization:
     history: pd.DataFrame
     seed_text: str
     champion_text: str
+
+    def banner(self) -> Fragment:
+        """The verdict of the sealed test comparison (:func:`test_summary`) as a banner."""
+        return verdict_banner(*test_summary(self))
+
+    def facts(self) -> Fragment:
+        """Key facts: run, suite and skill, target, spending, splits, the test verdict."""
+        s = self.state
+        accepted = int(self.history["accepted"].fillna(False).astype(bool).sum())
+        return key_values({
+            "run": s.run_id,
+            "suite / skill": f"{s.suite} / {s.skill}",
+            "target / objective": f"{s.target} / {objective_label(self)}",
+            "optimizer": s.optimizer,
+            "status": s.status,
+            "candidates": s.iterations,
+            "accepted": accepted,
+            "champion": s.champion,
+            "validation looks": s.holdout_looks,
+            "work items spent": s.metric_calls,
+            "money spent": f"${s.usd:.2f}",
+            "split sizes (dev / holdout / test)": " / ".join(
+                str(s.split_sizes.get(k, "?")) for k in ("dev", "holdout", "test")
+            ),
+            "splits sha256": s.splits_sha256,
+            "test unsealed": "yes, once" if s.test_unsealed else "no",
+            "test verdict": s.test.verdict if s.test is not None else None,
+        })
+
+    def plot_trajectory(self) -> Figure:
+        """Validation pass rate per candidate (accepted filled) and the champion's level."""
+        h = self.history
+        fig, ax = _styled_axes(3.6)
+        x = np.arange(1, len(h) + 1)
+        seed_rate = _seed_rate(self)
+        champion = [seed_rate]
+        for _, row in h.iterrows():
+            champion.append(row["val_rate"] if bool(row["accepted"]) else champion[-1])
+        ax.step(
+            np.arange(0, len(h) + 1),
+            champion,
+            where="post",
+            color="#2e7d32",
+            linewidth=2,
+            label="champion",
+        )
+        rates = pd.to_numeric(h["val_rate"], errors="coerce").to_numpy(float)
+        accepted = h["accepted"].fillna(False).astype(bool).to_numpy()
+        ax.scatter(x[~accepted], rates[~accepted], color="#9e9e9e", label="rejected", zorder=3)
+        ax.scatter(x[accepted], rates[accepted], color="#2e7d32", label="accepted", zorder=4)
+        ax.set_xlabel("candidate")
+        ax.set_ylabel(f"validation {objective_label(self)}")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlim(-0.2, max(len(h), 1) + 0.5)
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
+        ax.set_title("Validation trajectory", fontsize=11)
+        return fig
+
+    def plot_gate(self) -> Figure:
+        """Paired validation delta of every evaluated candidate vs its champion, with CIs."""
+        h = self.history.dropna(subset=["delta"]).reset_index(drop=True)
+        fig, ax = _styled_axes(0.9 + 0.28 * max(len(h), 1))
+        if h.empty:
+            ax.text(0.5, 0.5, "no candidate was evaluated", ha="center", va="center")
+            ax.set_axis_off()
+            return fig
+        y = np.arange(len(h))[::-1]
+        est = h["delta"].to_numpy(float) * 100
+        low = h["ci_low"].to_numpy(float) * 100
+        high = h["ci_high"].to_numpy(float) * 100
+        colors = ["#2e7d32" if a else "#9e9e9e" for a in h["accepted"].astype(bool)]
+        ax.hlines(y, low, high, colors=colors, linewidth=1.5)
+        ax.scatter(est, y, color=colors, zorder=3)
+        ax.axvline(0, color="#616161", linewidth=1)
+        ax.set_yticks(y, [str(c) for c in h["candidate"]])  # drawn into a PNG: inert
+        ax.set_xlabel(f"validation {objective_label(self)} delta vs champion (pp), gate interval")
+        ax.set_title("Gate decisions (green: accepted)", fontsize=11)
+        return fig
+
+    def plot_cost(self) -> Figure:
+        """Cumulative work items and money after each candidate."""
+        h = self.history
+        fig, ax = _styled_axes(3.0)
+        x = np.arange(1, len(h) + 1)
+        ax.plot(x, pd.to_numeric(h["metric_calls"], errors="coerce"), marker="o", color="#1565c0")
+        ax.set_xlabel("candidate")
+        ax.set_ylabel("work items spent", color="#1565c0")
+        other = ax.twinx()
+        other.plot(x, pd.to_numeric(h["usd"], errors="coerce"), marker="s", color="#c62828")
+        other.set_ylabel("USD spent", color="#c62828")
+        other.spines["top"].set_visible(False)
+        ax.set_title("Budget spent", fontsize=11)
+        return fig
+
+    def skill_diff(self) -> Fragment:
+        """Unified diff of the seed skill vs the champion, escaped, in a ``<pre>`` block."""
+        lines = difflib.unified_diff(
+            self.seed_text.splitlines(keepends=True),
+            self.champion_text.splitlines(keepends=True),
+            fromfile="seed.md",
+            tofile=f"{self.state.champion}.md",
+        )
+        text = "".join(lines) or "(the champion is the seed: no change)"
+        return Fragment(f'<pre class="ek-diff" id="skill-diff">{esc(text)}</pre>')
 
 
 def is_optimization(path: str | os.PathLike[str]) -> bool:
@@ -96,31 +204,6 @@ def load_optimization(path: str | os.PathLike[str]) -> Optimization:
     return Optimization(run_dir, state, history[columns], seed, champion)
 
 
-def optimization_facts(opt: Optimization) -> dict[str, Any]:
-    """Key facts for the report header."""
-    s = opt.state
-    accepted = int(opt.history["accepted"].fillna(False).astype(bool).sum())
-    return {
-        "run": s.run_id,
-        "suite / skill": f"{s.suite} / {s.skill}",
-        "target / objective": f"{s.target} / {objective_label(opt)}",
-        "optimizer": s.optimizer,
-        "status": s.status,
-        "candidates": s.iterations,
-        "accepted": accepted,
-        "champion": s.champion,
-        "validation looks": s.holdout_looks,
-        "work items spent": s.metric_calls,
-        "money spent": f"${s.usd:.2f}",
-        "split sizes (dev / holdout / test)": " / ".join(
-            str(s.split_sizes.get(k, "?")) for k in ("dev", "holdout", "test")
-        ),
-        "splits sha256": s.splits_sha256,
-        "test unsealed": "yes, once" if s.test_unsealed else "no",
-        "test verdict": s.test.verdict if s.test is not None else None,
-    }
-
-
 def _styled_axes(height: float) -> tuple[Figure, Axes]:
     """An 8-inch-wide figure of the given height with one styled set of axes."""
     fig = _new_figure(8.0, height)
@@ -129,90 +212,10 @@ def _styled_axes(height: float) -> tuple[Figure, Axes]:
     return fig, ax
 
 
-def trajectory_plot(opt: Optimization) -> Figure:
-    """Validation pass rate per candidate (accepted filled) and the champion's level."""
-    h = opt.history
-    fig, ax = _styled_axes(3.6)
-    x = np.arange(1, len(h) + 1)
-    seed_rate = _seed_rate(opt)
-    champion = [seed_rate]
-    for _, row in h.iterrows():
-        champion.append(row["val_rate"] if bool(row["accepted"]) else champion[-1])
-    ax.step(
-        np.arange(0, len(h) + 1),
-        champion,
-        where="post",
-        color="#2e7d32",
-        linewidth=2,
-        label="champion",
-    )
-    rates = pd.to_numeric(h["val_rate"], errors="coerce").to_numpy(float)
-    accepted = h["accepted"].fillna(False).astype(bool).to_numpy()
-    ax.scatter(x[~accepted], rates[~accepted], color="#9e9e9e", label="rejected", zorder=3)
-    ax.scatter(x[accepted], rates[accepted], color="#2e7d32", label="accepted", zorder=4)
-    ax.set_xlabel("candidate")
-    ax.set_ylabel(f"validation {objective_label(opt)}")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlim(-0.2, max(len(h), 1) + 0.5)
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
-    ax.set_title("Validation trajectory", fontsize=11)
-    return fig
-
-
 def _seed_rate(opt: Optimization) -> float:
     """The seed skill's validation pass rate (the champion level before any accept)."""
     rate = opt.state.seed_val_rate
     return float("nan") if rate is None else float(rate)
-
-
-def gate_plot(opt: Optimization) -> Figure:
-    """Paired validation delta of every evaluated candidate vs its champion, with CIs."""
-    h = opt.history.dropna(subset=["delta"]).reset_index(drop=True)
-    fig, ax = _styled_axes(0.9 + 0.28 * max(len(h), 1))
-    if h.empty:
-        ax.text(0.5, 0.5, "no candidate was evaluated", ha="center", va="center")
-        ax.set_axis_off()
-        return fig
-    y = np.arange(len(h))[::-1]
-    est = h["delta"].to_numpy(float) * 100
-    low = h["ci_low"].to_numpy(float) * 100
-    high = h["ci_high"].to_numpy(float) * 100
-    colors = ["#2e7d32" if a else "#9e9e9e" for a in h["accepted"].astype(bool)]
-    ax.hlines(y, low, high, colors=colors, linewidth=1.5)
-    ax.scatter(est, y, color=colors, zorder=3)
-    ax.axvline(0, color="#616161", linewidth=1)
-    ax.set_yticks(y, [str(c) for c in h["candidate"]])  # drawn into a PNG: inert
-    ax.set_xlabel(f"validation {objective_label(opt)} delta vs champion (pp), gate interval")
-    ax.set_title("Gate decisions (green: accepted)", fontsize=11)
-    return fig
-
-
-def cost_plot(opt: Optimization) -> Figure:
-    """Cumulative work items and money after each candidate."""
-    h = opt.history
-    fig, ax = _styled_axes(3.0)
-    x = np.arange(1, len(h) + 1)
-    ax.plot(x, pd.to_numeric(h["metric_calls"], errors="coerce"), marker="o", color="#1565c0")
-    ax.set_xlabel("candidate")
-    ax.set_ylabel("work items spent", color="#1565c0")
-    other = ax.twinx()
-    other.plot(x, pd.to_numeric(h["usd"], errors="coerce"), marker="s", color="#c62828")
-    other.set_ylabel("USD spent", color="#c62828")
-    other.spines["top"].set_visible(False)
-    ax.set_title("Budget spent", fontsize=11)
-    return fig
-
-
-def skill_diff(opt: Optimization) -> Fragment:
-    """Unified diff of the seed skill vs the champion, escaped, in a ``<pre>`` block."""
-    lines = difflib.unified_diff(
-        opt.seed_text.splitlines(keepends=True),
-        opt.champion_text.splitlines(keepends=True),
-        fromfile="seed.md",
-        tofile=f"{opt.state.champion}.md",
-    )
-    text = "".join(lines) or "(the champion is the seed: no change)"
-    return Fragment(f'<pre class="ek-diff" id="skill-diff">{esc(text)}</pre>')
 
 
 def test_summary(opt: Optimization) -> tuple[str, str, list[str]]:

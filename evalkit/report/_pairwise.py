@@ -1,7 +1,9 @@
-"""Views of a stored pairwise comparison (``<run>/pairwise/*.json``) for ``--kind pairwise``.
+"""A stored pairwise comparison (``<run>/pairwise/*.json``) and its views, for ``--kind pairwise``.
 
 The comparison is what ``evalkit compare ... --pairwise`` stored; nothing is recomputed here.
-Every text from a run (answers, reasons, case ids) is escaped.
+:func:`stored_pairwise` reads it as a :class:`StoredPairwise`: the stored object, whose
+methods are the report's sections. Every text from a run (answers, reasons, case ids) is
+escaped.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,11 +32,101 @@ from evalkit.results import (
 PAIRWISE_DIR = "pairwise"
 
 
+class StoredPairwise(dict[str, Any]):
+    """A stored pairwise comparison: the JSON object ``compare --pairwise`` wrote, and its views.
+
+    Its keys are the stored fields (``verdict``, ``win_probability``, ``sign_test``,
+    ``position_bias``, ``cases``, ``pairs``, ``notes``, ...; ``judge_calibration`` looked up
+    again when read). Its views: :meth:`banner` (the verdict), :meth:`cards` (win
+    probability, position bias and consistency, judge calls), :attr:`cases` (the per-case
+    table) and :meth:`plot_forest`, :meth:`ranking` (Bradley-Terry, more than two variants)
+    and :meth:`pairs` (the answers side by side).
+    """
+
+    def banner(self) -> Fragment:
+        """The verdict banner: the win probability with its interval, the sign test, the judge."""
+        return pairwise_banner(self)
+
+    def cards(self) -> Fragment:
+        """Cards: win probability, position bias, position consistency, judge calls."""
+        usage = self.get("usage") or {}
+        return stat_cards([
+            ("win probability", pct(self["win_probability"]["estimate"]),
+             _interval(self["win_probability"])),
+            ("first-position wins", pct(self["position_bias"]["estimate"]),
+             f"{_interval(self['position_bias'])}; 50 % is a fair judge"),
+            ("position consistency", pct(self["position_consistency"]),
+             "pairs whose two orders agree"),
+            ("judge calls", str(usage.get("calls", 0)), f"{usage.get('cache_hits', 0)} from cache"),
+        ])
+
+    @property
+    def cases(self) -> pd.DataFrame:
+        """The per-case table (win share, its interval, the Holm-corrected exact test)."""
+        return pd.DataFrame(self.get("cases") or [])
+
+    def plot_forest(self, *, max_cases: int = 40) -> Figure:
+        """Per-case win share with its Wilson interval; named cases coloured."""
+        cases = self.cases
+        fig = Figure(figsize=(8.0, 0.8 + 0.26 * max(1, min(len(cases), max_cases))))
+        ax = fig.add_subplot()
+        if cases.empty:
+            ax.text(0.5, 0.5, "no case", ha="center", va="center")
+            return fig
+        every = len(cases)
+        cases = cases.assign(distance=(cases["win_share"] - 0.5).abs())
+        cases = cases.sort_values(["distance", "case_id"], ascending=[False, True]).head(
+            max_cases
+        )
+        cases = cases.sort_values("win_share", kind="stable")
+        y = np.arange(len(cases))
+        colours = cases["verdict"].map(
+            {"improved": "#1a7f37", "regressed": "#cf222e"}).fillna("#57606a")
+        share = cases["win_share"].to_numpy(dtype=float)
+        errors = np.vstack([share - cases["ci_low"].to_numpy(dtype=float),
+                            cases["ci_high"].to_numpy(dtype=float) - share])
+        ax.errorbar(share, y, xerr=errors, fmt="none", ecolor="#8c959f", elinewidth=1)
+        ax.scatter(share, y, c=list(colours), zorder=3, s=18)
+        ax.axvline(0.5, color="#24292f", linewidth=0.8, linestyle="--")
+        ax.set_yticks(y, [shorten(c) for c in cases["case_id"]], fontsize=7)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_xlabel(f"share of trials {shorten(self['candidate'])} wins (ties as half)")
+        shown = f" ({len(cases)} of {every} cases)" if every > len(cases) else ""
+        ax.set_title(f"Per-case win share of {shorten(self['candidate'])} over "
+                     f"{shorten(self['baseline'])}{shown}", fontsize=9)
+        fig.tight_layout()
+        return fig
+
+    def ranking(self) -> Fragment:
+        """The Bradley-Terry ranking (more than two variants), or an empty fragment."""
+        fit = self.get("bradley_terry")
+        if not fit:
+            return Fragment("")
+        frame = pd.DataFrame(fit["strengths"])
+        return html_table(
+            frame,
+            columns={"rank": "rank", "variant": "variant", "strength": "strength (log-odds)",
+                     "ci_low": "low", "ci_high": "high",
+                     "win_probability": "P(beats reference)"},
+            formats={"strength": lambda v: f"{v:+.2f}",
+                     "ci_low": lambda v: "" if v is None else f"{v:+.2f}",
+                     "ci_high": lambda v: "" if v is None else f"{v:+.2f}",
+                     "win_probability": pct},
+            caption=f"Bradley-Terry strengths against {fit['reference']} "
+            f"({fit['confidence']:.0%} case-clustered intervals)",
+            table_id="ranking",
+        )
+
+    def pairs(self, *, max_pairs: int = 30) -> Fragment:
+        """The pairs side by side with both orders' verdicts and reasons (flipped first)."""
+        return _pairs_html(self, max_pairs)
+
+
 def stored_pairwise(
     run: str | os.PathLike[str],
     runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
     name: str = "",
-) -> dict[str, Any]:
+) -> StoredPairwise:
     """The stored pairwise comparison of a run (the newest, or the one called ``name``).
 
     Raises:
@@ -73,7 +164,7 @@ def stored_pairwise(
             limits.get("min_kappa", DEFAULT_MIN_KAPPA),
             limits.get("max_follow_rate", DEFAULT_MAX_FOLLOW_RATE),
         )
-    return data
+    return StoredPairwise(data)
 
 
 def _interval(block: Mapping[str, Any]) -> str:
@@ -108,76 +199,6 @@ def pairwise_banner(data: Mapping[str, Any]) -> Fragment:
     return banner(verdict, f"{verdict} (pairwise)", headline, details)
 
 
-def pairwise_cards(data: Mapping[str, Any]) -> Fragment:
-    """Cards: win probability, position bias, position consistency, judge calls."""
-    usage = data.get("usage") or {}
-    return stat_cards([
-        ("win probability", pct(data["win_probability"]["estimate"]),
-         _interval(data["win_probability"])),
-        ("first-position wins", pct(data["position_bias"]["estimate"]),
-         f"{_interval(data['position_bias'])}; 50 % is a fair judge"),
-        ("position consistency", pct(data["position_consistency"]),
-         "pairs whose two orders agree"),
-        ("judge calls", str(usage.get("calls", 0)), f"{usage.get('cache_hits', 0)} from cache"),
-    ])
-
-
-def pairwise_cases(data: Mapping[str, Any]) -> pd.DataFrame:
-    """The per-case table (win share, its interval, the Holm-corrected exact test)."""
-    return pd.DataFrame(data.get("cases") or [])
-
-
-def pairwise_forest(data: Mapping[str, Any], *, max_cases: int = 40) -> Figure:
-    """Per-case win share with its Wilson interval; named cases coloured."""
-    cases = pairwise_cases(data)
-    fig = Figure(figsize=(8.0, 0.8 + 0.26 * max(1, min(len(cases), max_cases))))
-    ax = fig.add_subplot()
-    if cases.empty:
-        ax.text(0.5, 0.5, "no case", ha="center", va="center")
-        return fig
-    cases = cases.assign(distance=(cases["win_share"] - 0.5).abs())
-    cases = cases.sort_values(["distance", "case_id"], ascending=[False, True]).head(max_cases)
-    cases = cases.sort_values("win_share", kind="stable")
-    y = np.arange(len(cases))
-    colours = cases["verdict"].map(
-        {"improved": "#1a7f37", "regressed": "#cf222e"}).fillna("#57606a")
-    share = cases["win_share"].to_numpy(dtype=float)
-    errors = np.vstack([share - cases["ci_low"].to_numpy(dtype=float),
-                        cases["ci_high"].to_numpy(dtype=float) - share])
-    ax.errorbar(share, y, xerr=errors, fmt="none", ecolor="#8c959f", elinewidth=1)
-    ax.scatter(share, y, c=list(colours), zorder=3, s=18)
-    ax.axvline(0.5, color="#24292f", linewidth=0.8, linestyle="--")
-    ax.set_yticks(y, [shorten(c) for c in cases["case_id"]], fontsize=7)
-    ax.set_xlim(-0.02, 1.02)
-    ax.set_xlabel(f"share of trials {shorten(data['candidate'])} wins (ties as half)")
-    shown = f" ({len(cases)} of {len(pairwise_cases(data))} cases)" if len(
-        pairwise_cases(data)) > len(cases) else ""
-    ax.set_title(f"Per-case win share of {shorten(data['candidate'])} over "
-                 f"{shorten(data['baseline'])}{shown}", fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
-def ranking_table(data: Mapping[str, Any]) -> Fragment:
-    """The Bradley-Terry ranking (more than two variants), or an empty fragment."""
-    fit = data.get("bradley_terry")
-    if not fit:
-        return Fragment("")
-    frame = pd.DataFrame(fit["strengths"])
-    return html_table(
-        frame,
-        columns={"rank": "rank", "variant": "variant", "strength": "strength (log-odds)",
-                 "ci_low": "low", "ci_high": "high", "win_probability": "P(beats reference)"},
-        formats={"strength": lambda v: f"{v:+.2f}",
-                 "ci_low": lambda v: "" if v is None else f"{v:+.2f}",
-                 "ci_high": lambda v: "" if v is None else f"{v:+.2f}",
-                 "win_probability": pct},
-        caption=f"Bradley-Terry strengths against {fit['reference']} "
-        f"({fit['confidence']:.0%} case-clustered intervals)",
-        table_id="ranking",
-    )
-
-
 def _order(pairs: pd.DataFrame) -> pd.DataFrame:
     """Flipped pairs first, then pairs of contested cases (both wins and losses), then the rest."""
     if pairs.empty:
@@ -191,7 +212,7 @@ def _order(pairs: pd.DataFrame) -> pd.DataFrame:
         ["_rank", "case_id", "trial"], kind="stable")
 
 
-def pairs_html(data: Mapping[str, Any], *, max_pairs: int = 30) -> Fragment:
+def _pairs_html(data: Mapping[str, Any], max_pairs: int) -> Fragment:
     """The pairs side by side with both orders' verdicts and reasons (flipped, contested first)."""
     pairs = _order(pd.DataFrame(data.get("pairs") or []))
     if pairs.empty:
@@ -228,9 +249,3 @@ def pairs_html(data: Mapping[str, Any], *, max_pairs: int = 30) -> Fragment:
     more = len(pairs) - max_pairs
     tail = f'<p class="ek-note">{more} more pair(s) in the stored JSON</p>' if more > 0 else ""
     return Fragment('<div id="pairs">' + "".join(blocks) + tail + "</div>")
-
-
-def pairwise_source(data: Mapping[str, Any]) -> Path | None:
-    """Where the comparison is stored."""
-    path = data.get("path")
-    return Path(path) if path else None

@@ -8,7 +8,7 @@ object is displayed (matplotlib, a PNG data URI). :func:`register_rich_displays`
 :class:`~evalkit.analysis.GateResult`, :class:`~evalkit.stats.SequentialComparison`,
 :class:`~evalkit.sequential.SequentialRun` and :class:`~evalkit.ablation.AblationResult`
 (through :mod:`evalkit._display`, whose first display calls it). A run gets the same through
-:func:`run_overview`, and flipped items through :func:`flip_pairs`.
+:func:`~evalkit.report._run.run_overview`, and flipped items through :func:`flip_pairs`.
 """
 
 from __future__ import annotations
@@ -16,29 +16,23 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalkit._display import register_figure, register_html
-from evalkit._settings import CONFIDENCE, RUNS_DIR
+from evalkit._display import register_html
+from evalkit._settings import RUNS_DIR
 from evalkit.ablation import AblationResult
 from evalkit.analysis import LIFT_METRICS, Explanation, GateResult, LiftResult, RunComparison
 from evalkit.report._ablation import ablation_html
-from evalkit.report._browser import item_browser
 from evalkit.report._forensics_view import explanation_html
-from evalkit.report._matched_view import matched_rate_section
 from evalkit.report._named_cases import case_named_column, named_cases_section
 from evalkit.report._plots import (
     figure_html,
     forest_plot,
-    heatmap,
     lift_plot,
     power_plot,
-    rate_plot,
 )
 from evalkit.report._sequential import SequentialTrajectory, looks_table, sequential_trajectory
 from evalkit.report._sequential_plot import sequential_plot
@@ -59,8 +53,8 @@ from evalkit.report._tables import (
     usd,
 )
 from evalkit.report._transcripts import paired_excerpts
-from evalkit.report._views import case_keys, metrics_table, unstable_cases
-from evalkit.results import describe_causes, load_manifest, read_run, resolve_run_dir
+from evalkit.report._views import case_keys, metrics_table
+from evalkit.results import describe_causes, read_run, resolve_run_dir
 from evalkit.sequential import SequentialRun
 from evalkit.stats import (
     FlipRate,
@@ -70,7 +64,6 @@ from evalkit.stats import (
     SequentialComparison,
     correction_words,
     minimum_detectable_effect,
-    pass_rates,
     unmatched_lines,
 )
 
@@ -326,9 +319,8 @@ def flips_html(result: FlipRate) -> str:
         f"pairs disagree ({result.n_flips:,} flips; {result.confidence:.0%} {result.method})",
         [f"{result.n_unmatched} item(s) had no match"] if result.n_unmatched else [],
     )
-    unstable = unstable_cases(result.by_case, COMPACT_ROWS)
     table = html_table(
-        unstable,
+        result.unstable_cases(COMPACT_ROWS),
         formats={"estimate": pct},
         caption="Most unstable cases",
         empty="No case flipped.",
@@ -336,12 +328,7 @@ def flips_html(result: FlipRate) -> str:
     parts = head + table
     if {"case_id", "condition", "estimate"} <= set(result.by_case.columns):
         parts = parts + figure_html(
-            heatmap(
-                result.by_case,
-                title="Flip rate by case and condition",
-                colorbar_label="flip rate",
-                max_rows=30,
-            ),
+            result.plot_heatmap(max_rows=30),
             "flip-heatmap",
             "Flip rate per case (rows) and condition (columns).",
         )
@@ -429,77 +416,6 @@ def gate_html(result: GateResult) -> str:
             "Per-case change gated on, with intervals.",
         )
     return styled(parts.html)
-
-
-@dataclass(frozen=True)
-class RunOverview:
-    """A run as a notebook shows it: pass rates with intervals, a plot and the item browser.
-
-    Attributes:
-        run_dir: The run directory.
-        rows: Its result rows (:func:`evalkit.read_run`).
-        manifest: Its manifest (empty for imported tables without one).
-        confidence: Confidence level of the pass-rate intervals.
-        max_items: Most items in the browser.
-    """
-
-    run_dir: Path
-    rows: pd.DataFrame
-    manifest: dict[str, Any] = field(default_factory=dict)
-    confidence: float = CONFIDENCE.default
-    max_items: int = 200
-
-    def _repr_html_(self) -> str:
-        rows = self.rows
-        overall = pass_rates(rows, by=[], confidence=self.confidence)
-        rates = pass_rates(rows, by=["condition"], confidence=self.confidence)
-        first = overall.iloc[0]
-        status = rows["status"].astype(str).value_counts()
-        head = banner(
-            "inconclusive",
-            f"run {self.run_dir.name}",
-            f"pass rate {interval(first['estimate'], first['ci_low'], first['ci_high'])} over "
-            f"{len(rows):,} items of {rows['case_id'].nunique():,} cases",
-            [", ".join(f"{k} {v:,}" for k, v in status.items())],
-        )
-        table = interval_table(rates, ["condition"], header="pass rate", caption="By condition")
-        figure = figure_html(
-            rate_plot(rates, title="Pass rate by condition"),
-            "pass-rate-condition",
-            "Pass rate by condition, with confidence intervals (cases as clusters).",
-        )
-        browser = item_browser(
-            self.run_dir, rows, max_items=self.max_items, browser_id=self.run_dir.name
-        )
-        guard = matched_rate_section(rows, confidence=self.confidence)
-        return styled((head + table + guard + figure + browser).html)
-
-    def __repr__(self) -> str:
-        return f"<RunOverview {self.run_dir.name}: {len(self.rows)} items>"
-
-
-def run_overview(
-    run: str | os.PathLike[str],
-    *,
-    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
-    confidence: float = CONFIDENCE.default,
-    max_items: int = 200,
-) -> RunOverview:
-    """Load a run for a notebook: ``.rows`` is :func:`evalkit.read_run`, the display is rich.
-
-    Args:
-        run: Run directory or id.
-        runs_dir: Where run ids are looked up.
-        confidence: Confidence level of the pass-rate intervals.
-        max_items: Most items in the item browser.
-
-    Returns:
-        The :class:`RunOverview`.
-    """
-    run_dir = resolve_run_dir(run, runs_dir)
-    manifest = load_manifest(run_dir)
-    recorded = manifest.to_json() if manifest is not None else {}
-    return RunOverview(run_dir, read_run(run_dir), recorded, confidence, max_items)
 
 
 def _flipped_within(rows: pd.DataFrame, max_pairs: int) -> list[tuple[str, Any, Any]]:
@@ -619,7 +535,6 @@ def register_rich_displays() -> None:
     """Make the renderers above the ``_repr_html_`` of evalkit's result types (and their plots)."""
     register_html(PairedComparison, comparison_html)
     register_html(RunComparison, comparison_html)
-    register_figure(RunComparison, "forest", forest_plot)
     register_html(LiftResult, lift_html)
     register_html(FlipRate, flips_html)
     register_html(Explanation, explanation_html)

@@ -28,9 +28,6 @@ from evalkit.report._tables import (
     pct,
     pp,
     rows_of,
-    seconds,
-    stat_cards,
-    usd,
 )
 from evalkit.results import load_manifest, read_run, resolve_run_dir
 from evalkit.stats import (
@@ -118,49 +115,6 @@ def _stamp(value: Any) -> str:
         return "n/a"
     stamp = pd.Timestamp(value)
     return stamp.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if stamp.tzinfo is not None else "")
-
-
-def summary_cards(rows: pd.DataFrame, overall: pd.DataFrame) -> Fragment:
-    """Headline cards of a run: items, cases, pass rate with its interval, failures, cost, time.
-
-    Args:
-        rows: The run's result rows.
-        overall: :func:`evalkit.stats.pass_rates` with ``by=[]`` (one row).
-
-    Returns:
-        The cards.
-    """
-    status = rows["status"].astype(str)
-    failed = int((status != "ok").sum())
-    rate = overall.iloc[0] if len(overall) else None
-    cards = [
-        ("work items", f"{len(rows):,}", f"{rows['case_id'].nunique():,} cases"),
-        (
-            "pass rate",
-            pct(rate["estimate"]) if rate is not None else "n/a",
-            (
-                f"{rate['confidence']:.0%} CI {pct(rate['ci_low'])} to {pct(rate['ci_high'])}"
-                if rate is not None
-                else ""
-            ),
-        ),
-        (
-            "errors and timeouts",
-            f"{failed:,}",
-            f"{int((status == 'timeout').sum()):,} timeouts" if failed else "every item finished",
-        ),
-    ]
-    if "cost_usd" in rows and rows["cost_usd"].notna().any():
-        simulated = "provider" in rows and bool((rows["provider"].astype(str) == "simulated").all())
-        cards.append((
-            "total cost", usd(rows["cost_usd"].sum()),
-            "simulated provider: not billed" if simulated else "sum over items",
-        ))
-    if "latency_s" in rows and rows["latency_s"].notna().any():
-        cards.append(
-            ("median latency", seconds(rows["latency_s"].median()), "per item (wall clock)")
-        )
-    return stat_cards(cards)
 
 
 _KIND = {
@@ -273,22 +227,6 @@ def errors_by_class(rows: pd.DataFrame) -> pd.DataFrame:
     )
     table["share"] = table["n"] / len(rows)
     return table.sort_values("n", ascending=False, kind="stable")[columns].reset_index(drop=True)
-
-
-def status_by(rows: pd.DataFrame, by: str = "condition") -> pd.DataFrame:
-    """Counts of each status per value of ``by`` (a contingency table).
-
-    Args:
-        rows: Result rows.
-        by: Column to break down by.
-
-    Returns:
-        One row per value of ``by``, one count column per status, then ``total``.
-    """
-    table = pd.crosstab(rows[by].astype(str), rows["status"].astype(str))
-    table["total"] = table.sum(axis=1)
-    table.columns.name = None
-    return table.reset_index()
 
 
 def top_items(rows: pd.DataFrame, column: str, n: int = 10) -> pd.DataFrame:
@@ -838,19 +776,3 @@ def within_flips(rows: pd.DataFrame, confidence: float = CONFIDENCE.default) -> 
     """
     by = ["case_id", "condition", "provider"] if "provider" in rows else ["case_id", "condition"]
     return flip_rate_within(rows, by=by, confidence=confidence)
-
-
-def unstable_cases(by_case: pd.DataFrame, n: int = 20) -> pd.DataFrame:
-    """The ``n`` (case, condition) groups with the highest flip rate, most pairs first on ties.
-
-    Args:
-        by_case: A :class:`~evalkit.stats.FlipRate` ``by_case`` table.
-        n: Most rows.
-
-    Returns:
-        The rows, sorted.
-    """
-    table = by_case.dropna(subset=["estimate"])
-    table = table[table["flips"] > 0]
-    return table.sort_values(["estimate", "n"], ascending=[False, False], kind="stable").head(n)
-

@@ -18,16 +18,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import pandas as pd
 from statsmodels.stats.proportion import proportion_confint
 
-from evalkit._display import RichDisplay
+from evalkit._display import RichDisplay, draw
 from evalkit._settings import CONFIDENCE
 from evalkit.errors import InputError
 from evalkit.stats._frame import as_frame, records
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 from evalkit.stats._interval import json_float
 from evalkit.stats._proportions import proportion_ci
 from evalkit.stats._reuse import reused_note, split_reused
@@ -100,6 +103,9 @@ class FlipRate(RichDisplay):
         by_provider: With several providers, one row per provider: ``provider, n_pairs,
             n_flips, flip_rate, ci_low, ci_high, confidence, method`` (cluster-Wilson, clusters
             = cases); empty with one provider.
+
+    :meth:`unstable_cases` lists the groups that flip most; :meth:`plot_heatmap` draws
+    ``by_case`` as a case x condition heatmap (matplotlib, drawn by :mod:`evalkit.report`).
     """
 
     flip_rate: float
@@ -138,6 +144,44 @@ class FlipRate(RichDisplay):
             "ci_low": json_float(self.ci_low),
             "ci_high": json_float(self.ci_high),
         }
+
+
+    def unstable_cases(self, n: int = 20) -> pd.DataFrame:
+        """The ``n`` rows of ``by_case`` with the highest flip rate, most pairs first on ties.
+
+        Args:
+            n: Most rows.
+
+        Returns:
+            The ``by_case`` rows that flipped at least once, sorted.
+        """
+        table = self.by_case.dropna(subset=["estimate"])
+        table = table[table["flips"] > 0]
+        return table.sort_values(["estimate", "n"], ascending=[False, False], kind="stable").head(
+            n
+        )
+
+    def plot_heatmap(
+        self,
+        *,
+        title: str = "Flip rate by case and condition",
+        colorbar_label: str = "flip rate",
+        max_rows: int = 40,
+    ) -> Figure:
+        """The flip rate of each case (rows, most unstable first) and condition (columns).
+
+        Args:
+            title: Figure title.
+            colorbar_label: Label of the colour bar.
+            max_rows: Most cases drawn (the title says when some are left out).
+
+        Returns:
+            The figure.
+        """
+        figure = draw(
+            self, "plot_heatmap", title=title, colorbar_label=colorbar_label, max_rows=max_rows
+        )
+        return cast("Figure", figure)
 
 
 def flip_rate_between(

@@ -18,7 +18,7 @@ import pytest
 from matplotlib.figure import Figure
 
 import evalkit
-from evalkit._display import draw_figure
+from evalkit._display import draw
 from evalkit.analysis import RunComparison
 from evalkit.errors import ConfigError
 from evalkit.report import compare_view
@@ -118,8 +118,8 @@ def test_plot_forest_draws_one_row_per_case_up_to_max_cases(result: RunCompariso
 
 
 def test_a_figure_no_type_registered_is_refused() -> None:
-    with pytest.raises(LookupError, match="no figure 'forest' is registered for object"):
-        draw_figure(object(), "forest")
+    with pytest.raises(LookupError, match="no figure 'plot_forest' is registered for object"):
+        draw(object(), "plot_forest")
 
 
 @pytest.mark.slow
