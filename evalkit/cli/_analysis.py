@@ -27,18 +27,14 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError, InputError
-from evalkit.stats import (
-    ALLOCATION_METHOD,
-    METRICS,
-    PairedComparison,
-    family_columns,
-    unmatched_lines,
-)
+from evalkit.stats import METRICS  # evalkit.stats._types: no statistics imported to parse
 
 if TYPE_CHECKING:
     import pandas as pd
     from rich.console import Console
     from rich.table import Table
+
+    from evalkit.stats import PairedComparison
 
 
 def _pct(value: float) -> str:
@@ -385,6 +381,8 @@ def compare_main(args: argparse.Namespace) -> int:
         follow_up = _confirm_line(args, result)
         if follow_up:
             out.line(follow_up)
+        from evalkit.stats import unmatched_lines
+
         for line in unmatched_lines(result):
             out.line(line)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
@@ -522,6 +520,8 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     else:
         out = Lines()
         _print_comparison(out, result)
+        from evalkit.stats import ALLOCATION_METHOD
+
         unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
@@ -556,6 +556,8 @@ def _print_comparison(out: Lines, result: PairedComparison) -> None:
             "  (each verdict over its own cases; p Holm-adjusted across conditions, a direction "
             f"needs it below {1 - result.delta.confidence:g} and the interval past the threshold)"
         )
+        from evalkit.stats import family_columns
+
         for (name, part), family in zip(parts, family_columns(parts), strict=True):
             reused = f"; {part.reused_items} reused pair(s) left out" if part.reused_items else ""
             out.line(
