@@ -59,7 +59,7 @@ import sys, time, httpx
 from evalkit.viewer import ViewServer
 server = ViewServer(sys.argv[1]).start()
 client = httpx.Client(base_url=f"http://127.0.0.1:{server.port}",
-                      cookies={"evalkit_view_token": server.token}, timeout=3600)
+                      cookies={server.cookie_name: server.token}, timeout=3600)
 start = time.perf_counter()
 answer = client.get(f"/api/compare?run=big&a={sys.argv[2]}&b={sys.argv[3]}")
 seconds = time.perf_counter() - start

@@ -98,4 +98,7 @@ def json_text(data: Mapping[str, Any]) -> str:
         >>> json_text({"estimate": float("nan"), "n": 3})
         '{"estimate": null, "n": 3}'
     """
-    return json.dumps(_finite(dict(data)), default=str)
+    try:  # most results hold no NaN: one pass of the encoder, without a copy made first
+        return json.dumps(dict(data), default=str, allow_nan=False)
+    except ValueError:  # a NaN or an infinity somewhere (or a cycle, which fails again below)
+        return json.dumps(_finite(dict(data)), default=str)

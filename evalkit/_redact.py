@@ -597,8 +597,10 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
         spans = _split_spans(values, matcher)
         if any(spans):
             value = _replace_values(value, iter(spans))
-    # one pre-check over all strings at once (NUL-separated, so no match spans two of them)
-    joined = "\0".join(_strings(value))
+    # one pre-check over all strings at once (NUL-separated, so no match spans two of them);
+    # each distinct string once: no pattern of the pre-check matches across a NUL, so what it
+    # finds in the join it finds in one of the strings, however often that string repeats
+    joined = "\0".join(_distinct_strings(value))
     pieces = _fragments(known)
     if (
         (matcher is None or not matcher.may_match(joined))
@@ -634,16 +636,25 @@ def _replace_values(value: Any, spans: Iterator[list[tuple[int, int]]]) -> Any:
     return value
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
+def _distinct_strings(value: Any) -> dict[str, None]:
+    """Every string inside ``value`` (dict keys included), each once.
+
+    One walk with a stack of its own: a result's JSON holds hundreds of thousands of values,
+    most of them the same few keys, and a recursive generator per value costs more than the
+    pre-check itself.
+    """
+    found: dict[str, None] = {}
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found[item] = None
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return found
 
 
 def _redact_nested(

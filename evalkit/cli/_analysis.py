@@ -34,13 +34,7 @@ from evalkit.cli._common import (
 from evalkit.cli._lines import Bold, Lines
 from evalkit.cli._pairwise import add_pairwise_options, pairwise_main
 from evalkit.errors import ConfigError, InputError
-from evalkit.stats import (
-    ALLOCATION_METHOD,
-    METRICS,
-    PairedComparison,
-    family_columns,
-    unmatched_lines,
-)
+from evalkit.stats import METRICS  # evalkit.stats._types: no statistics imported to parse
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,6 +42,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from evalkit.analysis import RunComparison
+    from evalkit.stats import PairedComparison
 
 
 def _pct(value: float) -> str:
@@ -378,6 +373,8 @@ def compare_main(args: argparse.Namespace) -> int:
         follow_up = _confirm_line(args, result.stats)
         if follow_up:
             out.line(follow_up)
+        from evalkit.stats import unmatched_lines
+
         for line in unmatched_lines(result):
             out.line(line)
     return 1 if args.fail_on_regression and result.verdict == "regressed" else 0
@@ -511,6 +508,8 @@ def _sequential_main(args: argparse.Namespace, conditions: tuple[str, ...] | Non
     if not printed_json(args, result):
         out = Lines()
         _print_comparison(out, RunComparison(result, next_step=result.next_step))
+        from evalkit.stats import ALLOCATION_METHOD
+
         unit = "pairs" if result.method == ALLOCATION_METHOD else "cases"
         for look in result.looks:
             reason = f" ({look.reason})" if look.reason else ""
@@ -545,6 +544,8 @@ def _print_comparison(out: Lines, result: RunComparison) -> None:
             "  (each verdict over its own cases; p Holm-adjusted across conditions, a direction "
             f"needs it below {1 - result.delta.confidence:g} and the interval past the threshold)"
         )
+        from evalkit.stats import family_columns
+
         for (name, part), family in zip(parts, family_columns(parts), strict=True):
             reused = f"; {part.reused_items} reused pair(s) left out" if part.reused_items else ""
             out.line(

@@ -37,11 +37,21 @@ def _fisher_matrix(trials: int) -> np.ndarray:
 
     n = trials
     out = np.ones((n + 1, n + 1))
-    for total in range(1, 2 * n):
-        k = np.arange(max(0, total - n), min(n, total) + 1)
-        pmf = hypergeom.pmf(k, 2 * n, total, n)
-        p = np.array([pmf[pmf <= value * _FISHER_TOLERANCE].sum() for value in pmf])
-        out[k, total - k] = np.minimum(p, 1.0)
+    # every table's probability given its column total, in one call: pmf[x, y]
+    x = np.arange(n + 1)
+    total = x[:, None] + x[None, :]
+    inner = (total > 0) & (total < 2 * n)
+    pmf = np.zeros((n + 1, n + 1))
+    pmf[inner] = hypergeom.pmf(np.broadcast_to(x[:, None], total.shape)[inner], 2 * n,
+                               total[inner], n)
+    for t in range(1, 2 * n):
+        # the tables of one total; each one's p-value is the mass of those no likelier than
+        # it: a cumulative sum of the sorted probabilities, read where each one falls
+        k = np.arange(max(0, t - n), min(n, t) + 1)
+        values = pmf[k, t - k]
+        ordered = np.sort(values)
+        below = np.searchsorted(ordered, values * _FISHER_TOLERANCE, side="right")
+        out[k, t - k] = np.minimum(np.cumsum(ordered)[below - 1], 1.0)
     return out
 
 

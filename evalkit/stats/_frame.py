@@ -21,6 +21,7 @@ The rules applied here, once:
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -369,8 +370,16 @@ def json_ready(obj: Any) -> Any:
     Returns:
         The same structure with numpy scalars converted and NaN replaced by None.
     """
+    # The exact built-in types first (a comparison's JSON holds hundreds of thousands of
+    # them): what :func:`plain` would return for them, without its chain of checks.
+    kind = type(obj)
+    if kind is str or kind is int or kind is bool or obj is None:
+        return obj
+    if kind is float:
+        return obj if math.isfinite(obj) else None
     if isinstance(obj, dict):
-        return {str(key): json_ready(item) for key, item in obj.items()}
+        return {key if type(key) is str else str(key): json_ready(item)
+                for key, item in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [json_ready(item) for item in obj]
     return plain(obj)

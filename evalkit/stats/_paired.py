@@ -309,13 +309,13 @@ class PairedComparison(RichDisplay):
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
-        decided = self.case_decisions()
+        decided = self.case_decisions().tolist()
         for index, row in enumerate(self.cases.to_dict("records")):
             item = {column: plain(row[column]) for column in unit_columns}
             item["verdict"] = str(row["verdict"])
             for column in ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted"):
                 item[column] = json_float(row[column])
-            item["decided_by"] = decided.iloc[index]
+            item["decided_by"] = decided[index]
             case_rows.append(item)
         return dict(
             json_ready(
@@ -403,8 +403,9 @@ class PairedComparison(RichDisplay):
 def _screen_records(screen: pd.DataFrame) -> list[dict[str, Any]]:
     """The pooled case rows as JSON records (numbers as floats, NaN as None)."""
     out = []
+    columns = case_columns(screen)
     for row in screen.to_dict("records"):
-        item = {c: plain(row[c]) for c in case_columns(screen) if c in row}
+        item = {c: plain(row[c]) for c in columns if c in row}
         item["verdict"] = str(row["verdict"])
         for column in ("n_strata", "n_baseline", "n_candidate"):
             item[column] = int(row[column])

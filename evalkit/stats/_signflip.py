@@ -126,7 +126,9 @@ def sign_flip_test(
     for start in range(0, n_resamples, chunk):
         size = min(chunk, n_resamples - start)
         signs = rng.integers(0, 2, size=(size, n_cases), dtype=np.int8) * 2 - 1
-        hits += int(np.count_nonzero(np.abs(signs @ values) >= cutoff))
+        # as floats: a product of float arrays is BLAS's, twice as fast as a mixed one
+        totals = np.abs(signs.astype(np.float64) @ values)
+        hits += int(np.count_nonzero(totals >= cutoff))
     return SignFlipResult(
         (1 + hits) / (1 + n_resamples), n_cases, False, n_resamples, "resampled"
     )

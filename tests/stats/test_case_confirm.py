@@ -81,3 +81,14 @@ def test_confirm_case_table_matches_scipy_and_statsmodels() -> None:
         assert table.loc[case, "ci_low"] == pytest.approx(min(low, (pc / nc) - (pb / nb)))
         assert table.loc[case, "ci_high"] == pytest.approx(max(high, (pc / nc) - (pb / nb)))
     assert table["verdict"].to_dict() == {"a": "regressed", "b": "inconclusive", "c": "improved"}
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 30])
+def test_the_fisher_table_is_scipys_p_value_of_every_table(n: int) -> None:
+    from evalkit.stats._case_confirm import _fisher_matrix
+
+    table = _fisher_matrix(n)
+    for x in range(n + 1):
+        for y in range(n + 1):
+            expected = fisher_exact([[x, n - x], [y, n - y]]).pvalue
+            assert table[x, y] == pytest.approx(expected, rel=1e-12, abs=1e-15), (x, y)
