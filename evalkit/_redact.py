@@ -334,6 +334,9 @@ _UNIT = re.compile(
     r"|&#[xX](?P<ref>[0-9a-fA-F]{1,6});|&#(?P<dec>\d{1,7});|.",
     re.S,
 )
+#: The units whose folded reading may differ from themselves: the escapes and the non-ASCII
+#: characters (an ASCII character is its own NFKC form). Segments a text as :data:`_UNIT` does.
+_FOLDABLE = re.compile(_UNIT.pattern.removesuffix("|.") + r"|[^\x00-\x7f]", re.S)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -369,14 +372,16 @@ def _redact_compatibility_forms(
     (``\uff53``, ``&#xff53;``); a span the redactor replaces in that folded reading is
     replaced in ``text``, mapped back unit by unit.
     """
-    units = list(_UNIT.finditer(text))
-    folded_units = [_folded_unit(unit) for unit in units]
-    folded = "".join(folded_units)
+    # The folded reading is made without the unit-by-unit map (a Python call per character),
+    # which only a text whose folded reading holds something to replace needs.
+    folded = _FOLDABLE.sub(_folded_unit, text)
     if folded == text:
         return text
     redacted = _redact(folded, matcher, secrets)
     if redacted == folded:
         return text
+    units = list(_UNIT.finditer(text))
+    folded_units = [_folded_unit(unit) for unit in units]
     # Each replacement is one private-use character, which matches nothing in ``folded``, so
     # the diff aligns only the text around the replaced spans.
     placeholder = next(chr(code) for code in range(0xE000, 0xF900) if chr(code) not in folded)

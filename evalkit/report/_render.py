@@ -24,7 +24,7 @@ from evalkit._resources import resource_dir
 from evalkit._terminal import underneath
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
-from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
+from evalkit.report._html import add_toc, neutralize_page, sanitize_html
 from evalkit.report._notebooks import read_notebook
 from evalkit.report._params import validate_parameters
 from evalkit.results import RESULTS_FILE, resolve_run_dir
@@ -262,11 +262,12 @@ def render_html(
         notebook: The source notebook (named in the footer).
     """
     import nbformat
-    from nbconvert import HTMLExporter
+
+    from evalkit.report._page import PageExporter
 
     nb = nbformat.read(executed, as_version=4)  # type: ignore[no-untyped-call]
     nb.metadata["title"] = title
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
+    exporter = PageExporter(  # type: ignore[no-untyped-call]
         template_name=TEMPLATE,
         extra_template_basedirs=[str(resource_dir("templates"))],
         exclude_input=True,
@@ -293,7 +294,7 @@ def render_html(
         resources["evalkit"]["script"] = script
         resources["evalkit"]["script_hash"] = script_hash(script)
     body, _ = exporter.from_notebook_node(nb, resources=resources)
-    html_path.write_text(neutralize_bidi(add_toc(redact_text(body))), encoding="utf-8")
+    html_path.write_text(neutralize_page(add_toc(redact_text(body))), encoding="utf-8")
 
 
 def script_hash(script: str) -> str:

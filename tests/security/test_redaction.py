@@ -182,3 +182,40 @@ def test_a_key_with_a_kelvin_sign_for_its_k_is_redacted() -> None:
     spelled = key.replace("K", "\u212a")
     shown = redact_value({"out": f"the key {spelled} was used"}, secrets=[])
     assert MARK in shown["out"] and spelled[8:] not in shown["out"]
+
+
+def _page(middle: str) -> str:
+    """A report-sized page: markup with character references (which send it to the folded
+    reading), non-ASCII prose, ``middle`` half-way."""
+    row = (
+        '<tr><td class="ek-num">12.5&#8201;%</td>'
+        "<td>Comparaison — caf\u00e9 &#x2192; r\u00e9sultat</td></tr>\n"
+    )
+    half = row * 1000
+    return f"<html><body><table>{half}</table><p>{middle}</p><table>{half}</table></body></html>"
+
+
+def test_a_page_of_references_and_prose_without_a_key_comes_back_unchanged() -> None:
+    page = _page("nothing secret here")
+    assert len(page) > 150_000
+    assert redact_text(page, secrets=["hunter2-hunter2"]) == page
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        _fullwidth,
+        lambda key: "".join(f"&#x{ord(c) + 0xFEE0:x};" for c in key),
+        lambda key: "".join(f"\\u{ord(c) + 0xFEE0:04x}" for c in key),
+        lambda key: key[:10] + _fullwidth(key[10:]),
+    ],
+    ids=["fullwidth", "fullwidth-references", "fullwidth-escapes", "half-fullwidth"],
+)
+def test_a_key_in_compatibility_forms_inside_a_page_is_redacted(spell: object) -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    spelled = spell(key)  # type: ignore[operator]
+    page = _page(f"the key: {spelled} (from a tool output)")
+    shown = redact_text(page, secrets=[])
+    assert spelled not in shown and spelled[len(spelled) // 3:] not in shown
+    assert MARK in shown
+    assert shown.startswith(page[:2000]) and shown.endswith(page[-2000:])
