@@ -81,3 +81,17 @@ def test_confirm_case_table_matches_scipy_and_statsmodels() -> None:
         assert table.loc[case, "ci_low"] == pytest.approx(min(low, (pc / nc) - (pb / nb)))
         assert table.loc[case, "ci_high"] == pytest.approx(max(high, (pc / nc) - (pb / nb)))
     assert table["verdict"].to_dict() == {"a": "regressed", "b": "inconclusive", "c": "improved"}
+
+
+def test_the_p_values_of_a_200_trial_plan_match_scipys_fisher_test() -> None:
+    """The naming plan walks up to 200 trials per side: its tables' p-values are scipy's."""
+    from evalkit.stats._case_confirm import _fisher_matrix
+
+    n = 200
+    matrix = _fisher_matrix(n)
+    rng = np.random.default_rng(5)
+    tables = [(int(x), int(y)) for x, y in rng.integers(0, n + 1, size=(150, 2))]
+    tables += [(0, 0), (n, n), (0, n), (100, 100), (100, 101), (3, 0)]
+    for x, y in tables:
+        expected = fisher_exact([[x, n - x], [y, n - y]]).pvalue
+        assert matrix[x, y] == pytest.approx(expected, rel=1e-9, abs=1e-300), (x, y)
