@@ -174,7 +174,7 @@ def execute(
     timeout: float | None,
     progress: bool = False,
 ) -> None:
-    """Execute a notebook with papermill into ``executed`` (saved after every cell).
+    """Execute a notebook with papermill into ``executed`` (written while it runs and at the end).
 
     The source (percent-format ``.py`` or ``.ipynb``) is read with jupytext and papermill
     executes the resulting ``NotebookNode``: no ``.ipynb`` copy of the source is written.
@@ -193,12 +193,15 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
+    from evalkit.report._engine import register
+
     try:
         papermill.execute_notebook(
             read_notebook(notebook),
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
+            engine_name=register(),  # the notebook written every few seconds, not every cell
             # tqdm's bar redraws with carriage returns: it writes past the text-only wrapper
             progress_bar={"desc": f"executing {notebook.name}", "unit": "cell",
                           "file": underneath(sys.stderr)} if progress else False,
