@@ -8,9 +8,11 @@ runs from older versions may.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -266,18 +268,9 @@ def render_html(
     """
     import nbformat
 
-    from evalkit.report._page import PageExporter
-
     nb = nbformat.read(executed, as_version=4)  # type: ignore[no-untyped-call]
     nb.metadata["title"] = title
-    exporter = PageExporter(  # type: ignore[no-untyped-call]
-        template_name=TEMPLATE,
-        extra_template_basedirs=[str(resource_dir("templates"))],
-        exclude_input=True,
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        filters={"evalkit_sanitize": sanitize_html},
-    )
+    exporter = page_exporter()
     resources = {
         "evalkit": {
             "version": __version__,
@@ -296,8 +289,48 @@ def render_html(
         script = "\n".join(scripts)
         resources["evalkit"]["script"] = script
         resources["evalkit"]["script_hash"] = script_hash(script)
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
+    with _EXPORTING:  # one exporter per process: pages rendered from two threads take turns
+        body, _ = exporter.from_notebook_node(nb, resources=resources)
     html_path.write_text(neutralize_page(add_toc(redact_text(body))), encoding="utf-8")
+
+
+#: Held while the shared exporter renders or compiles its template.
+_EXPORTING = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def page_exporter() -> Any:
+    """The exporter of every page, made once per process (its template compiled on first use).
+
+    Returns:
+        A :class:`~evalkit.report._page.PageExporter` set up with evalkit's template.
+    """
+    from evalkit.report._page import PageExporter
+
+    return PageExporter(  # type: ignore[no-untyped-call]
+        template_name=TEMPLATE,
+        extra_template_basedirs=[str(resource_dir("templates"))],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        filters={"evalkit_sanitize": sanitize_html},
+    )
+
+
+def prepare_render() -> None:
+    """Import what rendering needs and compile the page template ahead of the first page.
+
+    ``report`` runs this in a thread while the kernel executes the notebook (the calling
+    process only waits on the kernel then), so the page is rendered by a warm exporter.
+    """
+    import nbformat
+
+    try:
+        nbformat.validate(nbformat.v4.new_notebook())  # type: ignore[no-untyped-call]
+        with _EXPORTING:
+            _ = page_exporter().template
+    except Exception:  # noqa: BLE001 - the render itself raises it, with its message
+        return
 
 
 def script_hash(script: str) -> str:
@@ -458,7 +491,10 @@ def report(
     start = time.perf_counter()
     if progress:
         print(f"executing {notebook.name} ({kind} report)", file=sys.stderr, flush=True)
+    warming = threading.Thread(target=prepare_render, name="evalkit-render", daemon=True)
+    warming.start()
     execute(notebook, executed.resolve(), checked, timeout=timeout, progress=progress)
+    warming.join()
     middle = time.perf_counter()
     if progress:
         print(f"rendering {html_path.name} (executed in {middle - start:.1f} s)",
