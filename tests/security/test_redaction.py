@@ -283,3 +283,27 @@ def test_a_secret_with_look_alikes_outside_the_alphanumeric_blocks_is_redacted(
         spelled = spell(spelled)  # type: ignore[operator]
         shown = redact_text(f"the tool printed {spelled} and stopped", secrets=secrets)
         assert MARK in shown and spelled[len(spelled) // 3 :] not in shown, shown
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x-api-key", "X-Goog-Api-Key", "api_key", "API-KEY", "apikey", "Api\u212aey",
+     "access_token", "ACCESS-TOKEN", "accesstoken", "acce\u017f\u017f_token"],
+)
+def test_every_spelling_of_the_key_headers_is_redacted_whatever_the_case(name: str) -> None:
+    """The header pattern's trigger words are its own spellings: each one still redacts."""
+    value = "v4lue-Of-The-Header-77"
+    for text in (f"{name}: {value}", f'{{"{name}": "{value}"}}', f"?{name}={value}&x=1"):
+        shown = redact_text(text, secrets=[])
+        assert value not in shown and MARK in shown, (text, shown)
+
+
+def test_a_notebook_with_an_image_and_no_secret_is_returned_as_it_is() -> None:
+    """Base64 image data holds "api" by chance; it is no reason to read it string by string."""
+    import random
+
+    payload = base64.b64encode(random.Random(2).randbytes(600_000)).decode()
+    assert "api" in payload.casefold()
+    output = {"data": {"image/png": payload, "text/html": "<p>ok</p>"}}
+    notebook = {"cells": [{"outputs": [output]}]}
+    assert redact_value(notebook, secrets=[]) is notebook
