@@ -129,7 +129,9 @@ _GENERIC: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
             rf"(?i)(\b(?:x-api-key|x-goog-api-key|api[_-]?key|access[_-]?token)"
             rf"{_QUOTE}\s*[:=]\s*{_QUOTE}\s*){_VALUE}"
         ),
-        ("api", "access"),
+        # the pattern's own spellings, not "api" and "access": "api" occurs by chance in
+        # about every 30 KB of base64 (an image in a notebook), sending it through the pattern
+        ("apikey", "api_key", "api-key", "accesstoken", "access_token", "access-token"),
     ),
     (re.compile(r"(?i)(\bbearer\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}"), ("bearer",)),
     # well-known key shapes
@@ -139,8 +141,16 @@ _GENERIC: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"()\bxox[abprs]-[A-Za-z0-9-]{10,}"), tuple(f"xox{c}-" for c in "abprs")),
 )
 
-#: Any word of :data:`_GENERIC`: a text without one skips those patterns in one search.
-_TRIGGERS = re.compile("|".join(re.escape(w) for _, words in _GENERIC for w in words))
+#: Every word of :data:`_GENERIC`: a text without one skips those patterns.
+_TRIGGER_WORDS = tuple(dict.fromkeys(w for _, words in _GENERIC for w in words))
+
+
+def _has_trigger(folded: str) -> bool:
+    """Whether a casefolded text holds a word of :data:`_GENERIC`.
+
+    One substring search a word: much faster than one alternation of them all on a long text.
+    """
+    return any(word in folded for word in _TRIGGER_WORDS)
 
 
 def register_secret_env(*names: str) -> None:
@@ -309,31 +319,91 @@ def redact_text(text: str, secrets: Iterable[str] | None = None) -> str:
     known = _known(secrets)
     matcher = _matcher(known)
     redacted = _redact(text, matcher, known)
-    if not _COMPATIBILITY_FORM.search(redacted):
+    if not _has_compatibility_form(redacted):
         return redacted
     return _redact_compatibility_forms(redacted, matcher, known)
 
 
+#: The other characters whose NFKC form is ASCII holding a letter or digit (first and last code
+#: of each run): modifier and superscript letters, ligatures (U+FB01 ``fi``), Roman numerals
+#: (U+2160-217F), squared and circled units, the long s. Listed from ``unicodedata`` (a test
+#: checks that no such character is missing from the search below).
+_OTHER_FORMS = (
+    (0x00AA, 0x00AA), (0x00B2, 0x00B3), (0x00B9, 0x00BA), (0x0132, 0x0133), (0x017F, 0x017F),
+    (0x01C7, 0x01CC), (0x01F1, 0x01F3), (0x02B0, 0x02B0), (0x02B2, 0x02B3), (0x02B7, 0x02B8),
+    (0x02E1, 0x02E3), (0x1D2C, 0x1D2C), (0x1D2E, 0x1D2E), (0x1D30, 0x1D31), (0x1D33, 0x1D3A),
+    (0x1D3C, 0x1D3C), (0x1D3E, 0x1D43), (0x1D47, 0x1D49), (0x1D4D, 0x1D4D), (0x1D4F, 0x1D50),
+    (0x1D52, 0x1D52), (0x1D56, 0x1D58), (0x1D5B, 0x1D5B), (0x1D62, 0x1D65), (0x1D9C, 0x1D9C),
+    (0x1DA0, 0x1DA0), (0x1DBB, 0x1DBB), (0x20A8, 0x20A8), (0x2160, 0x217F), (0x2C7C, 0x2C7D),
+    (0x3250, 0x325F), (0x32B1, 0x32BF), (0x32CC, 0x32CF), (0x3371, 0x337A), (0x3380, 0x3381),
+    (0x3383, 0x338B), (0x338E, 0x3394), (0x3396, 0x339A), (0x339C, 0x33A6), (0x33A9, 0x33AD),
+    (0x33B0, 0x33B1), (0x33B3, 0x33B5), (0x33B7, 0x33BB), (0x33BD, 0x33BF), (0x33C2, 0x33C5),
+    (0x33C7, 0x33DD), (0x33FF, 0x33FF), (0xA7F2, 0xA7F4), (0xFB00, 0xFB06), (0x107A5, 0x107A5),
+    (0x1FBF0, 0x1FBF9),
+)
+_OTHER_CODES = [code for first, last in _OTHER_FORMS for code in range(first, last + 1)]
+_OTHER_HEX = "|".join(f"{code:x}" for code in _OTHER_CODES)
+_OTHER_ESCAPES = "|".join(
+    f"u{code:04x}" if code <= 0xFFFF else f"U{code:08x}|ud{0x800 + ((code - 0x10000) >> 10):03x}"
+    for code in _OTHER_CODES
+)
 #: A letter or digit in a compatibility form whose NFKC form is ASCII, raw or escaped: the
 #: fullwidth forms, the mathematical alphanumerics, the enclosed alphanumerics (and their
-#: supplement), super- and subscripts and the letterlike symbols. Only a text holding one is
-#: read again folded, so ordinary text in any script costs one search. The characters are
-#: matched as they are: ignoring case would let the Kelvin sign (U+212A) match every ``k``
+#: supplement), super- and subscripts, the letterlike symbols and :data:`_OTHER_FORMS`. Only
+#: a text holding one is read again folded, so ordinary text in any script costs two quick
+#: searches and a set test. The characters are matched as they are: ignoring case would let
+#: the Kelvin sign (U+212A) match every ``k``
 #: and the angstrom sign every ``\u00e5``, sending most texts through the folded reading; the
 #: escapes' hex digits are matched in either case.
-_COMPATIBILITY_FORM = re.compile(
-    "[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff\u2460-\u24ff"
-    "\u2070-\u209f\u2100-\u214f\U0001f100-\U0001f1ff]"
-    r"|(?i:\\+u(?:ff[1-5]|d835|24[6-9a-f]|20[7-9]|21[0-4])|\\+U0001(?:d[4-7]|f1)"
-    r"|&#x(?:ff[1-5]|1d[4-7]|24|1f1)|&#\d{4,6};)",
+_COMPATIBILITY_SET = frozenset(
+    chr(code)
+    for first, last in (
+        (0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A),  # fullwidth digits and letters
+        (0x1D400, 0x1D7FF),  # mathematical alphanumerics
+        (0x2460, 0x24FF), (0x1F100, 0x1F1FF),  # enclosed alphanumerics and their supplement
+        (0x2070, 0x209F),  # super- and subscripts
+        (0x2100, 0x214F),  # letterlike symbols
+        *_OTHER_FORMS,
+    )
+    for code in range(first, last + 1)
 )
-#: One unit of the folded reading: an escape of one character, or one character.
+_COMPATIBILITY_ESCAPES = re.compile(  # \u or \U escapes (or a surrogate pair's high half)
+    r"\\(?i:\\*(?:u(?:ff[1-5]|d835|24[6-9a-f]|20[7-9]|21[0-4])|U0001(?:d[4-7]|f1)"
+    rf"|{_OTHER_ESCAPES}))"
+)
+_COMPATIBILITY_REFERENCES = re.compile(  # hex or decimal references, HTML-escaped or not
+    r"&(?i:(?:amp;)*#(?:x(?:ff[1-5]|1d[4-7]|24|1f1)|\d{4,6};"
+    rf"|x0*(?:20[7-9][0-9a-f]|21[0-4][0-9a-f]|{_OTHER_HEX});"
+    rf"|0*(?:{'|'.join(str(code) for code in _OTHER_CODES if code < 1000)});))"
+)
+
+
+def _has_compatibility_form(text: str) -> bool:
+    r"""Whether ``text`` holds a compatibility form, raw or escaped.
+
+    Two searches, each skipping ahead to its first character (``&``, ``\\``), and one set
+    test: one alternation of all three tried every branch at every character, ~10x slower
+    on a report page or an executed notebook.
+    """
+    return bool(
+        _COMPATIBILITY_REFERENCES.search(text)
+        or _COMPATIBILITY_ESCAPES.search(text)
+        or (not text.isascii() and not _COMPATIBILITY_SET.isdisjoint(text))
+    )
+
+
+#: One unit of the folded reading: an escape of one character, or one character. A character
+#: reference counts also HTML-escaped once or more (``&amp;#xff53;``: a page shows a reference
+#: in a model's text that way, and its reader can decode it).
 _UNIT = re.compile(
     r"\\+u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\+u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
     r"|\\+u(?P<u>[0-9a-fA-F]{4})|\\+U(?P<big>[0-9a-fA-F]{8})"
-    r"|&#[xX](?P<ref>[0-9a-fA-F]{1,6});|&#(?P<dec>\d{1,7});|.",
+    r"|&(?:amp;)*#[xX](?P<ref>[0-9a-fA-F]{1,6});|&(?:amp;)*#(?P<dec>\d{1,7});|.",
     re.S,
 )
+#: The units whose folded reading may differ from themselves: the escapes and the non-ASCII
+#: characters (an ASCII character is its own NFKC form). Segments a text as :data:`_UNIT` does.
+_FOLDABLE = re.compile(_UNIT.pattern.removesuffix("|.") + r"|[^\x00-\x7f]", re.S)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -369,14 +439,16 @@ def _redact_compatibility_forms(
     (``\uff53``, ``&#xff53;``); a span the redactor replaces in that folded reading is
     replaced in ``text``, mapped back unit by unit.
     """
-    units = list(_UNIT.finditer(text))
-    folded_units = [_folded_unit(unit) for unit in units]
-    folded = "".join(folded_units)
+    # The folded reading is made without the unit-by-unit map (a Python call per character),
+    # which only a text whose folded reading holds something to replace needs.
+    folded = _FOLDABLE.sub(_folded_unit, text)
     if folded == text:
         return text
     redacted = _redact(folded, matcher, secrets)
     if redacted == folded:
         return text
+    units = list(_UNIT.finditer(text))
+    folded_units = [_folded_unit(unit) for unit in units]
     # Each replacement is one private-use character, which matches nothing in ``folded``, so
     # the diff aligns only the text around the replaced spans.
     placeholder = next(chr(code) for code in range(0xE000, 0xF900) if chr(code) not in folded)
@@ -566,7 +638,7 @@ def _redact(text: str, matcher: _SecretMatcher | None, secrets: tuple[str, ...] 
     if pieces is not None:
         text = _redact_fragments(text, pieces)
     folded = text.casefold()
-    if _TRIGGERS.search(folded) is None:
+    if not _has_trigger(folded):
         return text
     for pattern, words in _GENERIC:
         if any(word in folded for word in words):
@@ -604,9 +676,9 @@ def redact_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
     pieces = _fragments(known)
     if (
         (matcher is None or not matcher.may_match(joined))
-        and not _TRIGGERS.search(joined.casefold())
+        and not _has_trigger(joined.casefold())
         and (pieces is None or not pieces.found_in(joined))
-        and not _COMPATIBILITY_FORM.search(joined)
+        and not _has_compatibility_form(joined)
     ):
         return value
     return _redact_nested(value, matcher, known)
@@ -663,7 +735,7 @@ def _redact_nested(
     if isinstance(value, str):
         # each string as redact_text has it, compatibility forms (fullwidth ...) included
         redacted = _redact(value, matcher, secrets)
-        if not _COMPATIBILITY_FORM.search(redacted):
+        if not _has_compatibility_form(redacted):
             return redacted
         return _redact_compatibility_forms(redacted, matcher, secrets)
     if isinstance(value, dict):

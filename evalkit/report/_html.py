@@ -10,9 +10,14 @@ dropped. Bidi control characters are replaced by visible markers on the final pa
 from __future__ import annotations
 
 import html
+import re
 from html.parser import HTMLParser
 
-from evalkit._bidi import BIDI_CONTROLS as BIDI_CONTROLS, neutralize_bidi as neutralize_bidi
+from evalkit._bidi import (
+    BIDI_CONTROLS as BIDI_CONTROLS,
+    TERMINAL_CONTROLS,
+    neutralize_bidi as neutralize_bidi,
+)
 
 TOC_MARKER = "<!--evalkit:toc-->"
 
@@ -140,9 +145,16 @@ def headings(page: str) -> list[tuple[int, str, str]]:
         [(2, 'a', 'Pass rates')]
     """
     parser = _Headings()
-    parser.feed(page)
+    for match in _HEADING.finditer(page):
+        if match.group(1):
+            parser.feed(match.group())
     parser.close()
     return parser.found
+
+
+#: A script (skipped: its text is not markup) or an ``h2``/``h3`` element: the parser reads
+#: only the headings, not the whole page.
+_HEADING = re.compile(r"<script\b.*?</script\s*>|<(h[23])\b[^>]*>.*?</\1\s*>", re.S | re.I)
 
 
 def add_toc(page: str) -> str:
@@ -179,3 +191,31 @@ def add_toc(page: str) -> str:
         items.append("</ol></li>")
     toc = "<ol>" + "".join(items) + "</ol>" if items else ""
     return page.replace(TOC_MARKER, toc, 1)
+
+
+#: What a page shows as a visible marker: the bidi controls and the controls a terminal acts on
+#: (an ``ESC`` starting an escape sequence, C1 controls), but not the whitespace of markup.
+_PAGE_TABLE = {
+    ord(char): f"\u27e8U+{ord(char):04X}\u27e9"
+    for char in BIDI_CONTROLS | TERMINAL_CONTROLS
+    if char not in "\r\f\v"
+}
+
+
+def neutralize_page(page: str) -> str:
+    r"""Replace every bidi control and terminal control of a page by a visible marker.
+
+    A page read with ``cat`` or ``less -R`` must not recolour or retitle the terminal, and no
+    id or model text can reorder what the reader sees.
+
+    Args:
+        page: The rendered page.
+
+    Returns:
+        The page with each such character shown as ``⟨U+XXXX⟩``.
+
+    Examples:
+        >>> neutralize_page("a\x1b[31mb\u202ec\r\n")
+        'a⟨U+001B⟩[31mb⟨U+202E⟩c\r\n'
+    """
+    return page.translate(_PAGE_TABLE)

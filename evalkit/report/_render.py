@@ -8,9 +8,11 @@ runs from older versions may.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import os
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +27,7 @@ from evalkit._settings import RUNS_DIR
 from evalkit._terminal import underneath
 from evalkit._version import __version__
 from evalkit.errors import ConfigError, InputError, ReportError, ReportInputError
-from evalkit.report._html import add_toc, neutralize_bidi, sanitize_html
+from evalkit.report._html import add_toc, neutralize_page, sanitize_html
 from evalkit.report._notebooks import read_notebook
 from evalkit.report._params import validate_parameters
 from evalkit.results import RESULTS_FILE, resolve_run_dir
@@ -175,7 +177,7 @@ def execute(
     timeout: float | None,
     progress: bool = False,
 ) -> None:
-    """Execute a notebook with papermill into ``executed`` (saved after every cell).
+    """Execute a notebook with papermill into ``executed`` (written while it runs and at the end).
 
     The source (percent-format ``.py`` or ``.ipynb``) is read with jupytext and papermill
     executes the resulting ``NotebookNode``: no ``.ipynb`` copy of the source is written.
@@ -194,12 +196,15 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
+    from evalkit.report._engine import register
+
     try:
         papermill.execute_notebook(
             read_notebook(notebook),
             str(executed),
             parameters=dict(parameters),
             kernel_name="python3",
+            engine_name=register(),  # the notebook written every few seconds, not every cell
             # tqdm's bar redraws with carriage returns: it writes past the text-only wrapper
             progress_bar={"desc": f"executing {notebook.name}", "unit": "cell",
                           "file": underneath(sys.stderr)} if progress else False,
@@ -263,18 +268,10 @@ def render_html(
         notebook: The source notebook (named in the footer).
     """
     import nbformat
-    from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)  # type: ignore[no-untyped-call]
     nb.metadata["title"] = title
-    exporter = HTMLExporter(  # type: ignore[no-untyped-call]
-        template_name=TEMPLATE,
-        extra_template_basedirs=[str(resource_dir("templates"))],
-        exclude_input=True,
-        exclude_input_prompt=True,
-        exclude_output_prompt=True,
-        filters={"evalkit_sanitize": sanitize_html},
-    )
+    exporter = page_exporter()
     resources = {
         "evalkit": {
             "version": __version__,
@@ -293,8 +290,48 @@ def render_html(
         script = "\n".join(scripts)
         resources["evalkit"]["script"] = script
         resources["evalkit"]["script_hash"] = script_hash(script)
-    body, _ = exporter.from_notebook_node(nb, resources=resources)
-    html_path.write_text(neutralize_bidi(add_toc(redact_text(body))), encoding="utf-8")
+    with _EXPORTING:  # one exporter per process: pages rendered from two threads take turns
+        body, _ = exporter.from_notebook_node(nb, resources=resources)
+    html_path.write_text(neutralize_page(add_toc(redact_text(body))), encoding="utf-8")
+
+
+#: Held while the shared exporter renders or compiles its template.
+_EXPORTING = threading.Lock()
+
+
+@functools.lru_cache(maxsize=1)
+def page_exporter() -> Any:
+    """The exporter of every page, made once per process (its template compiled on first use).
+
+    Returns:
+        A :class:`~evalkit.report._page.PageExporter` set up with evalkit's template.
+    """
+    from evalkit.report._page import PageExporter
+
+    return PageExporter(  # type: ignore[no-untyped-call]
+        template_name=TEMPLATE,
+        extra_template_basedirs=[str(resource_dir("templates"))],
+        exclude_input=True,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        filters={"evalkit_sanitize": sanitize_html},
+    )
+
+
+def prepare_render() -> None:
+    """Import what rendering needs and compile the page template ahead of the first page.
+
+    ``report`` runs this in a thread while the kernel executes the notebook (the calling
+    process only waits on the kernel then), so the page is rendered by a warm exporter.
+    """
+    import nbformat
+
+    try:
+        nbformat.validate(nbformat.v4.new_notebook())  # type: ignore[no-untyped-call]
+        with _EXPORTING:
+            _ = page_exporter().template
+    except Exception:  # noqa: BLE001 - the render itself raises it, with its message
+        return
 
 
 def script_hash(script: str) -> str:
@@ -455,7 +492,10 @@ def report(
     start = time.perf_counter()
     if progress:
         print(f"executing {notebook.name} ({kind} report)", file=sys.stderr, flush=True)
+    warming = threading.Thread(target=prepare_render, name="evalkit-render", daemon=True)
+    warming.start()
     execute(notebook, executed.resolve(), checked, timeout=timeout, progress=progress)
+    warming.join()
     middle = time.perf_counter()
     if progress:
         print(f"rendering {html_path.name} (executed in {middle - start:.1f} s)",

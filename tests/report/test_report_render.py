@@ -136,7 +136,9 @@ def test_page_is_self_contained_without_code(rendered: dict[str, Rendered], name
         # Exactly one script, evalkit's item browser, allowed by the CSP through its hash.
         assert len(scripts) == 1 and html.lower().count("<script") == 1
         assert scripts[0] == (ROOT / "templates/evalkit/static/browser.js").read_text("utf-8")
-        csp = re.search(r'content="([^"]*)" http-equiv="Content-Security-Policy"', html)
+        csp = re.search(
+            r'<meta (?=[^>]*http-equiv="Content-Security-Policy")[^>]*content="([^"]*)"', html
+        )
         assert csp is not None
         assert f"script-src '{_render.script_hash(scripts[0])}';" in csp.group(1)
         assert "unsafe-inline'; script" not in csp.group(1).split("script-src", 1)[1]

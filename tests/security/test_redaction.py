@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,127 @@ def test_a_key_with_a_kelvin_sign_for_its_k_is_redacted() -> None:
     spelled = key.replace("K", "\u212a")
     shown = redact_value({"out": f"the key {spelled} was used"}, secrets=[])
     assert MARK in shown["out"] and spelled[8:] not in shown["out"]
+
+
+def _page(middle: str) -> str:
+    """A report-sized page: markup with character references (which send it to the folded
+    reading), non-ASCII prose, ``middle`` half-way."""
+    row = (
+        '<tr><td class="ek-num">12.5&#8201;%</td>'
+        "<td>Comparaison — caf\u00e9 &#x2192; r\u00e9sultat</td></tr>\n"
+    )
+    half = row * 1000
+    return f"<html><body><table>{half}</table><p>{middle}</p><table>{half}</table></body></html>"
+
+
+def test_a_page_of_references_and_prose_without_a_key_comes_back_unchanged() -> None:
+    page = _page("nothing secret here")
+    assert len(page) > 150_000
+    assert redact_text(page, secrets=["hunter2-hunter2"]) == page
+
+
+@pytest.mark.parametrize(
+    "spell",
+    [
+        _fullwidth,
+        lambda key: "".join(f"&#x{ord(c) + 0xFEE0:x};" for c in key),
+        lambda key: "".join(f"\\u{ord(c) + 0xFEE0:04x}" for c in key),
+        lambda key: key[:10] + _fullwidth(key[10:]),
+    ],
+    ids=["fullwidth", "fullwidth-references", "fullwidth-escapes", "half-fullwidth"],
+)
+def test_a_key_in_compatibility_forms_inside_a_page_is_redacted(spell: object) -> None:
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    spelled = spell(key)  # type: ignore[operator]
+    page = _page(f"the key: {spelled} (from a tool output)")
+    shown = redact_text(page, secrets=[])
+    assert spelled not in shown and spelled[len(spelled) // 3:] not in shown
+    assert MARK in shown
+    assert shown.startswith(page[:2000]) and shown.endswith(page[-2000:])
+
+
+@pytest.mark.parametrize("escapes", [1, 2], ids=["escaped-once", "escaped-twice"])
+def test_fullwidth_references_html_escaped_on_a_page_are_redacted(escapes: int) -> None:
+    """A model writes a secret as ``&#xff51;...``; the page escapes that text to
+    ``&amp;#xff51;...``, which a reader (or ``html.unescape``) decodes back to the secret."""
+    import html
+
+    secret = "q7-Zr9tLw2Xv8Kp4Hs6Nd3Fb5Jm1Yc0Ge"
+    key = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    for value, secrets in ((secret, [secret]), (key, [])):
+        spelled = "".join(f"&#x{ord(c) + 0xFEE0:x};" for c in value)
+        for _ in range(escapes):
+            spelled = html.escape(spelled)
+        page = _page(f"the answer: {spelled} (from a tool output)")
+        shown = redact_text(page, secrets=secrets)
+        assert MARK in shown
+        assert spelled[len(spelled) // 3 :] not in shown
+        readable = html.unescape(html.unescape(shown))
+        folded = unicodedata.normalize("NFKC", html.unescape(readable))
+        assert value[8:] not in folded, "decoding the page gives no tail of it back"
+        assert shown.startswith(page[:2000]) and shown.endswith(page[-2000:])
+
+
+def test_every_character_whose_nfkc_form_is_ascii_sends_a_text_to_the_folded_reading() -> None:
+    """Raw, as a ``\\u``/``\\U`` escape, a hex or decimal reference (HTML-escaped or not)."""
+    from evalkit._redact import _has_compatibility_form
+
+    missing = []
+    for code in range(0x80, 0x110000):
+        form = unicodedata.normalize("NFKC", chr(code))
+        if not (form.isascii() and any(c.isalnum() for c in form)):
+            continue
+        escape = f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+        spellings = (chr(code), escape, f"&#x{code:x};", f"&#{code};", f"&amp;#x{code:X};")
+        missing += [(hex(code), s) for s in spellings if not _has_compatibility_form(s)]
+    assert not missing, missing[:20]
+
+
+@pytest.mark.parametrize(
+    ("swap", "spell"),
+    [
+        ({"I": "\u2160"}, lambda t: t),  # Roman numeral one for I
+        ({"I": "\u2160"}, lambda t: "".join(f"\\u{ord(c):04x}" if ord(c) > 127 else c for c in t)),
+        ({"I": "\u2160"}, lambda t: "".join(f"&#x{ord(c):x};" if ord(c) > 127 else c for c in t)),
+        ({"fi": "\ufb01"}, lambda t: t),  # the fi ligature
+        ({"s": "\u017f"}, lambda t: t),  # the long s
+    ],
+    ids=["roman", "roman-escaped", "roman-references", "ligature", "long-s"],
+)
+def test_a_secret_with_look_alikes_outside_the_alphanumeric_blocks_is_redacted(
+    swap: dict[str, str], spell: object
+) -> None:
+    secret = "fiQ7sZr9IwIXv8Kp4Hs6Nd3Fb5Jm1YfiGe"
+    key = "sk-proj-" + "A1b2C3d4E5fiG7h8I9j0K1l2M3n4O5p6Q7r8I"
+    for value, secrets in ((secret, [secret]), (key, [])):
+        spelled = value
+        for plain, alike in swap.items():
+            spelled = spelled.replace(plain, alike)
+        assert spelled != value
+        spelled = spell(spelled)  # type: ignore[operator]
+        shown = redact_text(f"the tool printed {spelled} and stopped", secrets=secrets)
+        assert MARK in shown and spelled[len(spelled) // 3 :] not in shown, shown
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x-api-key", "X-Goog-Api-Key", "api_key", "API-KEY", "apikey", "Api\u212aey",
+     "access_token", "ACCESS-TOKEN", "accesstoken", "acce\u017f\u017f_token"],
+)
+def test_every_spelling_of_the_key_headers_is_redacted_whatever_the_case(name: str) -> None:
+    """The header pattern's trigger words are its own spellings: each one still redacts."""
+    value = "v4lue-Of-The-Header-77"
+    for text in (f"{name}: {value}", f'{{"{name}": "{value}"}}', f"?{name}={value}&x=1"):
+        shown = redact_text(text, secrets=[])
+        assert value not in shown and MARK in shown, (text, shown)
+
+
+def test_a_notebook_with_an_image_and_no_secret_is_returned_as_it_is() -> None:
+    """Base64 image data holds "api" by chance; it is no reason to read it string by string."""
+    import random
+
+    payload = base64.b64encode(random.Random(2).randbytes(600_000)).decode()
+    assert "api" in payload.casefold()
+    output = {"data": {"image/png": payload, "text/html": "<p>ok</p>"}}
+    notebook = {"cells": [{"outputs": [output]}]}
+    assert redact_value(notebook, secrets=[]) is notebook

@@ -92,3 +92,17 @@ def test_the_fisher_table_is_scipys_p_value_of_every_table(n: int) -> None:
         for y in range(n + 1):
             expected = fisher_exact([[x, n - x], [y, n - y]]).pvalue
             assert table[x, y] == pytest.approx(expected, rel=1e-12, abs=1e-15), (x, y)
+
+
+def test_the_p_values_of_a_200_trial_plan_match_scipys_fisher_test() -> None:
+    """The naming plan walks up to 200 trials per side: its tables' p-values are scipy's."""
+    from evalkit.stats._case_confirm import _fisher_matrix
+
+    n = 200
+    matrix = _fisher_matrix(n)
+    rng = np.random.default_rng(5)
+    tables = [(int(x), int(y)) for x, y in rng.integers(0, n + 1, size=(150, 2))]
+    tables += [(0, 0), (n, n), (0, n), (100, 100), (100, 101), (3, 0)]
+    for x, y in tables:
+        expected = fisher_exact([[x, n - x], [y, n - y]]).pvalue
+        assert matrix[x, y] == pytest.approx(expected, rel=1e-9, abs=1e-300), (x, y)

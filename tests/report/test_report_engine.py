@@ -1,0 +1,76 @@
+"""The report's papermill engine: the executed notebook written every few seconds, not every cell,
+and still left in place with what ran when a cell fails or the kernel dies."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import papermill.iorw
+import pytest
+
+from evalkit.errors import ReportError
+from evalkit.report._render import execute
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3", "display_name": "Python 3", "language": "python"
+    }
+    cells = [nbformat.v4.new_code_cell("x = 1")]
+    cells[0].metadata["tags"] = ["parameters"]
+    nb.cells = cells + [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(nb, path)
+    return path
+
+
+def _outputs(path: Path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "".join(
+        str(output.get("text", "")) for cell in nb.cells for output in cell.get("outputs", [])
+    )
+
+
+def test_twelve_quick_cells_write_the_notebook_at_start_and_end_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[str] = []
+    write = papermill.iorw.papermill_io.write  # what every papermill write of a notebook calls
+
+    def counted(buf: str, path: str, *args: object, **kwargs: object) -> object:
+        writes.append(path)
+        return write(buf, path, *args, **kwargs)
+
+    monkeypatch.setattr(papermill.iorw.papermill_io, "write", counted)
+    source = _notebook(tmp_path / "quick.ipynb", *[f"print('cell {i}')" for i in range(12)])
+    executed = tmp_path / "quick.out.ipynb"
+    execute(source, executed, {"x": 2}, timeout=60)
+    # papermill's manager alone writes ~2 per cell (26 here) plus start, end and a last copy
+    assert 2 <= len(writes) <= 4, writes
+    assert all(cell in _outputs(executed) for cell in ("cell 0", "cell 11"))
+
+
+def test_a_kernel_that_dies_leaves_the_notebook_with_the_cells_that_ran(tmp_path: Path) -> None:
+    source = _notebook(
+        tmp_path / "dies.ipynb", "print('before the end')", "import os\nos._exit(3)", "print(2)"
+    )
+    executed = tmp_path / "dies.out.ipynb"
+    with pytest.raises(ReportError) as raised:
+        execute(source, executed, {}, timeout=60)
+    assert str(executed) in str(raised.value)
+    assert "before the end" in _outputs(executed)
+
+
+def test_a_failing_cell_leaves_the_notebook_with_its_traceback(tmp_path: Path) -> None:
+    source = _notebook(tmp_path / "fails.ipynb", "print('ran first')", "1 / 0")
+    executed = tmp_path / "fails.out.ipynb"
+    with pytest.raises(ReportError, match="ZeroDivisionError"):
+        execute(source, executed, {}, timeout=60)
+    nb = nbformat.read(executed, as_version=4)
+    assert "ran first" in _outputs(executed)
+    assert any(
+        output.get("ename") == "ZeroDivisionError"
+        for cell in nb.cells
+        for output in cell.get("outputs", [])
+    )
