@@ -12,6 +12,7 @@ passed``), not a pydantic ``ValidationError``. Library functions below the top-l
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -54,6 +55,30 @@ class Options(BaseModel):
         except InputError as exc:  # a shared check of evalkit.stats, raised inside a validator
             named = re.search(r"`(\w+)`", str(exc))
             raise ConfigError(str(exc), setting=named.group(1) if named else "") from None
+
+
+def nest_flat(
+    data: Any, names: Iterable[str], *, into: str = "run", defaults: Mapping[str, Any] = {}
+) -> Any:
+    """Raw fields with ``names`` given flat moved ``into`` the nested options, over ``defaults``.
+
+    A ``mode="before"`` validator of a configuration holding a :class:`~evalkit.runner.RunConfig`
+    (``OptimizeConfig(trials=5)``, ``AblationConfig(concurrency=4)``).
+
+    Raises:
+        ValueError: Flat names beside an explicit nested object.
+    """
+    if not isinstance(data, dict) or not any(name in data for name in names):
+        return data
+    data = dict(data)
+    flat = {name: data.pop(name) for name in names if name in data}
+    if data.get(into) is not None:
+        raise ValueError(
+            f"give {', '.join(sorted(flat))} inside `{into}` (a RunConfig) or leave `{into}` "
+            "out, not both"
+        )
+    data[into] = {**defaults, **flat}
+    return data
 
 
 def options_error(exc: ValidationError) -> ConfigError:

@@ -173,7 +173,7 @@ def test_the_configurations_take_the_table_defaults() -> None:
     assert (ablation.alpha, ablation.threshold, ablation.seed) == (
         ALPHA.default, THRESHOLD.default, SEED.default
     )
-    assert (ablation.n_resamples, ablation.concurrency) == (
+    assert (ablation.n_resamples, ablation.run.concurrency) == (
         N_RESAMPLES_QUICK.default, CONCURRENCY.default
     )
     optimize = OptimizeConfig(skill="s", optimizer="command:true")

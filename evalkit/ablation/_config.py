@@ -1,33 +1,38 @@
-"""Options of an ablation study."""
+"""Options of an ablation study: its own settings and the :class:`RunConfig` its runs use."""
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, model_validator
 
-from evalkit._options import Options
-from evalkit._paths import unsafe_component_reason
+from evalkit._options import Options, nest_flat
 from evalkit._settings import (
     ALPHA,
-    CONCURRENCY,
     N_RESAMPLES_QUICK,
-    RUNS_DIR,
     SEED,
     THRESHOLD,
     Alpha,
-    Concurrency,
     Resamples,
-    RunsDir,
     Seed,
     Threshold,
 )
-from evalkit.runner import Backend
+from evalkit.runner import RunConfig
+
+#: The run settings an ablation study takes flat (``AblationConfig(skill=..., trials=2)``).
+RUN_FIELDS = ("trials", "provider", "provider_options", "model", "case_ids", "lanes", "tags",
+              "splits", "runs_dir", "run_id", "concurrency", "backend", "progress")
 
 
 class AblationConfig(Options):
-    """Everything that shapes ``evalkit ablate`` besides the suite."""
+    """Everything that shapes ``evalkit ablate`` besides the suite.
 
+    How the study's runs run (provider, trials, case filters, concurrency, backend, ...) and
+    where the study lives (``runs_dir``, ``run_id``: the study id, default ``ablate-`` plus a
+    timestamp) is one :class:`RunConfig`, :attr:`run`; each round runs it with its own
+    conditions, cases and directory. Its fields of :data:`RUN_FIELDS` may also be given flat.
+    With ``minimal``, the study runs on the ``dev`` split (``run.splits`` empty or ``dev``).
+    """
 
     skill: str
     """The suite skill whose components are ablated."""
@@ -35,22 +40,6 @@ class AblationConfig(Options):
     """Component ids to ablate (default: every component; see ``--list``)."""
     mode: Literal["preloaded", "self-load"] = "preloaded"
     """How the full skill and each ablated copy reach the agent."""
-    trials: int | None = Field(default=None, ge=1)
-    """Trials per case and condition (default: the suite's)."""
-    provider: str | None = None
-    """Provider of the agent (default: the suite's)."""
-    provider_options: dict[str, Any] = Field(default_factory=dict)
-    """Settings of that provider."""
-    model: str | None = None
-    """Model override."""
-    case_ids: tuple[str, ...] = ()
-    """Only these cases."""
-    lanes: tuple[str, ...] = ()
-    """Only cases of these lanes."""
-    tags: tuple[str, ...] = ()
-    """Only cases carrying any of these tags."""
-    splits: tuple[str, ...] = ()
-    """Only cases of these splits (with ``minimal``: the study runs on ``dev``)."""
     alpha: Alpha = ALPHA.default
     """Family-wise error over the components (Holm; Bonferroni split when sequential)."""
     threshold: Threshold = THRESHOLD.default
@@ -67,24 +56,15 @@ class AblationConfig(Options):
     """Seed of the runs, the case order and the bootstrap."""
     n_resamples: Resamples = N_RESAMPLES_QUICK.default
     """Bootstrap replicates of each interval."""
-    runs_dir: RunsDir = RUNS_DIR.default
-    """Where the study directory is created."""
-    run_id: str | None = None
-    """Study id (default: ``ablate-`` plus a timestamp)."""
     copies_quota_bytes: int = Field(default=2 << 30, ge=1)
     """Disk space the study's skill copies (the full skill and one without each component)
     may take; the study refuses to start, before writing any, when they would need more."""
-    concurrency: Concurrency = CONCURRENCY.default
-    """Work items in flight."""
-    backend: Backend = "loky"
-    """joblib backend of the runs."""
-    progress: bool = True
-    """Progress bars on stderr."""
+    run: RunConfig = Field(default_factory=RunConfig)
+    """How the study's runs run and where the study lives (default: the suite's provider and
+    trials, ``runs/``)."""
 
-    @field_validator("run_id")
+    @model_validator(mode="before")
     @classmethod
-    def _run_id_is_one_component(cls, value: str | None) -> str | None:
-        reason = None if value is None else unsafe_component_reason(value)
-        if reason is not None:
-            raise ValueError(f"run id {value!r} {reason}; use a plain name")
-        return value
+    def _run_settings_given_flat(cls, data: Any) -> Any:
+        """Flat :data:`RUN_FIELDS` become :attr:`run` (refused beside an explicit ``run``)."""
+        return nest_flat(data, RUN_FIELDS)

@@ -45,7 +45,7 @@ from evalkit.results import (
     read_run,
     write_manifest,
 )
-from evalkit.runner import RunConfig, run
+from evalkit.runner import run
 from evalkit.stats import CompareOptions, case_order, compare_tables
 
 SKILLS_DIR = "skills"
@@ -154,29 +154,22 @@ def _run_round(
     **kwargs: Any,
 ) -> Path:
     """Run ``conditions`` of ``suite`` under the study's settings; the run's directory."""
-    settings = RunConfig(
-        provider=config.provider,
-        provider_options=config.provider_options,
-        model=config.model,
-        trials=config.trials,
-        seed=config.seed,
-        lanes=config.lanes,
-        tags=config.tags,
-        runs_dir=plan.study_dir,
-        concurrency=config.concurrency,
-        backend=config.backend,
-        progress=config.progress,
-        conditions=conditions,
-        run_id=run_id,
-        **kwargs,
+    settings = config.run.model_copy(
+        update={
+            "seed": config.seed,
+            "runs_dir": plan.study_dir,
+            "conditions": conditions,
+            "run_id": run_id,
+            **kwargs,
+        }
     )
     return Path(run(suite, settings).run_dir)
 
 
 def _study_splits(config: AblationConfig) -> tuple[str, ...]:
     if not config.minimal:
-        return config.splits
-    if config.splits and config.splits != ("dev",):
+        return config.run.splits
+    if config.run.splits and config.run.splits != ("dev",):
         raise ConfigError(
             "--minimal chooses the smaller skill on the dev split and verifies it on holdout; "
             "drop --split (or pass --split dev)"
@@ -212,9 +205,8 @@ def _stamp(run_dir: Path, record: AblationRecord) -> None:
 def _fixed(plan: _Plan, config: AblationConfig, splits: tuple[str, ...]) -> list[Path]:
     conditions = ("none", plan.full, *(c.condition for c in plan.picked))
     return [
-        _run_round(
-            plan.suite, config, plan, conditions, "study", splits=splits, case_ids=config.case_ids
-        )
+        _run_round(plan.suite, config, plan, conditions, "study", splits=splits,
+                   case_ids=config.run.case_ids)
     ]
 
 
@@ -222,7 +214,7 @@ def _sequential(
     plan: _Plan, config: AblationConfig, splits: tuple[str, ...]
 ) -> tuple[list[Path], pd.DataFrame, list[str]]:
     cases = plan.suite.select(
-        case_ids=config.case_ids, lanes=config.lanes, tags=config.tags, splits=splits
+        case_ids=config.run.case_ids, lanes=config.run.lanes, tags=config.run.tags, splits=splits
     )
     order = case_order([c.id for c in cases], config.seed)
     m = len(plan.picked)
@@ -332,7 +324,7 @@ def _minimal(
         (plan.full, MINIMAL_CONDITION),
         "holdout",
         splits=("holdout",),
-        case_ids=config.case_ids,
+        case_ids=config.run.case_ids,
     )
     frame = read_run(holdout)
     check = compare_tables(
@@ -395,8 +387,8 @@ def ablate(suite: str | os.PathLike[str] | Suite, config: AblationConfig) -> Abl
             study directory that exists, or ``--minimal`` without dev and holdout cases.
     """
     loaded = suite if isinstance(suite, Suite) else load_suite(suite)
-    run_id = safe_run_id(config.run_id or datetime.now().strftime("ablate-%Y%m%d-%H%M%S"))
-    study_dir = Path(config.runs_dir) / run_id
+    run_id = safe_run_id(config.run.run_id or datetime.now().strftime("ablate-%Y%m%d-%H%M%S"))
+    study_dir = Path(config.run.runs_dir) / run_id
     if study_dir.exists():
         raise ConfigError(
             f"the study directory '{study_dir}' exists; pass another --run-id (an ablation "
@@ -405,7 +397,7 @@ def ablate(suite: str | os.PathLike[str] | Suite, config: AblationConfig) -> Abl
     splits = _study_splits(config)
     if config.minimal:
         for split in ("dev", "holdout"):
-            if not loaded.select(case_ids=config.case_ids, splits=(split,)):
+            if not loaded.select(case_ids=config.run.case_ids, splits=(split,)):
                 raise ConfigError(
                     f"--minimal needs cases of split '{split}' (chosen on dev, verified on "
                     f"holdout); suite '{loaded.name}' has none: set 'split: {split}' on some"

@@ -18,6 +18,7 @@ from evalkit.cli._common import (
     split_csv,
 )
 from evalkit.cli._flags import settings_of_flags
+from evalkit.runner import RunConfig
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -135,15 +136,17 @@ def main(args: argparse.Namespace) -> int:
         config = AblationConfig(
             skill=args.skill,
             components=tuple(args.component or ()),
-            case_ids=tuple(args.cases or ()),
-            lanes=tuple(args.lanes or ()),
-            tags=split_csv(args.tags),
-            splits=tuple(args.splits or ()),
-            progress=not args.no_progress,
-            **provider_settings(args),
-            **pick(args, "mode", "trials", "model", "alpha", "threshold", "sequential"),
-            **pick(args, "batch", "minimal", "seed", "n_resamples", "concurrency", "backend"),
-            **pick(args, "runs_dir", "run_id", "copies_quota_bytes"),
+            **pick(args, "mode", "alpha", "threshold", "sequential", "batch", "minimal"),
+            **pick(args, "seed", "n_resamples", "copies_quota_bytes"),
+            run=RunConfig(
+                case_ids=tuple(args.cases or ()),
+                lanes=tuple(args.lanes or ()),
+                tags=split_csv(args.tags),
+                splits=tuple(args.splits or ()),
+                progress=not args.no_progress,
+                **provider_settings(args),
+                **pick(args, "trials", "model", "concurrency", "backend", "runs_dir", "run_id"),
+            ),
         )
     result = ablate(args.suite, config)
     if not printed_json(args, result):

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from evalkit._options import Options
+from evalkit._options import Options, nest_flat
 from evalkit._settings import (
     ALPHA,
     N_RESAMPLES_QUICK,
@@ -135,17 +135,7 @@ class OptimizeConfig(Options):
     @classmethod
     def _run_settings_given_flat(cls, data: Any) -> Any:
         """Flat :data:`RUN_FIELDS` become :attr:`run` (refused beside an explicit ``run``)."""
-        if not isinstance(data, dict) or not any(name in data for name in RUN_FIELDS):
-            return data
-        data = dict(data)
-        flat = {name: data.pop(name) for name in RUN_FIELDS if name in data}
-        if data.get("run") is not None:
-            raise ValueError(
-                f"give {', '.join(sorted(flat))} inside `run` (a RunConfig) or leave `run` out, "
-                "not both"
-            )
-        data["run"] = {"trials": DEFAULT_TRIALS, **flat}
-        return data
+        return nest_flat(data, RUN_FIELDS, defaults={"trials": DEFAULT_TRIALS})
 
     def record(self) -> dict[str, Any]:
         """The options as ``optimize.json`` records them: every field flat, in one order.
