@@ -266,11 +266,6 @@ class Setting(Generic[T]):
         options.update(overrides)
         return parser.add_argument(self.flag, **options)
 
-    @property
-    def annotated(self) -> Any:
-        """``Annotated[kind, self]``: the pydantic type of a field that takes this setting."""
-        return Annotated[self.kind, self]
-
     def _validated(self, value: Any) -> T:
         """:meth:`check` for pydantic, which reports a ``ValueError`` under the field's name.
 

@@ -169,14 +169,3 @@ def check_judgeable(judge: Judge | None, cases: list[Case]) -> None:
             "`judge: {provider: simulated}` (or anthropic, openai_compat, claude_code) to "
             "suite.yaml, or pass --judge-provider NAME"
         )
-
-
-def ungradable(judge: Judge | None, cases: list[Case]) -> list[str]:
-    """Cases with statements this judge cannot grade offline (no known truth), by id."""
-    if judge is None or not getattr(judge.grader, "needs_truth", False):
-        return []
-    return [
-        c.id for c in cases if c.is_judged and (
-            any(e.truth is None for e in c.judged_expectations) or c.rubric_pass is not None
-        ) and not c.reference
-    ]

@@ -42,7 +42,6 @@ class ReplayProvider:
             raise ConfigError(f"--provider-opt path: recording file not found: {self.path}")
         self._lock = threading.Lock()
         self._records: dict[str, dict[str, Any]] | None = None
-        self._content_hash = ""
 
     def _load(self) -> dict[str, dict[str, Any]]:
         with self._lock:

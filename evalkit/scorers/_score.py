@@ -42,10 +42,6 @@ except in a routing case (:func:`is_routing_case`), where routing is the whole o
 The evidence metrics and the per-artifact ``artifact:PATH`` rows are recorded, not weighed."""
 
 
-def component_weight(component: str) -> float:
-    """Weight of a component in the score (``artifact:PATH`` rows and unknown names: 0)."""
-    return COMPONENT_WEIGHTS.get(component, 0.0)
-
 _SKILL_PATH = re.compile(r"skills/([A-Za-z0-9][A-Za-z0-9_.-]*)/SKILL\.md")
 
 

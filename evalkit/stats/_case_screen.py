@@ -188,9 +188,12 @@ def _binary_cases(
 def _stratified_pvalues(
     x_c: np.ndarray, n_c: np.ndarray, x_b: np.ndarray, n_b: np.ndarray, starts: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`stratified_binary_pvalue` of every case, its strata the blocks from ``starts``.
+    """Two-sided p of "arm and outcome are independent in every stratum", per case.
 
-    The CMH statistic is summed over each case's informative strata with the formula of
+    A case's strata are its block from ``starts``. Fisher's exact test when one stratum
+    carries information (both arms present, neither all passes nor all failures), else the
+    continuity-corrected CMH test over the informative strata; 1.0 when none does. The CMH
+    statistic is summed over each case's informative strata with the formula of
     statsmodels' ``StratifiedTable.test_null_odds(correction=True)``; a case with one
     informative stratum takes Fisher's exact p of it (cached: tables repeat).
     """
@@ -242,32 +245,6 @@ def _caffo_intervals(
         np.add.reduceat(variance, starts)
     ) / sizes
     return np.maximum(-1.0, centre - half), np.minimum(1.0, centre + half)
-
-
-def stratified_binary_pvalue(
-    x_c: np.ndarray, n_c: np.ndarray, x_b: np.ndarray, n_b: np.ndarray
-) -> tuple[float, str]:
-    """Two-sided p of "arm and outcome are independent in every stratum" (CMH or Fisher).
-
-    Args:
-        x_c: Candidate passes per stratum.
-        n_c: Candidate trials per stratum.
-        x_b: Baseline passes per stratum.
-        n_b: Baseline trials per stratum.
-
-    Returns:
-        ``(p, method)``: Fisher's exact test when one stratum carries information (both arms
-        present, neither all passes nor all failures), else the continuity-corrected CMH
-        test over the informative strata; 1.0 when none does.
-
-    Examples:
-        >>> p, method = stratified_binary_pvalue(
-        ...     np.array([3]), np.array([3]), np.array([0]), np.array([3]))
-        >>> round(p, 3), method
-        (0.1, 'fisher')
-    """
-    pvalue, method = _stratified_pvalues(x_c, n_c, x_b, n_b, np.array([0]))
-    return float(pvalue[0]), str(method[0])
 
 
 def _score_case(

@@ -306,19 +306,6 @@ def match_columns(*frames: pd.DataFrame) -> list[str]:
     return on
 
 
-def unit_key(df: pd.DataFrame, columns: Sequence[str]) -> pd.Series:
-    """Return one hashable label per row identifying its unit (a tuple of ``columns``).
-
-    Args:
-        df: A validated frame.
-        columns: The unit columns.
-
-    Returns:
-        A Series of tuples aligned with ``df``.
-    """
-    return pd.Series(list(zip(*(df[c].tolist() for c in columns), strict=True)), index=df.index)
-
-
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """Convert a frame into JSON-serializable records (numpy scalars → Python, NaN → None).
 
