@@ -48,6 +48,7 @@ from evalkit.interop._import_common import (
     check_score,
     fail,
     file_tail,
+    number_trials,
     parse_json,
     read_text,
     short_error,
@@ -530,12 +531,8 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
             f"{request.files[0] if request.files else 'input'}: no Harbor trial result found "
             f"({skipped} job summary file(s) skipped); pass a job directory or trial directories"
         )
-    rows.sort(key=lambda item: item[0])
-    numbered: Counter[tuple[Any, ...]] = Counter()
-    for order, row in rows:
-        group = order[:3]
-        row.values["trial"] = numbered[group]
-        numbered[group] += 1
+    ordered = [row for _, row in sorted(rows, key=lambda item: item[0])]
+    number_trials(ordered, ("case_id", "condition", "provider"))
     warnings = []
     if twice:
         warnings.append(
@@ -559,12 +556,12 @@ def read_harbor(request: ImportRequest) -> ParsedSource:
             f"(infrastructure: {said}); they are error rows, counted as failures by the "
             "analyses: rerun them with Harbor to measure the agent"
         )
-    suites = {Path(row.file).parent.parent.name for _, row in rows}
+    suites = {Path(row.file).parent.parent.name for row in ordered}
     return ParsedSource(
-        rows=[row for _, row in rows],
+        rows=ordered,
         suite=suites.pop() if len(suites) == 1 else "harbor",
         tool="harbor",
         warnings=warnings,
         duplicate_hint="two trial results are the same trial; pass each job directory once",
-        files=[Path(row.file) for _, row in rows],
+        files=[Path(row.file) for row in ordered],
     )

@@ -46,6 +46,7 @@ from evalkit.interop._import_common import (
     SourceRow,
     fail,
     file_tail,
+    number_trials,
     parse_json,
     read_text,
     short_error,
@@ -391,11 +392,8 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
             values["started_at"] or datetime.max.replace(tzinfo=UTC), trial.trial_name,
         )
         rows.append((order, row))
-    rows.sort(key=lambda pair: pair[0])
-    numbered: Counter[tuple[Any, ...]] = Counter()
-    for order, row in rows:
-        row.values["trial"] = numbered[order[:3]]
-        numbered[order[:3]] += 1
+    ordered = [row for _, row in sorted(rows, key=lambda pair: pair[0])]
+    number_trials(ordered, ("case_id", "condition", "provider"))
     warnings = []
     if modes:
         graded = modes["graded agent_timeout"]
@@ -411,7 +409,7 @@ def read_terminal_bench(request: ImportRequest) -> ParsedSource:
         )
     runs = {item.run_dir.name for item in unique}
     return ParsedSource(
-        rows=[row for _, row in rows],
+        rows=ordered,
         suite=runs.pop() if len(runs) == 1 else "terminal-bench",
         tool="terminal-bench",
         warnings=warnings,
