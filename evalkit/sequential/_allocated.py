@@ -17,18 +17,9 @@ import pandas as pd
 from evalkit.analysis import agent_cost
 from evalkit.cases import Suite
 from evalkit.errors import ConfigError
-from evalkit.results import (
-    PARTS_DIR,
-    RESULTS_FILE,
-    AllocationRecord,
-    SequentialRecord,
-    append_event,
-    load_manifest,
-    read_run,
-    write_manifest,
-)
+from evalkit.results import AllocationRecord, SequentialRecord, read_run
 from evalkit.runner import RunConfig, RunResult, run
-from evalkit.sequential._looks import record_look
+from evalkit.sequential._looks import close_round, has_results
 from evalkit.stats import (
     FUTILITY_BETA,
     CompareOptions,
@@ -53,9 +44,7 @@ def _design(record: AllocationRecord) -> NeymanAllocation:
 
 def _results(run_dir: Path) -> pd.DataFrame:
     """The run's results so far (an empty frame before its first item)."""
-    if (run_dir / RESULTS_FILE).exists() or any((run_dir / PARTS_DIR).glob("*.parquet")):
-        return read_run(run_dir)
-    return _nothing_yet()
+    return read_run(run_dir) if has_results(run_dir) else _nothing_yet()
 
 
 def _nothing_yet() -> pd.DataFrame:
@@ -145,15 +134,7 @@ def run_allocated(
             max_rounds=rounds,
         )  # fmt: skip
         cost = agent_cost(rows)
-        last = comparison.looks[-1] if comparison.looks else None
-        record_look(record, comparison, rounds, len(rows), cost)
-        reason = (last.reason if last else "") or _budget_reason(record, rounds, len(rows), cost)
-        if result.failure is not None:
-            reason = "run-failed"
-        record.stop_reason = reason or None
-        append_event(result.run_dir, "sequential_look", **record.looks[-1].model_dump())
-        manifest = load_manifest(result.run_dir)
-        if manifest is not None:
-            write_manifest(result.run_dir, manifest.model_copy(update={"sequential": record}))
+        budget = _budget_reason(record, rounds, len(rows), cost)
+        reason = close_round(record, comparison, rounds, result, len(rows), cost, budget)
         if reason:
             return result, comparison, reason, rounds, rows

@@ -26,20 +26,16 @@ from evalkit.analysis import agent_cost, run_suite_path
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
 from evalkit.results import (
-    PARTS_DIR,
-    RESULTS_FILE,
     AdaptiveCaseRecord,
     AdaptiveRecord,
     SequentialRecord,
-    append_event,
     load_manifest,
     read_run,
-    write_manifest,
 )
 from evalkit.runner import RunConfig, RunResult, run
 from evalkit.sequential._allocated import allocation_record, run_allocated
 from evalkit.sequential._config import SequentialConfig
-from evalkit.sequential._looks import record_look
+from evalkit.sequential._looks import close_round, has_results
 from evalkit.sequential._next_step import sequential_next_step
 from evalkit.stats import (
     FUTILITY_BETA,
@@ -230,7 +226,7 @@ def _adaptive_round(
     same items.
     """
     run_dir = Path(round_config.runs_dir) / str(round_config.run_id)
-    before = read_run(run_dir) if round_config.resume and _has_results(run_dir) else None
+    before = read_run(run_dir) if round_config.resume and has_results(run_dir) else None
     trials = _decide(before if before is not None else pd.DataFrame(), record, design, drawn)
     while True:
         result = run(suite, round_config.model_copy(update={"case_trials": trials}))
@@ -247,7 +243,7 @@ def _rounds_on_disk(run_dir: Path, record: SequentialRecord) -> int:
     Its plan holds every finished item, so the run can grow from it (an earlier round's plan
     would not hold the items of later cases); the looks of earlier rounds are kept.
     """
-    if not _has_results(run_dir):
+    if not has_results(run_dir):
         return 1
     present = set(read_run(run_dir)["case_id"])
     position = {case: i for i, case in enumerate(record.order)}
@@ -255,9 +251,6 @@ def _rounds_on_disk(run_dir: Path, record: SequentialRecord) -> int:
     return max(1, math.ceil(last / record.round_cases))
 
 
-def _has_results(run_dir: Path) -> bool:
-    """Whether a run directory holds any finished item (compacted or in parts)."""
-    return (run_dir / RESULTS_FILE).exists() or any((run_dir / PARTS_DIR).glob("*.parquet"))
 
 
 
@@ -364,18 +357,8 @@ def run_until_verdict(
             futility_beta=FUTILITY_BETA if record.futility_beta is None else record.futility_beta,
         )
         cost = agent_cost(rows)
-        last = comparison.looks[-1] if comparison.looks else None
-        record_look(record, comparison, rounds, len(rows), cost)
-        reason = (last.reason if last else "") or _budget_reason(
-            record, rounds, items_per_case, len(rows), cost
-        )
-        if result.failure is not None:
-            reason = "run-failed"  # its pass rates measure nothing: no further round
-        record.stop_reason = reason or None
-        append_event(result.run_dir, "sequential_look", **record.looks[-1].model_dump())
-        manifest = load_manifest(result.run_dir)
-        if manifest is not None:
-            write_manifest(result.run_dir, manifest.model_copy(update={"sequential": record}))
+        budget = _budget_reason(record, rounds, items_per_case, len(rows), cost)
+        reason = close_round(record, comparison, rounds, result, len(rows), cost, budget)
         if reason:
             step = sequential_next_step(
                 comparison, rows, record, stop_reason=reason, run_id=run_id,
