@@ -164,6 +164,15 @@ def _match(labels: pd.DataFrame, verdicts: pd.DataFrame) -> tuple[pd.DataFrame, 
     return matched, len(labels) - len(matched)
 
 
+def one_judge(frame: pd.DataFrame, several: str) -> dict[str, str]:
+    """The one judge (provider, model, prompt hash) of ``frame``; InputError ``several`` if not."""
+    identities = frame[["judge_provider", "judge_model", "judge_prompt_hash"]].drop_duplicates()
+    if len(identities) != 1:
+        raise InputError(several.format(n=len(identities)))
+    provider, model, prompt_hash = (str(v) for v in identities.iloc[0])
+    return {"provider": provider, "model": model, "prompt_hash": prompt_hash}
+
+
 def calibrate(
     run: str | os.PathLike[str],
     labels: str | os.PathLike[str],
@@ -189,13 +198,7 @@ def calibrate(
     run_dir = resolve_run_dir(run, runs_dir)
     frame = read_labels(labels)
     verdicts = _verdicts(run_dir)
-    identities = verdicts[["judge_provider", "judge_model", "judge_prompt_hash"]].drop_duplicates()
-    if len(identities) != 1:
-        raise InputError(
-            f"{run_dir}: verdicts of {len(identities)} judges; calibrate one at a time"
-        )
-    provider, model, prompt_hash = (str(v) for v in identities.iloc[0])
-    judge = {"provider": provider, "model": model, "prompt_hash": prompt_hash}
+    judge = one_judge(verdicts, f"{run_dir}: verdicts of {{n}} judges; calibrate one at a time")
     matched, unmatched = _match(frame, verdicts)
     if matched.empty:
         raise InputError(

@@ -32,6 +32,7 @@ from evalkit._spreadsheet import write_sheet
 from evalkit._untrusted import read_json
 from evalkit.cases import stable_hash
 from evalkit.errors import InputError
+from evalkit.judge._calibrate import one_judge
 from evalkit.judge._sample import _allocate
 from evalkit.results import calibration_path, read_labels_csv, resolve_run_dir, write_json_atomic
 from evalkit.stats import Kappa, cohens_kappa
@@ -182,12 +183,8 @@ def judge_identity(run_dir: Path, stored: pd.DataFrame) -> dict[str, str]:
     Raises:
         InputError: Comparisons of more than one judge are stored.
     """
-    identities = stored[["judge_provider", "judge_model", "judge_prompt_hash"]].drop_duplicates()
-    if len(identities) != 1:
-        raise InputError(f"{run_dir}: pairs of {len(identities)} pairwise judges are stored; "
-                         "calibrate one at a time (remove the other comparisons)")
-    provider, model, prompt_hash = (str(v) for v in identities.iloc[0])
-    return {"provider": provider, "model": model, "prompt_hash": prompt_hash}
+    return one_judge(stored, f"{run_dir}: pairs of {{n}} pairwise judges are stored; "
+                     "calibrate one at a time (remove the other comparisons)")
 
 
 def labelled_pairs(
