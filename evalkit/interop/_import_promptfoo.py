@@ -33,6 +33,8 @@ from evalkit.interop._import_common import (
     read_text,
     short_error,
 )
+from evalkit.interop._import_options import PromptfooOptions
+from evalkit.interop._import_registry import ImportRequest
 from evalkit.interop._import_transcripts import promptfoo_response
 
 SUFFIXES = (".json",)
@@ -220,16 +222,13 @@ def _case_ids(identities: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def read_promptfoo(
-    paths: list[Path], listed: set[Path], condition_from: str | None, lane: str
-) -> ParsedSource:
-    """Read promptfoo ``results.json`` files: each result becomes one row.
+def read_promptfoo(request: ImportRequest) -> ParsedSource:
+    """``--format promptfoo`` (``promptfoo eval -o results.json``): each result is one row.
 
     Args:
-        paths: The files.
-        listed: Files found by listing a directory (other JSON files there are skipped).
-        condition_from: ``prompt`` (the prompt's label, default) or ``provider``.
-        lane: The lane of every row.
+        request: The files (JSON files found by listing a directory that are not promptfoo
+            output are skipped), the lane, and :class:`PromptfooOptions` (``condition_from``:
+            ``prompt``, the prompt's label, or ``provider``).
 
     Returns:
         The rows, with case ids from test descriptions (or a hash of the test's vars) and
@@ -238,7 +237,8 @@ def read_promptfoo(
     Raises:
         InputError: Not promptfoo output, or a result without its verdict.
     """
-    mode = parse_condition_from(condition_from)
+    mode = parse_condition_from(request.options_as(PromptfooOptions).condition_from)
+    paths, listed, lane = request.files, request.listed, request.lane
     rows: list[SourceRow] = []
     order: list[tuple[int, int, int]] = []
     suites: list[str] = []

@@ -1,12 +1,13 @@
 """The built-in readers behind the importer registry, each in the registry's one signature.
 
-Each adapter imports its format's module only when that format is read.
+Each adapter imports its format's module only when that format is read. The promptfoo,
+skill-creator, Harbor and Terminal-Bench readers take the request themselves.
 """
 
 from __future__ import annotations
 
 from evalkit.interop._import_common import ParsedSource
-from evalkit.interop._import_options import InspectOptions, PromptfooOptions
+from evalkit.interop._import_options import InspectOptions
 from evalkit.interop._import_registry import ImportRequest
 
 
@@ -32,18 +33,3 @@ def read_inspect_logs(request: ImportRequest) -> ParsedSource:
     return read_inspect(
         request.files, request.listed, options.condition_from, options.scorer, request.lane
     )
-
-
-def read_promptfoo_results(request: ImportRequest) -> ParsedSource:
-    """``--format promptfoo``: ``promptfoo eval -o results.json``."""
-    from evalkit.interop._import_promptfoo import read_promptfoo
-
-    options = request.options_as(PromptfooOptions)
-    return read_promptfoo(request.files, request.listed, options.condition_from, request.lane)
-
-
-def read_skill_creator_benchmark(request: ImportRequest) -> ParsedSource:
-    """``--format skill-creator``: a skill-creator ``benchmark.json``."""
-    from evalkit.interop._import_skill_creator import read_skill_creator
-
-    return read_skill_creator(request.files, request.lane)

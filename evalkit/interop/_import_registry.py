@@ -200,11 +200,11 @@ BUILTIN_IMPORTERS: Mapping[str, Importer] = {
         "Inspect AI logs (.eval or .json)", InspectOptions,
     ),
     "promptfoo": Importer(
-        "promptfoo", "evalkit.interop._import_readers:read_promptfoo_results", (".json",),
+        "promptfoo", "evalkit.interop._import_promptfoo:read_promptfoo", (".json",),
         "promptfoo results (.json)", PromptfooOptions,
     ),
     "skill-creator": Importer(
-        "skill-creator", "evalkit.interop._import_readers:read_skill_creator_benchmark",
+        "skill-creator", "evalkit.interop._import_skill_creator:read_skill_creator",
         ("benchmark.json", "grading.json"),
         "skill-creator benchmarks (benchmark.json) or workspaces (grading.json per run)",
         condition_hint="a skill-creator benchmark gives it in 'configuration'",

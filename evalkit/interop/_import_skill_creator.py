@@ -56,6 +56,7 @@ from evalkit.interop._import_common import (
     read_text,
     source_text,
 )
+from evalkit.interop._import_registry import ImportRequest
 from evalkit.interop._import_skill_creator_workspace import GRADING_FILE, row_where, workspace_run
 
 SUFFIXES = ("benchmark.json", "grading.json")
@@ -259,13 +260,12 @@ def _suite_name(files: list[Path]) -> str:
     return first.parent.name
 
 
-def read_skill_creator(files: list[Path], lane: str = "prompt") -> ParsedSource:
-    """Read skill-creator ``benchmark.json`` files and workspace ``grading.json`` files.
+def read_skill_creator(request: ImportRequest) -> ParsedSource:
+    """``--format skill-creator``: ``benchmark.json`` files and workspace ``grading.json`` files.
 
     Args:
-        files: The files (one benchmark, or one workspace run, each; several are
-            concatenated).
-        lane: The lane of every row.
+        request: The files (one benchmark, or one workspace run, each; several are
+            concatenated) and the lane of every row.
 
     Returns:
         The parsed rows, one per (eval, configuration, run), with one score row per
@@ -279,6 +279,7 @@ def read_skill_creator(files: list[Path], lane: str = "prompt") -> ParsedSource:
     warnings: list[str] = []
     names: list[str] = []
     extra: Counter[str] = Counter()
+    files, lane = request.files, request.lane
     gradings = [f for f in files if f.name == GRADING_FILE]
     for path in files:
         if path.name == GRADING_FILE:
