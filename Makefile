@@ -82,8 +82,14 @@ test: export PYTHONDONTWRITEBYTECODE =
 test: export OPENBLAS_NUM_THREADS = 1
 test: export OMP_NUM_THREADS = 1
 test: export MKL_NUM_THREADS = 1
-test: $(VENV)/.installed-dev system-deps lint
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15
+# Lint (ruff, then mypy without a cache: about 40 CPU s) runs beside the parallel pass, whose
+# workers spend much of their time waiting, and its output is printed after the pass; either
+# failing fails `make test`. The serial pass starts only after both, so it runs alone.
+test: $(VENV)/.installed-dev system-deps
+	{ $(BIN)/ruff check . && $(BIN)/mypy; } > $(VENV)/lint.log 2>&1 & lint=$$!; \
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadgroup -m "not serial" --durations=15; \
+	tests=$$?; wait $$lint; linted=$$?; echo "lint (ruff, mypy):"; cat $(VENV)/lint.log; \
+	test $$tests -eq 0 && test $$linted -eq 0
 	$(BIN)/python -m pytest -m serial --durations=15
 
 # The edit-test loop: no system packages, no lint, no `slow` (over 5 s here) or `serial` tests.
