@@ -114,3 +114,24 @@ def test_a_refused_parameter_stops_the_kernel_started_ahead(
         )
     assert len(started) == 1
     assert not started[0].has_kernel  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("notebook", ["run_report.py", "compare.py"])
+def test_the_kernels_warm_imports_leave_out_the_runner_and_the_suite_models(notebook: str) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from evalkit._resources import resource_dir\n"
+        "from evalkit.report._notebooks import imported_modules, warm_imports\n"
+        "from evalkit.report._render import WARM_MODULES\n"
+        f"warm_imports(imported_modules(resource_dir('notebooks') / {notebook!r}) + WARM_MODULES)\n"
+        "print(sorted(m for m in ('evalkit.runner', 'evalkit.cases._models',\n"
+        "    'evalkit.sequential._loop', 'evalkit.report._rich') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    # a report shows run results: the type of a sequential run is named without its loop
+    assert done.stdout.strip() == "['evalkit.report._rich']", done.stderr
