@@ -118,9 +118,8 @@ def stop_kernel(manager: Any) -> None:
     """
     from jupyter_core.utils import run_sync
 
-    if manager.has_kernel:
-        run_sync(manager.shutdown_kernel)(now=True)
-    run_sync(manager.cleanup_resources)()
+    if manager.has_kernel:  # nbclient shut down (and cleaned up after) a kernel that ran cells
+        run_sync(manager.shutdown_kernel)(now=True)  # its connection and IPC files removed too
 
 
 def _execute_on(
