@@ -284,17 +284,26 @@ def _metric_row(
     }
 
 
-def _contrast_ties(
-    group: pd.DataFrame, cases: np.ndarray, high: str | None, low: str | None
-) -> PairTies | None:
-    """The aligned trial pairs of one contrast over ``cases`` (as ``compare`` counts them)."""
-    if high is None or low is None or "trial" not in group.columns or not len(cases):
+def _trial_bits(group: pd.DataFrame) -> pd.DataFrame | None:
+    """Each case's pass rate per condition and trial (None without a ``trial`` column)."""
+    if "trial" not in group.columns:
         return None
-    bits = group[group["condition"].isin([high, low])].pivot_table(
+    return group.pivot_table(
         index="case_id", columns=["condition", "trial"], values="passed", aggfunc="mean",
         observed=True,
     ).astype(float)
-    trials = sorted(set(bits.columns.get_level_values("trial")))
+
+
+def _contrast_ties(
+    bits: pd.DataFrame | None, cases: np.ndarray, high: str | None, low: str | None
+) -> PairTies | None:
+    """The aligned trial pairs of one contrast over ``cases`` (as ``compare`` counts them).
+
+    ``bits`` is the group's :func:`_trial_bits`, made once for its four contrasts.
+    """
+    if high is None or low is None or bits is None or not len(cases):
+        return None
+    trials = sorted({key[1] for key in bits.columns if key[0] in (high, low)})
     frame = bits.reindex(index=cases, columns=pd.MultiIndex.from_product([[low, high], trials]))
     return pair_ties(row_pairs(frame[low].to_numpy(), frame[high].to_numpy()))
 
@@ -353,11 +362,12 @@ def _group_metrics(
         if lacking:
             missing.append({"case_id": case_id, "missing": ",".join(lacking)})
 
+    bits = _trial_bits(group)
     for metric, (hi, lo) in LIFT_CONTRASTS.items():
         delta = values[hi] - values[lo]
         mask = ~np.isnan(delta)
         # compare's seed, not the group's: the same differences print compare's interval
-        ties = _contrast_ties(group, cases[mask], roles.get(hi), roles.get(lo))
+        ties = _contrast_ties(bits, cases[mask], roles.get(hi), roles.get(lo))
         interval = resampler.delta(np.nan_to_num(delta), mask, confidence, METHOD, seed=delta_seed,
                                    ties=ties)
         rows.append(_metric_row(metric, interval, int(mask.sum())))

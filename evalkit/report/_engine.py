@@ -6,14 +6,25 @@ and a megabyte of outputs that is ~70 writes, made between cells while the kerne
 engine keeps a write at most every :data:`SAVE_EVERY_S` seconds while the cells run, and the
 manager's own final write whatever ends the execution (the last cell, a failing cell, a
 timeout, a dead kernel), so a failure still leaves the notebook with what ran.
+
+:func:`start_kernel` starts the kernel before the notebook is read and its parameters checked:
+the kernel process boots, and imports the modules the notebook's cells will import
+(:func:`~evalkit.report._notebooks.warm_imports`), while the calling process imports papermill
+and jupytext. The engine then runs the cells on that kernel (``km=``) and shuts it down when
+they end, as it does a kernel it started itself.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from papermill.clientwrap import PapermillNotebookClient
 from papermill.engines import NBClientEngine, papermill_engines
+from papermill.log import logger
+from papermill.utils import merge_kwargs, remove_args
 
 #: Name the engine is registered under with papermill.
 ENGINE_NAME = "evalkit"
@@ -47,7 +58,9 @@ class ReportEngine(NBClientEngine):  # type: ignore[misc]
 
         nb_man.save = spaced
         try:
-            return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            if kwargs.get("km") is None:
+                return super().execute_managed_notebook(nb_man, kernel_name, **kwargs)
+            return _execute_on(nb_man, kernel_name, **kwargs)
         finally:
             # papermill's Engine.execute_notebook writes through ``save`` once this returns
             # or raises (``notebook_complete``): that write goes through unspaced.
@@ -62,3 +75,78 @@ def register() -> str:
     """
     papermill_engines.register(ENGINE_NAME, ReportEngine)
     return ENGINE_NAME
+
+
+#: The kernel's options: IPC sockets (no TCP port opened, no "unencrypted TCP" warning).
+KERNEL_CONFIG: dict[str, Any] = {"KernelManager": {"transport": "ipc"}}
+#: The kernel's own log (e.g. a KeyboardInterrupt at shutdown) is not the report's.
+KERNEL_ARGUMENTS: tuple[str, ...] = ("--IPKernelApp.log_level=CRITICAL",)
+
+
+def start_kernel(cwd: Path, *, warm: Sequence[str] = ()) -> Any:
+    """Start a report kernel now; it boots (and imports ``warm``) while the caller goes on.
+
+    Args:
+        cwd: The kernel's working directory (the executed notebook's folder).
+        warm: Modules the kernel imports as it starts (entries of
+            :func:`~evalkit.report._notebooks.imported_modules`).
+
+    Returns:
+        The ``AsyncKernelManager`` holding the started kernel, for ``execute(kernel=...)``.
+    """
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+    from traitlets.config import Config
+
+    arguments = list(KERNEL_ARGUMENTS)
+    if warm:
+        arguments.append(
+            "--IPKernelApp.exec_lines="
+            "from evalkit.report._notebooks import warm_imports as _evalkit_warm; "
+            f"_evalkit_warm({tuple(warm)!r}); del _evalkit_warm"
+        )
+    manager = AsyncKernelManager(kernel_name="python3", config=Config(KERNEL_CONFIG))
+    run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd))
+    return manager
+
+
+def stop_kernel(manager: Any) -> None:
+    """Stop a kernel of :func:`start_kernel` that still runs (the cells never reached it).
+
+    Args:
+        manager: Its kernel manager.
+    """
+    from jupyter_core.utils import run_sync
+
+    if manager.has_kernel:  # nbclient shut down (and cleaned up after) a kernel that ran cells
+        run_sync(manager.shutdown_kernel)(now=True)  # its connection and IPC files removed too
+
+
+def _execute_on(
+    nb_man: Any,
+    kernel_name: str,
+    *,
+    log_output: bool = False,
+    stdout_file: Any = None,
+    stderr_file: Any = None,
+    start_timeout: int = 60,
+    execution_timeout: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """What papermill's ``NBClientEngine.execute_managed_notebook`` does, on a started kernel.
+
+    nbclient leaves a kernel it was given running; ``cleanup_kc`` has it shut down (``now``
+    under ``shutdown_kernel="immediate"``) and its channels closed as for its own kernel.
+    """
+    kwargs = remove_args(["input_path"], **kwargs)
+    final_kwargs = merge_kwargs(
+        remove_args(["timeout", "startup_timeout"], **kwargs),
+        timeout=execution_timeout if execution_timeout else kwargs.get("timeout"),
+        startup_timeout=start_timeout,
+        kernel_name=kernel_name,
+        log=logger,
+        log_output=log_output,
+        stdout_file=stdout_file,
+        stderr_file=stderr_file,
+    )
+    return PapermillNotebookClient(nb_man, **final_kwargs).execute(cleanup_kc=True)

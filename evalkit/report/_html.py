@@ -200,6 +200,11 @@ _PAGE_TABLE = {
     for char in BIDI_CONTROLS | TERMINAL_CONTROLS
     if char not in "\r\f\v"
 }
+#: Any character of :data:`_PAGE_TABLE`: a page is scanned once and only the matches rewritten
+#: (``str.translate`` with a table looks every character of a page of embedded figures up).
+_PAGE_CONTROLS = re.compile(
+    "[" + "".join(re.escape(chr(code)) for code in sorted(_PAGE_TABLE)) + "]"
+)
 
 
 def neutralize_page(page: str) -> str:
@@ -218,4 +223,4 @@ def neutralize_page(page: str) -> str:
         >>> neutralize_page("a\x1b[31mb\u202ec\r\n")
         'a⟨U+001B⟩[31mb⟨U+202E⟩c\r\n'
     """
-    return page.translate(_PAGE_TABLE)
+    return _PAGE_CONTROLS.sub(lambda match: _PAGE_TABLE[ord(match.group())], page)

@@ -8,7 +8,9 @@ into the ``NotebookNode`` that papermill executes.
 
 from __future__ import annotations
 
+import ast
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -73,3 +75,59 @@ def project_path(path: str) -> str:
     except ConfigError:
         return path
     return str(candidate.resolve()) if candidate.exists() else path
+
+
+def imported_modules(path: str | os.PathLike[str]) -> tuple[str, ...]:
+    r"""What a percent-format notebook imports: ``module`` or ``module:name,name`` per statement.
+
+    Read from the source as Python (markdown cells are comments there) without jupytext, so
+    the list is known before the notebook is read. An ``.ipynb``, a missing file or a file that
+    does not parse gives nothing.
+
+    Args:
+        path: The notebook's ``.py`` source.
+
+    Returns:
+        Absolute imports in source order, each once; a ``from`` import with its names.
+
+    Examples:
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     source = Path(folder, "nb.py")
+        ...     _ = source.write_text("# %%\nimport pandas as pd\nfrom evalkit import a, b\n")
+        ...     imported_modules(source)
+        ('pandas', 'evalkit:a,b')
+    """
+    source = Path(path)
+    if source.suffix != ".py":
+        return ()
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    found: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update((alias.name, None) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = ",".join(alias.name for alias in node.names if alias.name != "*")
+            found[f"{node.module}:{names}" if names else node.module] = None
+    return tuple(found)
+
+
+def warm_imports(modules: Iterable[str]) -> None:
+    """Import modules ahead of the cells that import them, binding no name.
+
+    ``evalkit report`` runs this in the report's kernel while the kernel starts (its
+    ``exec_lines``), so the imports of the notebook's cells find their modules loaded; a
+    module that fails to import here is skipped, and the cell's own import then says why.
+
+    Args:
+        modules: Entries of :func:`imported_modules` (``module`` or ``module:name,name``).
+    """
+    for entry in modules:
+        module, _, names = entry.partition(":")
+        try:
+            __import__(module, fromlist=[name for name in names.split(",") if name])
+        except Exception:  # noqa: BLE001,S112 - the cell's own import reports it
+            continue

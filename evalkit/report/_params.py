@@ -1,4 +1,4 @@
-"""Notebook parameters, checked against ``papermill.inspect_notebook`` before a kernel starts."""
+"""Notebook parameters, checked against ``papermill.inspect_notebook`` before any cell runs."""
 
 from __future__ import annotations
 

@@ -57,6 +57,14 @@ LABELS_SCRIPT = "static/labels.js"
 LABELS_MARKER = '<section class="ek-labels"'
 #: Default per-cell execution timeout, in seconds.
 CELL_TIMEOUT_S = 600.0
+#: What the kernel imports as it starts besides the notebook's own imports: the rich displays
+#: and the figures (loaded at a notebook's first display or figure).
+WARM_MODULES: tuple[str, ...] = (
+    "evalkit.report._rich",
+    "evalkit.report._figures",
+    "matplotlib.figure",
+    "matplotlib.backends.backend_agg",
+)
 
 
 def _input_error_names() -> set[str]:
@@ -176,6 +184,7 @@ def execute(
     *,
     timeout: float | None,
     progress: bool = False,
+    kernel: Any = None,
 ) -> None:
     """Execute a notebook with papermill into ``executed`` (written while it runs and at the end).
 
@@ -188,6 +197,8 @@ def execute(
         parameters: Validated parameters.
         timeout: Per-cell timeout in seconds (None: no limit).
         progress: Show papermill's cell progress bar on stderr.
+        kernel: A kernel started ahead (:func:`evalkit.report._engine.start_kernel`) to run
+            the cells on, shut down when they end; None: papermill starts one.
 
     Raises:
         ReportError: A cell failed, timed out, or the kernel died.
@@ -196,8 +207,9 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
-    from evalkit.report._engine import register
+    from evalkit.report._engine import KERNEL_ARGUMENTS, KERNEL_CONFIG, register
 
+    started = {"km": kernel} if kernel is not None else {}
     try:
         papermill.execute_notebook(
             read_notebook(notebook),
@@ -212,12 +224,11 @@ def execute(
             request_save_on_cell_execute=True,
             cwd=str(executed.parent),
             execution_timeout=timeout,
-            # IPC sockets: no TCP port opened, no "unencrypted TCP" kernel warning.
-            config=Config({"KernelManager": {"transport": "ipc"}}),
-            # The kernel's own log (e.g. a KeyboardInterrupt at shutdown) is not the report's.
-            extra_arguments=["--IPKernelApp.log_level=CRITICAL"],
+            config=Config(KERNEL_CONFIG),
+            extra_arguments=list(KERNEL_ARGUMENTS),
             # Every output is in by then: stop the kernel instead of asking it to (~0.3 s).
             shutdown_kernel="immediate",
+            **started,
         )
     except PapermillExecutionError as exc:
         redact_notebook(executed)
@@ -314,6 +325,9 @@ def page_exporter() -> Any:
         exclude_input=True,
         exclude_input_prompt=True,
         exclude_output_prompt=True,
+        # One schema check after the preprocessors instead of one after each of the twelve
+        # (most of them disabled): the executed notebook was checked when it was read.
+        optimistic_validation=True,
         filters={"evalkit_sanitize": sanitize_html},
     )
 
@@ -483,19 +497,28 @@ def report(
             "do not pass them again as notebook parameters."
         )
     notebook = resource_dir("notebooks") / NOTEBOOKS[kind]
-    checked = validate_parameters(notebook, {**values, **given})
     html_path = Path(output) if output is not None else _default_output(kind, name, base_name)
     if html_path.suffix.lower() not in (".html", ".htm"):
         raise ConfigError(f"the report output must be an .html file, not '{html_path}'.")
     html_path.parent.mkdir(parents=True, exist_ok=True)
     executed = html_path.with_suffix(".ipynb")
     start = time.perf_counter()
-    if progress:
-        print(f"executing {notebook.name} ({kind} report)", file=sys.stderr, flush=True)
-    warming = threading.Thread(target=prepare_render, name="evalkit-render", daemon=True)
-    warming.start()
-    execute(notebook, executed.resolve(), checked, timeout=timeout, progress=progress)
-    warming.join()
+    kernel = _start_kernel(executed.resolve().parent, notebook)
+    try:
+        # the kernel boots, and imports what the cells import, while this process reads the
+        # notebook and checks the parameters
+        checked = validate_parameters(notebook, {**values, **given})
+        if progress:
+            print(f"executing {notebook.name} ({kind} report)", file=sys.stderr, flush=True)
+        warming = threading.Thread(target=prepare_render, name="evalkit-render", daemon=True)
+        warming.start()
+        execute(
+            notebook, executed.resolve(), checked, timeout=timeout, progress=progress,
+            kernel=kernel,
+        )
+        warming.join()
+    finally:
+        _stop_kernel(kernel)
     middle = time.perf_counter()
     if progress:
         print(f"rendering {html_path.name} (executed in {middle - start:.1f} s)",
@@ -511,6 +534,21 @@ def report(
         execute_s=middle - start,
         render_s=end - middle,
     )
+
+
+def _start_kernel(cwd: Path, notebook: Path) -> Any:
+    """The report's kernel, started now and importing what ``notebook`` imports."""
+    from evalkit.report._engine import start_kernel
+    from evalkit.report._notebooks import imported_modules
+
+    return start_kernel(cwd, warm=imported_modules(notebook) + WARM_MODULES)
+
+
+def _stop_kernel(kernel: Any) -> None:
+    """Stop the kernel if the cells never ran on it (a parameter was refused, say)."""
+    from evalkit.report._engine import stop_kernel
+
+    stop_kernel(kernel)
 
 
 def _study_directory(

@@ -28,7 +28,8 @@ from evalkit import _lazy
 if TYPE_CHECKING:
     from evalkit.sequential._config import SequentialConfig
     from evalkit.sequential._confirm import ConfirmConfig, ConfirmResult, confirm
-    from evalkit.sequential._loop import SequentialRun, run_until_verdict
+    from evalkit.sequential._loop import run_until_verdict
     from evalkit.sequential._plan import PLAN_POWER as PLAN_POWER, RunPlan, plan_run
+    from evalkit.sequential._result import SequentialRun
 else:
     __getattr__, __dir__ = _lazy.attach(__name__, __file__)

@@ -14,14 +14,11 @@ import dataclasses
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
-from evalkit._display import RichDisplay
 from evalkit.analysis import agent_cost, run_suite_path
 from evalkit.cases import Suite, load_suite
 from evalkit.errors import ConfigError
@@ -37,60 +34,16 @@ from evalkit.sequential._allocated import allocation_record, run_allocated
 from evalkit.sequential._config import SequentialConfig
 from evalkit.sequential._looks import close_round, has_results
 from evalkit.sequential._next_step import sequential_next_step
+from evalkit.sequential._result import SequentialRun
 from evalkit.stats import (
     FUTILITY_BETA,
     SEQUENTIAL_METHOD,
     AdaptiveTrials,
     CompareOptions,
-    SequentialComparison,
     case_order,
     sequential_compare_tables,
     stage_two_decisions,
 )
-
-
-@dataclass(frozen=True)
-class SequentialRun(RichDisplay):
-    """A run that stopped when its verdict was settled or its budget spent.
-
-    Attributes:
-        run: The last round's run summary.
-        comparison: The sequential comparison at the last look.
-        stop_reason: ``improved``, ``regressed``, ``futile``, ``futile-planned``,
-            ``max-items``, ``max-usd``, ``max-rounds``, ``cases-exhausted`` or ``run-failed``
-            (every item of the run or of a condition errored: nothing was measured; the CLI
-            exits 3).
-        rounds: Rounds run.
-        items: Items of the run.
-        cost_usd: Agent cost of the run (None when the provider reports none).
-        record: The manifest's ``sequential`` record.
-    """
-
-    run: RunResult
-    comparison: SequentialComparison
-    stop_reason: str
-    rounds: int
-    items: int
-    cost_usd: float | None
-    record: SequentialRecord = field(repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``compare`` JSON of the last look, plus the run's facts.
-
-        ``looks``, ``stopped_at`` and ``method`` come with the comparison; extended with
-        ``run_id``, ``stop_reason``, ``rounds``, ``items``, ``cost_usd`` and ``run`` (the
-        ``evalkit run --json`` object of the last round).
-        """
-        out = self.comparison.to_dict()
-        out.update(
-            run_id=self.run.run_id,
-            stop_reason=self.stop_reason,
-            rounds=self.rounds,
-            items=self.items,
-            cost_usd=self.cost_usd,
-            run=self.run.to_dict(),
-        )
-        return out
 
 
 def _budget_reason(

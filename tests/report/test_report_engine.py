@@ -74,3 +74,64 @@ def test_a_failing_cell_leaves_the_notebook_with_its_traceback(tmp_path: Path) -
         for cell in nb.cells
         for output in cell.get("outputs", [])
     )
+
+
+def test_a_kernel_started_ahead_runs_the_cells_with_its_modules_imported_and_no_name_bound(
+    tmp_path: Path,
+) -> None:
+    from evalkit.report._engine import start_kernel
+
+    source = _notebook(
+        tmp_path / "warm.ipynb",
+        "import sys\nprint('warm', 'wave' in sys.modules, 'wave' in dir(), 'Wave_read' in dir())",
+    )
+    executed = tmp_path / "warm.out.ipynb"
+    kernel = start_kernel(tmp_path, warm=("wave:Wave_read", "no_such_module_anywhere"))
+    execute(source, executed, {"x": 2}, timeout=60, kernel=kernel)
+    # imported by the kernel as it started, yet no name of the notebook's namespace is taken;
+    # a module that cannot be imported is skipped
+    assert "warm True False False" in _outputs(executed)
+    assert not kernel.has_kernel  # shut down when the cells ended, as papermill's own kernel
+
+
+def test_a_refused_parameter_stops_the_kernel_started_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalkit.errors import ConfigError
+    from evalkit.report import _render
+
+    started: list[object] = []
+    start = _render._start_kernel
+
+    def recorded(cwd: Path, notebook: Path) -> object:
+        started.append(start(cwd, notebook))
+        return started[-1]
+
+    monkeypatch.setattr(_render, "_start_kernel", recorded)
+    with pytest.raises(ConfigError, match="unknown notebook parameter"):
+        _render.report(
+            "tests/fixtures/runs/after", parameters={"bogus": 1}, output=tmp_path / "r.html"
+        )
+    assert len(started) == 1
+    assert not started[0].has_kernel  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("notebook", ["run_report.py", "compare.py"])
+def test_the_kernels_warm_imports_leave_out_the_runner_and_the_suite_models(notebook: str) -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from evalkit._resources import resource_dir\n"
+        "from evalkit.report._notebooks import imported_modules, warm_imports\n"
+        "from evalkit.report._render import WARM_MODULES\n"
+        f"warm_imports(imported_modules(resource_dir('notebooks') / {notebook!r}) + WARM_MODULES)\n"
+        "print(sorted(m for m in ('evalkit.runner', 'evalkit.cases._models',\n"
+        "    'evalkit.sequential._loop', 'evalkit.report._rich') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    # a report shows run results: the type of a sequential run is named without its loop
+    assert done.stdout.strip() == "['evalkit.report._rich']", done.stderr
