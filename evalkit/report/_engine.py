@@ -16,6 +16,7 @@ they end, as it does a kernel it started itself.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,6 +82,11 @@ def register() -> str:
 KERNEL_CONFIG: dict[str, Any] = {"KernelManager": {"transport": "ipc"}}
 #: The kernel's own log (e.g. a KeyboardInterrupt at shutdown) is not the report's.
 KERNEL_ARGUMENTS: tuple[str, ...] = ("--IPKernelApp.log_level=CRITICAL",)
+#: What the kernel's environment adds to the caller's. ``PYTHONSAFEPATH`` keeps the working
+#: directory (the page's folder, which may be a shared run directory) off ``sys.path``: without
+#: it ``python -m ipykernel_launcher`` and IPython's own start put that folder first, so a
+#: ``pandas.py`` or ``evalkit.py`` left there would run in place of the real module.
+KERNEL_ENVIRONMENT: dict[str, str] = {"PYTHONSAFEPATH": "1"}
 
 
 def start_kernel(cwd: Path, *, warm: Sequence[str] = ()) -> Any:
@@ -106,7 +112,9 @@ def start_kernel(cwd: Path, *, warm: Sequence[str] = ()) -> Any:
             f"_evalkit_warm({tuple(warm)!r}); del _evalkit_warm"
         )
     manager = AsyncKernelManager(kernel_name="python3", config=Config(KERNEL_CONFIG))
-    run_sync(manager.start_kernel)(extra_arguments=arguments, cwd=str(cwd))
+    run_sync(manager.start_kernel)(
+        extra_arguments=arguments, cwd=str(cwd), env=os.environ | KERNEL_ENVIRONMENT
+    )
     return manager
 
 

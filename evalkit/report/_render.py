@@ -198,7 +198,7 @@ def execute(
         timeout: Per-cell timeout in seconds (None: no limit).
         progress: Show papermill's cell progress bar on stderr.
         kernel: A kernel started ahead (:func:`evalkit.report._engine.start_kernel`) to run
-            the cells on, shut down when they end; None: papermill starts one.
+            the cells on, shut down when they end; None: one is started here the same way.
 
     Raises:
         ReportError: A cell failed, timed out, or the kernel died.
@@ -207,9 +207,10 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
-    from evalkit.report._engine import KERNEL_ARGUMENTS, KERNEL_CONFIG, register
+    from evalkit.report._engine import KERNEL_CONFIG, register, start_kernel
 
-    started = {"km": kernel} if kernel is not None else {}
+    if kernel is None:  # every report kernel starts one way, with the engine's environment
+        kernel = start_kernel(executed.parent)
     try:
         papermill.execute_notebook(
             read_notebook(notebook),
@@ -225,10 +226,9 @@ def execute(
             cwd=str(executed.parent),
             execution_timeout=timeout,
             config=Config(KERNEL_CONFIG),
-            extra_arguments=list(KERNEL_ARGUMENTS),
             # Every output is in by then: stop the kernel instead of asking it to (~0.3 s).
             shutdown_kernel="immediate",
-            **started,
+            km=kernel,
         )
     except PapermillExecutionError as exc:
         redact_notebook(executed)
