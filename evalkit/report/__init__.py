@@ -211,14 +211,10 @@ if TYPE_CHECKING:
         trend_runs_table as trend_runs_table,
     )
     from evalkit.report._views import (
-        errors_by_class as errors_by_class,
-        failing_items as failing_items,
         flip_overview as flip_overview,
         metrics_table as metrics_table,
         missing_cases as missing_cases,
         run_facts as run_facts,
-        top_items as top_items,
-        trigger_confusion as trigger_confusion,
         within_flips as within_flips,
     )
 else:

@@ -1,9 +1,10 @@
-"""Small read-only views of a run for the report notebooks (selections and counts, no statistics).
+"""Small read-only views for the report notebooks (tables and calls, no statistics).
 
-The statistics come from :mod:`evalkit.stats` and :mod:`evalkit.analysis`; what is here picks
-rows (slowest items, failing items), counts them (errors by class, the trigger confusion
-matrix) or calls those libraries once per group so that a notebook cell stays one line. A
-comparison's sections are the methods of :class:`~evalkit.report.ComparisonView`.
+The statistics come from :mod:`evalkit.stats` and :mod:`evalkit.analysis`; what is here shows
+a run's key facts and a lift's metrics, or calls those libraries once per group (the flip
+rates per scope) so that a notebook cell stays one line. A run's sections are the methods of
+:class:`~evalkit.report.RunOverview`, a comparison's those of
+:class:`~evalkit.report.ComparisonView`.
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ import pandas as pd
 
 from evalkit._settings import CONFIDENCE
 from evalkit.analysis import LiftResult
-from evalkit.errors import InputError
 from evalkit.report._tables import Fragment, html_table, interval, key_values, note
 from evalkit.stats import FlipRate, flip_rate_between, flip_rate_within
-
-ITEM_COLUMNS = ("case_id", "lane", "condition", "provider", "trial", "status")
 
 
 def run_facts(rows: pd.DataFrame, manifest: Mapping[str, Any]) -> Fragment:
@@ -176,99 +174,6 @@ def missing_cases(result: LiftResult) -> Fragment:
         "that have the conditions it needs.",
         "warn",
     ) + html_table(result.missing, table_id="missing-cases")
-
-
-def errors_by_class(rows: pd.DataFrame) -> pd.DataFrame:
-    """Errors and timeouts by status and error class, with an example message.
-
-    Args:
-        rows: Result rows.
-
-    Returns:
-        ``status, error_class, n, share, cases, example`` (``share`` of all items), most
-        frequent first; empty when every item is ``ok``.
-    """
-    bad = rows[rows["status"].astype(str) != "ok"]
-    columns = ["status", "error_class", "n", "share", "cases", "example"]
-    if bad.empty:
-        return pd.DataFrame(columns=columns)
-    bad = bad.assign(
-        error_class=bad["error_class"].fillna("unknown").astype(str),
-        error_message=bad["error_message"].fillna("").astype(str),
-    )
-    table = (
-        bad.groupby(["status", "error_class"], sort=True)
-        .agg(
-            n=("item_key", "size"), cases=("case_id", "nunique"), example=("error_message", "first")
-        )
-        .reset_index()
-    )
-    table["share"] = table["n"] / len(rows)
-    return table.sort_values("n", ascending=False, kind="stable")[columns].reset_index(drop=True)
-
-
-def top_items(rows: pd.DataFrame, column: str, n: int = 10) -> pd.DataFrame:
-    """The ``n`` items with the largest ``column`` (e.g. ``latency_s``, ``cost_usd``).
-
-    Args:
-        rows: Result rows.
-        column: Column to rank by.
-        n: Number of items.
-
-    Returns:
-        The item columns plus ``latency_s, cost_usd, input_tokens, output_tokens``.
-    """
-    keep = [c for c in ITEM_COLUMNS if c in rows]
-    keep += [
-        c
-        for c in ("latency_s", "cost_usd", "input_tokens", "output_tokens")
-        if c in rows and c not in keep
-    ]
-    if column not in rows:
-        raise InputError(f"the result table has no column {column!r} to rank items by.")
-    return rows.nlargest(n, column, keep="first")[keep].reset_index(drop=True)
-
-
-def trigger_confusion(rows: pd.DataFrame, condition: str = "self-load") -> pd.DataFrame:
-    """Expected skill x skill the agent loaded, counted over one condition's items.
-
-    Args:
-        rows: Result rows with ``expected_skill`` and ``inferred_skill``.
-        condition: The condition where the agent decides (``self-load``).
-
-    Returns:
-        One row per expected skill (``expected_skill``), one count column per inferred skill,
-        then ``total``; empty when the condition is absent.
-    """
-    part = rows[rows["condition"].astype(str) == condition]
-    if part.empty or not {"expected_skill", "inferred_skill"} <= set(part.columns):
-        return pd.DataFrame(columns=["expected_skill", "total"])
-    expected = part["expected_skill"].fillna("none").astype(str).rename("expected_skill")
-    inferred = part["inferred_skill"].fillna("none").astype(str).rename("inferred_skill")
-    table = pd.crosstab(expected, inferred)
-    table["total"] = table.sum(axis=1)
-    table.columns.name = None
-    return table.reset_index()
-
-
-def failing_items(rows: pd.DataFrame, n: int = 6) -> pd.DataFrame:
-    """Up to ``n`` failing items, one per case first (wrong answers before errors and timeouts).
-
-    Args:
-        rows: Result rows.
-        n: Most items returned.
-
-    Returns:
-        The selected rows.
-    """
-    failed = rows[~rows["passed"].fillna(False).astype(bool)]
-    if failed.empty:
-        return failed
-    failed = failed.assign(_infra=(failed["status"].astype(str) != "ok"))
-    failed = failed.sort_values(["_infra", "case_id", "condition", "trial"], kind="stable")
-    first = failed.drop_duplicates("case_id")
-    rest = failed.drop(first.index)
-    return pd.concat([first, rest]).head(n).drop(columns="_infra")
 
 
 def case_keys(cases: pd.DataFrame) -> list[str]:

@@ -148,18 +148,34 @@ def test_case_pairs_show_the_change(after: pd.DataFrame) -> None:
 
 
 def test_views_count_what_the_run_holds(after: pd.DataFrame) -> None:
-    errors = rk.errors_by_class(after)
+    overview = rk.run_overview(AFTER)
+    errors = overview.errors
     assert errors["n"].sum() == (after["status"] != "ok").sum()
     assert set(errors["status"]) <= {"error", "timeout"}
-    confusion = rk.trigger_confusion(after)
+    confusion = overview.trigger_confusion
     assert confusion["total"].sum() == (after["condition"] == "self-load").sum()
-    slowest = rk.top_items(after, "latency_s", 5)
+    slowest = overview.top_items("latency_s", 5)
     assert slowest["latency_s"].is_monotonic_decreasing and len(slowest) == 5
-    failing = rk.failing_items(after, 4)
+    failing = overview.failing_items(4)
     assert not failing["passed"].any() and failing["case_id"].is_unique
     assert (failing["status"] == "ok").all(), "wrong answers come before errors"
     with pytest.raises(InputError):
-        rk.top_items(after, "no_such_column")
+        overview.top_items("no_such_column")
+    shown = overview.slowest(5).html
+    assert 'id="slowest"' in shown and shown.count("<tr>") == 6  # header and five items
+
+
+def test_the_run_sections_carry_their_figures_and_tables() -> None:
+    overview = rk.run_overview(AFTER)
+    by_condition = overview.rates(["condition"]).html
+    assert 'id="fig-pass-rate-condition"' in by_condition and 'id="rates-condition"' in by_condition
+    by_lane = overview.rates(["lane", "condition"]).html
+    assert "Pass rate per lane (prompt, execution, evidence) and condition" in by_lane
+    lifted = evalkit.lift(overview.rows, n_resamples=200)
+    lift = overview.lift_metrics(lifted).html
+    assert 'id="fig-lift"' in lift and 'id="lift-metrics"' in lift
+    assert "Trigger metrics" in overview.routing(lifted).html
+    assert "Trigger metrics" not in overview.routing().html
 
 
 def test_flip_overview_calls_the_stats_per_scope(after: pd.DataFrame) -> None:
