@@ -44,46 +44,7 @@ providers: str = ""  # "P,Q": keep only these providers (default: every provider
 from IPython.display import Markdown, display
 
 import evalkit
-from evalkit.report import (
-    calibration_note,
-    case_keys,
-    case_named_column,
-    case_pairs,
-    cause_changes,
-    compare_view,
-    compared_conditions,
-    comparison_calibration,
-    comparison_statements,
-    comparison_trajectory,
-    evidence_bundles,
-    expectation_pass_rates,
-    explanation_fragment,
-    figure_html,
-    html_table,
-    interval_table,
-    item_browser,
-    key_values,
-    looks_table,
-    named_case_columns,
-    named_case_table,
-    named_cases_section,
-    next_step_facts,
-    no_named_case_note,
-    note,
-    paired_excerpts,
-    paired_rows,
-    pp,
-    project_path,
-    provider_section,
-    run_scores,
-    sequential_plot,
-    stat_cards,
-    trajectory_facts,
-    verdict_banner,
-    verdict_lines,
-    wins_note,
-)
-from evalkit.stats import unmatched_lines
+from evalkit.report import compare_view, compared_conditions, comparison_trajectory, project_path
 
 # %%
 run, baseline = project_path(run), project_path(baseline)
@@ -107,21 +68,7 @@ trajectory = comparison_trajectory(
 # ## Verdict
 
 # %%
-headline, details = verdict_lines(view)
-if trajectory is not None:
-    details.append(
-        f"sequential verdict: {trajectory_facts(trajectory)['sequential verdict']}; the "
-        "interval above is the fixed-design one over the cases run, valid for one look at a "
-        "number of cases fixed in advance (see Sequential trajectory)"
-    )
-display(verdict_banner(result.verdict, headline, details))
-display(stat_cards([
-    ("wins", str(result.wins), "cases where the candidate does better"),
-    ("losses", str(result.losses), "cases where it does worse"),
-    ("ties", str(result.ties), "cases with no change"),
-    ("named cases", f"{len(result.regressed_cases)} / {len(result.improved_cases)}",
-     "regressed / improved after correction"),
-]))
+display(view.verdict(trajectory))
 
 # %% [markdown]
 # ## Where the change is
@@ -133,10 +80,10 @@ display(stat_cards([
 # its text and in `--json` (`regressed_cases`, `improved_cases`, `named_cases`).
 
 # %%
-display(named_cases_section(result.stats))
+display(view.named_cases())
 
 # %%
-settle = next_step_facts(result)
+settle = view.next_step()
 if settle is not None:
     display(Markdown(
         "## What would settle it\n\n"
@@ -144,7 +91,7 @@ if settle is not None:
         "power: the cases needed at these trials, the trials needed at these cases, and the "
         "command that would run them (docs/statistics.md, 'Next step')."
     ))
-    display(key_values(settle))
+    display(settle)
 
 # %%
 if trajectory is not None:
@@ -157,14 +104,7 @@ if trajectory is not None:
         "threshold). The lower panel: the items and agent cost spent at each look, against the "
         "fixed design that runs every case once (its items at the cost per item observed)."
     ))
-    display(key_values(trajectory_facts(trajectory)))
-    display(figure_html(
-        sequential_plot(trajectory),
-        "sequential",
-        "Estimate and confidence sequence after each look, with the stopping boundaries and "
-        "the settling look marked; below, items and agent cost spent against the fixed design.",
-    ))
-    display(looks_table(trajectory))
+    display(view.sequential(trajectory))
 
 # %% [markdown]
 # ## By condition
@@ -175,11 +115,7 @@ if trajectory is not None:
 # no evidence and counted as reused.
 
 # %%
-display(interval_table(
-    result.condition_table(), ["condition"], kind="pp", header="change",
-    extra=["verdict", "n_cases", "reused_items"], table_id="by-condition",
-    empty="Two conditions of one run are compared: see the verdict above.",
-))
+display(view.by_condition())
 
 # %% [markdown]
 # ## By provider
@@ -192,7 +128,7 @@ display(interval_table(
 # new provider answer it (docs/statistics.md, "Several providers").
 
 # %%
-display(provider_section(result.stats))
+display(view.providers())
 
 # %% [markdown]
 # ## Per-case changes
@@ -201,19 +137,13 @@ display(provider_section(result.stats))
 # candidate, with the case's own interval. Dotted lines mark the practical threshold.
 
 # %%
-display(figure_html(
-    result.plot_forest(max_cases=max_cases),
-    "forest",
-    f"Per-case change from {labels[0]} to {labels[1]}, with per-case confidence intervals.",
-))
+display(view.forest(max_cases=max_cases))
 
 # %% [markdown]
 # ## Wins, losses and ties
 
 # %%
-display(html_table(result.wins_table(), caption="By condition", table_id="wins"))
-if wins_note(result.stats):
-    display(note(wins_note(result.stats)))
+display(view.wins())
 
 # %% [markdown]
 # ## What the failures are made of
@@ -224,18 +154,7 @@ if wins_note(result.stats):
 # not loaded) or for execution (missing patterns, the verifier).
 
 # %%
-paired_baseline, paired_candidate = paired_rows(view)
-display(cause_changes(
-    paired_baseline, run_scores(view.baseline_run), paired_candidate,
-    run_scores(view.candidate_run), labels=labels,
-))
-if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len(
-    view.candidate_rows
-):
-    display(note(
-        "Counted over the units both sides ran: the unmatched items (see below) are left out, "
-        "so a provider that ran only one side adds no failures to either column."
-    ))
+display(view.failure_causes())
 
 # %% [markdown]
 # ## Regressed cases
@@ -244,21 +163,7 @@ if len(paired_baseline) < len(view.baseline_rows) or len(paired_candidate) < len
 # that failed, side by side.
 
 # %%
-cases = result.case_table()
-named = named_case_table(result.stats)
-regressed = named[named["verdict"] == "regressed"]
-display(interval_table(
-    regressed, named_case_columns(result.stats), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
-    table_id="regressed",
-    empty=no_named_case_note(result.stats) or "No case is named regressed.",
-))
-display(paired_excerpts(
-    case_pairs(view, "regressed", max_pairs),
-    baseline_run=view.baseline_run, candidate_run=view.candidate_run,
-    baseline_rows=view.baseline_rows, candidate_rows=view.candidate_rows,
-    labels=labels, max_chars=excerpt_chars,
-))
+display(view.regressed(max_pairs=max_pairs, max_chars=excerpt_chars))
 
 # %% [markdown]
 # ### Why they regressed
@@ -270,66 +175,25 @@ display(paired_excerpts(
 # trials are explained.
 
 # %%
-for case in regressed.head(max_pairs).to_dict("records"):
-    if view.mode == "runs":
-        why = evalkit.explain(
-            view.candidate_run, case["case_id"], baseline=view.baseline_run,
-            condition=case.get("condition"),
-        )
-    else:
-        candidate_condition = view.conditions[1] if view.conditions else None
-        why = evalkit.explain(view.candidate_run, case["case_id"], condition=candidate_condition)
-    display(explanation_fragment(why))
-if regressed.empty:
-    display(note("No case is named regressed: nothing to explain."))
+display(view.why_regressed(max_pairs=max_pairs))
 
 # %% [markdown]
 # ## Improved cases
 
 # %%
-improved = named[named["verdict"] == "improved"]
-display(interval_table(
-    improved, named_case_columns(result.stats), kind="pp", header="change",
-    extra=["baseline_rate", "candidate_rate", "n_baseline", "n_candidate", "p_adjusted"],
-    table_id="improved",
-    empty=no_named_case_note(result.stats) or "No case is named improved.",
-))
-display(paired_excerpts(
-    case_pairs(view, "improved", max_pairs),
-    baseline_run=view.baseline_run, candidate_run=view.candidate_run,
-    baseline_rows=view.baseline_rows, candidate_rows=view.candidate_rows,
-    labels=labels, max_chars=excerpt_chars,
-))
+display(view.improved(max_pairs=max_pairs, max_chars=excerpt_chars))
 
 # %% [markdown]
 # ## All cases
 
 # %%
-display(note(
-    f"One row per case in each condition and provider. Each row's interval is its own "
-    f"({confidence:.0%}, unadjusted); its verdict needs its p-value after {result.correction} "
-    f"correction across the {len(cases)} rows to be at most {result.alpha:g}, so a row whose "
-    "interval excludes 0 can stay inconclusive (decided_by says which applied). The named "
-    "cases above pool a case's providers into one row (case_named)."
-))
-display(interval_table(
-    cases.assign(case_named=case_named_column(result.stats)).sort_values("estimate", kind="stable"),
-    case_keys(result.cases), kind="pp", header="change",
-    extra=["n_baseline", "n_candidate", "p_value", "p_adjusted", "verdict", "decided_by",
-           "case_named"],
-    table_id="all-cases",
-))
+display(view.all_cases())
 
 # %% [markdown]
 # ## Unmatched items
 
 # %%
-for line in unmatched_lines(result, listed=" (listed below)"):
-    display(note(line.strip()))
-display(html_table(
-    result.unmatched, table_id="unmatched",
-    empty="Every case and condition is present on both sides.",
-))
+display(view.unmatched())
 
 # %% [markdown]
 # ## Judged expectations
@@ -339,13 +203,7 @@ display(html_table(
 # the pass rate of each judged statement on both sides.
 
 # %%
-display(calibration_note(comparison_calibration(view)))
-display(interval_table(
-    expectation_pass_rates(comparison_statements(view), by=["run", "condition"],
-                           confidence=confidence),
-    ["expectation", "run", "condition"], header="pass rate",
-    table_id="expectation-pass-rates", empty="no judged statement on either side",
-))
+display(view.judged_expectations())
 
 # %% [markdown]
 # ## Evidence bundles
@@ -355,13 +213,7 @@ display(interval_table(
 # the notes as text (failing items first; half the page's bundle budget per side).
 
 # %%
-for label, side_run, side_rows in (
-    (labels[0], view.baseline_run, view.baseline_rows),
-    (labels[1], view.candidate_run, view.candidate_rows),
-):
-    display(note(f"{label}: evidence bundles"))
-    display(evidence_bundles(side_run, side_rows, runs_dir=runs_dir, max_items=6,
-                             max_embed_bytes=1_000_000))
+display(view.evidence_bundles())
 
 # %% [markdown]
 # ## Browse items
@@ -372,11 +224,7 @@ for label, side_run, side_rows in (
 # first, then cases that never pass.
 
 # %%
-display(item_browser(
-    view.candidate_run, view.candidate_rows, baseline=view.baseline_run,
-    baseline_rows=view.baseline_rows, labels=labels, runs_dir=runs_dir, max_items=max_items,
-    seed=seed,
-))
+display(view.item_browser(max_items=max_items, seed=seed))
 
 # %% [markdown]
 # ## Further metrics
@@ -385,26 +233,10 @@ display(item_browser(
 # carries them as `report_metrics`).
 
 # %%
-import pandas as pd
-
-display(html_table(
-    pd.DataFrame(list(result.report_metrics), columns=["label", "value", "description"]),
-    columns={"label": "metric", "value": "value", "description": "what it is"},
-    table_id="report-metrics", empty="No further metric is registered.",
-))
+display(view.further_metrics())
 
 # %% [markdown]
 # ## About this report
 
 # %%
-display(key_values({
-    "baseline": labels[0],
-    "candidate": labels[1],
-    "metric": result.metric,
-    "overall interval": f"{result.delta.method}, {n_resamples:,} resamples, seed {seed}",
-    "per-case tests": f"exact tests, {result.correction} correction, alpha {result.alpha:g}",
-    "named cases": f"pooled case rows (CMH or Fisher), {result.case_correction} across cases, "
-                   f"alpha {result.alpha:g}",
-    "practical threshold": pp(result.threshold),
-    "evalkit": evalkit.__version__,
-}))
+display(view.about())

@@ -38,27 +38,8 @@ max_items: int = 500  # most items in the item browser (failing and flipped case
 from IPython.display import display
 
 import evalkit
-from evalkit.analysis import LIFT_METRICS, TRIGGER_METRICS
 from evalkit.errors import InputError
-from evalkit.report import (
-    calibration_note,
-    evidence_bundles,
-    excerpts,
-    failure_summary,
-    figure_html,
-    html_table,
-    interval_table,
-    item_browser,
-    key_values,
-    metrics_table,
-    missing_cases,
-    note,
-    pct,
-    project_path,
-    run_overview,
-    seconds,
-    usd,
-)
+from evalkit.report import note, project_path, run_overview
 
 # %%
 run, runs_dir = project_path(run), project_path(runs_dir)
@@ -81,42 +62,19 @@ display(overview.facts())
 # ### By condition
 
 # %%
-by_condition = overview.pass_rates(["condition"])
-display(figure_html(
-    overview.plot_pass_rates(["condition"]),
-    "pass-rate-condition",
-    "Pass rate by condition, with confidence intervals (cases as clusters).",
-))
-display(interval_table(
-    by_condition, ["condition"], header="pass rate", table_id="rates-condition"
-))
-display(overview.matched_rates())
+display(overview.rates(["condition"]))
 
 # %% [markdown]
 # ### By provider and condition
 
 # %%
-by_provider = overview.pass_rates(["provider", "condition"])
-display(figure_html(
-    overview.plot_pass_rates(["provider", "condition"],
-                             title="Pass rate by provider and condition", max_facets=max_facets),
-    "pass-rate-provider",
-    "Pass rate per provider and condition, with confidence intervals.",
-))
-display(interval_table(by_provider, ["provider", "condition"], header="pass rate"))
+display(overview.rates(["provider", "condition"], max_facets=max_facets))
 
 # %% [markdown]
 # ### By lane and condition
 
 # %%
-by_lane = overview.pass_rates(["lane", "condition"])
-display(figure_html(
-    overview.plot_pass_rates(["lane", "condition"], title="Pass rate by lane and condition",
-                             max_facets=max_facets),
-    "pass-rate-lane",
-    "Pass rate per lane (prompt, execution, evidence) and condition, with confidence intervals.",
-))
-display(interval_table(by_lane, ["lane", "condition"], header="pass rate"))
+display(overview.rates(["lane", "condition"], max_facets=max_facets))
 
 # %% [markdown]
 # ## Skill lift
@@ -141,13 +99,7 @@ try:
 except InputError as exc:
     display(note(f"No lift metric for this run: {exc}", "warn"))
 if lifted is not None:
-    display(figure_html(
-        lifted.plot(),
-        "lift",
-        "Lift metrics per provider and lane, with case-bootstrap confidence intervals.",
-    ))
-    display(metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics"))
-    display(missing_cases(lifted))
+    display(overview.lift_metrics(lifted))
 
 # %% [markdown]
 # ## Routing
@@ -156,14 +108,7 @@ if lifted is not None:
 # (`none`: it should load none); columns: the skill the agent loaded, read from its transcript.
 
 # %%
-display(html_table(
-    overview.trigger_confusion,
-    caption="Trigger confusion matrix (items under self-load)",
-    table_id="trigger-confusion",
-    empty="no self-load item in this run",
-))
-if lifted is not None:
-    display(metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics"))
+display(overview.routing(lifted))
 
 # %% [markdown]
 # ## Judged expectations
@@ -172,12 +117,7 @@ if lifted is not None:
 # human labels (`evalkit judge calibrate`; the judge report shows the calibration itself).
 
 # %%
-display(calibration_note(overview.judge_calibration))
-display(interval_table(
-    overview.expectation_pass_rates(),
-    ["expectation", "condition"], header="pass rate", table_id="expectation-pass-rates",
-    empty="no judged statement in this run",
-))
+display(overview.judged_expectations())
 
 # %% [markdown]
 # ## What the failures are made of
@@ -191,10 +131,7 @@ display(interval_table(
 # (transcripts, browser) carries its whole reason line.
 
 # %%
-display(failure_summary(
-    rows, overview.scores, causes=lifted.failure_causes if lifted is not None else None,
-    plot=True,
-))
+display(overview.failure_causes(lifted))
 
 # %% [markdown]
 # ## Errors and timeouts
@@ -203,35 +140,19 @@ display(failure_summary(
 # rates above.
 
 # %%
-display(html_table(
-    overview.errors,
-    formats={"share": pct},
-    caption="By status and error class",
-    table_id="errors",
-    empty="No error and no timeout: every item finished.",
-))
-display(html_table(overview.outcomes("condition"), caption="Outcomes by condition"))
-display(html_table(overview.outcomes("provider"), caption="Outcomes by provider"))
+display(overview.errors_table())
 
 # %% [markdown]
 # ## Slowest items
 
 # %%
-display(html_table(
-    overview.top_items("latency_s", top_n),
-    formats={"latency_s": seconds, "cost_usd": usd},
-    table_id="slowest",
-))
+display(overview.slowest(top_n))
 
 # %% [markdown]
 # ## Most expensive items
 
 # %%
-display(html_table(
-    overview.top_items("cost_usd", top_n),
-    formats={"latency_s": seconds, "cost_usd": usd},
-    table_id="costliest",
-))
+display(overview.costliest(top_n))
 
 # %% [markdown]
 # ## Failing transcripts
@@ -241,10 +162,7 @@ display(html_table(
 # last events of the transcript.
 
 # %%
-display(excerpts(
-    run, overview.failing_items(max_transcripts), runs_dir=runs_dir, rows=rows,
-    max_chars=excerpt_chars, empty="No failing item.",
-))
+display(overview.failing_transcripts(max_transcripts, max_chars=excerpt_chars))
 
 # %% [markdown]
 # ## Evidence bundles
@@ -255,7 +173,7 @@ display(excerpts(
 # passes and its bundle validates. Failing items come first.
 
 # %%
-display(evidence_bundles(run, rows, runs_dir=runs_dir))
+display(overview.evidence_bundles())
 
 # %% [markdown]
 # ## Browse items
@@ -267,15 +185,10 @@ display(evidence_bundles(run, rows, runs_dir=runs_dir))
 # first, then cases that never pass.
 
 # %%
-display(item_browser(run, rows, runs_dir=runs_dir, max_items=max_items, seed=seed))
+display(overview.item_browser(max_items=max_items, seed=seed))
 
 # %% [markdown]
 # ## About this report
 
 # %%
-display(key_values({
-    "confidence level": f"{confidence:.0%}",
-    "pass-rate intervals": ", ".join(sorted(set(by_condition["method"]))),
-    "lift intervals": f"case bootstrap, {n_resamples:,} resamples, seed {seed}",
-    "evalkit": evalkit.__version__,
-}))
+display(overview.about(n_resamples=n_resamples, seed=seed))

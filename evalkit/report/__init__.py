@@ -89,6 +89,12 @@ if TYPE_CHECKING:
         sample_items,
     )
     from evalkit.report._bundles import evidence_bundles
+    from evalkit.report._compare_view import (
+        ComparisonView,
+        compare_view,
+        compared_conditions as compared_conditions,
+        comparison_trajectory as comparison_trajectory,
+    )
     from evalkit.report._forensics_view import (
         cell_html as cell_html,
         explanation_fragment as explanation_fragment,
@@ -100,8 +106,6 @@ if TYPE_CHECKING:
         calibration_check,
         calibration_facts as calibration_facts,
         calibration_note as calibration_note,
-        comparison_calibration as comparison_calibration,
-        comparison_statements as comparison_statements,
         confusion_plot as confusion_plot,
         disagreements_html as disagreements_html,
         expectation_pass_rates,
@@ -109,13 +113,7 @@ if TYPE_CHECKING:
     )
     from evalkit.report._labels import labelling_page, read_label_rows
     from evalkit.report._matched_view import matched_rate_section as matched_rate_section
-    from evalkit.report._named_cases import (
-        case_named_column as case_named_column,
-        named_case_columns as named_case_columns,
-        named_case_table as named_case_table,
-        named_cases_section as named_cases_section,
-        no_named_case_note as no_named_case_note,
-    )
+    from evalkit.report._named_cases import case_named_column as case_named_column
     from evalkit.report._notebooks import project_path, read_notebook
     from evalkit.report._optimize import (
         Optimization as Optimization,
@@ -149,15 +147,12 @@ if TYPE_CHECKING:
     from evalkit.report._providers import (
         provider_comparisons as provider_comparisons,
         provider_forest_plot as provider_forest_plot,
-        provider_section as provider_section,
     )
     from evalkit.report._reasons_view import (
-        cause_changes as cause_changes,
         cause_plot,
         failure_changes_table as failure_changes_table,
         failure_summary as failure_summary,
         reason_line as reason_line,
-        run_scores as run_scores,
         shown_reasons as shown_reasons,
     )
     from evalkit.report._render import (
@@ -183,10 +178,7 @@ if TYPE_CHECKING:
     from evalkit.report._sequential import (
         LOOK_COLUMNS as LOOK_COLUMNS,
         SequentialTrajectory,
-        comparison_trajectory as comparison_trajectory,
-        looks_table as looks_table,
         sequential_trajectory,
-        trajectory_facts as trajectory_facts,
     )
     from evalkit.report._sequential_plot import sequential_plot
     from evalkit.report._tables import (
@@ -219,25 +211,10 @@ if TYPE_CHECKING:
         trend_runs_table as trend_runs_table,
     )
     from evalkit.report._views import (
-        ComparisonView,
-        case_keys as case_keys,
-        case_pairs as case_pairs,
-        compare_view,
-        compared_conditions as compared_conditions,
-        condition_comparisons as condition_comparisons,
-        errors_by_class as errors_by_class,
-        failing_items as failing_items,
         flip_overview as flip_overview,
         metrics_table as metrics_table,
         missing_cases as missing_cases,
-        next_step_facts as next_step_facts,
-        paired_rows as paired_rows,
         run_facts as run_facts,
-        top_items as top_items,
-        trigger_confusion as trigger_confusion,
-        verdict_lines as verdict_lines,
-        wins_by_condition as wins_by_condition,
-        wins_note as wins_note,
         within_flips as within_flips,
     )
 else:

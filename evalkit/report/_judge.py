@@ -20,8 +20,7 @@ from evalkit.analysis import JudgeCalibration, JudgedRun, check_judge_calibratio
 from evalkit.report._plots import _new_figure
 from evalkit.report._tables import Fragment, html_table, key_values, note, pct
 from evalkit.report._transcripts import transcript_html
-from evalkit.report._views import ComparisonView
-from evalkit.results import judged_statements, read_calibration, read_run, read_transcripts
+from evalkit.results import read_calibration, read_run, read_transcripts
 from evalkit.stats import pass_rates
 
 if TYPE_CHECKING:
@@ -70,34 +69,6 @@ def calibration_check(
     return check_judge_calibration(
         [JudgedRun(label, read_run(path), Path(path)) for label, path in runs]
     )
-
-
-def comparison_calibration(view: ComparisonView) -> JudgeCalibration | None:
-    """Whether the judges behind a comparison's rows are calibrated (None without any)."""
-    if view.mode == "conditions":
-        rows = pd.concat([view.baseline_rows, view.candidate_rows], ignore_index=True)
-        return check_judge_calibration([JudgedRun(view.candidate_run.name, rows,
-                                                  view.candidate_run)])
-    return check_judge_calibration(
-        [
-            JudgedRun(view.baseline_run.name, view.baseline_rows, view.baseline_run),
-            JudgedRun(view.candidate_run.name, view.candidate_rows, view.candidate_run),
-        ]
-    )
-
-
-def comparison_statements(view: ComparisonView) -> pd.DataFrame:
-    """The judged statements of both sides of a comparison, with a ``run`` column."""
-    sides = [(view.baseline_label, view.baseline_run, view.baseline_rows),
-             (view.candidate_label, view.candidate_run, view.candidate_rows)]
-    parts: list[pd.DataFrame] = []
-    for label, run_dir, rows in sides:
-        found = judged_statements(run_dir)
-        if "item_key" in rows.columns:
-            found = found[found["item_key"].isin(set(rows["item_key"]))]
-        parts.append(found.assign(run=label))
-    combined: pd.DataFrame = pd.concat(parts, ignore_index=True)
-    return combined
 
 
 def calibration_note(check: JudgeCalibration | Mapping[str, Any] | None) -> Fragment:

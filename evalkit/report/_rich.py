@@ -34,7 +34,7 @@ from evalkit.report._plots import (
     lift_plot,
     power_plot,
 )
-from evalkit.report._sequential import SequentialTrajectory, looks_table, sequential_trajectory
+from evalkit.report._sequential import SequentialTrajectory, sequential_trajectory
 from evalkit.report._sequential_plot import sequential_plot
 from evalkit.report._style import styled
 from evalkit.report._tables import (
@@ -233,7 +233,7 @@ def _trajectory(trajectory: SequentialTrajectory) -> Fragment:
         "Estimate and confidence sequence after each look with the stopping boundaries; "
         "below, items and agent cost spent against the fixed design.",
     )
-    return figure + looks_table(trajectory, table_id=None)
+    return figure + trajectory.looks_table(table_id=None)
 
 
 def sequential_html(result: SequentialComparison) -> str:

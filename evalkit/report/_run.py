@@ -18,36 +18,50 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from evalkit._settings import CONFIDENCE, RUNS_DIR
-from evalkit.analysis import JudgeCalibration, JudgedRun, check_judge_calibration
-from evalkit.report._browser import item_browser
-from evalkit.report._judge import expectation_pass_rates
+from evalkit._settings import CONFIDENCE, RUNS_DIR, SEED
+from evalkit._version import __version__
+from evalkit.analysis import (
+    LIFT_METRICS,
+    TRIGGER_METRICS,
+    JudgeCalibration,
+    JudgedRun,
+    LiftResult,
+    check_judge_calibration,
+)
+from evalkit.errors import InputError
+from evalkit.report._browser import BROWSE_LIMIT, item_browser
+from evalkit.report._bundles import evidence_bundles
+from evalkit.report._judge import calibration_note, expectation_pass_rates
 from evalkit.report._matched_view import matched_rate_section
 from evalkit.report._plots import figure_html, rate_plot
-from evalkit.report._reasons_view import run_scores
+from evalkit.report._reasons_view import failure_summary, run_scores
 from evalkit.report._style import styled
 from evalkit.report._tables import (
     Fragment,
     banner,
+    html_table,
     interval,
     interval_table,
+    key_values,
     pct,
     seconds,
     stat_cards,
     usd,
 )
-from evalkit.report._views import (
-    errors_by_class,
-    failing_items,
-    run_facts,
-    top_items,
-    trigger_confusion,
-)
+from evalkit.report._transcripts import excerpts
+from evalkit.report._views import metrics_table, missing_cases, run_facts
 from evalkit.results import judged_statements, load_manifest, read_run, resolve_run_dir
 from evalkit.stats import pass_rates
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+#: The columns of :meth:`RunOverview.top_items`: the item's, then what it took.
+_ITEM_COLUMNS = ("case_id", "lane", "condition", "provider", "trial", "status")
+_ITEM_COSTS = ("latency_s", "cost_usd", "input_tokens", "output_tokens")
+
+#: How a grouping column is named in a figure's caption.
+_FACETS = {"lane": "lane (prompt, execution, evidence)"}
 
 
 @dataclass(frozen=True)
@@ -59,7 +73,11 @@ class RunOverview:
     :meth:`summary` and :meth:`facts` (headline cards, key facts), :meth:`pass_rates` by any
     columns and :meth:`plot_pass_rates`, :meth:`matched_rates`, :attr:`errors`,
     :meth:`outcomes`, :meth:`top_items`, :attr:`trigger_confusion`, :meth:`failing_items`,
-    :attr:`scores`, :attr:`judge_calibration` and :meth:`expectation_pass_rates`.
+    :attr:`scores`, :attr:`judge_calibration` and :meth:`expectation_pass_rates`. The run
+    report's sections are one method each, as escaped HTML: :meth:`rates`,
+    :meth:`lift_metrics`, :meth:`routing`, :meth:`judged_expectations`, :meth:`failure_causes`,
+    :meth:`errors_table`, :meth:`slowest`, :meth:`costliest`, :meth:`failing_transcripts`,
+    :meth:`evidence_bundles`, :meth:`item_browser` and :meth:`about`.
 
     Attributes:
         run_dir: The run directory.
@@ -169,10 +187,24 @@ class RunOverview:
     def errors(self) -> pd.DataFrame:
         """Errors and timeouts by status and error class, most frequent first.
 
-        Columns ``status, error_class, n, share, cases, example``; empty when every item is
-        ``ok``.
+        Columns ``status, error_class, n, share, cases, example`` (``share`` of all items);
+        empty when every item is ``ok``.
         """
-        return errors_by_class(self.rows)
+        rows = self.rows
+        bad = rows[rows["status"].astype(str) != "ok"]
+        columns = ["status", "error_class", "n", "share", "cases", "example"]
+        if bad.empty:
+            return pd.DataFrame(columns=columns)
+        bad = bad.assign(
+            error_class=bad["error_class"].fillna("unknown").astype(str),
+            error_message=bad["error_message"].fillna("").astype(str),
+        )
+        table = bad.groupby(["status", "error_class"], sort=True).agg(
+            n=("item_key", "size"), cases=("case_id", "nunique"), example=("error_message", "first")
+        ).reset_index()
+        table["share"] = table["n"] / len(rows)
+        return table.sort_values("n", ascending=False, kind="stable")[columns].reset_index(
+            drop=True)
 
     def outcomes(self, by: str = "condition") -> pd.DataFrame:
         """Counts of each status per value of ``by``, then ``total`` (a contingency table)."""
@@ -182,17 +214,46 @@ class RunOverview:
         return table.reset_index()
 
     def top_items(self, column: str, n: int = 10) -> pd.DataFrame:
-        """The ``n`` items with the largest ``column`` (``latency_s``, ``cost_usd``)."""
-        return top_items(self.rows, column, n)
+        """The ``n`` items with the largest ``column`` (``latency_s``, ``cost_usd``).
+
+        Returns:
+            The item columns plus ``latency_s, cost_usd, input_tokens, output_tokens``.
+
+        Raises:
+            InputError: The rows have no such column.
+        """
+        rows = self.rows
+        keep = [c for c in (*_ITEM_COLUMNS, *_ITEM_COSTS) if c in rows]
+        if column not in rows:
+            raise InputError(f"the result table has no column {column!r} to rank items by.")
+        return rows.nlargest(n, column, keep="first")[keep].reset_index(drop=True)
 
     @property
     def trigger_confusion(self) -> pd.DataFrame:
-        """Expected skill x skill the agent loaded, counted over the ``self-load`` items."""
-        return trigger_confusion(self.rows)
+        """Expected skill x skill the agent loaded, counted over the ``self-load`` items.
+
+        One row per expected skill (``expected_skill``), one count column per inferred skill,
+        then ``total``; empty without ``self-load`` items.
+        """
+        part = self.rows[self.rows["condition"].astype(str) == "self-load"]
+        if part.empty or not {"expected_skill", "inferred_skill"} <= set(part.columns):
+            return pd.DataFrame(columns=["expected_skill", "total"])
+        expected = part["expected_skill"].fillna("none").astype(str).rename("expected_skill")
+        inferred = part["inferred_skill"].fillna("none").astype(str).rename("inferred_skill")
+        table = pd.crosstab(expected, inferred)
+        table["total"] = table.sum(axis=1)
+        table.columns.name = None
+        return table.reset_index()
 
     def failing_items(self, n: int = 6) -> pd.DataFrame:
         """Up to ``n`` failing items, one per case first (wrong answers before errors)."""
-        return failing_items(self.rows, n)
+        failed = self.rows[~self.rows["passed"].fillna(False).astype(bool)]
+        if failed.empty:
+            return failed
+        failed = failed.assign(_infra=(failed["status"].astype(str) != "ok"))
+        failed = failed.sort_values(["_infra", "case_id", "condition", "trial"], kind="stable")
+        first = failed.drop_duplicates("case_id")
+        return pd.concat([first, failed.drop(first.index)]).head(n).drop(columns="_infra")
 
     @functools.cached_property
     def scores(self) -> pd.DataFrame | None:
@@ -207,6 +268,132 @@ class RunOverview:
     def expectation_pass_rates(self) -> pd.DataFrame:
         """The pass rate of each judged statement per condition (cases as clusters)."""
         return expectation_pass_rates(judged_statements(self.run_dir), confidence=self.confidence)
+
+    def rates(self, by: Sequence[str] = ("condition",), *, max_facets: int = 8) -> Fragment:
+        """The pass rates by ``by`` (ending in ``condition``): their figure, then their table.
+
+        By condition alone, the rates over the cases every condition ran follow, when some
+        case misses one (:meth:`matched_rates`).
+
+        Args:
+            by: Grouping columns, ``condition`` last (``["provider", "condition"]``: one
+                panel per provider).
+            max_facets: Most panels drawn.
+
+        Returns:
+            The figure (``fig-pass-rate-<first column>``) and the table
+            (``rates-<first column>``).
+        """
+        keys = list(by)
+        if keys == ["condition"]:
+            caption = "Pass rate by condition, with confidence intervals (cases as clusters)."
+        else:
+            facets = " and ".join(_FACETS.get(key, key) for key in keys)
+            caption = f"Pass rate per {facets}, with confidence intervals."
+        figure = figure_html(
+            self.plot_pass_rates(keys, title="Pass rate by " + " and ".join(keys),
+                                 max_facets=max_facets),
+            f"pass-rate-{keys[0]}",
+            caption,
+        )
+        table = interval_table(self.pass_rates(keys), keys, header="pass rate",
+                               table_id=f"rates-{keys[0]}")
+        return figure + table + self.matched_rates() if keys == ["condition"] else figure + table
+
+    def lift_metrics(self, lifted: LiftResult) -> Fragment:
+        """The lift metrics of ``evalkit.lift(overview.rows)``: figure, table, missing cases."""
+        return figure_html(
+            lifted.plot(),
+            "lift",
+            "Lift metrics per provider and lane, with case-bootstrap confidence intervals.",
+        ) + metrics_table(lifted.metrics, LIFT_METRICS, table_id="lift-metrics") + missing_cases(
+            lifted)
+
+    def routing(self, lifted: LiftResult | None = None) -> Fragment:
+        """The trigger confusion matrix, then the trigger metrics of ``lifted`` (if given)."""
+        shown = html_table(
+            self.trigger_confusion,
+            caption="Trigger confusion matrix (items under self-load)",
+            table_id="trigger-confusion",
+            empty="no self-load item in this run",
+        )
+        if lifted is None:
+            return shown
+        return shown + metrics_table(lifted.metrics, TRIGGER_METRICS, caption="Trigger metrics")
+
+    def judged_expectations(self) -> Fragment:
+        """Whether the run's judge is calibrated, and each judged statement's pass rate."""
+        return calibration_note(self.judge_calibration) + interval_table(
+            self.expectation_pass_rates(),
+            ["expectation", "condition"], header="pass rate", table_id="expectation-pass-rates",
+            empty="no judged statement in this run",
+        )
+
+    def failure_causes(self, lifted: LiftResult | None = None) -> Fragment:
+        """Every failing item once under its primary cause: lines per group, bars, the counts.
+
+        Args:
+            lifted: ``evalkit.lift`` of these rows, whose counts are reused (None: counted).
+        """
+        return failure_summary(
+            self.rows, self.scores, causes=lifted.failure_causes if lifted is not None else None,
+            plot=True,
+        )
+
+    def errors_table(self) -> Fragment:
+        """Errors and timeouts by status and class, then the outcomes by condition and provider."""
+        return html_table(
+            self.errors,
+            formats={"share": pct},
+            caption="By status and error class",
+            table_id="errors",
+            empty="No error and no timeout: every item finished.",
+        ) + html_table(self.outcomes("condition"), caption="Outcomes by condition") + html_table(
+            self.outcomes("provider"), caption="Outcomes by provider")
+
+    def slowest(self, n: int = 10) -> Fragment:
+        """The ``n`` slowest items (:meth:`top_items` by ``latency_s``)."""
+        return self._top("latency_s", n, "slowest")
+
+    def costliest(self, n: int = 10) -> Fragment:
+        """The ``n`` most expensive items (:meth:`top_items` by ``cost_usd``)."""
+        return self._top("cost_usd", n, "costliest")
+
+    def _top(self, column: str, n: int, table_id: str) -> Fragment:
+        return html_table(self.top_items(column, n),
+                          formats={"latency_s": seconds, "cost_usd": usd}, table_id=table_id)
+
+    def failing_transcripts(self, n: int = 6, max_chars: int = 1200) -> Fragment:
+        """Excerpts of :meth:`failing_items`: why each failed, the prompt, the last events.
+
+        Args:
+            n: Most items shown.
+            max_chars: Character budget per excerpt.
+        """
+        return excerpts(self.run_dir, self.failing_items(n), rows=self.rows, max_chars=max_chars,
+                        empty="No failing item.")
+
+    def evidence_bundles(self) -> Fragment:
+        """What each evidence-lane item left for a reviewer, failing items first."""
+        return evidence_bundles(self.run_dir, self.rows)
+
+    def item_browser(self, max_items: int = BROWSE_LIMIT, seed: int = SEED.default) -> Fragment:
+        """Every item, searchable and filterable; a click shows its reason and transcript."""
+        return item_browser(self.run_dir, self.rows, max_items=max_items, seed=seed)
+
+    def about(self, n_resamples: int, seed: int) -> Fragment:
+        """How the report was made: confidence level, interval methods, evalkit's version.
+
+        Args:
+            n_resamples: Bootstrap replicates of the lift intervals.
+            seed: Their seed.
+        """
+        return key_values({
+            "confidence level": f"{self.confidence:.0%}",
+            "pass-rate intervals": ", ".join(sorted(set(self.pass_rates(["condition"])["method"]))),
+            "lift intervals": f"case bootstrap, {n_resamples:,} resamples, seed {seed}",
+            "evalkit": __version__,
+        })
 
     def _repr_html_(self) -> str:
         rows = self.rows

@@ -21,22 +21,17 @@ Nothing here computes a statistic: estimates, bounds and verdicts are those of t
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from evalkit._settings import ROUND_CASES, RUNS_DIR
-from evalkit.analysis import agent_cost, sequential_compare as sequential_compare_runs
+from evalkit.analysis import agent_cost
 from evalkit.report._tables import Fragment, interval, interval_table, pp, usd
-from evalkit.results import SequentialRecord, load_manifest
+from evalkit.results import SequentialRecord
 from evalkit.sequential import SequentialRun
-from evalkit.stats import CompareOptions, SequentialComparison
-
-if TYPE_CHECKING:
-    from evalkit.report._views import ComparisonView
+from evalkit.stats import SequentialComparison
 
 #: Columns of :attr:`SequentialTrajectory.looks`.
 LOOK_COLUMNS = (
@@ -55,6 +50,10 @@ LOOK_COLUMNS = (
 @dataclass(frozen=True)
 class SequentialTrajectory:
     """Every look of a sequential comparison, what it spent, and the fixed design.
+
+    :meth:`facts` says what it settled and spent, :meth:`looks_table` lists every look, and
+    :func:`~evalkit.report.sequential_plot` draws it (the compare report shows the three
+    through :meth:`~evalkit.report.ComparisonView.sequential`).
 
     Attributes:
         looks: One row per look (:data:`LOOK_COLUMNS`): round, cases observed, items and agent
@@ -112,6 +111,72 @@ class SequentialTrajectory:
     def planned_cost_usd(self) -> float | None:
         """Agent cost of the planned fixed design at the cost per item observed."""
         return _times(self.planned_items, self.cost_per_item)
+
+    def facts(self) -> dict[str, Any]:
+        """Key facts: what it compared, the sequential verdict, what it spent, the designs.
+
+        Returns:
+            ``{label: text}``: the sequential verdict and where it settled, what was spent, the
+            fixed design (and the planned one), the interval's method and the threshold.
+        """
+        looks = self.looks
+        stop = self.stop
+        if looks.empty:
+            verdict = "no look taken yet"
+        elif stop is not None:
+            look = looks.iloc[stop]
+            verdict = (
+                f"{look['reason']} at look {int(look['round'])} ({int(look['n_cases'])} cases): "
+                + interval(look["estimate"], look["ci_low"], look["ci_high"], "pp")
+            )
+        else:
+            reason = f" ({self.stop_reason})" if self.stop_reason else ""
+            verdict = f"not settled after {int(looks['n_cases'].iloc[-1])} cases{reason}"
+        last = looks.iloc[-1] if len(looks) else None
+        spent = None
+        if last is not None:
+            spent = _spending(int(last["n_cases"]), last["items"], last["cost_usd"]) + _share(
+                last["items"], self.fixed_items
+            )
+        planned = None
+        if self.plan_cases is not None:
+            planned = _spending(
+                self.plan_cases, self.planned_items, self.planned_cost_usd
+            )
+        return {
+            "comparison": f"{self.candidate} vs {self.baseline}",
+            "sequential verdict": verdict,
+            "looks": len(looks),
+            "spent": spent,
+            "fixed design (every case once)": _spending(
+                self.fixed_cases, self.fixed_items, self.fixed_cost_usd
+            ),
+            "planned fixed design (--plan-cases)": planned,
+            "interval": f"{self.confidence:.0%} {self.method}",
+            "practical threshold": pp(self.threshold),
+        }
+
+    def looks_table(self, *, table_id: str | None = "looks") -> Fragment:
+        """Every look as a table: cases, items and cost spent, estimate with its sequence, verdict.
+
+        Args:
+            table_id: ``id`` of the table.
+
+        Returns:
+            The escaped table.
+        """
+        looks = self.looks.assign(confidence=self.confidence)
+        return interval_table(
+            looks,
+            ["round", "n_cases"],
+            kind="pp",
+            header="estimate and confidence sequence",
+            extra=["items", "cost_usd", "verdict", "reason"],
+            formats={"items": _count, "cost_usd": usd},
+            caption="Every look",
+            table_id=table_id,
+            empty="No look taken yet.",
+        )
 
 
 def _times(count: float | None, factor: float | None) -> float | None:
@@ -228,64 +293,6 @@ def _from_comparison(
     )
 
 
-def comparison_trajectory(
-    view: ComparisonView,
-    *,
-    sequential: bool = False,
-    conditions: str = "",
-    runs_dir: str | os.PathLike[str] = RUNS_DIR.default,
-    round_cases: int = ROUND_CASES.default,
-    plan_cases: int | None = None,
-) -> SequentialTrajectory | None:
-    """The trajectory a compare report shows, or None when it shows none.
-
-    Two conditions of a run of ``evalkit run --until-verdict`` (the conditions of its
-    ``sequential`` record, metric ``passed``) give the looks the run took, as its manifest
-    records them. Otherwise, with ``sequential``, the comparison is looked at as
-    ``evalkit compare --sequential`` looks at it (:func:`evalkit.analysis.sequential_compare`,
-    with the options the view's comparison was decided with) and each look's items and cost
-    are counted from the compared rows.
-
-    Args:
-        view: The comparison of the report (:func:`~evalkit.report.compare_view`).
-        sequential: Look sequentially at a comparison that is not a sequential run's.
-        conditions: The report's ``conditions`` filter between two runs (``"A,B"``).
-        runs_dir: Where run ids are looked up.
-        round_cases: Cases per look.
-        plan_cases: The planned number of cases (None: every case of the comparison).
-
-    Returns:
-        The :class:`SequentialTrajectory`, or None (not a sequential run, not asked for).
-    """
-    settings = view.comparison.options or CompareOptions()
-    labels = (view.baseline_label, view.candidate_label)
-    if view.mode == "conditions" and settings.metric == "passed":
-        manifest = load_manifest(view.candidate_run)
-        record = manifest.sequential if manifest is not None else None
-        if record is not None and view.conditions == (record.baseline, record.candidate):
-            return sequential_trajectory(record, labels=labels)
-    if not sequential:
-        return None
-    if view.mode == "conditions":
-        result = sequential_compare_runs(
-            view.candidate_run, conditions=view.conditions, runs_dir=runs_dir,
-            options=settings, round_cases=round_cases, plan_cases=plan_cases,
-        )
-    else:
-        wanted = [c.strip() for c in conditions.split(",") if c.strip()]
-        result = sequential_compare_runs(
-            view.baseline_run,
-            view.candidate_run,
-            conditions=wanted or None,
-            runs_dir=runs_dir,
-            options=settings,
-            round_cases=round_cases,
-            plan_cases=plan_cases,
-        )
-    rows = pd.concat([view.baseline_rows, view.candidate_rows], ignore_index=True)
-    return sequential_trajectory(result, rows, labels=labels, plan_cases=plan_cases)
-
-
 def _count(value: Any) -> str:
     return "n/a" if value is None or not math.isfinite(float(value)) else f"{float(value):,.0f}"
 
@@ -298,75 +305,3 @@ def _share(part: Any, whole: float | None) -> str:
 def _spending(cases: int, items: Any, cost: Any) -> str:
     """``N cases, M items, $C``: what a run spent or a design would spend."""
     return f"{cases} cases, {_count(items)} items, {usd(cost)}"
-
-
-def trajectory_facts(trajectory: SequentialTrajectory) -> dict[str, Any]:
-    """Key facts of a trajectory for :func:`~evalkit.report.key_values`.
-
-    Args:
-        trajectory: The trajectory.
-
-    Returns:
-        ``{label: text}``: the sequential verdict and where it settled, what was spent, the
-        fixed design (and the planned one), the interval's method and the threshold.
-    """
-    looks = trajectory.looks
-    stop = trajectory.stop
-    if looks.empty:
-        verdict = "no look taken yet"
-    elif stop is not None:
-        look = looks.iloc[stop]
-        verdict = (
-            f"{look['reason']} at look {int(look['round'])} ({int(look['n_cases'])} cases): "
-            + interval(look["estimate"], look["ci_low"], look["ci_high"], "pp")
-        )
-    else:
-        reason = f" ({trajectory.stop_reason})" if trajectory.stop_reason else ""
-        verdict = f"not settled after {int(looks['n_cases'].iloc[-1])} cases{reason}"
-    last = looks.iloc[-1] if len(looks) else None
-    spent = None
-    if last is not None:
-        spent = _spending(int(last["n_cases"]), last["items"], last["cost_usd"]) + _share(
-            last["items"], trajectory.fixed_items
-        )
-    planned = None
-    if trajectory.plan_cases is not None:
-        planned = _spending(
-            trajectory.plan_cases, trajectory.planned_items, trajectory.planned_cost_usd
-        )
-    return {
-        "comparison": f"{trajectory.candidate} vs {trajectory.baseline}",
-        "sequential verdict": verdict,
-        "looks": len(looks),
-        "spent": spent,
-        "fixed design (every case once)": _spending(
-            trajectory.fixed_cases, trajectory.fixed_items, trajectory.fixed_cost_usd
-        ),
-        "planned fixed design (--plan-cases)": planned,
-        "interval": f"{trajectory.confidence:.0%} {trajectory.method}",
-        "practical threshold": pp(trajectory.threshold),
-    }
-
-
-def looks_table(trajectory: SequentialTrajectory, *, table_id: str | None = "looks") -> Fragment:
-    """Every look as a table: cases, items and cost spent, estimate with its sequence, verdict.
-
-    Args:
-        trajectory: The trajectory.
-        table_id: ``id`` of the table.
-
-    Returns:
-        The escaped table.
-    """
-    looks = trajectory.looks.assign(confidence=trajectory.confidence)
-    return interval_table(
-        looks,
-        ["round", "n_cases"],
-        kind="pp",
-        header="estimate and confidence sequence",
-        extra=["items", "cost_usd", "verdict", "reason"],
-        formats={"items": _count, "cost_usd": usd},
-        caption="Every look",
-        table_id=table_id,
-        empty="No look taken yet.",
-    )

@@ -24,12 +24,13 @@ from evalkit.report._plots import (
     _pp_tick,
     _style,
 )
-from evalkit.report._sequential import SequentialTrajectory
 
 if TYPE_CHECKING:
     import numpy as np
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+
+    from evalkit.report._sequential import SequentialTrajectory
 
 #: Colours of the fixed design's and the planned design's lines.
 _FIXED_COLOR = "#444444"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import importlib
 import json
 import shutil
@@ -14,6 +15,7 @@ from matplotlib.figure import Figure
 
 import evalkit
 from evalkit.errors import ConfigError, InputError
+from evalkit.report._compare_view import _case_pairs, _verdict_lines
 from evalkit.report._html import add_toc, headings
 from evalkit.report._params import parse_assignments
 from evalkit.stats import pass_rates
@@ -124,7 +126,7 @@ def test_transcript_excerpt_escapes_and_clips() -> None:
 
 def test_case_pairs_show_the_change(after: pd.DataFrame) -> None:
     view = rk.compare_view(AFTER, BEFORE, n_resamples=500)
-    pairs = rk.case_pairs(view, "regressed")
+    pairs = _case_pairs(view, "regressed")
     assert len(pairs) == 1
     caption, base, cand = pairs[0]
     assert "quote-variables" in caption and base is not None and cand is not None
@@ -137,24 +139,43 @@ def test_case_pairs_show_the_change(after: pd.DataFrame) -> None:
         candidate_rows=view.candidate_rows,
     ).html
     assert markup.count('class="ek-excerpt"') == 2
+    section = view.regressed().html  # the named regressed case's row, then that pair
+    assert section.count('class="ek-excerpt"') == 2 and 'id="regressed"' in section
+    assert section.index("quote-variables") < section.index('class="ek-excerpt"')
 
 
 # -- views ----------------------------------------------------------------------------------------
 
 
 def test_views_count_what_the_run_holds(after: pd.DataFrame) -> None:
-    errors = rk.errors_by_class(after)
+    overview = rk.run_overview(AFTER)
+    errors = overview.errors
     assert errors["n"].sum() == (after["status"] != "ok").sum()
     assert set(errors["status"]) <= {"error", "timeout"}
-    confusion = rk.trigger_confusion(after)
+    confusion = overview.trigger_confusion
     assert confusion["total"].sum() == (after["condition"] == "self-load").sum()
-    slowest = rk.top_items(after, "latency_s", 5)
+    slowest = overview.top_items("latency_s", 5)
     assert slowest["latency_s"].is_monotonic_decreasing and len(slowest) == 5
-    failing = rk.failing_items(after, 4)
+    failing = overview.failing_items(4)
     assert not failing["passed"].any() and failing["case_id"].is_unique
     assert (failing["status"] == "ok").all(), "wrong answers come before errors"
     with pytest.raises(InputError):
-        rk.top_items(after, "no_such_column")
+        overview.top_items("no_such_column")
+    shown = overview.slowest(5).html
+    assert 'id="slowest"' in shown and shown.count("<tr>") == 6  # header and five items
+
+
+def test_the_run_sections_carry_their_figures_and_tables() -> None:
+    overview = rk.run_overview(AFTER)
+    by_condition = overview.rates(["condition"]).html
+    assert 'id="fig-pass-rate-condition"' in by_condition and 'id="rates-condition"' in by_condition
+    by_lane = overview.rates(["lane", "condition"]).html
+    assert "Pass rate per lane (prompt, execution, evidence) and condition" in by_lane
+    lifted = evalkit.lift(overview.rows, n_resamples=200)
+    lift = overview.lift_metrics(lifted).html
+    assert 'id="fig-lift"' in lift and 'id="lift-metrics"' in lift
+    assert "Trigger metrics" in overview.routing(lifted).html
+    assert "Trigger metrics" not in overview.routing().html
 
 
 def test_flip_overview_calls_the_stats_per_scope(after: pd.DataFrame) -> None:
@@ -173,19 +194,20 @@ def test_flip_overview_calls_the_stats_per_scope(after: pd.DataFrame) -> None:
 
 def test_condition_comparisons_have_one_row_per_condition() -> None:
     view = rk.compare_view(AFTER, BEFORE, n_resamples=500)
-    table = rk.condition_comparisons(view.comparison)
+    table = view.comparison.condition_table()
     assert table["condition"].tolist() == ["none", "preloaded", "self-load", "stale"]
     for row in table.itertuples():
         alone = evalkit.compare(BEFORE, AFTER, conditions=[row.condition], n_resamples=500)
         assert (row.verdict, row.n_cases) == (alone.verdict, alone.n_cases)
         assert row.estimate == pytest.approx(alone.delta.estimate)
-    headline, details = rk.verdict_lines(view)
+    headline, details = _verdict_lines(view)
     assert "stratified by case" in headline
     # where the change is comes first, then the verdict by condition
     assert details[0] == view.comparison.case_summary != ""
     assert details[1].startswith("by condition: none ")
     within = rk.compare_view(AFTER, None, "none,preloaded", n_resamples=500)
-    assert rk.condition_comparisons(within.comparison).empty
+    assert within.comparison.condition_table().empty
+    assert "Two conditions of one run are compared" in within.by_condition().html
 
 
 # -- plots ----------------------------------------------------------------------------------------
@@ -303,3 +325,14 @@ def test_the_reports_page_documents_every_kind() -> None:
     for kind in rk.KINDS:
         assert f"| `{kind}`" in page, f"docs/reports.md has no row for --kind {kind}"
         assert kind in usage
+
+
+def test_the_view_shows_a_trajectory_in_its_verdict_and_its_section() -> None:
+    view = rk.compare_view(AFTER, None, "none,preloaded", n_resamples=500)
+    trajectory = rk.comparison_trajectory(view, sequential=True, round_cases=2)
+    assert trajectory is not None
+    said = html.escape(f"sequential verdict: {trajectory.facts()['sequential verdict']};")
+    assert said in view.verdict(trajectory).html and said not in view.verdict().html
+    section = view.sequential(trajectory).html
+    assert section.index("sequential verdict") < section.index('id="fig-sequential"')
+    assert section.index('id="fig-sequential"') < section.index('id="looks"')

@@ -10,12 +10,7 @@ import pytest
 from matplotlib.artist import Artist
 from matplotlib.figure import Figure
 
-from evalkit.report import (
-    looks_table,
-    sequential_plot,
-    sequential_trajectory,
-    trajectory_facts,
-)
+from evalkit.report import sequential_plot, sequential_trajectory
 from evalkit.results import LookRecord, SequentialRecord
 from evalkit.stats import CompareOptions, sequential_compare_tables as sequential_compare
 
@@ -81,7 +76,7 @@ def test_a_record_gives_its_looks_and_the_fixed_design() -> None:
     assert trajectory.fixed_cost_usd == pytest.approx(2.40)
     assert trajectory.planned_items == pytest.approx(96.0)
     assert trajectory.planned_cost_usd == pytest.approx(1.92)
-    facts = trajectory_facts(trajectory)
+    facts = trajectory.facts()
     assert facts["sequential verdict"].startswith("improved at look 3 (12 cases)")
     assert facts["spent"] == "12 cases, 72 items, $1.4400 (60% of the fixed design)"
     assert facts["fixed design (every case once)"] == "20 cases, 120 items, $2.4000"
@@ -145,7 +140,7 @@ def test_an_unsettled_run_has_no_stop_mark_and_says_why() -> None:
     assert trajectory.stop is None and _artists(fig, "stop") == []
     assert _artists(fig, "planned-design") == []
     assert "not settled (max-items)" in [t.get_text() for t in fig.axes[0].texts]
-    assert trajectory_facts(trajectory)["sequential verdict"] == (
+    assert trajectory.facts()["sequential verdict"] == (
         "not settled after 8 cases (max-items)"
     )
 
@@ -155,7 +150,7 @@ def test_no_look_yet_draws_a_message() -> None:
     fig = sequential_plot(trajectory)
     assert trajectory.fixed_items is None
     assert [t.get_text() for ax in fig.axes for t in ax.texts] == ["no look taken yet"]
-    assert "No look taken yet." in looks_table(trajectory).html
+    assert "No look taken yet." in trajectory.looks_table().html
 
 
 def _paired_rows(n_cases: int = 12, trials: int = 3) -> pd.DataFrame:
@@ -208,6 +203,7 @@ def test_a_comparison_without_rows_shows_cases_spent() -> None:
 
 
 def test_the_looks_table_lists_every_look() -> None:
-    table = looks_table(sequential_trajectory(_record())).html
+    table = sequential_trajectory(_record()).looks_table().html
     assert table.count("<tr>") == 4  # header and three looks
     assert "+45.0 pp [+5.0, +80.0]" in table and "$1.4400" in table and "improved" in table
+
