@@ -160,13 +160,18 @@ def as_records(
     """
     units = [u for u in units if u in frame.columns]
     out = {}
-    for record in frame.to_dict("records"):
-        key = tuple(str(record[u]) for u in units)
-        out[key] = {
-            "trials": int(record["trials"]),
-            "failing": int(record["failing"]),
-            "causes": dict(record["causes"]),
-            "example": record["example"],
+    # column by column (``tolist`` gives Python values; a missing one reads as in the frame's
+    # records, "None" for pd.NA): building the frame's records is slow
+    keys = zip(*(frame[u].tolist() for u in units), strict=True)
+    for key, trials, failing, causes, example in zip(
+        keys, frame["trials"].tolist(), frame["failing"].tolist(), frame["causes"].tolist(),
+        frame["example"].tolist(), strict=True,
+    ):
+        out[tuple("None" if value is pd.NA else str(value) for value in key)] = {
+            "trials": int(trials),
+            "failing": int(failing),
+            "causes": dict(causes),
+            "example": example,
         }
     return out
 

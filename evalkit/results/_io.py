@@ -102,17 +102,33 @@ def read_table(run_dir: Path, name: str, schema: pa.Schema) -> pa.Table:
     files = ([path] if path.exists() else []) + parts
     tables = [read_parquet(f, schema, fix=partial(_damage_fix, run_dir, f)) for f in files]
     table = pa.concat_tables(tables) if tables else schema.empty_table()
-    unique = table.num_rows == 0 or pc.count_distinct(table.column("item_key")).as_py() == (
-        table.num_rows
-    )
-    if name == RESULTS_FILE and not unique:
+    if name == RESULTS_FILE and not _unique_keys(table):
         # A resumed run may hold an item twice (an error row later redone): keep the last.
         df = table.to_pandas()
         df = df.drop_duplicates("item_key", keep="last").sort_values("item_key", kind="stable")
         table = pa.Table.from_pandas(df, schema=schema, preserve_index=False)
-    elif table.num_rows:
+    elif table.num_rows and not _sorted_keys(table):
         table = table.sort_by("item_key")
     return table
+
+
+def _unique_keys(table: pa.Table) -> bool:
+    """Whether no ``item_key`` occurs twice in ``table``."""
+    return table.num_rows == 0 or bool(
+        pc.count_distinct(table.column("item_key")).as_py() == table.num_rows
+    )
+
+
+def _sorted_keys(table: pa.Table) -> bool:
+    """Whether ``table`` is already in ``item_key`` order (a compacted file is written so).
+
+    ``sort_by`` is stable, so it would return such a table as it is: checking the order is
+    one comparison of neighbours instead of a sort of every key and a copy of every column.
+    """
+    keys = table.column("item_key")
+    if keys.null_count or table.num_rows < 2:
+        return not keys.null_count
+    return bool(pc.all(pc.less_equal(keys[:-1], keys[1:])).as_py())
 
 
 def read_parquet(path: Path, schema: pa.Schema, *, fix: str | Callable[[], str]) -> pa.Table:

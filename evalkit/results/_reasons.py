@@ -180,7 +180,7 @@ def _errors(rows: pd.DataFrame) -> pd.DataFrame:
     error_class = _column(chosen, "error_class", None).fillna("").astype(str)
     message = _column(chosen, "error_message", None).fillna("").astype(str)
     cause = pd.Series(
-        [error_cause(s, c) for s, c in zip(status, error_class, strict=True)],
+        [error_cause(s, c) for s, c in zip(status.tolist(), error_class.tolist(), strict=True)],
         index=chosen.index, dtype=object,
     )
     # "error: CLASS" names its class, so its detail is the message alone; a timeout, a limit
@@ -203,7 +203,7 @@ def _gates(scores: pd.DataFrame) -> dict[tuple[str, str], int]:
     """``{(item_key, component): order}`` of the gates the ``total`` rows name."""
     total = scores[(scores["component"] == "total") & scores["detail"].fillna("").ne("")]
     out: dict[tuple[str, str], int] = {}
-    for key, detail in zip(total["item_key"], total["detail"], strict=True):
+    for key, detail in zip(total["item_key"].tolist(), total["detail"].tolist(), strict=True):
         for order, part in enumerate(str(detail).split(", ")):
             if part.startswith("gate failed: "):
                 out[(str(key), part.removeprefix("gate failed: "))] = order
@@ -216,8 +216,8 @@ def _component_reasons(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
 
     passed = dict(
         zip(
-            rows["item_key"].astype(str),
-            _column(rows, "passed", False).fillna(False).astype(bool),
+            rows["item_key"].astype(str).tolist(),
+            _column(rows, "passed", False).fillna(False).astype(bool).tolist(),
             strict=True,
         )
     )
@@ -227,7 +227,7 @@ def _component_reasons(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     # a pass says "artifacts 3/3"
     artifact = chosen["component"].str.startswith("artifact:")
     ok = chosen["passed"].astype("boolean").fillna(False).astype(bool)
-    per_artifact = set(chosen.loc[artifact & ~ok, "item_key"])
+    per_artifact = set(chosen.loc[artifact & ~ok, "item_key"].tolist())
     summed = (chosen["component"] == "artifacts") & _isin(chosen["item_key"], per_artifact)
     chosen = chosen[~summed & ~(artifact & ok)]
     if chosen.empty:
@@ -239,13 +239,13 @@ def _component_reasons(rows: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame
     gates = _gates(scores[_isin(scores["item_key"], chosen["item_key"])])
     records = []
     for key, component, value, max_value, ok, detail, statement in zip(
-        chosen["item_key"].astype(str),
-        chosen["component"].astype(str),
-        chosen["value"],
-        chosen["max_value"],
-        chosen["passed"],
-        chosen["detail"],
-        _column(chosen, "expectation", None),
+        chosen["item_key"].astype(str).tolist(),
+        chosen["component"].astype(str).tolist(),
+        chosen["value"].tolist(),
+        chosen["max_value"].tolist(),
+        chosen["passed"].tolist(),
+        chosen["detail"].tolist(),
+        _column(chosen, "expectation", None).tolist(),
         strict=True,
     ):
         known = _known(component)
@@ -283,7 +283,7 @@ def _threshold(rows: pd.DataFrame, scores: pd.DataFrame, explained: set[str]) ->
     failed = ~_column(rows, "passed", False).fillna(False).astype(bool)
     ok = _column(rows, "status", "ok").fillna("ok") == "ok"
     keys = rows["item_key"].astype(str)
-    recorded = set(scores["item_key"].astype(str))
+    recorded = set(scores["item_key"].astype(str).tolist())
     chosen = rows[failed & ok & _isin(keys, recorded) & ~_isin(keys, explained)]
     if chosen.empty:
         return pd.DataFrame(columns=list(REASON_COLUMNS))
@@ -331,10 +331,13 @@ def reason_table(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     rows = _keyed(rows.reset_index(drop=True))
     parts = [_errors(rows), _routing(rows)]
     if scores is not None and not scores.empty:
-        scores = scores[_isin(scores["item_key"], set(rows["item_key"].astype(str)))]
+        scores = scores[_isin(scores["item_key"], set(rows["item_key"].astype(str).tolist()))]
         parts.append(_component_reasons(rows, scores))
         explained = {
-            k for p in parts if not p.empty for k in p.loc[~p["passed"].astype(bool), "item_key"]
+            k
+            for p in parts
+            if not p.empty
+            for k in p.loc[~p["passed"].astype(bool), "item_key"].tolist()
         }
         parts.append(_threshold(rows, scores, explained))
     parts = [p for p in parts if not p.empty]
@@ -368,7 +371,7 @@ def _lines(shown: pd.DataFrame) -> tuple[dict[str, str], dict[str, str]]:
     causes: dict[str, str] = {}
     passing: set[str] = set()
     for key, cause, component, detail, ok in zip(
-        shown["item_key"], shown["cause"], shown["component"], shown["detail"], shown["passed"],
+        *(shown[c].tolist() for c in ("item_key", "cause", "component", "detail", "passed")),
         strict=True,
     ):
         label = component if ok else cause
@@ -420,7 +423,7 @@ def item_reasons(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.DataFram
     else:
         failing = ~table["passed"]
         # a failing item lists only what failed; a passing one what it passed on
-        has_failure = set(table.loc[failing, "item_key"])
+        has_failure = set(table.loc[failing, "item_key"].tolist())
         shown = table[failing | ~_isin(table["item_key"], has_failure)]
         lines, causes = _lines(shown)
     # object dtype: with no reason at all the maps are all-NaN floats, which take no text
@@ -444,7 +447,7 @@ def _component_causes(failed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFram
     import numpy as np
     import pandas as pd
 
-    keys = set(failed["item_key"].astype(str))
+    keys = set(failed["item_key"].astype(str).tolist())
     mine = scores[_isin(scores["item_key"], keys)]
     ok = mine["passed"].astype("boolean").fillna(False).astype(bool)
     chosen = mine[~ok & ~_isin(mine["component"], CONTEXT_COMPONENTS)]
@@ -473,7 +476,7 @@ def _component_causes(failed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFram
     if gates:
         gate_of = [
             gates.get((k, "artifacts" if c.startswith("artifact:") else c))
-            for k, c in zip(chosen["item_key"].astype(str), component, strict=True)
+            for k, c in zip(chosen["item_key"].astype(str).tolist(), component, strict=True)
         ]
         # bool and int64 even when empty: an empty list would give float arrays, not indices
         gated = np.array([g is not None for g in gate_of], dtype=bool)

@@ -35,6 +35,8 @@ from evalkit.stats._interval import json_float
 
 #: Permutations of the pass-bit test.
 PERMUTATIONS = 999
+#: Bound on permutations x units held in memory at once.
+_BLOCK_CELLS = 250_000
 
 
 @dataclass(frozen=True)
@@ -163,18 +165,22 @@ def case_interaction(
     x_c = np.rint(mean_c * n_c)
     passes = x_c + np.rint(mean_b * n_b)
     rng = np.random.default_rng(seed)
-    drawn = rng.hypergeometric(
-        passes.astype(np.int64),
-        (n_b + n_c - passes).astype(np.int64),
-        n_c.astype(np.int64),
-        size=(PERMUTATIONS, len(n_c)),
-    ).astype(float)
-    drawn_b = passes - drawn
-    drawn_within = drawn - drawn**2 / n_c + drawn_b - drawn_b**2 / n_b  # binary SS per arm
-    drawn_between = _between(drawn / n_c - drawn_b / n_b, weight, stratum)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = drawn_between / drawn_within.sum(axis=1)
-    hits = int(np.sum(ratio >= between / rss - 1e-12))
+    good, bad, drawn_n = (
+        passes.astype(np.int64), (n_b + n_c - passes).astype(np.int64), n_c.astype(np.int64)
+    )
+    # in blocks of permutations: the generator draws row after row, so the blocks hold the
+    # draws of one (PERMUTATIONS, units) call, and every row's sums are the same bits
+    hits = 0
+    block = max(1, _BLOCK_CELLS // len(n_c))
+    for start in range(0, PERMUTATIONS, block):
+        size = (min(block, PERMUTATIONS - start), len(n_c))
+        drawn = rng.hypergeometric(good, bad, drawn_n, size=size).astype(float)
+        drawn_b = passes - drawn
+        drawn_within = drawn - drawn**2 / n_c + drawn_b - drawn_b**2 / n_b  # binary SS per arm
+        drawn_between = _between(drawn / n_c - drawn_b / n_b, weight, stratum)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = drawn_between / drawn_within.sum(axis=1)
+        hits += int(np.sum(ratio >= between / rss - 1e-12))
     pvalue = (1 + hits) / (1 + PERMUTATIONS)
     return CaseInteraction(
         n_cases, f_statistic, df_num, df_den, pvalue, confidence,

@@ -310,10 +310,11 @@ class PairedComparison(RichDisplay):
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
         case_rows = []
         decided = self.case_decisions().tolist()
-        for index, row in enumerate(self.cases.to_dict("records")):
+        numbers = ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted")
+        for index, row in enumerate(_rows(self.cases, [*unit_columns, "verdict", *numbers])):
             item = {column: plain(row[column]) for column in unit_columns}
             item["verdict"] = str(row["verdict"])
-            for column in ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted"):
+            for column in numbers:
                 item[column] = json_float(row[column])
             item["decided_by"] = decided[index]
             case_rows.append(item)
@@ -403,18 +404,32 @@ class PairedComparison(RichDisplay):
 def _screen_records(screen: pd.DataFrame) -> list[dict[str, Any]]:
     """The pooled case rows as JSON records (numbers as floats, NaN as None)."""
     out = []
-    columns = case_columns(screen)
-    for row in screen.to_dict("records"):
-        item = {c: plain(row[c]) for c in columns if c in row}
+    columns = [c for c in case_columns(screen) if c in screen.columns]
+    counts = ("n_strata", "n_baseline", "n_candidate")
+    numbers = ("baseline_rate", "candidate_rate", "estimate", "ci_low", "ci_high", "p_value",
+               "p_adjusted", "p_smallest")
+    for row in _rows(screen, [*columns, "verdict", *counts, *numbers, "method"]):
+        item = {c: plain(row[c]) for c in columns}
         item["verdict"] = str(row["verdict"])
-        for column in ("n_strata", "n_baseline", "n_candidate"):
+        for column in counts:
             item[column] = int(row[column])
-        for column in ("baseline_rate", "candidate_rate", "estimate", "ci_low", "ci_high",
-                       "p_value", "p_adjusted", "p_smallest"):
+        for column in numbers:
             item[column] = json_float(row[column])
         item["method"] = str(row["method"])
         out.append(item)
     return out
+
+
+def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
+    """``frame.to_dict("records")`` limited to ``columns``, read column by column.
+
+    A frame's records are built cell by cell (Arrow strings a scalar at a time); its columns
+    as lists are the same Python values, with a missing value ``pd.NA`` read as None as in
+    the records.
+    """
+    names = list(dict.fromkeys(columns))
+    lists = [[None if v is pd.NA else v for v in frame[c].tolist()] for c in names]
+    return [dict(zip(names, values, strict=True)) for values in zip(*lists, strict=True)]
 
 
 def _case_ids(cases: pd.DataFrame, which: str) -> list[str]:

@@ -208,7 +208,7 @@ def _providers(split: ReuseSplit, on: Sequence[str]) -> tuple[str, ...]:
     """The providers of a comparison's evidence (empty when ``provider`` is not a unit)."""
     if "provider" not in on:
         return ()
-    both = set(split.baseline["provider"]) | set(split.candidate["provider"])
+    both = set(split.baseline["provider"].unique()) | set(split.candidate["provider"].unique())
     return tuple(sorted(str(p) for p in both))
 
 
