@@ -279,6 +279,21 @@ class _HTTPServer(ThreadingHTTPServer):
                  max_connections: int) -> None:
         super().__init__(address, handler)
         self._slots = threading.BoundedSemaphore(max_connections)
+        self._held: set[int] = set()  # the connections holding a slot (by id), under _lock
+        self._lock = threading.Lock()
+
+    def _free(self, request: Any) -> None:
+        """Give back the slot ``request`` holds, once (its thread and a failed start may both ask).
+
+        A Ctrl-C that lands while the main thread waits for a new connection's thread to start
+        raises there after the thread began: freeing the slot on both sides used to raise
+        ``ValueError`` in place of the ``KeyboardInterrupt``, and the viewer kept serving.
+        """
+        with self._lock:
+            if id(request) not in self._held:
+                return
+            self._held.discard(id(request))
+        self._slots.release()
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """Serve in a new thread, or answer 503 at once when every slot is taken."""
@@ -292,10 +307,12 @@ class _HTTPServer(ThreadingHTTPServer):
                 pass
             self.shutdown_request(request)
             return
+        with self._lock:
+            self._held.add(id(request))
         try:
             super().process_request(request, client_address)
         except BaseException:
-            self._slots.release()
+            self._free(request)
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -303,7 +320,7 @@ class _HTTPServer(ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
-            self._slots.release()
+            self._free(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """One line on stderr, never a traceback (a client that went away is no error)."""
