@@ -197,7 +197,7 @@ def execute(
         parameters: Validated parameters.
         timeout: Per-cell timeout in seconds (None: no limit).
         progress: Show papermill's cell progress bar on stderr.
-        kernel: A kernel started ahead (:func:`evalkit.report._engine.start_kernel`) to run
+        kernel: A kernel started ahead (:func:`evalkit.report._kernel.start_kernel`) to run
             the cells on, shut down when they end; None: one is started here the same way.
 
     Raises:
@@ -207,7 +207,8 @@ def execute(
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
-    from evalkit.report._engine import KERNEL_CONFIG, register, start_kernel
+    from evalkit.report._engine import register
+    from evalkit.report._kernel import KERNEL_CONFIG, start_kernel
 
     if kernel is None:  # every report kernel starts one way, with the engine's environment
         kernel = start_kernel(executed.parent)
@@ -538,7 +539,7 @@ def report(
 
 def _start_kernel(cwd: Path, notebook: Path) -> Any:
     """The report's kernel, started now and importing what ``notebook`` imports."""
-    from evalkit.report._engine import start_kernel
+    from evalkit.report._kernel import start_kernel
     from evalkit.report._notebooks import imported_modules
 
     return start_kernel(cwd, warm=imported_modules(notebook) + WARM_MODULES)
@@ -546,7 +547,7 @@ def _start_kernel(cwd: Path, notebook: Path) -> Any:
 
 def _stop_kernel(kernel: Any) -> None:
     """Stop the kernel if the cells never ran on it (a parameter was refused, say)."""
-    from evalkit.report._engine import stop_kernel
+    from evalkit.report._kernel import stop_kernel
 
     stop_kernel(kernel)
 

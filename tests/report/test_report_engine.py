@@ -79,7 +79,7 @@ def test_a_failing_cell_leaves_the_notebook_with_its_traceback(tmp_path: Path) -
 def test_a_kernel_started_ahead_runs_the_cells_with_its_modules_imported_and_no_name_bound(
     tmp_path: Path,
 ) -> None:
-    from evalkit.report._engine import start_kernel
+    from evalkit.report._kernel import start_kernel
 
     source = _notebook(
         tmp_path / "warm.ipynb",

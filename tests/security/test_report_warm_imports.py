@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from evalkit._resources import resource_dir
-from evalkit.report import _engine, _render
+from evalkit.report import _kernel, _render
 from evalkit.report._notebooks import imported_modules
 from tests.report.conftest import AFTER
 
@@ -42,7 +42,7 @@ def test_a_hostile_run_directory_does_not_choose_the_kernels_warm_imports(
         asked.append((cwd, tuple(warm)))
         raise _Stopped
 
-    monkeypatch.setattr(_engine, "start_kernel", recorded)
+    monkeypatch.setattr(_kernel, "start_kernel", recorded)
     with pytest.raises(_Stopped):
         _render.report(run, output=run / "page.html")
     [(cwd, warm)] = asked
