@@ -43,9 +43,13 @@ from evalkit.stats import (
 )
 
 
-def refuse_errored(rows: pd.DataFrame, label: str, conditions: Sequence[str] | None) -> None:
-    """Refuse to compare a condition that has only errors: its 0 % measured nothing."""
-    compared = rows if not conditions else rows[rows["condition"].isin(list(conditions))]
+def refuse_errored(compared: pd.DataFrame, label: str) -> None:
+    """Refuse to compare a condition that has only errors: its 0 % measured nothing.
+
+    Args:
+        compared: The run's compared rows (:func:`_compared`).
+        label: The run's name in the message.
+    """
     errored = errored_conditions(compared) if "condition" in compared else {}
     if errored:
         said = "; ".join(
@@ -148,34 +152,36 @@ def compare(
         case_correction=case_correction,
         resample_trials=resample_trials,
     )
-    base = load_results(baseline, runs_dir, what="baseline")
-    base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
-    labels = None
-    cand = None
-    refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    base_label = run_label(baseline, runs_dir) or "baseline"
+    base = select_providers(load_results(baseline, runs_dir, what="baseline"), providers,
+                            base_label)
+    # each run's compared rows, filtered once (the tables hold every column of every item)
+    base_rows = _compared(base, conditions)
+    refuse_errored(base_rows, base_label)
     if lane_metric is not None:
         base = _lane_rows(baseline, runs_dir, lane_metric, "baseline")
-        base = select_providers(base, providers, run_label(baseline, runs_dir) or "baseline")
+        base = select_providers(base, providers, base_label)
+        base_rows = _compared(base, conditions)
+    labels = None
+    cand = cand_rows = None
     if candidate is not None:
+        labels = (base_label, run_label(candidate, runs_dir) or "candidate")
         cand = load_results(candidate, runs_dir, what="candidate")
         if lane_metric is not None:
             cand = _lane_rows(candidate, runs_dir, lane_metric, "candidate")
-        cand = select_providers(cand, providers, run_label(candidate, runs_dir) or "candidate")
-        labels = (
-            run_label(baseline, runs_dir) or "baseline",
-            run_label(candidate, runs_dir) or "candidate",
-        )
-        refuse_errored(cand, labels[1], conditions)
+        cand = select_providers(cand, providers, labels[1])
+        cand_rows = _compared(cand, conditions)
+        refuse_errored(cand_rows, labels[1])
     result = compare_tables(base, cand, conditions=conditions, options=settings, labels=labels)
-    names = labels or (run_label(baseline, runs_dir) or "baseline", "candidate")
-    compared = [judged_run(baseline, _compared(base, conditions), names[0], runs_dir)]
-    if candidate is not None and cand is not None:
-        compared.append(judged_run(candidate, _compared(cand, conditions), names[1], runs_dir))
-    ungraded = sum(_ungraded(rows, conditions) for rows in (base, cand) if rows is not None)
+    compared = [judged_run(baseline, base_rows, base_label, runs_dir)]
+    if candidate is not None and labels is not None and cand_rows is not None:
+        compared.append(judged_run(candidate, cand_rows, labels[1], runs_dir))
+    ungraded = sum(_ungraded(rows) for rows in (base_rows, cand_rows) if rows is not None)
     made_by = candidate if candidate is not None else baseline
     step = next_step(result, base, cand, suite_path=run_suite_path(made_by, runs_dir),
                      command_line=run_command_line(made_by, runs_dir))
-    reasons, changes = _reasons(result, baseline, candidate, base, cand, conditions, runs_dir)
+    sides = _sides(base_rows, cand_rows, conditions)
+    reasons, changes = _reasons(result, baseline, candidate, sides, runs_dir)
     check = check_judge_calibration(compared)
     return RunComparison(
         result,
@@ -185,7 +191,7 @@ def compare(
         next_step=None if step is None else step.to_dict(),
         case_reasons=reasons,
         failure_changes=changes,
-        report_metrics=compare_report_metrics(result, *_sides(base, cand, conditions)),
+        report_metrics=compare_report_metrics(result, *sides),
         judge_calibration=None if check is None else check.to_dict(),
         options=settings,
     )
@@ -207,9 +213,7 @@ def _reasons(
     result: PairedComparison,
     baseline: pd.DataFrame | str | os.PathLike[str],
     candidate: pd.DataFrame | str | os.PathLike[str] | None,
-    base: pd.DataFrame,
-    cand: pd.DataFrame | None,
-    conditions: Sequence[str] | None,
+    sides: tuple[pd.DataFrame, pd.DataFrame],
     runs_dir: str | os.PathLike[str],
 ) -> tuple[tuple[dict[str, Any], ...], tuple[dict[str, Any], ...]]:
     """Why each compared case failed on each side, and the sides' failures by cause.
@@ -217,23 +221,29 @@ def _reasons(
     See :func:`compare_reasons` and :func:`compare_cause_changes`.
     """
     base_scores = run_scores(baseline, runs_dir)
-    first, second = _sides(base, cand, conditions)
     cand_scores = base_scores if candidate is None else run_scores(candidate, runs_dir)
-    sides = (first, base_scores, second, cand_scores)
+    both = (sides[0], base_scores, sides[1], cand_scores)
     # each side's failing rows' primary causes, found once for both tables
-    causes = (_failing_causes(sides[0], sides[1]), _failing_causes(sides[2], sides[3]))
-    return (compare_reasons(result.cases, *sides, within_run=cand is None, causes=causes),
-            compare_cause_changes(*sides, causes=causes))
+    causes = (_failing_causes(sides[0], base_scores), _failing_causes(sides[1], cand_scores))
+    return (compare_reasons(result.cases, *both, within_run=candidate is None, causes=causes),
+            compare_cause_changes(*both, causes=causes))
 
 
 def _sides(
-    base: pd.DataFrame, cand: pd.DataFrame | None, conditions: Sequence[str] | None
+    base_rows: pd.DataFrame, cand_rows: pd.DataFrame | None, conditions: Sequence[str] | None
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The compared rows of each side (two conditions of one run: each condition's rows)."""
-    if cand is None:
+    """The compared rows of each side (two conditions of one run: each condition's rows).
+
+    Args:
+        base_rows: The baseline run's compared rows (:func:`_compared`).
+        cand_rows: The candidate run's, or None for two conditions of the baseline run.
+        conditions: The compared conditions.
+    """
+    if cand_rows is None:
         first, second = (conditions or ("", ""))[:2]
-        return base[base["condition"] == first], base[base["condition"] == second]
-    return _compared(base, conditions), _compared(cand, conditions)
+        condition = base_rows["condition"]
+        return base_rows[condition == first], base_rows[condition == second]
+    return base_rows, cand_rows
 
 
 def _failing_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> list[str]:
@@ -243,10 +253,10 @@ def _failing_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> list[str
     return [str(c) for c in primary_causes(failed, scores).to_numpy()] if len(failed) else []
 
 
-def _ungraded(rows: pd.DataFrame, conditions: Sequence[str] | None) -> int:
-    if "status" not in rows.columns:
+def _ungraded(compared: pd.DataFrame) -> int:
+    if "status" not in compared.columns:
         return 0
-    return int((_compared(rows, conditions)["status"].astype(str) == "ungraded").sum())
+    return int((compared["status"].astype(str) == "ungraded").sum())
 
 
 def _lane_rows(
