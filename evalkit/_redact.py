@@ -717,15 +717,26 @@ def _distinct_strings(value: Any) -> dict[str, None]:
     """
     found: dict[str, None] = {}
     pending = [value]
+    pop, extend = pending.pop, pending.extend
     while pending:
-        item = pending.pop()
-        if isinstance(item, str):
+        item = pop()
+        kind = type(item)  # the exact types first: most values are numbers, and a union
+        if kind is str:  # isinstance per value cost more than the rest of the walk
+            found[item] = None
+        elif kind is float or kind is int or kind is bool or item is None:
+            continue
+        elif kind is dict:
+            extend(item.keys())
+            extend(item.values())
+        elif kind is list or kind is tuple:
+            extend(item)
+        elif isinstance(item, str):  # subclasses (a StrEnum, numpy's str_ ...)
             found[item] = None
         elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
+            extend(item.keys())
+            extend(item.values())
         elif isinstance(item, list | tuple):
-            pending.extend(item)
+            extend(item)
     return found
 
 

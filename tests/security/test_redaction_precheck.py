@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,20 @@ ROWS = 400
 ENV = "EVALKIT_PRECHECK_TEST_API_KEY"
 
 
+class _Text(str):
+    """A string subclass (what a ``StrEnum`` member or a library's text type is)."""
+
+
+class _Notes(list[Any]):
+    """A list subclass."""
+
+
+#: Where a key is planted: in plain containers ...
+PLACES = ["value", "twice", "tuple-key"]
+#: ... and in the subclasses the walk meets less often (it tests exact types first).
+SUBCLASS_PLACES = ["str-subclass", "numpy-str", "mapping-subclass", "list-subclass"]
+
+
 def _result(planted: str, where: str, rows: int = ROWS) -> dict[str, Any]:
     """A comparison-shaped result with ``planted`` at one place among thousands of rows."""
     cases: list[Any] = [
@@ -46,6 +61,14 @@ def _result(planted: str, where: str, rows: int = ROWS) -> dict[str, Any]:
             cases[index]["reasons"]["baseline"]["example"] = f"server said: {planted}"
     elif where == "tuple-key":
         cases[rows // 2]["reasons"]["candidate"] = ({f"note {planted}": 1},)
+    elif where == "str-subclass":  # an enum's or a library's string type
+        cases[rows - 5]["reasons"]["baseline"]["example"] = _Text(f"server said: {planted}")
+    elif where == "numpy-str":
+        cases[rows - 5]["reasons"]["baseline"]["example"] = np.str_(f"server said: {planted}")
+    elif where == "mapping-subclass":
+        cases[rows - 5]["reasons"]["candidate"] = OrderedDict(example=f"said: {planted}")
+    elif where == "list-subclass":
+        cases[rows - 5]["notes"] = _Notes([1.5, None, f"said: {planted}"])
     return {"verdict": "no_change", "cases": cases, "n_cases": rows}
 
 
@@ -55,7 +78,7 @@ def secret_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(ENV, OPENAI_KEY)
 
 
-@pytest.mark.parametrize("where", ["value", "twice", "tuple-key"])
+@pytest.mark.parametrize("where", PLACES)
 @pytest.mark.parametrize("name", sorted(transformations(OPENAI_KEY)))
 def test_a_key_planted_once_in_a_large_result_is_not_printed(
     secret_env: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str,
@@ -70,6 +93,19 @@ def test_a_key_planted_once_in_a_large_result_is_not_printed(
     assert MARK in printed
     shown = json.loads(printed)
     assert len(shown["cases"]) == ROWS and shown["cases"][0]["case_id"] == "case-00000"
+
+
+@pytest.mark.parametrize("where", SUBCLASS_PLACES)
+@pytest.mark.parametrize("name", ["literal", "base64"])
+def test_a_key_inside_a_subclass_of_a_string_mapping_or_list_is_not_printed(
+    secret_env: None, capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str,
+    where: str,
+) -> None:
+    print_json(_result(transformations(OPENAI_KEY)[name], where))
+    path = tmp_path / "printed.json"
+    path.write_text(capsys.readouterr().out, encoding="utf-8")
+    assert leaks([path], OPENAI_KEY) == []
+    assert MARK in path.read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize(
@@ -89,7 +125,7 @@ def test_a_key_shape_without_any_known_secret_is_not_printed(
     assert "\uff21\uff11\uff42\uff12" * 2 not in example
 
 
-@pytest.mark.parametrize("where", ["value", "twice", "tuple-key"])
+@pytest.mark.parametrize("where", PLACES + SUBCLASS_PLACES)
 def test_a_key_in_a_result_of_twenty_thousand_rows_is_redacted(secret_env: None,
                                                                where: str) -> None:
     """At the size of a 100,000-item comparison, the planted key and only it is replaced."""
@@ -97,8 +133,8 @@ def test_a_key_in_a_result_of_twenty_thousand_rows_is_redacted(secret_env: None,
     text = json.dumps(redacted)
     assert OPENAI_KEY not in text and OPENAI_KEY[8:24] not in text
     assert text.count(MARK) == (2 if where == "twice" else 1)
-    assert text.count("verifier failed: exit 1") == 20_000 - (2 if where == "twice" else
-                                                              where == "value")
+    replaced = {"twice": 2, "value": 1, "str-subclass": 1, "numpy-str": 1}.get(where, 0)
+    assert text.count("verifier failed: exit 1") == 20_000 - replaced
 
 
 def test_a_clean_large_result_is_returned_as_it_is(secret_env: None) -> None:
