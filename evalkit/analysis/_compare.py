@@ -47,7 +47,7 @@ def refuse_errored(compared: pd.DataFrame, label: str) -> None:
     """Refuse to compare a condition that has only errors: its 0 % measured nothing.
 
     Args:
-        compared: The run's compared rows (:func:`_compared`).
+        compared: The run's compared rows (:func:`compared_rows`).
         label: The run's name in the message.
     """
     errored = errored_conditions(compared) if "condition" in compared else {}
@@ -156,12 +156,12 @@ def compare(
     base = select_providers(load_results(baseline, runs_dir, what="baseline"), providers,
                             base_label)
     # each run's compared rows, filtered once (the tables hold every column of every item)
-    base_rows = _compared(base, conditions)
+    base_rows = compared_rows(base, conditions)
     refuse_errored(base_rows, base_label)
     if lane_metric is not None:
         base = _lane_rows(baseline, runs_dir, lane_metric, "baseline")
         base = select_providers(base, providers, base_label)
-        base_rows = _compared(base, conditions)
+        base_rows = compared_rows(base, conditions)
     labels = None
     cand = cand_rows = None
     if candidate is not None:
@@ -170,7 +170,7 @@ def compare(
         if lane_metric is not None:
             cand = _lane_rows(candidate, runs_dir, lane_metric, "candidate")
         cand = select_providers(cand, providers, labels[1])
-        cand_rows = _compared(cand, conditions)
+        cand_rows = compared_rows(cand, conditions)
         refuse_errored(cand_rows, labels[1])
     result = compare_tables(base, cand, conditions=conditions, options=settings, labels=labels)
     compared = [judged_run(baseline, base_rows, base_label, runs_dir)]
@@ -235,7 +235,7 @@ def _sides(
     """The compared rows of each side (two conditions of one run: each condition's rows).
 
     Args:
-        base_rows: The baseline run's compared rows (:func:`_compared`).
+        base_rows: The baseline run's compared rows (:func:`compared_rows`).
         cand_rows: The candidate run's, or None for two conditions of the baseline run.
         conditions: The compared conditions.
     """
@@ -274,7 +274,8 @@ def _lane_rows(
     return rows
 
 
-def _compared(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:
+def compared_rows(rows: pd.DataFrame, conditions: Sequence[str] | None) -> pd.DataFrame:
+    """The rows of ``conditions`` (all rows without a filter or a ``condition`` column)."""
     if not conditions or "condition" not in rows.columns:
         return rows
     return rows[rows["condition"].isin(list(conditions))]

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from evalkit._settings import ROUND_CASES, RUNS_DIR
-from evalkit.analysis._compare import refuse_errored
+from evalkit.analysis._compare import compared_rows, refuse_errored
 from evalkit.results import (
     SequentialRecord,
     load_manifest,
@@ -122,7 +122,7 @@ def sequential_compare(
         manifest = load_manifest(resolve_run_dir(baseline, runs_dir))
         record = manifest.sequential if manifest is not None else None
     base = load_results(baseline, runs_dir, what="baseline")
-    refuse_errored(base, run_label(baseline, runs_dir) or "baseline", conditions)
+    refuse_errored(compared_rows(base, conditions), run_label(baseline, runs_dir) or "baseline")
     cand = None
     labels = None
     if candidate is not None:
@@ -131,7 +131,7 @@ def sequential_compare(
             run_label(baseline, runs_dir) or "baseline",
             run_label(candidate, runs_dir) or "candidate",
         )
-        refuse_errored(cand, labels[1], conditions)
+        refuse_errored(compared_rows(cand, conditions), labels[1])
     if record is not None and conditions is None:
         conditions = (record.baseline, record.candidate)
     if record is not None and record.allocation is not None and tuple(conditions or ()) == (
