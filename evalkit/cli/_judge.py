@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from evalkit._settings import CONCURRENCY, CONFIDENCE, RETRIES, RUNS_DIR, SEED
 from evalkit.cli._common import add_json_flag, parse_key_values, printed_json
-from evalkit.cli._pairwise_labels import calibrate_main, sample_main
+from evalkit.cli._pairwise_labels import calibrate_main, print_sample, sample_main
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -138,20 +138,17 @@ def _sample(args: argparse.Namespace) -> int:
         output=args.output,
         runs_dir=args.runs_dir,
     )
-    if printed_json(args, result):
-        return 0
-    print(
+    return print_sample(
+        args, result,
         f"sampled {len(result.rows)} of {result.population} judged statements of run "
-        f"'{result.run_id}' (seed {result.seed}), by condition and judge outcome:"
+        f"'{result.run_id}' (seed {result.seed}), by condition and judge outcome:",
+        (f"{s['condition']:<20} judge {s['judge_outcome']:<4}  {s['sampled']:>4} of "
+         f"{s['population']}" for s in result.strata),
+        f"labels template written to {result.path}: fill the 'label' column with pass or "
+        "fail (the judge's verdicts are left out on purpose), or label it in the browser "
+        f"with 'evalkit report {args.calibrate_run} --kind labels --labels {result.path}'; "
+        f"then 'evalkit judge calibrate {args.calibrate_run} --labels {result.path}'",
     )
-    for s in result.strata:
-        print(f"  {s['condition']:<20} judge {s['judge_outcome']:<4}  {s['sampled']:>4} of "
-              f"{s['population']}")
-    print(f"labels template written to {result.path}: fill the 'label' column with pass or "
-          "fail (the judge's verdicts are left out on purpose), or label it in the browser "
-          f"with 'evalkit report {args.calibrate_run} --kind labels --labels {result.path}'; "
-          f"then 'evalkit judge calibrate {args.calibrate_run} --labels {result.path}'")
-    return 0
 
 
 def _calibrate(args: argparse.Namespace) -> int:

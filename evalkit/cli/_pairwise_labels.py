@@ -4,8 +4,36 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from evalkit.cli._common import parse_key_values, print_json, printed_json
+
+if TYPE_CHECKING:
+    from evalkit.judge import LabelSample, PairSample
+
+
+def print_sample(args: argparse.Namespace, sample: LabelSample | PairSample, header: str,
+                 strata: Iterable[str], written: str) -> int:
+    """Print a label sample of either judge: its JSON object, or what it drew and where to.
+
+    Args:
+        args: The command's arguments (``--json``).
+        sample: The sample.
+        header: What was sampled.
+        strata: A line per stratum (not drawn with ``--json``).
+        written: Where the labelling sheet is and what to do with it.
+
+    Returns:
+        The exit code, 0.
+    """
+    if printed_json(args, sample):
+        return 0
+    print(header)
+    for line in strata:
+        print(f"  {line}")
+    print(written)
+    return 0
 
 
 def sample_main(args: argparse.Namespace) -> int:
@@ -14,17 +42,17 @@ def sample_main(args: argparse.Namespace) -> int:
 
     result = sample_pairs(args.calibrate_run, n=args.sample_size, seed=args.seed,
                           output=args.output, runs_dir=args.runs_dir)
-    if printed_json(args, result):
-        return 0
-    print(f"sampled {result.n} of {result.population} judged pairs of run '{result.run_id}' "
-          f"(seed {result.seed}), by the judge's outcome:")
-    for s in result.strata:
-        print(f"  judge {s['judge_outcome']:<6} {s['sampled']:>4} of {s['population']}")
-    print(f"blind labelling sheet written to {result.path}: for each row write 1 or 2 (the "
-          "better response) or tie in 'label' (variants and the judge's verdicts are left out "
-          f"on purpose); then 'evalkit judge calibrate {args.calibrate_run} --labels "
-          f"{result.path} --pairwise'")
-    return 0
+    return print_sample(
+        args, result,
+        f"sampled {result.n} of {result.population} judged pairs of run '{result.run_id}' "
+        f"(seed {result.seed}), by the judge's outcome:",
+        (f"judge {s['judge_outcome']:<6} {s['sampled']:>4} of {s['population']}"
+         for s in result.strata),
+        f"blind labelling sheet written to {result.path}: for each row write 1 or 2 (the "
+        "better response) or tie in 'label' (variants and the judge's verdicts are left out "
+        f"on purpose); then 'evalkit judge calibrate {args.calibrate_run} --labels "
+        f"{result.path} --pairwise'",
+    )
 
 
 def calibrate_main(args: argparse.Namespace) -> int:

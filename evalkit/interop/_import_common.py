@@ -194,6 +194,27 @@ def parse_json(path: Path, text: str, fix: str = "", line: int | None = None) ->
         raise fail(path, where, f"{reason}; {fix}" if fix else reason) from None
 
 
+def read_json(path: Path, fix: str = "", *, empty: str | None = None) -> Any:
+    """Read and parse a JSON file (:func:`read_text`, then :func:`parse_json`).
+
+    Args:
+        path: The file.
+        fix: What the file should be, appended to a syntax error (``"expected ..."``).
+        empty: The error of a blank file (default: a syntax error like any other).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        InputError: The file cannot be read, is not UTF-8, is blank (with ``empty``) or is
+            not valid JSON.
+    """
+    text = read_text(path)
+    if empty is not None and not text.strip():
+        raise fail(path, "", empty)
+    return parse_json(path, text, fix)
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object, else an empty dict."""
     return value if isinstance(value, dict) else {}

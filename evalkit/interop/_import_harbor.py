@@ -49,8 +49,7 @@ from evalkit.interop._import_common import (
     fail,
     file_tail,
     number_trials,
-    parse_json,
-    read_text,
+    read_json,
     short_error,
 )
 from evalkit.interop._import_options import HarborOptions
@@ -211,7 +210,7 @@ def _is_job_result(data: dict[str, Any]) -> bool:
 
 def _load(path: Path, listed: bool) -> HarborTrial | None:
     """One trial result; None for a job summary found while listing a directory."""
-    data = parse_json(path, read_text(path), _EXPECTED)
+    data = read_json(path, _EXPECTED)
     if not isinstance(data, dict):
         raise fail(path, "", f"a JSON {type(data).__name__}, not an object; {_EXPECTED}")
     if _is_job_result(data):
@@ -406,7 +405,7 @@ def _refuse_terminal_bench(files: list[Path]) -> None:
     for path in files:
         if path.name != TERMINAL_BENCH_FILE:
             continue
-        if is_terminal_bench(parse_json(path, read_text(path))):
+        if is_terminal_bench(read_json(path)):
             raise fail(
                 path, "", "this is a Terminal-Bench 1.0 result (a run's BenchmarkResults or a "
                 "trial's TrialResults), not Harbor output: import the run directory with "

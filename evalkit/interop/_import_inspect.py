@@ -29,8 +29,7 @@ from evalkit.interop._import_common import (
     as_dict,
     error_class,
     fail,
-    parse_json,
-    read_text,
+    read_json,
     short_error,
     source_text,
 )
@@ -121,10 +120,9 @@ def _read_eval_zip(path: Path) -> dict[str, Any]:
 
 
 def _read_json_log(path: Path) -> Any:
-    text = read_text(path)
-    if not text.strip():
-        raise fail(path, "", "empty file; expected an Inspect AI .json log")
-    return parse_json(path, text, "expected an Inspect AI log")
+    return read_json(
+        path, "expected an Inspect AI log", empty="empty file; expected an Inspect AI .json log"
+    )
 
 
 def _looks_like_log(data: Any) -> bool:

@@ -29,8 +29,7 @@ from evalkit.interop._import_common import (
     error_class,
     fail,
     number_trials,
-    parse_json,
-    read_text,
+    read_json,
     short_error,
 )
 from evalkit.interop._import_options import PromptfooOptions
@@ -58,10 +57,7 @@ def parse_condition_from(spec: str | None) -> str:
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[Any]] | None:
-    text = read_text(path)
-    if not text.strip():
-        raise fail(path, "", f"empty file; {_FIX}")
-    data = parse_json(path, text, _FIX)
+    data = read_json(path, _FIX, empty=f"empty file; {_FIX}")
     if not isinstance(data, dict):
         return None
     summary = data["results"] if isinstance(data.get("results"), dict) else data

@@ -39,12 +39,10 @@ score), which is used as it is.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evalkit._untrusted import load_json
 from evalkit.interop._import_common import (
     ParsedSource,
     SourceRow,
@@ -53,7 +51,7 @@ from evalkit.interop._import_common import (
     as_int,
     check_score,
     fail,
-    read_text,
+    read_json,
     source_text,
 )
 from evalkit.interop._import_registry import ImportRequest
@@ -73,15 +71,7 @@ _STATUSES = ("ok", "error", "timeout", "skipped", "ungraded")
 
 
 def _load(path: Path) -> dict[str, Any]:
-    text = read_text(path)
-    if not text.strip():
-        raise fail(path, "", f"empty file; {_FIX}")
-    try:
-        data = load_json(text, path)
-    except json.JSONDecodeError as exc:
-        raise fail(
-            path, f"line {exc.lineno}", f"not valid JSON ({exc.msg} at column {exc.colno}); {_FIX}"
-        ) from None
+    data = read_json(path, _FIX, empty=f"empty file; {_FIX}")
     if not isinstance(data, dict) or not isinstance(data.get("runs"), list):
         raise fail(path, "", f"no 'runs' list; {_FIX}")
     return data

@@ -8,31 +8,20 @@ from ``run-K``; ``timing.json`` beside ``grading.json`` gives the time and the t
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from evalkit._untrusted import load_json
-from evalkit.interop._import_common import as_dict, fail, read_text
+from evalkit.interop._import_common import as_dict, fail, read_json
 
 GRADING_FILE = "grading.json"
 _RUN_DIR = re.compile(r"^run-(\d+)$")
 
 
-def _json(path: Path, fix: str) -> Any:
-    text = read_text(path)
-    try:
-        return load_json(text, path)
-    except json.JSONDecodeError as exc:
-        raise fail(path, f"line {exc.lineno}",
-                   f"not valid JSON ({exc.msg} at column {exc.colno}); {fix}") from None
-
-
 def _optional_json(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
-    return as_dict(_json(path, "expected a JSON object"))
+    return as_dict(read_json(path, "expected a JSON object"))
 
 
 def workspace_run(path: Path) -> dict[str, Any]:
@@ -47,7 +36,7 @@ def workspace_run(path: Path) -> dict[str, Any]:
     if match is None or path.name != GRADING_FILE:
         raise fail(path, "", "a workspace's grading.json sits in "
                    "iteration-N/eval-ID/CONFIGURATION/run-K/; this one does not")
-    grading = as_dict(_json(path, "expected skill-creator's grading.json "
+    grading = as_dict(read_json(path, "expected skill-creator's grading.json "
                                   "({expectations: [...], summary: {...}})"))
     if "summary" not in grading and "expectations" not in grading:
         raise fail(path, "", "no 'summary' and no 'expectations': not a skill-creator grading")

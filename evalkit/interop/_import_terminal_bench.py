@@ -47,8 +47,7 @@ from evalkit.interop._import_common import (
     fail,
     file_tail,
     number_trials,
-    parse_json,
-    read_text,
+    read_json,
     short_error,
     source_text,
 )
@@ -162,7 +161,7 @@ def _trials(
     path: Path, listed: bool, problems: list[str]
 ) -> tuple[list[_Located], bool]:
     """The trials of one file (problems appended, not raised); False when not Terminal-Bench."""
-    data = parse_json(path, read_text(path), _EXPECTED)
+    data = read_json(path, _EXPECTED)
     if not is_terminal_bench(data):
         if listed:
             return [], False
@@ -195,7 +194,7 @@ def _metadata(run_dir: Path, cache: dict[Path, _RunMetadata | None]) -> _RunMeta
         path = run_dir / METADATA_FILE
         meta = None
         if path.is_file():
-            data = parse_json(path, read_text(path), "expected Terminal-Bench's RunMetadata")
+            data = read_json(path, "expected Terminal-Bench's RunMetadata")
             try:
                 meta = _RunMetadata.model_validate(data)
             except ValidationError as exc:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from evalkit._settings import RETRIES
 from evalkit.cases import JudgeSpec
 from evalkit.judge._cache import JudgeCache
 from evalkit.judge._graders import Answer, create_grader
@@ -67,48 +69,60 @@ def provider_grader(spec: JudgeSpec, settings: Mapping[str, Any]) -> Asker[Any]:
     return create_grader(spec.provider, settings, timeout_s=spec.timeout_s)
 
 
+@dataclass(frozen=True)
+class JudgeKind(Generic[QuestionT, VerdictT]):
+    """What a kind of judge sets itself: its prompt, its verdicts and its grader.
+
+    Attributes:
+        prompt_hash: Hash of the kind's prompt template (part of every cache key).
+        verdict: The kind's verdict model (a cached entry is read back through it).
+        parse: Parses a grader's answer strictly into a verdict (raises ``JudgeAnswerError``).
+        grader: Builds the kind's grader from the spec and its settings (the spec's model
+            over them); by default :func:`~evalkit.judge.create_grader`'s.
+    """
+
+    prompt_hash: str
+    verdict: type[VerdictT]
+    parse: Callable[[str], VerdictT]
+    grader: Callable[[JudgeSpec, Mapping[str, Any]], Asker[QuestionT]] = provider_grader
+
+
 class JudgeCore(Generic[QuestionT, VerdictT]):
     """The setup, identity, cache and retries every kind of judge shares.
+
+    A kind is a subclass that sets :attr:`kind`.
 
     Args:
         spec: The judge's provider, model, settings and time limit.
         cache: Verdict cache (None: no caching).
-        prompt_hash: Hash of the kind's prompt template (part of every cache key).
-        verdict: The kind's verdict model (a cached entry is read back through it).
-        parse: Parses a grader's answer strictly into a verdict (raises ``JudgeAnswerError``).
         retries: Retries of a failed or unparsable judge call.
         retry_backoff_s: Base of the exponential backoff between retries.
-        grader: Builds the kind's grader from the spec and its settings (the spec's model
-            over them); by default :func:`~evalkit.judge.create_grader`'s.
 
     Raises:
         ConfigError: Unknown provider or invalid settings.
     """
 
+    kind: JudgeKind[QuestionT, VerdictT]
+    """The kind's prompt hash, verdict model, parser and grader."""
+
     def __init__(
         self,
         spec: JudgeSpec,
-        cache: JudgeCache | None,
+        cache: JudgeCache | None = None,
         *,
-        prompt_hash: str,
-        verdict: type[VerdictT],
-        parse: Callable[[str], VerdictT],
-        retries: int,
-        retry_backoff_s: float,
-        grader: Callable[[JudgeSpec, Mapping[str, Any]], Asker[QuestionT]] = provider_grader,
+        retries: int = RETRIES.default,
+        retry_backoff_s: float = 1.0,
     ) -> None:
         self.spec = spec
-        self.grader = grader(spec, judge_settings(spec))
+        self.grader = self.kind.grader(spec, judge_settings(spec))
         self.cache = cache
-        self.prompt_hash = prompt_hash
-        self._verdict_model = verdict
-        self._parse = parse
+        self.prompt_hash = self.kind.prompt_hash
         self._retrier = Retrier(retries, retry_backoff_s)
         self.identity = {
             "provider": self.grader.provider,
             "model": self.grader.model,
             "outcome": self.grader.outcome_settings(),
-            "prompt": prompt_hash,
+            "prompt": self.prompt_hash,
         }
         self._lock = threading.Lock()
         self._asking: dict[str, threading.Lock] = {}
@@ -150,7 +164,7 @@ class JudgeCore(Generic[QuestionT, VerdictT]):
                 usage.cache_hits += 1
                 return hit
             answer, verdict = self._retrier.ask(
-                lambda attempt: self.grader.ask(question, attempt), self._parse, usage
+                lambda attempt: self.grader.ask(question, attempt), self.kind.parse, usage
             )
             if self.cache is not None:
                 self.cache.put(
@@ -168,8 +182,8 @@ class JudgeCore(Generic[QuestionT, VerdictT]):
         entry = self.cache.get(key) if self.cache is not None else None
         if entry is None:
             return None
-        fields = self._verdict_model.model_fields
+        fields = self.kind.verdict.model_fields
         try:
-            return self._verdict_model.model_validate({f: entry.get(f) for f in fields})
+            return self.kind.verdict.model_validate({f: entry.get(f) for f in fields})
         except ValidationError:
             return None  # a damaged or foreign entry is a miss: ask again

@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalkit._redact import redact_settings
-from evalkit._settings import RETRIES
-from evalkit.cases import Case, Expectation, JudgeSpec, find_affirmed, stable_hash
+from evalkit.cases import Case, Expectation, find_affirmed, stable_hash
 from evalkit.errors import ProviderError
-from evalkit.judge._cache import JudgeCache
-from evalkit.judge._core import JudgeCore
+from evalkit.judge._core import JudgeCore, JudgeKind
 from evalkit.judge._graders import Question
 from evalkit.judge._prompt import (
     PROMPT_HASH,
@@ -103,23 +101,7 @@ class Judge(JudgeCore[Question, StatementVerdict]):
         retry_backoff_s: Base of the exponential backoff between retries.
     """
 
-    def __init__(
-        self,
-        spec: JudgeSpec,
-        cache: JudgeCache | None = None,
-        *,
-        retries: int = RETRIES.default,
-        retry_backoff_s: float = 1.0,
-    ) -> None:
-        super().__init__(
-            spec,
-            cache,
-            prompt_hash=PROMPT_HASH,
-            verdict=StatementVerdict,
-            parse=parse_verdict,
-            retries=retries,
-            retry_backoff_s=retry_backoff_s,
-        )
+    kind = JudgeKind(PROMPT_HASH, StatementVerdict, parse_verdict)
 
     def record(self) -> JudgeRecord:
         """The manifest record of this judge (secret-looking settings masked)."""

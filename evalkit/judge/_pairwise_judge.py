@@ -25,7 +25,7 @@ from evalkit._settings import RETRIES, SEED
 from evalkit.cases import JudgeSpec, stable_hash
 from evalkit.errors import ConfigError, ProviderError
 from evalkit.judge._cache import JudgeCache
-from evalkit.judge._core import Asker, JudgeCore, provider_grader
+from evalkit.judge._core import Asker, JudgeCore, JudgeKind, provider_grader
 from evalkit.judge._graders import SIMULATED, Answer, Question, SeededGrader
 from evalkit.judge._pairwise_prompt import (
     PAIRWISE_PROMPT_HASH,
@@ -230,7 +230,7 @@ class PairwiseJudge(JudgeCore[PairQuestion, PairVerdict]):
 
     Args:
         spec: The judge's provider, model, settings and time limit.
-        cache_root: Directory of cached pairwise verdicts (None: no caching).
+        cache: Cache of pairwise verdicts (None: no caching).
         retries: Retries of a failed or unparsable judge call.
         retry_backoff_s: Base of the exponential backoff between retries.
 
@@ -238,25 +238,7 @@ class PairwiseJudge(JudgeCore[PairQuestion, PairVerdict]):
         ConfigError: Unknown provider or invalid settings.
     """
 
-    def __init__(
-        self,
-        spec: JudgeSpec,
-        cache_root: Path | None = None,
-        *,
-        retries: int = RETRIES.default,
-        retry_backoff_s: float = 1.0,
-    ) -> None:
-        super().__init__(
-            spec,
-            JudgeCache(cache_root) if cache_root is not None else None,
-            prompt_hash=PAIRWISE_PROMPT_HASH,
-            verdict=PairVerdict,
-            parse=parse_pair_verdict,
-            retries=retries,
-            retry_backoff_s=retry_backoff_s,
-            grader=pairwise_grader,
-        )
-        self.cache_root = cache_root
+    kind = JudgeKind(PAIRWISE_PROMPT_HASH, PairVerdict, parse_pair_verdict, pairwise_grader)
 
     def record(self) -> dict[str, Any]:
         """The judge's identity as reports and calibrations name it (secrets masked)."""
@@ -336,6 +318,6 @@ def make_pairwise_judge(
     retry_backoff_s: float = 1.0,
 ) -> PairwiseJudge:
     """A :class:`PairwiseJudge` with the pairwise verdict cache of ``runs_dir``."""
-    cache = Path(runs_dir) / PAIRWISE_CACHE_DIR if use_cache else None
+    cache = JudgeCache(Path(runs_dir) / PAIRWISE_CACHE_DIR) if use_cache else None
     return PairwiseJudge(spec, cache, retries=retries, retry_backoff_s=retry_backoff_s)
 
