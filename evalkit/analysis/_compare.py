@@ -152,9 +152,9 @@ def compare(
         case_correction=case_correction,
         resample_trials=resample_trials,
     )
+    base = load_results(baseline, runs_dir, what="baseline")  # bad input: InputError first
     base_label = run_label(baseline, runs_dir) or "baseline"
-    base = select_providers(load_results(baseline, runs_dir, what="baseline"), providers,
-                            base_label)
+    base = select_providers(base, providers, base_label)
     # each run's compared rows, filtered once (the tables hold every column of every item)
     base_rows = compared_rows(base, conditions)
     refuse_errored(base_rows, base_label)
@@ -165,8 +165,8 @@ def compare(
     labels = None
     cand = cand_rows = None
     if candidate is not None:
-        labels = (base_label, run_label(candidate, runs_dir) or "candidate")
         cand = load_results(candidate, runs_dir, what="candidate")
+        labels = (base_label, run_label(candidate, runs_dir) or "candidate")
         if lane_metric is not None:
             cand = _lane_rows(candidate, runs_dir, lane_metric, "candidate")
         cand = select_providers(cand, providers, labels[1])
