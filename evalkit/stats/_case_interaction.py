@@ -168,16 +168,29 @@ def case_interaction(
     good, bad, drawn_n = (
         passes.astype(np.int64), (n_b + n_c - passes).astype(np.int64), n_c.astype(np.int64)
     )
+    # a unit's figures depend on its drawn count only: they are tabulated once per unit and
+    # count (the expressions of the draws, element by element: the same bits) and looked up
+    width = int(drawn_n.max()) + 1
+    offset = np.arange(len(n_c), dtype=np.int64) * width
+    count_c = np.arange(width, dtype=float)
+    count_b = passes[:, None] - count_c
+    within_of = count_c - count_c**2 / n_c[:, None] + count_b - count_b**2 / n_b[:, None]
+    diff_of = count_c / n_c[:, None] - count_b / n_b[:, None]
     # in blocks of permutations: the generator draws row after row, so the blocks hold the
     # draws of one (PERMUTATIONS, units) call, and every row's sums are the same bits
     hits = 0
     block = max(1, _BLOCK_CELLS // len(n_c))
+    total_w = np.bincount(stratum, weights=weight)
+    cell = _cells(min(block, PERMUTATIONS), stratum, len(total_w))
     for start in range(0, PERMUTATIONS, block):
         size = (min(block, PERMUTATIONS - start), len(n_c))
-        drawn = rng.hypergeometric(good, bad, drawn_n, size=size).astype(float)
-        drawn_b = passes - drawn
-        drawn_within = drawn - drawn**2 / n_c + drawn_b - drawn_b**2 / n_b  # binary SS per arm
-        drawn_between = _between(drawn / n_c - drawn_b / n_b, weight, stratum)
+        at = rng.hypergeometric(good, bad, drawn_n, size=size)
+        at += offset
+        drawn_within = np.take(within_of, at)  # binary SS per arm
+        diff = np.take(diff_of, at)
+        drawn_between = _between_rows(
+            diff, weight * diff, weight, stratum, total_w, cell[: at.size], own=True
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = drawn_between / drawn_within.sum(axis=1)
         hits += int(np.sum(ratio >= between / rss - 1e-12))
@@ -195,9 +208,50 @@ def _between(diff: np.ndarray, weight: np.ndarray, stratum: np.ndarray) -> np.nd
     if diff.ndim == 1:
         centre = np.bincount(stratum, weights=weight * diff) / total_w
         return np.asarray(np.sum(weight * (diff - centre[stratum]) ** 2))
+    cell = _cells(diff.shape[0], stratum, len(total_w))
+    return _between_rows(diff, weight * diff, weight, stratum, total_w, cell)
+
+
+def _cells(rows: int, stratum: np.ndarray, n_strata: int) -> np.ndarray:
+    """The (row, stratum) cell of every element of a ``(rows, units)`` array, raveled."""
+    return np.asarray((np.arange(rows)[:, None] * n_strata + stratum[None, :]).ravel())
+
+
+def _between_rows(
+    diff: np.ndarray,
+    weighted: np.ndarray,
+    weight: np.ndarray,
+    stratum: np.ndarray,
+    total_w: np.ndarray,
+    cell: np.ndarray,
+    *,
+    own: bool = False,
+) -> np.ndarray:
+    """:func:`_between` of every row of ``diff``, given ``weighted = weight * diff``.
+
+    Args:
+        diff: ``(rows, units)`` differences.
+        weighted: ``weight * diff``.
+        weight: Weight per unit.
+        stratum: Stratum code per unit.
+        total_w: Total weight per stratum.
+        cell: :func:`_cells` of ``diff``'s shape.
+        own: ``diff`` may be overwritten.
+
+    Returns:
+        One sum per row.
+    """
     # per row and stratum, summed in the order of np.add.at (same bits) by one bincount
     rows, n_strata = diff.shape[0], len(total_w)
-    cell = (np.arange(rows)[:, None] * n_strata + stratum[None, :]).ravel()
-    sums = np.bincount(cell, weights=(weight * diff).ravel(), minlength=rows * n_strata)
+    sums = np.bincount(cell, weights=weighted.ravel(), minlength=rows * n_strata)
     centre = sums.reshape(rows, n_strata) / total_w
-    return np.asarray(np.sum(weight * (diff - centre[:, stratum]) ** 2, axis=1))
+    # w * (d - centre)^2, in place (the same operations, so the same bits); one stratum's
+    # centre is a column, broadcast instead of gathered
+    if n_strata == 1:
+        spread = np.subtract(diff, centre, out=diff if own else None)
+    else:
+        spread = centre[:, stratum]
+        np.subtract(diff, spread, out=spread)
+    np.square(spread, out=spread)
+    np.multiply(weight, spread, out=spread)
+    return np.asarray(spread.sum(axis=1))

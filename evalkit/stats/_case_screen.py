@@ -44,7 +44,7 @@ from evalkit.stats._options import CompareOptions
 from evalkit.stats._verdicts import (
     adjust_pvalues,
     case_verdicts,
-    fisher_pvalue,
+    fisher_pvalues,
     newcombe_interval,
     permutation_pvalue,
     welch_interval,
@@ -206,9 +206,7 @@ def _stratified_pvalues(
     one = np.flatnonzero(count == 1)
     if len(one):
         at = np.add.reduceat(np.where(informative, np.arange(len(informative)), 0), starts)[one]
-        pvalue[one] = [
-            fisher_pvalue(int(x_c[k]), int(n_c[k]), int(x_b[k]), int(n_b[k])) for k in at
-        ]
+        pvalue[one] = fisher_pvalues(x_c[at], n_c[at], x_b[at], n_b[at])
         method[one] = "fisher"
     several = count >= 2
     if several.any():

@@ -9,7 +9,7 @@ from evalkit.stats._options import CompareOptions
 from evalkit.stats._verdicts import (
     adjust_pvalues,
     case_verdicts,
-    fisher_pvalue,
+    fisher_pvalues,
     newcombe_interval,
     permutation_pvalue,
     welch_interval,
@@ -60,12 +60,7 @@ def case_table(
         pass_b = np.rint(np.nansum(baseline, axis=1)).astype(int)
         pass_c = np.rint(np.nansum(candidate, axis=1)).astype(int)
         low, high = newcombe_interval(pass_c, n_c, pass_b, n_b, confidence)
-        pvalues = np.array(
-            [
-                fisher_pvalue(int(a), int(m), int(b), int(k))
-                for a, m, b, k in zip(pass_c, n_c, pass_b, n_b, strict=True)
-            ]
-        )
+        pvalues = fisher_pvalues(pass_c, n_c, pass_b, n_b)
     else:
         seeds = np.random.SeedSequence(0 if seed is None else seed).generate_state(len(keys))
         lows, highs, ps = [], [], []

@@ -325,6 +325,45 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return out
 
 
+def json_records(frame: pd.DataFrame, columns: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+    """Records of ``frame``'s ``columns``, each converted to plain JSON values as a column.
+
+    A cell is what ``frame.to_dict("records")`` holds (a missing ``pd.NA`` read as None),
+    converted by its column's kind: ``"plain"`` (:func:`plain`), ``"str"`` (``str``),
+    ``"int"`` (``int``) or ``"float"`` (:func:`~evalkit.stats._interval.json_float`: a float,
+    None when NaN or infinite). The values are those of the cell-by-cell conversions; a
+    column is converted at once (a column of strings is already plain).
+
+    Args:
+        frame: Any DataFrame.
+        columns: ``(column, kind)`` pairs, in the order of the records' keys.
+
+    Returns:
+        One dict per row.
+    """
+    names = [name for name, _ in columns]
+    lists = [
+        _json_column([None if v is pd.NA else v for v in frame[name].tolist()], kind)
+        for name, kind in columns
+    ]
+    return [dict(zip(names, values, strict=True)) for values in zip(*lists, strict=True)]
+
+
+def _json_column(values: list[Any], kind: str) -> list[Any]:
+    """One column's cells converted as :func:`json_records` says."""
+    if kind == "float":
+        numbers = np.asarray(values, dtype=float)
+        out: list[Any] = numbers.tolist()
+        for index in np.flatnonzero(~np.isfinite(numbers)).tolist():
+            out[index] = None
+        return out
+    if kind == "int":
+        return [int(v) for v in values]
+    if all(type(v) is str for v in values):
+        return values
+    return [str(v) for v in values] if kind == "str" else [plain(v) for v in values]
+
+
 def plain(cell: Any) -> Any:
     """Return ``cell`` as a plain Python value suitable for ``json.dumps``.
 

@@ -21,7 +21,7 @@ from evalkit.stats._equivalence import equivalence
 from evalkit.stats._frame import (
     as_frame,
     json_ready,
-    plain,
+    json_records,
     records,
 )
 from evalkit.stats._heterogeneity import Heterogeneity
@@ -308,18 +308,15 @@ class PairedComparison(RichDisplay):
             Undefined numbers are None.
         """
         unit_columns = [c for c in ("lane", "case_id", "condition", "provider") if c in self.cases]
-        case_rows = []
-        decided = self.case_decisions().tolist()
         numbers = ("estimate", "ci_low", "ci_high", "p_value", "p_adjusted")
-        for index, row in enumerate(_rows(self.cases, [*unit_columns, "verdict", *numbers])):
-            item = {column: plain(row[column]) for column in unit_columns}
-            item["verdict"] = str(row["verdict"])
-            for column in numbers:
-                item[column] = json_float(row[column])
-            item["decided_by"] = decided[index]
-            case_rows.append(item)
-        return dict(
-            json_ready(
+        case_rows = json_records(self.cases, [
+            *((column, "plain") for column in unit_columns), ("verdict", "str"),
+            *((column, "float") for column in numbers),
+        ])
+        for item, decided in zip(case_rows, self.case_decisions().tolist(), strict=True):
+            item["decided_by"] = decided
+        # the case rows are plain already: the rest is made plain, then they are put in
+        out = json_ready(
                 {
                     "verdict": self.verdict,
                     "metric": self.metric,
@@ -332,7 +329,7 @@ class PairedComparison(RichDisplay):
                     "losses": int(self.losses),
                     "ties": int(self.ties),
                     "n_cases": int(self.n_cases),
-                    "cases": case_rows,
+                    "cases": [],
                     "regressed_cases": self.regressed_cases,
                     "improved_cases": self.improved_cases,
                     "named_cases": self.named_cases,
@@ -342,7 +339,7 @@ class PairedComparison(RichDisplay):
                     else {
                         "correction": self.case_correction,
                         "alpha": self.alpha,
-                        "rows": _screen_records(self.case_screen),
+                        "rows": [],
                     },
                     "case_interaction": self.case_interaction
                     and self.case_interaction.to_dict(),
@@ -397,39 +394,23 @@ class PairedComparison(RichDisplay):
                     "ungraded_note": "",
                     "next_step": None,
                 }
-            )
         )
+        out["cases"] = case_rows
+        if self.case_screen is not None:
+            out["case_screen"]["rows"] = _screen_records(self.case_screen)
+        return dict(out)
 
 
 def _screen_records(screen: pd.DataFrame) -> list[dict[str, Any]]:
     """The pooled case rows as JSON records (numbers as floats, NaN as None)."""
-    out = []
     columns = [c for c in case_columns(screen) if c in screen.columns]
     counts = ("n_strata", "n_baseline", "n_candidate")
     numbers = ("baseline_rate", "candidate_rate", "estimate", "ci_low", "ci_high", "p_value",
                "p_adjusted", "p_smallest")
-    for row in _rows(screen, [*columns, "verdict", *counts, *numbers, "method"]):
-        item = {c: plain(row[c]) for c in columns}
-        item["verdict"] = str(row["verdict"])
-        for column in counts:
-            item[column] = int(row[column])
-        for column in numbers:
-            item[column] = json_float(row[column])
-        item["method"] = str(row["method"])
-        out.append(item)
-    return out
-
-
-def _rows(frame: pd.DataFrame, columns: Sequence[str]) -> list[dict[str, Any]]:
-    """``frame.to_dict("records")`` limited to ``columns``, read column by column.
-
-    A frame's records are built cell by cell (Arrow strings a scalar at a time); its columns
-    as lists are the same Python values, with a missing value ``pd.NA`` read as None as in
-    the records.
-    """
-    names = list(dict.fromkeys(columns))
-    lists = [[None if v is pd.NA else v for v in frame[c].tolist()] for c in names]
-    return [dict(zip(names, values, strict=True)) for values in zip(*lists, strict=True)]
+    return json_records(screen, [
+        *((c, "plain") for c in columns), ("verdict", "str"), *((c, "int") for c in counts),
+        *((c, "float") for c in numbers), ("method", "str"),
+    ])
 
 
 def _case_ids(cases: pd.DataFrame, which: str) -> list[str]:

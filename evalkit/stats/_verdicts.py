@@ -191,6 +191,28 @@ def fisher_pvalue(pass_c: int, n_c: int, pass_b: int, n_b: int) -> float:
     return float(stats.fisher_exact(table, alternative="two-sided").pvalue)
 
 
+def fisher_pvalues(
+    pass_c: np.ndarray, n_c: np.ndarray, pass_b: np.ndarray, n_b: np.ndarray
+) -> np.ndarray:
+    """:func:`fisher_pvalue` of many 2x2 tables, each distinct table computed once.
+
+    Args:
+        pass_c: Candidate passes per table.
+        n_c: Candidate trials per table.
+        pass_b: Baseline passes per table.
+        n_b: Baseline trials per table.
+
+    Returns:
+        One p-value per table.
+    """
+    tables = np.stack([np.asarray(a, dtype=np.int64) for a in (pass_c, n_c, pass_b, n_b)], axis=1)
+    if len(tables) == 0:
+        return np.zeros(0)
+    distinct, inverse = np.unique(tables, axis=0, return_inverse=True)
+    pvalues = np.array([fisher_pvalue(*(int(v) for v in table)) for table in distinct.tolist()])
+    return np.asarray(pvalues[inverse.reshape(-1)])
+
+
 def permutation_pvalue(candidate: np.ndarray, baseline: np.ndarray, seed: int) -> float:
     """Two-sided permutation p-value of the difference of means of two samples.
 
@@ -332,13 +354,14 @@ def case_verdicts(
     Returns:
         One verdict per case.
     """
-    out: list[Verdict] = []
-    for estimate, p in zip(estimates, adjusted, strict=True):
-        significant = bool(p < alpha)
-        if significant and estimate < 0 and estimate <= -threshold + _TOLERANCE:
-            out.append("regressed")
-        elif significant and estimate > 0 and estimate >= threshold - _TOLERANCE:
-            out.append("improved")
-        else:
-            out.append("inconclusive")
+    estimate = np.asarray(estimates, dtype=float).reshape(-1)
+    p = np.asarray(adjusted, dtype=float).reshape(-1)
+    if len(estimate) != len(p):
+        raise ValueError(f"{len(estimate)} estimates but {len(p)} adjusted p-values")
+    significant = p < alpha
+    regressed = significant & (estimate < 0) & (estimate <= -threshold + _TOLERANCE)
+    improved = significant & (estimate > 0) & (estimate >= threshold - _TOLERANCE)
+    out: list[Verdict] = np.where(
+        regressed, "regressed", np.where(improved, "improved", "inconclusive")
+    ).tolist()
     return out
