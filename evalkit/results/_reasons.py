@@ -508,8 +508,9 @@ def primary_causes(rows: pd.DataFrame, scores: pd.DataFrame | None) -> pd.Series
     if scores is not None and not scores.empty:
         failing = rows[~passed]
         parts.append(_component_causes(failing, scores))
-        known = scores["item_key"].astype(str).to_numpy(dtype=object)
-        recorded = set(known[_isin(scores["item_key"], set(keys)).to_numpy()])
+        # only the matching keys become Python strings (a run's scores hold every item's)
+        hit = _isin(scores["item_key"], set(keys)).to_numpy()
+        recorded = set(scores["item_key"][hit].astype(str).to_numpy(dtype=object))
     table = pd.concat([p for p in parts if not p.empty] or [parts[0]], ignore_index=True)
     first = table.sort_values(["item_key", "rank"], kind="stable").drop_duplicates("item_key")
     first_keys = first["item_key"].astype(str).to_numpy(dtype=object)
