@@ -37,7 +37,7 @@ def workspace_run(path: Path) -> dict[str, Any]:
         raise fail(path, "", "a workspace's grading.json sits in "
                    "iteration-N/eval-ID/CONFIGURATION/run-K/; this one does not")
     grading = as_dict(read_json(path, "expected skill-creator's grading.json "
-                                  "({expectations: [...], summary: {...}})"))
+                                "({expectations: [...], summary: {...}})"))
     if "summary" not in grading and "expectations" not in grading:
         raise fail(path, "", "no 'summary' and no 'expectations': not a skill-creator grading")
     eval_dir = run_dir.parent.parent

@@ -317,83 +317,83 @@ class PairedComparison(RichDisplay):
             item["decided_by"] = decided
         # the case rows are plain already: the rest is made plain, then they are put in
         out = json_ready(
-                {
-                    "verdict": self.verdict,
-                    "metric": self.metric,
-                    "delta": {
-                        "estimate": json_float(self.delta.estimate),
-                        "ci_low": json_float(self.delta.ci_low),
-                        "ci_high": json_float(self.delta.ci_high),
-                    },
-                    "wins": int(self.wins),
-                    "losses": int(self.losses),
-                    "ties": int(self.ties),
-                    "n_cases": int(self.n_cases),
-                    "cases": [],
-                    "regressed_cases": self.regressed_cases,
-                    "improved_cases": self.improved_cases,
-                    "named_cases": self.named_cases,
-                    "case_summary": self.case_summary,
-                    "case_screen": None
-                    if self.case_screen is None
-                    else {
-                        "correction": self.case_correction,
-                        "alpha": self.alpha,
-                        "rows": [],
-                    },
-                    "case_interaction": self.case_interaction
-                    and self.case_interaction.to_dict(),
-                    "case_verdict_note": self.case_verdict_note,
-                    "equivalence": self.equivalence,
-                    "threshold": self.threshold,
-                    "unmatched": records(self.unmatched),
-                    "baseline_label": self.baseline_label,
-                    "candidate_label": self.candidate_label,
-                    "sign_flip": None
-                    if self.sign_flip is None
-                    else {
-                        "pvalue": self.sign_flip.pvalue,
-                        "n_cases": self.sign_flip.n_cases,
-                        "exact": self.sign_flip.exact,
-                        "method": self.sign_flip.method,
-                        "at_floor": self.sign_flip.at_floor,
-                    },
-                    "verdict_note": self.verdict_note,
-                    "reused_items": int(self.reused_items),
-                    "reuse_note": self.reuse_note,
-                    "by_condition": [
-                        {"condition": name} | part.condition_summary() | family
-                        for (name, part), family in zip(
-                            self.by_condition, family_columns(self.by_condition), strict=True
-                        )
-                    ],
-                    "pooled": {
-                        "method": "clustered-by-case"
-                        if self.pooled_providers
-                        else "stratified-by-case",
-                        "conditions": list(self.pooled_conditions),
-                        "contributing": list(self.contributing_conditions),
-                        "left_out_reused": list(self.reused_conditions),
-                    }
-                    | ({"providers": list(self.pooled_providers)} if self.pooled_providers else {})
-                    if self.pooled_conditions or self.pooled_providers
-                    else None,
-                    "scope": self.scope,
-                    "judge_calibration": None,
-                    "failure_changes": None,
-                    "report_metrics": [],
-                    "by_provider": self.provider_summary(),
-                    "pooled_providers": list(self.pooled_providers),
-                    "left_out_providers": [
-                        {"provider": name, "reason": reason}
-                        for name, reason in self.left_out_reasons.items()
-                    ],
-                    "unmatched_summary": unmatched_summary(self),
-                    "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
-                    "ungraded_items": 0,
-                    "ungraded_note": "",
-                    "next_step": None,
+            {
+                "verdict": self.verdict,
+                "metric": self.metric,
+                "delta": {
+                    "estimate": json_float(self.delta.estimate),
+                    "ci_low": json_float(self.delta.ci_low),
+                    "ci_high": json_float(self.delta.ci_high),
+                },
+                "wins": int(self.wins),
+                "losses": int(self.losses),
+                "ties": int(self.ties),
+                "n_cases": int(self.n_cases),
+                "cases": [],
+                "regressed_cases": self.regressed_cases,
+                "improved_cases": self.improved_cases,
+                "named_cases": self.named_cases,
+                "case_summary": self.case_summary,
+                "case_screen": None
+                if self.case_screen is None
+                else {
+                    "correction": self.case_correction,
+                    "alpha": self.alpha,
+                    "rows": [],
+                },
+                "case_interaction": self.case_interaction
+                and self.case_interaction.to_dict(),
+                "case_verdict_note": self.case_verdict_note,
+                "equivalence": self.equivalence,
+                "threshold": self.threshold,
+                "unmatched": records(self.unmatched),
+                "baseline_label": self.baseline_label,
+                "candidate_label": self.candidate_label,
+                "sign_flip": None
+                if self.sign_flip is None
+                else {
+                    "pvalue": self.sign_flip.pvalue,
+                    "n_cases": self.sign_flip.n_cases,
+                    "exact": self.sign_flip.exact,
+                    "method": self.sign_flip.method,
+                    "at_floor": self.sign_flip.at_floor,
+                },
+                "verdict_note": self.verdict_note,
+                "reused_items": int(self.reused_items),
+                "reuse_note": self.reuse_note,
+                "by_condition": [
+                    {"condition": name} | part.condition_summary() | family
+                    for (name, part), family in zip(
+                        self.by_condition, family_columns(self.by_condition), strict=True
+                    )
+                ],
+                "pooled": {
+                    "method": "clustered-by-case"
+                    if self.pooled_providers
+                    else "stratified-by-case",
+                    "conditions": list(self.pooled_conditions),
+                    "contributing": list(self.contributing_conditions),
+                    "left_out_reused": list(self.reused_conditions),
                 }
+                | ({"providers": list(self.pooled_providers)} if self.pooled_providers else {})
+                if self.pooled_conditions or self.pooled_providers
+                else None,
+                "scope": self.scope,
+                "judge_calibration": None,
+                "failure_changes": None,
+                "report_metrics": [],
+                "by_provider": self.provider_summary(),
+                "pooled_providers": list(self.pooled_providers),
+                "left_out_providers": [
+                    {"provider": name, "reason": reason}
+                    for name, reason in self.left_out_reasons.items()
+                ],
+                "unmatched_summary": unmatched_summary(self),
+                "heterogeneity": self.heterogeneity and self.heterogeneity.to_dict(),
+                "ungraded_items": 0,
+                "ungraded_note": "",
+                "next_step": None,
+            }
         )
         out["cases"] = case_rows
         if self.case_screen is not None:
